@@ -1,0 +1,1 @@
+"""Size-aware keys, pre-save size checks and an audit for the GitHub Actions cache."""
