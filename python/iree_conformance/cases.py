@@ -1,0 +1,69 @@
+"""What a case is: a program, how to get its inputs, and how to get its expected outputs."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .compare import Tolerance
+
+# One comparison: (actual outputs, expected outputs, tolerance).
+Check = tuple[list[np.ndarray], list[np.ndarray], Tolerance]
+
+
+class CaseSkipped(Exception):
+    """Raised while preparing a case that cannot run here (offline, unsupported IO)."""
+
+
+@dataclasses.dataclass
+class Case:
+    """A program plus its data. Suites subclass it to supply inputs and references."""
+
+    case_id: str
+    suite: str
+    kind: str  # "mlir" or "onnx"
+    source_path: Path | None = None
+    source_bytes: bytes | None = None
+    entry: str | None = None
+    import_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    input_type: str = "auto"
+    tolerance: Tolerance = Tolerance()
+    skip_reason: str | None = None
+    reference_name: str = "shipped"
+
+    def input_sets(self) -> list[list[np.ndarray]]:
+        """Each set is one invocation of the entry function."""
+        return [[]]
+
+    def expected_sets(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+        raise NotImplementedError
+
+    def checks(self, input_sets: list[list[np.ndarray]], output_sets: list[list[np.ndarray]], worker_result: dict[str, Any]) -> list[Check]:
+        """The reference stage: pairs what ran with what was expected."""
+        expected = self.expected_sets(input_sets)
+        return [(list(out), list(exp), self.tolerance) for out, exp in zip(output_sets, expected)]
+
+    def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
+        return [*target_flags, f"--iree-input-type={self.input_type}"]
+
+
+@dataclasses.dataclass
+class NpzCase(Case):
+    """Inputs ``input_i`` and expected outputs ``expected_i`` from one .npz file."""
+
+    data_path: Path | None = None
+
+    def _arrays(self, prefix: str) -> list[np.ndarray]:
+        assert self.data_path is not None
+        with np.load(self.data_path) as data:
+            count = sum(1 for k in data.files if k.startswith(prefix))
+            return [data[f"{prefix}{i}"] for i in range(count)]
+
+    def input_sets(self) -> list[list[np.ndarray]]:
+        return [self._arrays("input_")]
+
+    def expected_sets(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+        return [self._arrays("expected_")]

@@ -1,0 +1,111 @@
+"""Dtype-aware comparison of actual outputs against expected outputs.
+
+Rules: shapes must match; integer and boolean outputs must be exactly equal; floating
+and complex outputs are close when ``|a - e| <= atol + rtol * |e|`` elementwise, and
+NaN and infinity positions (and infinity signs) must match.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+# (rtol, atol) per floating dtype; a case or a manifest may override them.
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float16": (1e-2, 1e-3),
+    "bfloat16": (2e-2, 1e-2),
+    "float32": (1e-5, 1e-6),
+    "float64": (1e-7, 1e-9),
+    "complex64": (1e-5, 1e-6),
+    "complex128": (1e-7, 1e-9),
+}
+FALLBACK_TOLERANCE = (1e-5, 1e-6)
+
+
+@dataclasses.dataclass(frozen=True)
+class Tolerance:
+    rtol: float | None = None
+    atol: float | None = None
+
+    def resolve(self, dtype: np.dtype) -> tuple[float, float]:
+        rtol, atol = DEFAULT_TOLERANCES.get(np.dtype(dtype).name, FALLBACK_TOLERANCE)
+        return (self.rtol if self.rtol is not None else rtol, self.atol if self.atol is not None else atol)
+
+
+@dataclasses.dataclass
+class Comparison:
+    ok: bool
+    messages: list[str]
+    metrics: dict[str, Any]
+
+
+def _is_inexact(dtype: np.dtype) -> bool:
+    return dtype.kind in "fc" or dtype.name == "bfloat16"
+
+
+def _compare_one(index: int, actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> tuple[list[str], dict[str, Any]]:
+    """Returns (problems, metrics) for one output."""
+    metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "first_mismatch_index": None}
+    if actual.shape != expected.shape:
+        return [f"output {index}: shape {list(actual.shape)} != expected {list(expected.shape)}"], metrics
+    a_inexact, e_inexact = _is_inexact(actual.dtype), _is_inexact(expected.dtype)
+    if a_inexact != e_inexact or actual.dtype.kind == "b" and expected.dtype.kind != "b":
+        return [f"output {index}: dtype {actual.dtype} != expected {expected.dtype}"], metrics
+    if actual.size == 0:
+        return [], metrics
+    if not e_inexact:
+        mismatch = actual != expected if actual.dtype == expected.dtype else actual.astype(np.int64) != expected.astype(np.int64)
+        diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+        metrics["max_abs_error"] = float(diff.max())
+    else:
+        wide = np.complex128 if "c" in (actual.dtype.kind, expected.dtype.kind) else np.float64
+        a, e = actual.astype(wide), expected.astype(wide)
+        rtol, atol = tol.resolve(expected.dtype)
+        a_nan, e_nan = np.isnan(a), np.isnan(e)
+        a_inf, e_inf = np.isinf(a), np.isinf(e)
+        finite = ~(a_nan | e_nan | a_inf | e_inf)
+        diff = np.where(finite, np.abs(a - e), 0.0)
+        rel = np.where(finite, diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny), 0.0)
+        mismatch = (a_nan != e_nan) | (a_inf != e_inf) | (a_inf & e_inf & (a != e))
+        mismatch |= finite & (diff > atol + rtol * np.abs(e))
+        metrics["max_abs_error"] = float(diff.max())
+        metrics["max_rel_error"] = float(rel.max())
+        metrics["rtol"], metrics["atol"] = rtol, atol
+    count = int(np.count_nonzero(mismatch))
+    metrics["mismatch_count"] = count
+    if count:
+        first = tuple(int(i) for i in np.argwhere(mismatch)[0])
+        metrics["first_mismatch_index"] = list(first)
+        return [
+            f"output {index}: {count} of {actual.size} elements differ; first at {list(first)}: "
+            f"actual {actual[first]!r} expected {expected[first]!r}; max abs error {metrics['max_abs_error']:.6g}"
+        ], metrics
+    return [], metrics
+
+
+def compare_outputs(actual: list[np.ndarray], expected: list[np.ndarray], tolerance: Tolerance = Tolerance()) -> Comparison:
+    """Compares every output; metrics aggregate the worst figures over all outputs."""
+    actual = [np.asarray(a) for a in actual]
+    expected = [np.asarray(e) for e in expected]
+    metrics: dict[str, Any] = {
+        "max_abs_error": 0.0,
+        "max_rel_error": 0.0,
+        "mismatch_count": 0,
+        "first_mismatch_index": None,
+        "outputs": [{"dtype": a.dtype.name, "shape": list(a.shape)} for a in actual],
+    }
+    if len(actual) != len(expected):
+        return Comparison(False, [f"{len(actual)} outputs != {len(expected)} expected"], metrics)
+    messages: list[str] = []
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        problems, m = _compare_one(i, a, e, tolerance)
+        messages += problems
+        metrics["max_abs_error"] = max(metrics["max_abs_error"], m["max_abs_error"])
+        metrics["max_rel_error"] = max(metrics["max_rel_error"], m["max_rel_error"])
+        metrics["mismatch_count"] += m["mismatch_count"]
+        if m["first_mismatch_index"] is not None and metrics["first_mismatch_index"] is None:
+            metrics["first_mismatch_index"] = m["first_mismatch_index"]
+            metrics["first_mismatch_output"] = i
+    return Comparison(not messages, messages, metrics)

@@ -1,0 +1,244 @@
+"""The work done inside a worker process: prepare, import, compile, load, run.
+
+One Executor lives in each worker. It keeps one compiler Session per flag set and one
+runtime Config per device, so that nothing is set up twice, and consults the artifact
+store first: a warm case only computes its key and loads bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .diagnostics import first_meaningful_lines
+from .store import ArtifactStore, make_key
+
+
+class StageError(Exception):
+    """A clean failure of one stage; the message holds the diagnostics."""
+
+    def __init__(self, stage: str, message: str, lines: list[str] | None = None):
+        super().__init__(message)
+        self.stage = stage
+        self.lines = lines or first_meaningful_lines(message)
+
+
+def compiler_version() -> str:
+    import iree.compiler.version as v
+
+    return v.VERSION
+
+
+def _entry_functions(vm_module) -> list[str]:
+    """Exported functions, without internal (``__``) ones and ``$async`` variants."""
+    return [n for n in vm_module.function_names if not n.startswith("__") and not n.endswith("$async")]
+
+
+class Executor:
+    def __init__(self, store: ArtifactStore, read_diagnostics: Callable[[], str]):
+        self.store = store
+        self.read_diagnostics = read_diagnostics
+        self._sessions: dict[tuple[str, ...], Any] = {}
+        self._configs: dict[tuple[str, str], Any] = {}
+        self._context = None
+
+    # -- compiler -------------------------------------------------------------
+    def _session(self, flags: tuple[str, ...]):
+        from iree.compiler.api import Session
+
+        session = self._sessions.get(flags)
+        if session is None:
+            session = Session()
+            try:
+                session.set_flags(*flags)
+            except ValueError as e:
+                raise StageError("compile", f"bad compile flags: {e}") from None
+            self._sessions[flags] = session
+        return session
+
+    def _mlir_context(self):
+        if self._context is None:
+            self._context = self._session(("--iree-input-type=auto",)).context
+        return self._context
+
+    def _compile(self, mlir: bytes, flags: tuple[str, ...]) -> bytes:
+        from iree.compiler.api import Output, Source
+
+        session = self._session(flags)
+        inv = session.invocation()
+        try:
+            inv.enable_console_diagnostics()
+            source = Source.wrap_buffer(session, mlir)
+            if not inv.parse_source(source):
+                raise StageError("import", self.read_diagnostics() or "the compiler could not parse the module")
+            if not inv.execute():
+                raise StageError("compile", self.read_diagnostics() or "compilation failed")
+            out = Output.open_membuffer()
+            inv.output_vm_bytecode(out)
+            return bytes(out.map_memory())
+        finally:
+            inv.close()
+
+    # -- import ---------------------------------------------------------------
+    def _prepare_and_import(self, job: dict[str, Any], source: bytes, stage: Callable[[str], None]) -> tuple[bytes, dict[str, Any]]:
+        kind = job["kind"]
+        meta: dict[str, Any] = {}
+        if kind == "onnx":
+            from .onnx import prepare
+
+            stage("prepare")
+            try:
+                prepared = prepare.prepare_model(source)
+            except Exception as e:  # noqa: BLE001 - every prepare failure is reported
+                raise StageError("prepare", f"{type(e).__name__}: {e}") from None
+            meta["opset_from"], meta["opset_to"] = prepared.original_opset, prepared.opset
+            stage("import")
+            try:
+                text = prepare.import_to_mlir(prepared.model)
+            except Exception as e:  # noqa: BLE001
+                raise StageError("import", f"{e}\n{self.read_diagnostics()}") from None
+            return text.encode(), meta
+        if kind == "mlir":
+            stage("prepare")
+            stage("import")
+            if job.get("import_options", {}).get("rewrite_checks"):
+                from .stablehlo_checks import CheckRewriteError, rewrite_checks
+
+                try:
+                    text, functions = rewrite_checks(source.decode("utf-8", errors="replace"), self._mlir_context())
+                except CheckRewriteError as e:
+                    raise StageError("import", str(e)) from None
+                meta["checks"] = functions
+                return text.encode(), meta
+            return source, meta
+        raise StageError("prepare", f"unknown source kind {kind!r}")
+
+    def compile_job(self, job: dict[str, Any], stage: Callable[[str], None], times: dict[str, float]) -> tuple[bytes, dict[str, Any], dict[str, bool]]:
+        """Returns (vmfb, metadata, cache hits); raises StageError on a clean failure."""
+        t0 = time.perf_counter()
+        source = job.get("source_bytes")
+        if source is None:
+            try:
+                source = Path(job["source_path"]).read_bytes()
+            except OSError as e:
+                stage("prepare")
+                raise StageError("prepare", f"cannot read {job['source_path']}: {e.strerror or e}") from None
+        flags = tuple(job["compile_flags"])
+        version = compiler_version()
+        import_opts = json.dumps(job.get("import_options", {}), sort_keys=True)
+        source_digest = hashlib.sha256(source).digest()
+        import_key = make_key("import", source_digest, job["kind"], import_opts, version)
+        compile_key = make_key("compile", import_key, json.dumps(flags), job["target"])
+        hits = {"import": False, "compile": False}
+        cached = self.store.get("vmfb", compile_key)
+        if cached is not None:
+            hits["import"] = hits["compile"] = True
+            times["store"] = time.perf_counter() - t0
+            return cached[1], cached[0], hits
+        failure = self.store.get("failure", compile_key)
+        if failure is not None:
+            meta = failure[0]
+            times["store"] = time.perf_counter() - t0
+            stage(meta["stage"])
+            raise StageError(meta["stage"], "\n".join(meta["lines"]), meta["lines"])
+        try:
+            imported = self.store.get("mlir", import_key)
+            if imported is not None:
+                hits["import"] = True
+                meta, mlir = imported
+            else:
+                t = time.perf_counter()
+                mlir, meta = self._prepare_and_import(job, source, stage)
+                times["import"] = time.perf_counter() - t
+                self.store.put("mlir", import_key, mlir, meta)
+            stage("compile")
+            t = time.perf_counter()
+            vmfb = self._compile(mlir, flags)
+            times["compile"] = time.perf_counter() - t
+        except StageError as e:
+            self.store.put("failure", compile_key, b"", {"stage": e.stage, "lines": e.lines})
+            raise
+        self.store.put("vmfb", compile_key, vmfb, meta)
+        return vmfb, meta, hits
+
+    # -- runtime --------------------------------------------------------------
+    def _config(self, driver: str, device: str | None):
+        import iree.runtime as rt
+
+        key = (driver, device or "")
+        config = self._configs.get(key)
+        if config is None:
+            try:
+                config = rt.Config(device=rt.get_device(device)) if device else rt.Config(driver)
+            except Exception as e:  # noqa: BLE001
+                raise StageError("load", f"cannot open HAL driver/device {device or driver}: {e}") from None
+            self._configs[key] = config
+        return config
+
+    def load(self, vmfb: bytes, driver: str, device: str | None):
+        import iree.runtime as rt
+
+        config = self._config(driver, device)
+        try:
+            vm_module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
+            context = rt.SystemContext(vm_modules=[vm_module], config=config)
+        except Exception as e:  # noqa: BLE001
+            raise StageError("load", f"{type(e).__name__}: {e}") from None
+        return vm_module, context
+
+    def run(self, vm_module, context, entry: str | None, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        names = _entry_functions(vm_module)
+        if entry is None:
+            if "main" in names or len(names) != 1:
+                entry = "main"
+            else:
+                entry = names[0]
+        if entry not in names:
+            raise StageError("run", f"function '{entry}' not found in the module; it exports {names}")
+        function = context.modules[vm_module.name][entry]
+        try:
+            result = function(*inputs)
+        except Exception as e:  # noqa: BLE001
+            raise StageError("run", f"{type(e).__name__}: {e}\n{self.read_diagnostics()}") from None
+        if result is None:
+            return []
+        results = list(result) if isinstance(result, (tuple, list)) else [result]
+        try:
+            return [np.array(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+        except Exception as e:  # noqa: BLE001
+            raise StageError("run", f"cannot read results back to the host: {type(e).__name__}: {e}") from None
+
+    def execute(self, job: dict[str, Any], stage: Callable[[str], None]) -> dict[str, Any]:
+        """Runs one job; the result dict is what the worker sends back."""
+        times: dict[str, float] = {}
+        result: dict[str, Any] = {"stage_times": times, "info": {}, "outputs": None, "status": "pass"}
+        try:
+            vmfb, meta, hits = self.compile_job(job, stage, times)
+            result["info"] = {k: v for k, v in meta.items() if k != "checks"}
+            result["info"]["cache_hits"] = hits
+            if "checks" in meta:
+                result["checks"] = meta["checks"].get(job.get("entry") or "main")
+            if job.get("compile_only"):
+                result["vmfb"] = vmfb
+                result["stage"] = "compile"
+                return result
+            stage("load")
+            t = time.perf_counter()
+            vm_module, context = self.load(vmfb, job["driver"], job.get("device"))
+            times["load"] = time.perf_counter() - t
+            stage("run")
+            t = time.perf_counter()
+            result["outputs"] = [
+                self.run(vm_module, context, job.get("entry"), inputs) for inputs in job.get("input_sets") or [[]]
+            ]
+            times["run"] = time.perf_counter() - t
+            result["stage"] = "run"
+        except StageError as e:
+            result.update(status="error", stage=e.stage, diagnostics=e.lines)
+        return result

@@ -1,0 +1,200 @@
+"""The ``prepare`` and ``import`` stages for ONNX models.
+
+``prepare_model`` loads a model, rejects malformed ones with a ``PrepareError`` that
+says what is wrong, and upgrades old opsets: IREE's ONNX lowering targets recent
+opsets, and models below ``MIN_IREE_OPSET`` (for example the Model Zoo's opset-9
+``light_resnet50``) fail there until ``onnx.version_converter`` lifts them to 17.
+``import_to_mlir`` runs IREE's in-process ONNX importer (the same steps as the
+``iree-import-onnx`` tool: shape inference, ModelInfo, NodeImporter, verify).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import onnx
+import onnx.checker
+import onnx.shape_inference
+import onnx.version_converter
+
+__all__ = [
+    "DEFAULT_DOMAINS",
+    "MIN_IREE_OPSET",
+    "OnnxImportError",
+    "PrepareError",
+    "PreparedModel",
+    "default_opset",
+    "import_to_mlir",
+    "load_model",
+    "prepare_model",
+]
+
+#: Models whose default-domain opset is below this are upgraded before import.
+MIN_IREE_OPSET = 17
+DEFAULT_DOMAINS = ("", "ai.onnx")
+# Protobuf cannot serialize a single message over 2 GiB; the checker and in-memory
+# shape inference need the on-disk path beyond that.
+_PROTOBUF_LIMIT = 2**31 - 1
+_MAX_DIAGNOSTIC_LINES = 8
+
+
+class PrepareError(Exception):
+    """The model cannot be loaded, is malformed, or its opset cannot be upgraded."""
+
+
+class OnnxImportError(Exception):
+    """IREE's ONNX importer rejected the model; the message holds its first errors."""
+
+
+@dataclass
+class PreparedModel:
+    """A checked model, upgraded to at least ``MIN_IREE_OPSET`` where needed."""
+
+    model: onnx.ModelProto
+    opset_from: int | None
+    opset_to: int | None
+    upgraded: bool
+    source: str
+
+    def info(self) -> dict[str, Any]:
+        """Fields for an Outcome's ``info``."""
+        return {"opset_from": self.opset_from, "opset_to": self.opset_to}
+
+
+def _first_lines(text: str, limit: int = _MAX_DIAGNOSTIC_LINES) -> str:
+    lines = [line.rstrip() for line in str(text).strip().splitlines() if line.strip()]
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"... ({len(lines) - limit} more lines)"]
+    return "\n".join(lines)
+
+
+def load_model(source: Path | str | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
+    """Load a model from a path, serialized bytes or a proto; return it and a label."""
+    if isinstance(source, onnx.ModelProto):
+        return source, f"model {source.graph.name or '<unnamed>'}"
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        label = f"<{len(source)} bytes of model>"
+        model = onnx.ModelProto()
+        try:
+            model.ParseFromString(bytes(source))
+        except Exception as e:  # google.protobuf.message.DecodeError
+            raise PrepareError(
+                f"{label}: not a valid ONNX protobuf (truncated or corrupt?): {e}"
+            ) from e
+        return model, label
+    path = Path(os.fspath(source))
+    label = str(path)
+    if not path.is_file():
+        raise PrepareError(f"{label}: model file does not exist")
+    try:
+        # Loads external data files named by the model, relative to its folder.
+        return onnx.load(str(path)), label
+    except FileNotFoundError as e:
+        raise PrepareError(f"{label}: an external data file is missing: {e}") from e
+    except Exception as e:
+        raise PrepareError(
+            f"{label}: not a valid ONNX protobuf (truncated or corrupt?): {_first_lines(e, 3)}"
+        ) from e
+
+
+def default_opset(model: onnx.ModelProto) -> int | None:
+    """The version of the default (``ai.onnx``) opset the model imports, if any."""
+    versions = [o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS]
+    return max(versions) if versions else None
+
+
+def _check(model: onnx.ModelProto, label: str, path: Path | None) -> None:
+    if not model.HasField("graph"):
+        raise PrepareError(f"{label}: the model has no graph (truncated or not an ONNX model?)")
+    try:
+        if model.ByteSize() > _PROTOBUF_LIMIT and path is not None:
+            onnx.checker.check_model(str(path))
+        elif model.ByteSize() <= _PROTOBUF_LIMIT:
+            onnx.checker.check_model(model)
+    except Exception as e:  # onnx.checker.ValidationError and friends
+        raise PrepareError(
+            f"{label}: onnx.checker rejects the model: {_first_lines(e, 4)}"
+        ) from e
+
+
+def prepare_model(
+    source: Path | str | bytes | onnx.ModelProto,
+    *,
+    min_opset: int = MIN_IREE_OPSET,
+    check: bool = True,
+) -> PreparedModel:
+    """Load, check and, below ``min_opset``, upgrade a model.
+
+    Raises ``PrepareError`` for unreadable or malformed models (truncated protobuf,
+    no graph, nodes whose domain has no opset import, inputs that nothing defines such
+    as a missing initializer) and for failed opset upgrades.
+    """
+    model, label = load_model(source)
+    path = None if isinstance(source, (bytes, bytearray, memoryview, onnx.ModelProto)) else Path(
+        os.fspath(source)
+    )
+    if check:
+        _check(model, label, path)
+    opset = default_opset(model)
+    if opset is None:
+        uses_default = any(n.domain in DEFAULT_DOMAINS for n in model.graph.node)
+        if uses_default:
+            domains = sorted(o.domain for o in model.opset_import)
+            raise PrepareError(
+                f"{label}: nodes use the default ONNX domain but opset_import names only "
+                f"{domains}; add an opset_import for domain '' (ai.onnx)"
+            )
+        return PreparedModel(model, None, None, False, label)
+    if opset >= min_opset:
+        return PreparedModel(model, opset, opset, False, label)
+    try:
+        upgraded = onnx.version_converter.convert_version(model, min_opset)
+    except Exception as e:
+        raise PrepareError(
+            f"{label}: upgrading the default-domain opset from {opset} to {min_opset} with "
+            f"onnx.version_converter failed: {_first_lines(e, 4)}"
+        ) from e
+    return PreparedModel(upgraded, opset, default_opset(upgraded), True, label)
+
+
+def _infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Shape inference with data propagation, as ``iree-import-onnx`` does by default.
+
+    Failures are not fatal: the importer still works on models without full shapes
+    (and its own error is the clearer one), so the original model is returned.
+    """
+    if model.ByteSize() > _PROTOBUF_LIMIT:
+        return model
+    try:
+        return onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:
+        return model
+
+
+def import_to_mlir(model: onnx.ModelProto, *, verify: bool = True) -> str:
+    """Import ``model`` with IREE's ONNX importer and return the module's MLIR text."""
+    try:
+        from iree.compiler.extras import onnx_importer
+        from iree.compiler.ir import Context
+    except ImportError as e:
+        raise OnnxImportError(
+            f"IREE's ONNX importer is not available ({e}); install iree-base-compiler"
+        ) from e
+    inferred = _infer_shapes(model)
+    context = Context()
+    try:
+        info = onnx_importer.ModelInfo(inferred)
+        module = info.create_module(context=context).operation
+        importer = onnx_importer.NodeImporter.define_function(info.main_graph, module)
+        importer.import_all()
+        if verify:
+            module.verify()
+        return module.get_asm(assume_verified=verify)
+    except Exception as e:
+        name = model.graph.name or "<unnamed>"
+        raise OnnxImportError(
+            f"importing ONNX graph {name!r} failed ({type(e).__name__}): {_first_lines(e)}"
+        ) from e

@@ -1,0 +1,106 @@
+"""Download progress: a redrawn bar on a terminal, periodic plain lines in CI logs."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Protocol, TextIO
+
+__all__ = ["BarProgress", "LineProgress", "NullProgress", "Progress", "make_progress"]
+
+
+class Progress(Protocol):
+    def start(self, label: str, total: int, done: int = 0) -> None: ...
+    def update(self, done: int) -> None: ...
+    def finish(self, ok: bool) -> None: ...
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+class NullProgress:
+    """Reports nothing."""
+
+    def start(self, label: str, total: int, done: int = 0) -> None:
+        pass
+
+    def update(self, done: int) -> None:
+        pass
+
+    def finish(self, ok: bool) -> None:
+        pass
+
+
+class BarProgress:
+    """A one-line bar redrawn with carriage returns, at most ten times a second."""
+
+    def __init__(self, stream: TextIO, width: int = 30, clock: Callable[[], float] = time.monotonic):
+        self.stream, self.width, self.clock = stream, width, clock
+        self.label, self.total, self.done, self._last = "", 0, 0, 0.0
+
+    def start(self, label: str, total: int, done: int = 0) -> None:
+        self.label, self.total, self.done, self._last = label, total, done, 0.0
+        self._draw()
+
+    def _draw(self) -> None:
+        frac = min(1.0, self.done / self.total) if self.total else 0.0
+        filled = int(frac * self.width)
+        bar = "#" * filled + "-" * (self.width - filled)
+        self.stream.write(
+            f"\r{self.label} [{bar}] {frac * 100:5.1f}% {_mb(self.done)}/{_mb(self.total)}"
+        )
+        self.stream.flush()
+
+    def update(self, done: int) -> None:
+        self.done = done
+        now = self.clock()
+        if now - self._last >= 0.1:
+            self._last = now
+            self._draw()
+
+    def finish(self, ok: bool) -> None:
+        self._draw()
+        self.stream.write(" done\n" if ok else " failed\n")
+        self.stream.flush()
+
+
+class LineProgress:
+    """Plain lines for logs: one at the start, one every ``interval`` seconds, one at the end."""
+
+    def __init__(
+        self, stream: TextIO, interval: float = 10.0, clock: Callable[[], float] = time.monotonic
+    ):
+        self.stream, self.interval, self.clock = stream, interval, clock
+        self.label, self.total, self.done, self._last = "", 0, 0, 0.0
+
+    def _line(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def start(self, label: str, total: int, done: int = 0) -> None:
+        self.label, self.total, self.done, self._last = label, total, done, self.clock()
+        resumed = f" (resuming at {_mb(done)})" if done else ""
+        self._line(f"downloading {label}: {_mb(total)}{resumed}")
+
+    def update(self, done: int) -> None:
+        self.done = done
+        now = self.clock()
+        if now - self._last >= self.interval:
+            self._last = now
+            pct = 100.0 * done / self.total if self.total else 0.0
+            self._line(f"  {self.label}: {_mb(done)}/{_mb(self.total)} ({pct:.0f}%)")
+
+    def finish(self, ok: bool) -> None:
+        self._line(f"  {self.label}: {'done' if ok else 'failed'} at {_mb(self.done)}")
+
+
+def make_progress(stream: TextIO | None = None) -> Progress:
+    """A bar when ``stream`` (default stderr) is a terminal, plain lines otherwise."""
+    stream = sys.stderr if stream is None else stream
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return BarProgress(stream) if tty else LineProgress(stream)

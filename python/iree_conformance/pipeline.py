@@ -1,0 +1,101 @@
+"""Runs one case on one target through every stage and returns its Outcome."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .cases import Case, CaseSkipped
+from .compare import Tolerance, compare_outputs
+from .outcome import Outcome
+from .targets import Target
+from .worker import WorkerClient
+
+
+def build_job(case: Case, target: Target, input_sets: list, compile_only: bool = False) -> dict[str, Any]:
+    return {
+        "case_id": case.case_id,
+        "kind": case.kind,
+        "source_path": str(case.source_path) if case.source_path else None,
+        "source_bytes": case.source_bytes,
+        "import_options": case.import_options,
+        "compile_flags": case.compile_flags(target.compile_flags),
+        "target": target.name,
+        "driver": target.driver,
+        "device": target.device,
+        "entry": case.entry,
+        "input_sets": input_sets,
+        "compile_only": compile_only,
+    }
+
+
+def run_case(
+    case: Case,
+    target: Target,
+    worker: WorkerClient,
+    tolerance_override: Tolerance | None = None,
+    compile_only: bool = False,
+) -> tuple[Outcome, dict[str, Any]]:
+    """Returns the Outcome and the worker's raw result (which holds the vmfb when compile_only)."""
+    start = time.perf_counter()
+    outcome = Outcome(case_id=case.case_id, suite=case.suite, target=target.name)
+    if case.skip_reason:
+        outcome.status, outcome.reason = "skip", case.skip_reason
+        return outcome, {}
+    try:
+        t = time.perf_counter()
+        input_sets = [] if compile_only else case.input_sets()
+        outcome.stage_times["inputs"] = time.perf_counter() - t
+    except CaseSkipped as e:
+        outcome.status, outcome.reason = "skip", str(e)
+        return outcome, {}
+    except Exception as e:  # noqa: BLE001 - bad case data is the case's error
+        outcome.status, outcome.diagnostics = "error", [f"cannot load the case's inputs: {type(e).__name__}: {e}"]
+        outcome.duration = time.perf_counter() - start
+        return outcome, {}
+    result = worker.execute(build_job(case, target, input_sets, compile_only))
+    outcome.stage = result.get("stage", "prepare")
+    outcome.status = result.get("status", "error")
+    outcome.diagnostics = list(result.get("diagnostics", []))
+    outcome.stage_times.update(result.get("stage_times", {}))
+    outcome.info.update(result.get("info", {}))
+    if outcome.status != "pass" or compile_only:
+        outcome.duration = time.perf_counter() - start
+        return outcome, result
+    outcome.stage = "reference"
+    t = time.perf_counter()
+    try:
+        checks = case.checks(input_sets, result["outputs"], result)
+    except CaseSkipped as e:
+        outcome.status, outcome.reason = "skip", str(e)
+        outcome.duration = time.perf_counter() - start
+        return outcome, result
+    except Exception as e:  # noqa: BLE001
+        outcome.status, outcome.diagnostics = "error", [f"reference failed: {type(e).__name__}: {e}"]
+        outcome.stage_times["reference"] = time.perf_counter() - t
+        outcome.duration = time.perf_counter() - start
+        return outcome, result
+    outcome.stage_times["reference"] = time.perf_counter() - t
+    outcome.stage = "compare"
+    t = time.perf_counter()
+    messages: list[str] = []
+    metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "first_mismatch_index": None, "outputs": []}
+    for index, (actual, expected, tolerance) in enumerate(checks):
+        tol = tolerance_override or tolerance
+        comparison = compare_outputs(actual, expected, tol)
+        prefix = f"check {index}: " if len(checks) > 1 else ""
+        messages += [prefix + m for m in comparison.messages]
+        m = comparison.metrics
+        metrics["max_abs_error"] = max(metrics["max_abs_error"], m["max_abs_error"])
+        metrics["max_rel_error"] = max(metrics["max_rel_error"], m["max_rel_error"])
+        metrics["mismatch_count"] += m["mismatch_count"]
+        metrics["outputs"] += m["outputs"]
+        if m["first_mismatch_index"] is not None and metrics["first_mismatch_index"] is None:
+            metrics["first_mismatch_index"] = m["first_mismatch_index"]
+    outcome.stage_times["compare"] = time.perf_counter() - t
+    outcome.metrics = metrics
+    if messages:
+        outcome.status = "fail"
+        outcome.diagnostics = messages[:8]
+    outcome.duration = time.perf_counter() - start
+    return outcome, result

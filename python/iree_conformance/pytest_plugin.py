@@ -1,0 +1,265 @@
+"""The pytest side: options, case parametrization, verdicts, results and manifests.
+
+``conformance/conftest.py`` imports this module. Each test module there names its suite
+(``SUITE = "stablehlo"``) and takes the ``conformance_case``/``conformance_target``
+parameters, which are generated here from the suite's provider for every selected
+target. Outcomes travel to the controlling process as ``user_properties`` so that
+``--report-json`` and ``--update-expectations`` also work under pytest-xdist.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .cases import Case
+from .expectations import Expectations, ExpectationsError, load_expectations, manifest_paths, write_updated_manifest
+from .outcome import Outcome
+from .platform_info import host_os
+from .sharding import ShardError, assign, load_durations, parse_shard, record_durations
+from .store import ArtifactStore, default_store_dir
+from .targets import Target, TargetError, load_targets, select_targets, unavailable_reason
+from .tomlio import load_toml
+from .worker import DEFAULT_STAGE_TIMEOUTS, WorkerClient
+
+OUTCOME_PROPERTY = "iree_conformance_outcome"
+CONFORMANCE_DIR = Path(__file__).resolve().parent  # replaced by the conftest's folder
+_SESSION_KEY = pytest.StashKey["ConformanceSession"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("iree-conformance")
+    g.addoption("--target", action="append", default=[], metavar="NAME", help="target from conformance/targets.toml (repeatable; default llvm-cpu)")
+    g.addoption("--report-json", metavar="PATH", help="write every Outcome and the run metadata to PATH")
+    g.addoption("--store-dir", metavar="DIR", help="artifact store folder (default: $IREE_CONFORMANCE_STORE or the user cache dir)")
+    g.addoption("--no-cache", action="store_true", help="neither read nor write the artifact store")
+    g.addoption("--update-expectations", nargs="?", const="base", choices=["base", "overlay"], help="rewrite the target's manifest from this run (overlay: the per-OS file, differences only)")
+    g.addoption("--expectations-dir", metavar="DIR", help="folder of <target>.toml manifests (default conformance/expectations)")
+    g.addoption("--stablehlo-dir", action="append", default=[], metavar="PATH", help="also run every self-checking .mlir file under PATH (repeatable)")
+    g.addoption("--reference", choices=["shipped", "interpreter"], default="shipped", help="bundled StableHLO expected values: shipped (default) or recomputed by the StableHLO reference interpreter")
+    g.addoption("--stage-timeout", action="append", default=[], metavar="STAGE=SECONDS", help=f"per-stage time limit, e.g. compile=600 (defaults {DEFAULT_STAGE_TIMEOUTS})")
+    g.addoption("--compile-only", action="store_true", help="stop after compile (no device needed); with --bundle, write a bundle")
+    g.addoption("--bundle", metavar="DIR", help="with --compile-only: write a self-contained bundle of the compiled cases to DIR")
+    g.addoption("--shard", metavar="I/N", help="run the I-th of N shards, balanced by --durations-file")
+    g.addoption("--durations-file", metavar="PATH", help="recorded durations used to balance --shard")
+    g.addoption("--record-durations", metavar="PATH", help="merge this run's per-case durations into PATH")
+    g.addoption("--onnx-data-dir", metavar="DIR", help="where generated ONNX operator test data lives (default: $IREE_CONFORMANCE_DATA or the user cache dir)")
+    g.addoption("--zoo-manifest", metavar="PATH_OR_URL", help="ONNX Model Zoo manifest (onnx.hub ONNX_HUB_MANIFEST.json format)")
+    g.addoption("--zoo-models", metavar="NAMES", help="comma-separated zoo model names to select")
+    g.addoption("--zoo-tags", metavar="TAGS", help="comma-separated zoo tags to select")
+    g.addoption("--zoo-max-bytes", type=int, metavar="N", help="select zoo models of at most N bytes")
+    g.addoption("--zoo-mirror", metavar="TEMPLATE", help="URL template for zoo downloads (default: $IREE_CONFORMANCE_ZOO_MIRROR)")
+    g.addoption("--offline", action="store_true", help="never download; cases that need a download are skipped with reason 'offline'")
+    g.addoption("--bisect-numerics", action="store_true", help="on a model numerics failure, report the first diverging node")
+
+
+def _parse_timeouts(values: list[str]) -> dict[str, float]:
+    result = {}
+    for value in values:
+        stage, _, seconds = value.partition("=")
+        if stage not in DEFAULT_STAGE_TIMEOUTS:
+            raise pytest.UsageError(f"--stage-timeout {value!r}: stage must be one of {', '.join(DEFAULT_STAGE_TIMEOUTS)}")
+        try:
+            result[stage] = float(seconds)
+        except ValueError:
+            raise pytest.UsageError(f"--stage-timeout {value!r}: SECONDS must be a number") from None
+    return result
+
+
+class ConformanceSession:
+    """Per-process state: targets, store, manifests, the worker and the collected Outcomes."""
+
+    def __init__(self, config: pytest.Config, conformance_dir: Path):
+        self.config = config
+        self.dir = conformance_dir
+        opt = config.getoption
+        try:
+            known = load_targets(conformance_dir / "targets.toml")
+            self.targets: list[Target] = select_targets(known, opt("--target") or ["llvm-cpu"])
+        except TargetError as e:
+            raise pytest.UsageError(str(e)) from None
+        self.os = host_os()
+        self.expectations_dir = Path(opt("--expectations-dir") or conformance_dir / "expectations")
+        try:
+            self.expectations: dict[str, Expectations] = {
+                t.name: load_expectations(self.expectations_dir, t.name, self.os) for t in self.targets
+            }
+        except ExpectationsError as e:
+            raise pytest.UsageError(f"broken expectations manifest: {e}") from None
+        store_dir = None if opt("--no-cache") else Path(opt("--store-dir") or default_store_dir())
+        self.store = ArtifactStore(store_dir)
+        self.timeouts = _parse_timeouts(opt("--stage-timeout"))
+        self.compile_only = bool(opt("--compile-only"))
+        if opt("--bundle") and not self.compile_only:
+            raise pytest.UsageError("--bundle needs --compile-only")
+        try:
+            self.shard = parse_shard(opt("--shard")) if opt("--shard") else None
+            self.durations = load_durations(Path(opt("--durations-file"))) if opt("--durations-file") else {}
+        except ShardError as e:
+            raise pytest.UsageError(str(e)) from None
+        self._worker: WorkerClient | None = None
+        self._cases: dict[str, list[Case]] = {}
+        self.outcomes: dict[tuple[str, str], dict[str, Any]] = {}
+        self.started = datetime.datetime.now(datetime.timezone.utc)
+        self.bundle = None
+
+    @property
+    def worker(self) -> WorkerClient:
+        if self._worker is None:
+            self._worker = WorkerClient(self.store.root, self.timeouts)
+        return self._worker
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def cases(self, suite: str) -> list[Case]:
+        if suite not in self._cases:
+            from . import suites as _  # noqa: F401
+            from .suites.registry import collect
+
+            self._cases[suite] = collect(suite, self)
+        return self._cases[suite]
+
+    def check(self, case: Case, target: Target, item: pytest.Item) -> None:
+        from .pipeline import run_case
+
+        reason = None if self.compile_only else unavailable_reason(target)
+        expectations = self.expectations[target.name]
+        if reason:
+            outcome = Outcome(case.case_id, case.suite, target.name, status="skip", reason=reason)
+            result: dict[str, Any] = {}
+        else:
+            outcome, result = run_case(case, target, self.worker, expectations.tolerance_for(case.case_id), self.compile_only)
+        if self.compile_only:
+            verdict_name = "pass" if outcome.status in ("pass", "skip") else "fail"
+            if outcome.status == "pass" and self.bundle is not None:
+                self.bundle.add(case, target, result, expectations)
+            verdict = expectations.judge(outcome) if verdict_name == "fail" else None
+            if verdict is not None and verdict.name == "xfail":
+                verdict_name = "xfail"
+            outcome.verdict = "skip" if outcome.status == "skip" else verdict_name
+            message = verdict.message if verdict else outcome.reason
+        else:
+            verdict = expectations.judge(outcome)
+            outcome.verdict, outcome.expected, message = verdict.name, verdict.expected, verdict.message
+            if verdict.name in ("skip", "xfail"):
+                outcome.reason = message
+        item.user_properties.append((OUTCOME_PROPERTY, outcome.to_json()))
+        if outcome.verdict == "skip":
+            pytest.skip(message or outcome.reason)
+        if outcome.verdict == "xfail":
+            pytest.xfail(message)
+        if outcome.verdict in ("fail", "xpass"):
+            pytest.fail(message, pytrace=False)
+
+
+    # -- hooks (this object is registered as a plugin) -------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if self.shard is None:
+            return
+        index, count = self.shard
+        keys = [_item_key(item) or item.nodeid for item in items]
+        shards = assign(keys, self.durations, count)
+        keep = [item for item, shard in zip(items, shards) if shard == index - 1]
+        drop = [item for item, shard in zip(items, shards) if shard != index - 1]
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in getattr(report, "user_properties", []):
+            if name == OUTCOME_PROPERTY and isinstance(value, dict):
+                self.outcomes[(value["target"], value["case_id"])] = value
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        config = self.config
+        if hasattr(config, "workerinput"):
+            return
+        outcomes = list(self.outcomes.values())
+        from .report import run_metadata, write_results
+
+        if config.getoption("--report-json"):
+            meta = run_metadata([t.name for t in self.targets], self.started, sys.argv)
+            write_results(Path(config.getoption("--report-json")), meta, outcomes)
+        if config.getoption("--record-durations"):
+            measured = {f"{o['target']}:{o['case_id']}": o.get("duration", 0.0) for o in outcomes}
+            record_durations(Path(config.getoption("--record-durations")), measured)
+        mode = config.getoption("--update-expectations")
+        if mode:
+            self._update_manifests(mode, outcomes)
+        if self.bundle is not None:
+            self.bundle.finish(outcomes, self.targets)
+
+    def _update_manifests(self, mode: str, outcomes: list[dict[str, Any]]) -> None:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        for target in self.targets:
+            ran = [Outcome.from_json(o) for o in outcomes if o["target"] == target.name]
+            base_path, overlay_path = manifest_paths(self.expectations_dir, target.name, self.os)
+            if mode == "base":
+                path, base = base_path, None
+            else:
+                path = overlay_path
+                base = load_toml(base_path).get("xfail", {}) if base_path.exists() else {}
+            changed = write_updated_manifest(path, target.name, ran, base=base)
+            if reporter is not None:
+                reporter.write_line(f"iree-conformance: {'updated' if changed else 'unchanged'} {path}")
+
+
+def _session(config: pytest.Config) -> ConformanceSession:
+    return config.stash[_SESSION_KEY]
+
+
+def configure(config: pytest.Config, conformance_dir: Path) -> None:
+    """Called from conformance/conftest.py's pytest_configure."""
+    for name, text in load_toml(Path(__file__).resolve().parent / "markers.toml").get("markers", {}).items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+    session = ConformanceSession(config, conformance_dir)
+    config.stash[_SESSION_KEY] = session
+    config.pluginmanager.register(session, "iree-conformance-session")
+    if session.compile_only and config.getoption("--bundle"):
+        from .bundle import BundleWriter
+
+        session.bundle = BundleWriter(Path(config.getoption("--bundle")))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SESSION_KEY in config.stash:
+        _session(config).close()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "conformance_case" not in metafunc.fixturenames:
+        return
+    session = _session(metafunc.config)
+    suite = getattr(metafunc.module, "SUITE")
+    try:
+        cases = session.cases(suite)
+    except Exception as e:  # noqa: BLE001 - a broken provider is a collection error with its reason
+        pytest.fail(f"cannot collect suite {suite}: {e}", pytrace=False)
+    params = [pytest.param(case, target, id=f"{target.name}:{case.case_id}") for target in session.targets for case in cases]
+    metafunc.parametrize(("conformance_case", "conformance_target"), params)
+
+
+def _item_key(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or "conformance_case" not in callspec.params:
+        return None
+    return f"{callspec.params['conformance_target'].name}:{callspec.params['conformance_case'].case_id}"
+
+
+@pytest.fixture
+def conformance(request: pytest.FixtureRequest):
+    """Runs a case and turns its Outcome into a pytest verdict."""
+    session = _session(request.config)
+
+    def check(case: Case, target: Target) -> None:
+        session.check(case, target, request.node)
+
+    return check

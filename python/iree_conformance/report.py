@@ -1,0 +1,120 @@
+"""Results JSON (all Outcomes plus run metadata) and its Markdown rendering."""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+from .diagnostics import normalize
+from .platform_info import host_arch, host_os
+
+SCHEMA = 1
+VERDICTS = ("pass", "xfail", "fail", "xpass", "skip")
+
+
+class ReportError(ValueError):
+    pass
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def run_metadata(targets: list[str], started: datetime.datetime, argv: list[str]) -> dict[str, Any]:
+    return {
+        "iree_compiler": _version("iree-base-compiler"),
+        "iree_runtime": _version("iree-base-runtime"),
+        "onnx": _version("onnx"),
+        "onnxruntime": _version("onnxruntime"),
+        "iree_conformance": _version("iree-conformance"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "os": host_os(),
+        "arch": host_arch(),
+        "targets": targets,
+        "started": started.isoformat(timespec="seconds"),
+        "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "argv": argv,
+    }
+
+
+def write_results(path: Path, metadata: dict[str, Any], outcomes: list[dict[str, Any]]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"schema": SCHEMA, "metadata": metadata, "outcomes": sorted(outcomes, key=lambda o: (o["suite"], o["target"], o["case_id"]))}
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def load_results(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReportError(f"{path}: results file not found") from None
+    except json.JSONDecodeError as e:
+        raise ReportError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("outcomes"), list):
+        raise ReportError(f"{path}: not a results file of schema {SCHEMA} (expected keys schema, metadata, outcomes)")
+    return data
+
+
+def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
+    meta, outcomes = data.get("metadata", {}), data["outcomes"]
+    lines = ["## IREE conformance results", ""]
+    lines.append(
+        f"IREE compiler {meta.get('iree_compiler')}, runtime {meta.get('iree_runtime')}; onnx {meta.get('onnx')}, "
+        f"onnxruntime {meta.get('onnxruntime')}; Python {meta.get('python')} on {meta.get('os')}/{meta.get('arch')} "
+        f"({meta.get('platform')}); started {meta.get('started')}, finished {meta.get('finished')}."
+    )
+    lines += ["", "| suite | target | " + " | ".join(VERDICTS) + " | total |", "|---|---|" + "---:|" * (len(VERDICTS) + 1)]
+    counts: dict[tuple[str, str], collections.Counter] = collections.defaultdict(collections.Counter)
+    for o in outcomes:
+        counts[(o["suite"], o["target"])][o.get("verdict") or o["status"]] += 1
+    for (suite, target), c in sorted(counts.items()):
+        lines.append(f"| {suite} | {target} | " + " | ".join(str(c[v]) for v in VERDICTS) + f" | {sum(c.values())} |")
+    bad = [o for o in outcomes if o.get("verdict") in ("fail", "xpass")]
+    if bad:
+        lines += ["", f"### Failures ({len(bad)})", ""]
+        groups: dict[tuple[str, str], list[dict[str, Any]]] = collections.defaultdict(list)
+        for o in bad:
+            first = next((d for d in o.get("diagnostics", []) if d.strip()), o.get("reason", ""))
+            groups[(o.get("stage", "?"), normalize(first) if first else "(no diagnostic)")].append(o)
+        for (stage, line), members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            ids = ", ".join(f"`{m['case_id']}` ({m['target']})" for m in members[:10])
+            more = f" and {len(members) - 10} more" if len(members) > 10 else ""
+            lines.append(f"- **{stage}** x{len(members)}: `{line}`: {ids}{more}")
+    xfails = collections.Counter(o.get("expected") for o in outcomes if o.get("verdict") == "xfail")
+    if xfails:
+        lines += ["", "### Expected failures by stage", ""]
+        lines += [f"- {stage}: {n}" for stage, n in sorted(xfails.items())]
+    timed = sorted(outcomes, key=lambda o: o.get("duration", 0.0), reverse=True)[:slowest]
+    if timed:
+        lines += ["", f"### Slowest {len(timed)} cases", "", "| case | target | seconds | compile s |", "|---|---|---:|---:|"]
+        for o in timed:
+            lines.append(f"| `{o['case_id']}` | {o['target']} | {o.get('duration', 0.0):.2f} | {o.get('stage_times', {}).get('compile', 0.0):.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def append_step_summary(markdown: str) -> bool:
+    """Appends to $GITHUB_STEP_SUMMARY when set; returns whether it did."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return False
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(markdown)
+    return True
+
+
+def main_argv() -> list[str]:
+    return list(sys.argv)

@@ -1,0 +1,97 @@
+"""Content-addressed artifact store for imported MLIR and compiled modules.
+
+An entry is one file, ``<root>/<kind>/<key[:2]>/<key>.bin``: a magic line, a JSON
+header (small metadata such as the entry function or a cached failure) and the payload
+bytes. Writers build the file under a temporary name in the same folder and
+``os.replace`` it into place, so concurrent writers (pytest-xdist) and a process killed
+mid-write never leave a file that a reader takes as valid: a reader also checks the
+payload length and digest recorded in the header.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+STORE_ENV = "IREE_CONFORMANCE_STORE"
+_MAGIC = b"IREE-CONFORMANCE-STORE 1\n"
+
+
+def default_store_dir() -> Path:
+    env = os.environ.get(STORE_ENV)
+    if env:
+        return Path(env)
+    return Path(platformdirs.user_cache_dir("iree-conformance")) / "store"
+
+
+def make_key(*parts: bytes | str) -> str:
+    """sha256 over length-prefixed parts, so that ("ab", "c") != ("a", "bc")."""
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+class ArtifactStore:
+    """Reads and writes entries; ``root=None`` disables it (``--no-cache``)."""
+
+    def __init__(self, root: Path | None):
+        self.root = Path(root) if root is not None else None
+
+    @property
+    def enabled(self) -> bool:
+        return self.root is not None
+
+    def _path(self, kind: str, key: str) -> Path:
+        assert self.root is not None
+        return self.root / kind / key[:2] / f"{key}.bin"
+
+    def get(self, kind: str, key: str) -> tuple[dict[str, Any], bytes] | None:
+        """Returns (header, payload), or None when absent or not valid."""
+        if self.root is None:
+            return None
+        try:
+            data = self._path(kind, key).read_bytes()
+        except OSError:
+            return None
+        if not data.startswith(_MAGIC):
+            return None
+        try:
+            header_end = data.index(b"\n", len(_MAGIC))
+            header = json.loads(data[len(_MAGIC) : header_end])
+        except ValueError:
+            return None
+        payload = data[header_end + 1 :]
+        if len(payload) != header.get("size") or hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+            return None
+        return header.get("meta", {}), payload
+
+    def put(self, kind: str, key: str, payload: bytes, meta: dict[str, Any] | None = None) -> Path | None:
+        if self.root is None:
+            return None
+        path = self._path(kind, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        header = {"size": len(payload), "sha256": hashlib.sha256(payload).hexdigest(), "meta": meta or {}}
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(_MAGIC)
+                f.write(json.dumps(header, sort_keys=True).encode())
+                f.write(b"\n")
+                f.write(payload)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return path

@@ -1,0 +1,1 @@
+"""Case providers, one module per suite."""

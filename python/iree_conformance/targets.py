@@ -1,0 +1,104 @@
+"""Named targets from targets.toml: compile flags, runtime driver, platforms."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from pathlib import Path
+
+from .platform_info import host_os
+from .tomlio import TomlError, load_toml
+
+
+class TargetError(ValueError):
+    """An unknown target name or a malformed targets file."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    name: str
+    compile_flags: tuple[str, ...]
+    driver: str
+    device: str | None = None
+    platforms: tuple[str, ...] = ("linux", "macos", "windows")
+    description: str = ""
+    host_specific: bool = False
+
+    @property
+    def device_uri(self) -> str:
+        return self.device or self.driver
+
+
+def load_targets(path: Path) -> dict[str, Target]:
+    try:
+        data = load_toml(path)
+    except TomlError as e:
+        raise TargetError(str(e)) from e
+    table = data.get("targets")
+    if not isinstance(table, dict) or not table:
+        raise TargetError(f"{path}: no [targets.NAME] tables found")
+    targets: dict[str, Target] = {}
+    for name, spec in table.items():
+        where = f"{path}: [targets.{name}]"
+        if not isinstance(spec, dict):
+            raise TargetError(f"{where} must be a table")
+        flags, driver = spec.get("compile_flags"), spec.get("driver")
+        if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+            raise TargetError(f"{where}: compile_flags must be a list of strings")
+        if not isinstance(driver, str) or not driver:
+            raise TargetError(f"{where}: driver must be a non-empty string")
+        unknown = set(spec) - {"compile_flags", "driver", "device", "platforms", "description", "host_specific"}
+        if unknown:
+            raise TargetError(f"{where}: unknown keys {sorted(unknown)}")
+        targets[name] = Target(
+            name=name,
+            compile_flags=tuple(flags),
+            driver=driver,
+            device=spec.get("device"),
+            platforms=tuple(spec.get("platforms", ("linux", "macos", "windows"))),
+            description=spec.get("description", ""),
+            host_specific=bool(spec.get("host_specific", False)),
+        )
+    return targets
+
+
+def select_targets(known: dict[str, Target], names: list[str]) -> list[Target]:
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise TargetError(
+            f"unknown target {', '.join(repr(n) for n in unknown)}; known targets: {', '.join(sorted(known))} "
+            "(defined in conformance/targets.toml)"
+        )
+    return [known[n] for n in dict.fromkeys(names)]
+
+
+@functools.lru_cache(maxsize=None)
+def available_drivers() -> tuple[str, ...]:
+    import iree.runtime as rt
+
+    return tuple(rt.query_available_drivers())
+
+
+@functools.lru_cache(maxsize=None)
+def driver_devices(driver: str) -> tuple[dict, ...]:
+    """Devices the driver reports here; empty when the driver cannot start."""
+    import iree.runtime as rt
+
+    try:
+        return tuple(rt.get_driver(driver).query_available_devices())
+    except Exception:  # noqa: BLE001 - a driver with no device raises various errors
+        return ()
+
+
+def unavailable_reason(target: Target) -> str | None:
+    """Why the target cannot run on this host, or None when it can."""
+    os_name = host_os()
+    if os_name not in target.platforms:
+        return f"target {target.name} runs on {', '.join(target.platforms)}, not {os_name}"
+    if target.driver not in available_drivers():
+        return f"HAL driver '{target.driver}' for target {target.name} is not in this iree-base-runtime build"
+    if target.driver.startswith("local"):
+        return None
+    if not driver_devices(target.driver):
+        return f"HAL driver '{target.driver}' for target {target.name} found no device on this machine"
+    return None

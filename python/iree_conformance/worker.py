@@ -1,0 +1,164 @@
+"""Parent side of the persistent worker process that imports, compiles and runs cases.
+
+A compiler crash kills only the worker: the case becomes a ``crash`` Outcome at the
+stage it had reached, the worker is replaced, and the suite goes on. A stage that runs
+past its limit becomes a ``timeout`` Outcome in the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .diagnostics import first_meaningful_lines
+from .worker_main import _read_frame, _write_frame
+
+DEFAULT_STAGE_TIMEOUTS = {"prepare": 120.0, "import": 120.0, "compile": 300.0, "load": 60.0, "run": 120.0}
+START_TIMEOUT = 120.0
+
+
+class WorkerError(RuntimeError):
+    pass
+
+
+class WorkerClient:
+    """One worker process, started on first use and restarted after a crash or timeout."""
+
+    def __init__(self, store_dir: Path | None, stage_timeouts: dict[str, float] | None = None, max_jobs: int = 400):
+        self.store_dir = store_dir
+        self.stage_timeouts = {**DEFAULT_STAGE_TIMEOUTS, **(stage_timeouts or {})}
+        self.max_jobs = max_jobs
+        self._proc: subprocess.Popen | None = None
+        self._messages: queue.Queue = queue.Queue()
+        self._jobs = 0
+        fd, self.log_path = tempfile.mkstemp(prefix="iree-conformance-worker-", suffix=".log")
+        os.close(fd)
+
+    # -- process management ---------------------------------------------------
+    def _start(self) -> None:
+        env = dict(os.environ)
+        package_root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "iree_conformance.worker_main", self.log_path, str(self.store_dir or "-")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        self._messages = queue.Queue()
+        threading.Thread(target=self._pump, args=(self._proc, self._messages), daemon=True).start()
+        self._jobs = 0
+        try:
+            kind, *_ = self._messages.get(timeout=START_TIMEOUT) or ("eof",)
+        except queue.Empty:
+            kind = "timeout"
+        if kind != "ready":
+            self.stop()
+            raise WorkerError(f"the worker process did not start ({kind}); its log: {self._log_tail()}")
+
+    @staticmethod
+    def _pump(proc: subprocess.Popen, messages: queue.Queue) -> None:
+        try:
+            while True:
+                message = _read_frame(proc.stdout)
+                messages.put(message)
+                if message is None:
+                    return
+        except Exception:  # noqa: BLE001 - a torn frame from a dying worker
+            messages.put(None)
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            if proc.poll() is None:
+                try:
+                    _write_frame(proc.stdin, ("exit",))
+                    proc.wait(timeout=5)
+                except (OSError, subprocess.TimeoutExpired):
+                    proc.kill()
+                    proc.wait()
+        finally:
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+
+    def close(self) -> None:
+        self.stop()
+        try:
+            os.unlink(self.log_path)
+        except OSError:
+            pass
+
+    def _log_tail(self, offset: int = 0) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(offset)
+                return f.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    # -- jobs -----------------------------------------------------------------
+    def execute(self, job: dict[str, Any]) -> dict[str, Any]:
+        """Runs a job; always returns a result dict (status pass/error/crash/timeout)."""
+        if self._proc is None or self._proc.poll() is not None or self._jobs >= self.max_jobs:
+            self.stop()
+            self._start()
+        assert self._proc is not None
+        self._jobs += 1
+        log_offset = os.path.getsize(self.log_path)
+        stage, stage_start = "prepare", time.monotonic()
+        times: dict[str, float] = {}
+        try:
+            _write_frame(self._proc.stdin, ("job", job))
+        except OSError:
+            return self._crashed(stage, times, log_offset)
+        while True:
+            limit = self.stage_timeouts.get(stage, 300.0)
+            remaining = limit - (time.monotonic() - stage_start)
+            try:
+                message = self._messages.get(timeout=max(remaining, 0.0))
+            except queue.Empty:
+                self._kill()
+                times[stage] = time.monotonic() - stage_start
+                return {
+                    "status": "timeout",
+                    "stage": stage,
+                    "stage_times": times,
+                    "diagnostics": [f"{stage} ran past its {limit:g} s limit; the worker was replaced"],
+                }
+            if message is None:
+                return self._crashed(stage, times, log_offset)
+            if message[0] == "stage":
+                now = time.monotonic()
+                times.setdefault(stage, now - stage_start)
+                stage, stage_start = message[1], now
+            elif message[0] == "result":
+                return message[1]
+
+    def _crashed(self, stage: str, times: dict[str, float], log_offset: int) -> dict[str, Any]:
+        code = self._proc.wait() if self._proc is not None else None
+        self._proc = None
+        lines = first_meaningful_lines(self._log_tail(log_offset))
+        return {
+            "status": "crash",
+            "stage": stage,
+            "stage_times": times,
+            "diagnostics": [f"the worker process died during {stage} (exit code {code})", *lines],
+        }

@@ -1,0 +1,66 @@
+"""Entry point of a worker process: ``python -m iree_conformance.worker_main LOG STORE``.
+
+The protocol runs over the process's original stdout and stdin as length-prefixed
+pickle frames; file descriptors 1 and 2 are pointed at LOG, so whatever the compiler
+or runtime prints (diagnostics, a crash's stack dump) lands there and the parent can
+read it. Messages to the parent: ("ready",), ("stage", name), ("result", dict).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+from pathlib import Path
+
+
+def _read_frame(stream) -> object | None:
+    header = stream.read(8)
+    if len(header) < 8:
+        return None
+    (size,) = struct.unpack("<Q", header)
+    return pickle.loads(stream.read(size))
+
+
+def _write_frame(stream, message: object) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def main(argv: list[str]) -> int:
+    log_path, store_dir = argv[0], argv[1]
+    channel_out = os.fdopen(os.dup(1), "wb")
+    channel_in = os.fdopen(os.dup(0), "rb")
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    sys.stdout = open(1, "w", closefd=False, buffering=1)
+    sys.stderr = open(2, "w", closefd=False, buffering=1)
+
+    from .executor import Executor
+    from .store import ArtifactStore
+
+    job_start = [0]
+
+    def read_diagnostics() -> str:
+        sys.stderr.flush()
+        with open(log_path, "rb") as f:
+            f.seek(job_start[0])
+            return f.read().decode("utf-8", errors="replace")
+
+    executor = Executor(ArtifactStore(Path(store_dir) if store_dir != "-" else None), read_diagnostics)
+    _write_frame(channel_out, ("ready", os.getpid()))
+    while True:
+        message = _read_frame(channel_in)
+        if message is None or message[0] == "exit":
+            return 0
+        _, job = message
+        job_start[0] = os.path.getsize(log_path)
+        result = executor.execute(job, lambda name: _write_frame(channel_out, ("stage", name)))
+        _write_frame(channel_out, ("result", result))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
