@@ -66,8 +66,9 @@ def _compare_one(index: int, actual: np.ndarray, expected: np.ndarray, tol: Tole
         a_nan, e_nan = np.isnan(a), np.isnan(e)
         a_inf, e_inf = np.isinf(a), np.isinf(e)
         finite = ~(a_nan | e_nan | a_inf | e_inf)
-        diff = np.where(finite, np.abs(a - e), 0.0)
-        rel = np.where(finite, diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny), 0.0)
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.where(finite, np.abs(a - e), 0.0)
+            rel = np.where(finite, diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny), 0.0)
         mismatch = (a_nan != e_nan) | (a_inf != e_inf) | (a_inf & e_inf & (a != e))
         mismatch |= finite & (diff > atol + rtol * np.abs(e))
         metrics["max_abs_error"] = float(diff.max())

@@ -29,6 +29,15 @@ def _write_frame(stream, message: object) -> None:
     stream.flush()
 
 
+def _inject(kind: str) -> None:
+    if kind == "crash":
+        os.abort()
+    if kind == "hang":
+        import time
+
+        time.sleep(3600)
+
+
 def main(argv: list[str]) -> int:
     log_path, store_dir = argv[0], argv[1]
     channel_out = os.fdopen(os.dup(1), "wb")
@@ -58,7 +67,14 @@ def main(argv: list[str]) -> int:
             return 0
         _, job = message
         job_start[0] = os.path.getsize(log_path)
-        result = executor.execute(job, lambda name: _write_frame(channel_out, ("stage", name)))
+        fault = job.get("fault")  # (stage, "crash" | "hang"): lets tests prove crash/timeout handling
+
+        def stage(name: str, fault=fault) -> None:
+            _write_frame(channel_out, ("stage", name))
+            if fault and fault[0] == name:
+                _inject(fault[1])
+
+        result = executor.execute(job, stage)
         _write_frame(channel_out, ("result", result))
 
 

@@ -52,7 +52,9 @@ def check_members(archive: Path, members: list[tarfile.TarInfo]) -> None:
                     f"{archive}: link {m.name!r} -> {m.linkname!r} points outside the target"
                 )
         elif not (m.isfile() or m.isdir()):
-            raise ArchiveError(f"{archive}: member {m.name!r} is a device, fifo or other special file")
+            raise ArchiveError(
+                f"{archive}: member {m.name!r} is a device, fifo or other special file"
+            )
 
 
 def safe_extract(archive: Path, dest: Path) -> Path:

@@ -114,9 +114,14 @@ def _unreachable(exc: BaseException) -> bool:
         if e is None or id(e) in seen:
             continue
         seen.add(id(e))
-        if isinstance(e, (urllib3.exceptions.NewConnectionError,
-                          urllib3.exceptions.ConnectTimeoutError,
-                          requests.ConnectTimeout)):
+        if isinstance(
+            e,
+            (
+                urllib3.exceptions.NewConnectionError,
+                urllib3.exceptions.ConnectTimeoutError,
+                requests.ConnectTimeout,
+            ),
+        ):
             return True
         if isinstance(e, urllib3.exceptions.MaxRetryError):
             todo.append(e.reason)
@@ -192,9 +197,7 @@ class Downloader:
         except OSError as e:
             raise DownloadError(url, f"cannot copy from the local mirror: {e}") from e
 
-    def _download(
-        self, url: str, partial: Path, size: int, reporter: Progress, label: str
-    ) -> None:
+    def _download(self, url: str, partial: Path, size: int, reporter: Progress, label: str) -> None:
         attempt = connect_failures = 0
         last: Exception | None = None
         while attempt < self.retry.attempts:
@@ -213,9 +216,7 @@ class Downloader:
                 self.sleep(self.retry.delay(attempt))
         raise DownloadError(url, f"gave up after {attempt} attempts; last error: {last}")
 
-    def _attempt(
-        self, url: str, partial: Path, size: int, reporter: Progress, label: str
-    ) -> None:
+    def _attempt(self, url: str, partial: Path, size: int, reporter: Progress, label: str) -> None:
         offset = partial.stat().st_size if partial.exists() else 0
         headers = {"Accept-Encoding": "identity"}
         if offset:
@@ -253,8 +254,13 @@ class Downloader:
 
     @staticmethod
     def _stream(
-        url: str, response: requests.Response, partial: Path, mode: str, offset: int,
-        size: int, reporter: Progress,
+        url: str,
+        response: requests.Response,
+        partial: Path,
+        mode: str,
+        offset: int,
+        size: int,
+        reporter: Progress,
     ) -> None:
         done = offset
         try:
@@ -268,8 +274,12 @@ class Downloader:
                             url, f"served more than the expected {size} bytes; wrong file?"
                         )
                     reporter.update(done)
-        except (urllib3.exceptions.HTTPError, requests.RequestException, ConnectionError,
-                TimeoutError) as e:
+        except (
+            urllib3.exceptions.HTTPError,
+            requests.RequestException,
+            ConnectionError,
+            TimeoutError,
+        ) as e:
             raise _Transient(f"connection broken after {done} bytes: {e}") from e
 
     @staticmethod

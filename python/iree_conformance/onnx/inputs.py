@@ -137,7 +137,10 @@ def resolve_shape(
 
 
 def _values(
-    rng: np.random.Generator, shape: tuple[int, ...], elem_type: int, name: str,
+    rng: np.random.Generator,
+    shape: tuple[int, ...],
+    elem_type: int,
+    name: str,
     int_range: tuple[int, int],
 ) -> np.ndarray:
     if elem_type == onnx.TensorProto.STRING:

@@ -96,7 +96,7 @@ def load_light_models(data_dir: Path | None = None) -> list[LightModelCase]:
         )
     cases = []
     for model_path in sorted(light.glob("light_*.onnx")):
-        name = model_path.stem[len("light_"):]
+        name = model_path.stem[len("light_") :]
         outputs = []
         i = 0
         while (light / f"light_{name}_output_{i}.pb").is_file():

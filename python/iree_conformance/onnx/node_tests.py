@@ -96,9 +96,7 @@ def _io_report(model: onnx.ModelProto) -> tuple[dict[str, bool], str | None]:
     return flags, reason
 
 
-def _entry(
-    root: Path, case_dir: Path, source: str, rtol: float, atol: float
-) -> dict[str, Any]:
+def _entry(root: Path, case_dir: Path, source: str, rtol: float, atol: float) -> dict[str, Any]:
     model = onnx.load(str(case_dir / "model.onnx"), load_external_data=False)
     flags, reason = _io_report(model)
     data_sets = sorted(
@@ -130,12 +128,14 @@ def _write_generated_case(root: Path, case: Any) -> Path:
         ds.mkdir()
         for j, value in enumerate(inputs):
             info = in_infos[j] if j < len(in_infos) else None
-            write_value(ds / f"input_{j}.pb", value, info.type if info else None,
-                        info.name if info else "")
+            write_value(
+                ds / f"input_{j}.pb", value, info.type if info else None, info.name if info else ""
+            )
         for j, value in enumerate(outputs):
             info = out_infos[j] if j < len(out_infos) else None
-            write_value(ds / f"output_{j}.pb", value, info.type if info else None,
-                        info.name if info else "")
+            write_value(
+                ds / f"output_{j}.pb", value, info.type if info else None, info.name if info else ""
+            )
     return case_dir
 
 

@@ -115,9 +115,7 @@ def _check(model: onnx.ModelProto, label: str, path: Path | None) -> None:
         elif model.ByteSize() <= _PROTOBUF_LIMIT:
             onnx.checker.check_model(model)
     except Exception as e:  # onnx.checker.ValidationError and friends
-        raise PrepareError(
-            f"{label}: onnx.checker rejects the model: {_first_lines(e, 4)}"
-        ) from e
+        raise PrepareError(f"{label}: onnx.checker rejects the model: {_first_lines(e, 4)}") from e
 
 
 def prepare_model(
@@ -133,8 +131,10 @@ def prepare_model(
     as a missing initializer) and for failed opset upgrades.
     """
     model, label = load_model(source)
-    path = None if isinstance(source, (bytes, bytearray, memoryview, onnx.ModelProto)) else Path(
-        os.fspath(source)
+    path = (
+        None
+        if isinstance(source, (bytes, bytearray, memoryview, onnx.ModelProto))
+        else Path(os.fspath(source))
     )
     if check:
         _check(model, label, path)

@@ -36,7 +36,9 @@ class NullProgress:
 class BarProgress:
     """A one-line bar redrawn with carriage returns, at most ten times a second."""
 
-    def __init__(self, stream: TextIO, width: int = 30, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, stream: TextIO, width: int = 30, clock: Callable[[], float] = time.monotonic
+    ):
         self.stream, self.width, self.clock = stream, width, clock
         self.label, self.total, self.done, self._last = "", 0, 0, 0.0
 

@@ -64,13 +64,13 @@ def run_onnxruntime(
             f"{label}: the model has {len(names)} inputs {names} but {len(inputs)} values "
             f"were given"
         )
-    feeds = {name: np.asarray(value) for name, value in zip(names, inputs)}
+    feeds = {name: np.asarray(value) for name, value in zip(names, inputs, strict=True)}
     try:
         outputs = session.run(None, feeds)
     except Exception as e:
         raise OnnxRuntimeReferenceError(f"{label}: onnxruntime failed to run it: {e}") from e
     result = []
-    for meta, value in zip(session.get_outputs(), outputs):
+    for meta, value in zip(session.get_outputs(), outputs, strict=True):
         if not isinstance(value, np.ndarray):
             raise OnnxRuntimeReferenceError(
                 f"{label}: output '{meta.name}' is a {type(value).__name__} "

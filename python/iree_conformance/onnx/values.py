@@ -50,9 +50,7 @@ def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     return [vi for vi in model.graph.input if vi.name not in initializers]
 
 
-def write_value(
-    path: Path, value: Any, type_proto: onnx.TypeProto | None, name: str = ""
-) -> None:
+def write_value(path: Path, value: Any, type_proto: onnx.TypeProto | None, name: str = "") -> None:
     """Serialize ``value`` the way ONNX's own test data generator does."""
     kind = value_kind(type_proto) if type_proto is not None else "tensor"
     if kind == "map":

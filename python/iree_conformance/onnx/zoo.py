@@ -49,9 +49,7 @@ class ZooError(Exception):
     """A bad mirror template or an unusable downloaded archive."""
 
 
-def mirror_template(
-    option: str | None = None, environ: Mapping[str, str] | None = None
-) -> str:
+def mirror_template(option: str | None = None, environ: Mapping[str, str] | None = None) -> str:
     """The URL template in force: the command-line option, then the environment, then
     ``DEFAULT_MIRROR``."""
     environ = os.environ if environ is None else environ

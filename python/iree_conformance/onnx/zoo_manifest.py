@@ -207,6 +207,7 @@ def select_entries(
     if tag_set:
         chosen = [e for e in chosen if tag_set & {t.lower() for t in e.tags}]
     if max_bytes is not None:
+
         def size(e: ZooEntry) -> int:
             return e.data_bytes if with_data and e.data_bytes is not None else e.model_bytes
 

@@ -1,0 +1,96 @@
+"""The ``iree-conformance`` command: devices, report, bundle, run-bundle."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import report as report_mod
+
+DEFAULT_TARGETS = Path(__file__).resolve().parents[2] / "conformance" / "targets.toml"
+
+
+def _targets_path(value: str | None) -> Path:
+    """--targets, else ./conformance/targets.toml, else the one beside this checkout."""
+    if value:
+        return Path(value)
+    here = Path.cwd() / "conformance" / "targets.toml"
+    return here if here.exists() else DEFAULT_TARGETS
+
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    from .devices import describe, render
+    from .targets import TargetError, load_targets
+
+    try:
+        targets = load_targets(_targets_path(args.targets))
+    except TargetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    info = describe(targets)
+    print(json.dumps(info, indent=1) if args.json else render(info))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    try:
+        data = report_mod.load_results(Path(args.results))
+    except report_mod.ReportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    markdown = report_mod.render_markdown(data, slowest=args.slowest)
+    if args.output:
+        Path(args.output).write_text(markdown, encoding="utf-8")
+    else:
+        sys.stdout.write(markdown)
+    if not args.no_step_summary and report_mod.append_step_summary(markdown):
+        print("appended to $GITHUB_STEP_SUMMARY", file=sys.stderr)
+    return 0
+
+
+def cmd_run_bundle(args: argparse.Namespace) -> int:
+    from .bundle import BundleError, run_bundle
+
+    try:
+        counts = run_bundle(Path(args.bundle), args.driver, Path(args.report_json), device=args.device,
+                            force=args.force, timing_runs=args.timing_runs)
+    except BundleError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(", ".join(f"{n} {k}" for k, n in counts.items()))
+    return 1 if counts.get("fail", 0) or counts.get("xpass", 0) else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="iree-conformance", description="IREE conformance suite tools")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("devices", help="list HAL drivers, their devices and which targets can run here")
+    p.add_argument("--targets", help="targets file (default: conformance/targets.toml)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_devices)
+    p = sub.add_parser("report", help="render a results JSON file (from --report-json) as Markdown")
+    p.add_argument("results", help="results JSON file")
+    p.add_argument("--output", "-o", help="write the Markdown here instead of stdout")
+    p.add_argument("--slowest", type=int, default=10, help="how many slowest cases to list")
+    p.add_argument("--no-step-summary", action="store_true", help="do not append to $GITHUB_STEP_SUMMARY")
+    p.set_defaults(func=cmd_report)
+    p = sub.add_parser("run-bundle", help="run a bundle made by --compile-only --bundle (needs only iree-base-runtime and numpy)")
+    p.add_argument("bundle", help="bundle folder")
+    p.add_argument("--driver", required=True, help="HAL driver, e.g. cuda, local-task")
+    p.add_argument("--device", help="device URI (default: the driver's default device)")
+    p.add_argument("--report-json", default="bundle-results.json", help="results file to write")
+    p.add_argument("--force", action="store_true", help="run a bundle made by another IREE runtime version")
+    p.add_argument("--timing-runs", type=int, default=0, help="time each case's function N times after a warm-up (median)")
+    p.set_defaults(func=cmd_run_bundle)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
