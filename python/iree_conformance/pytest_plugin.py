@@ -17,7 +17,13 @@ from typing import Any
 import pytest
 
 from .cases import Case
-from .expectations import Expectations, ExpectationsError, load_expectations, manifest_paths, write_updated_manifest
+from .expectations import (
+    Expectations,
+    ExpectationsError,
+    load_expectations,
+    manifest_paths,
+    write_updated_manifest,
+)
 from .outcome import Outcome
 from .platform_info import host_os
 from .sharding import ShardError, assign, load_durations, parse_shard, record_durations
@@ -238,7 +244,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "conformance_case" not in metafunc.fixturenames:
         return
     session = _session(metafunc.config)
-    suite = getattr(metafunc.module, "SUITE")
+    suite = metafunc.module.SUITE
     try:
         cases = session.cases(suite)
     except Exception as e:  # noqa: BLE001 - a broken provider is a collection error with its reason

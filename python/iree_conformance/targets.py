@@ -72,14 +72,14 @@ def select_targets(known: dict[str, Target], names: list[str]) -> list[Target]:
     return [known[n] for n in dict.fromkeys(names)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def available_drivers() -> tuple[str, ...]:
     import iree.runtime as rt
 
     return tuple(rt.query_available_drivers())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def driver_devices(driver: str) -> tuple[dict, ...]:
     """Devices the driver reports here; empty when the driver cannot start."""
     import iree.runtime as rt

@@ -10,8 +10,9 @@ import numpy as np
 
 from ..cases import Case, Check, NpzCase
 from ..compare import Tolerance
-from ..stablehlo_checks import ALL_TRUE, CLOSE, EXACT, FALSE, TRUE, list_test_functions
+from ..stablehlo_checks import list_test_functions
 from ..tomlio import load_toml
+from .check_pairs import checks_from_pairs
 
 SUITE = "stablehlo"
 BUNDLED_FLOOR = 40  # a broken corpus must not look green
@@ -70,22 +71,7 @@ class CheckCase(Case):
         pairs = worker_result.get("checks")
         if not pairs:
             raise ValueError(f"the module reported no checks for function {self.entry!r}")
-        outputs = output_sets[0]
-        checks: list[Check] = []
-        for pair in pairs:
-            actual = outputs[pair["actual"]]
-            kind = pair["kind"]
-            if kind in (EXACT, CLOSE):
-                expected = outputs[pair["expected"]]
-                tol = Tolerance(0.0, 0.0) if kind == EXACT else Tolerance(pair.get("rtol"), pair.get("atol"))
-            elif kind in (TRUE, ALL_TRUE):
-                expected, tol = np.ones_like(actual), Tolerance(0.0, 0.0)
-            elif kind == FALSE:
-                expected, tol = np.zeros_like(actual), Tolerance(0.0, 0.0)
-            else:
-                raise ValueError(f"unknown check kind {kind!r}")
-            checks.append(([actual], [expected], tol))
-        return checks
+        return checks_from_pairs(pairs, output_sets[0])
 
 
 def external_cases(root: Path) -> list[Case]:

@@ -1,0 +1,261 @@
+"""Compile here, run there: self-contained bundles of compiled cases.
+
+``pytest conformance --target cuda --compile-only --bundle DIR`` writes, for every case
+that compiled, the .vmfb (named by its sha256), the inputs and expected outputs (npz,
+compressed), tolerances and check pairs, plus the expectations that apply;
+``iree-conformance run-bundle DIR --driver cuda`` runs them with only
+iree-base-runtime and numpy, and writes the same results JSON as a normal run.
+
+Layout::
+
+    DIR/manifest.json      versions, flags, targets, one entry per case
+    DIR/modules/<sha256>.vmfb
+    DIR/data/<key>.npz     input_<set>_<i>, expected_<set>_<i>
+    DIR/cases/<key>.json   per-case fragments (pytest-xdist workers write these;
+                           the controlling process merges them into manifest.json)
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import hashlib
+import importlib.metadata
+import io
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .compare import Tolerance, compare_outputs
+from .outcome import Outcome
+
+BUNDLE_SCHEMA = 1
+
+
+class BundleError(ValueError):
+    pass
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+class BundleWriter:
+    """Adds compiled cases to a bundle folder; safe for several processes at once."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        for sub in ("modules", "data", "cases"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+
+    def add(self, case, target, result: dict[str, Any], expectations) -> None:
+        vmfb: bytes = result["vmfb"]
+        digest = _sha256(vmfb)
+        module_path = self.root / "modules" / f"{digest}.vmfb"
+        if not module_path.exists():
+            _atomic_write(module_path, vmfb)
+        key = _sha256(f"{target.name}:{case.case_id}".encode())[:24]
+        input_sets = case.input_sets()
+        arrays: dict[str, np.ndarray] = {}
+        for s, inputs in enumerate(input_sets):
+            for i, value in enumerate(inputs):
+                arrays[f"input_{s}_{i}"] = np.asarray(value)
+        entry: dict[str, Any] = {
+            "case_id": case.case_id,
+            "suite": case.suite,
+            "target": target.name,
+            "module": f"modules/{digest}.vmfb",
+            "module_sha256": digest,
+            "entry": case.entry,
+            "input_sets": len(input_sets),
+            "tolerance": {"rtol": case.tolerance.rtol, "atol": case.tolerance.atol},
+            "info": result.get("info", {}),
+        }
+        override = expectations.tolerance_for(case.case_id)
+        if override is not None:
+            entry["tolerance"] = {"rtol": override.rtol, "atol": override.atol}
+        if result.get("checks") is not None:
+            entry["checks"] = result["checks"]
+        else:
+            for s, expected in enumerate(case.expected_sets(input_sets)):
+                for i, value in enumerate(expected):
+                    arrays[f"expected_{s}_{i}"] = np.asarray(value)
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)
+        data = buffer.getvalue()
+        _atomic_write(self.root / "data" / f"{key}.npz", data)
+        entry["data"] = f"data/{key}.npz"
+        entry["data_sha256"] = _sha256(data)
+        listed = expectations.xfail.get(case.case_id)
+        if listed is not None:
+            entry["expected"] = {"stage": listed.stage, "reason": listed.reason}
+        _atomic_write(self.root / "cases" / f"{key}.json", json.dumps(entry, sort_keys=True).encode())
+
+    def finish(self, outcomes: list[dict[str, Any]], targets) -> Path:
+        cases = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((self.root / "cases").glob("*.json"))]
+        manifest = {
+            "schema": BUNDLE_SCHEMA,
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "iree_compiler": _version("iree-base-compiler"),
+            "iree_runtime": _version("iree-base-runtime"),
+            "targets": {t.name: {"compile_flags": list(t.compile_flags), "driver": t.driver} for t in targets},
+            "not_bundled": sorted(f"{o['target']}:{o['case_id']} ({o['status']} at {o['stage']})" for o in outcomes if o["status"] != "pass"),
+            "cases": sorted(cases, key=lambda c: (c["target"], c["case_id"])),
+        }
+        path = self.root / "manifest.json"
+        _atomic_write(path, json.dumps(manifest, indent=1).encode())
+        size = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
+        print(f"\niree-conformance: bundle {self.root}: {len(cases)} cases, {size / 1e6:.1f} MB")
+        return path
+
+
+def load_manifest(root: Path) -> dict[str, Any]:
+    path = Path(root) / "manifest.json"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BundleError(f"{path} not found: is {root} a bundle made by --compile-only --bundle?") from None
+    except json.JSONDecodeError as e:
+        raise BundleError(f"{path}: not valid JSON ({e})") from None
+    if manifest.get("schema") != BUNDLE_SCHEMA or not isinstance(manifest.get("cases"), list):
+        raise BundleError(f"{path}: not a bundle manifest of schema {BUNDLE_SCHEMA}")
+    return manifest
+
+
+def _read_verified(root: Path, relative: str, digest: str) -> bytes:
+    path = root / relative
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BundleError(f"bundle file {path} is missing; rebuild the bundle or copy it whole") from None
+    if _sha256(data) != digest:
+        raise BundleError(f"bundle file {path} does not match its sha256 in manifest.json (tampered or truncated)")
+    return data
+
+
+def _checks_from(entry: dict[str, Any], arrays, outputs_by_set: list[list[np.ndarray]]):
+    tol = Tolerance(entry["tolerance"].get("rtol"), entry["tolerance"].get("atol"))
+    if "checks" in entry:
+        from .suites.check_pairs import checks_from_pairs
+
+        return checks_from_pairs(entry["checks"], outputs_by_set[0])
+    checks = []
+    for s, outputs in enumerate(outputs_by_set):
+        count = sum(1 for k in arrays.files if k.startswith(f"expected_{s}_"))
+        checks.append((outputs, [arrays[f"expected_{s}_{i}"] for i in range(count)], tol))
+    return checks
+
+
+def _median_time(fn, runs: int) -> float:
+    fn()  # warm-up
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t)
+    return statistics.median(samples)
+
+
+def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = None, force: bool = False, timing_runs: int = 0) -> dict[str, int]:
+    """Runs every case of the bundle; returns counts per verdict."""
+    import iree.runtime as rt
+
+    from .executor import Executor, StageError
+    from .report import run_metadata, write_results
+    from .store import ArtifactStore
+
+    root = Path(root)
+    manifest = load_manifest(root)
+    installed = _version("iree-base-runtime")
+    if manifest.get("iree_compiler") != installed and not force:
+        raise BundleError(
+            f"bundle compiled with IREE {manifest.get('iree_compiler')} but iree-base-runtime {installed} is installed; "
+            "install the matching runtime or pass --force"
+        )
+    drivers = rt.query_available_drivers()
+    if driver not in drivers:
+        raise BundleError(f"unknown HAL driver {driver!r}; this runtime has: {', '.join(drivers)}")
+    for entry in manifest["cases"]:  # verify everything before running anything
+        _read_verified(root, entry["module"], entry["module_sha256"])
+        _read_verified(root, entry["data"], entry["data_sha256"])
+    executor = Executor(ArtifactStore(None), lambda: "")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    outcomes: list[dict[str, Any]] = []
+    counts: collections.Counter = collections.Counter()
+    for entry in manifest["cases"]:
+        outcome = Outcome(entry["case_id"], entry["suite"], entry["target"], stage="load", info={"driver": driver, **entry.get("info", {})})
+        start = time.perf_counter()
+        vmfb = _read_verified(root, entry["module"], entry["module_sha256"])
+        with np.load(root / entry["data"]) as arrays:
+            input_sets = []
+            for s in range(entry["input_sets"]):
+                count = sum(1 for k in arrays.files if k.startswith(f"input_{s}_"))
+                input_sets.append([arrays[f"input_{s}_{i}"] for i in range(count)])
+            try:
+                vm_module, context = executor.load(vmfb, driver, device)
+                outcome.stage = "run"
+                t = time.perf_counter()
+                outputs = [executor.run(vm_module, context, entry.get("entry"), inputs) for inputs in input_sets]
+                outcome.stage_times["run"] = time.perf_counter() - t
+                outcome.stage = "compare"
+                problems: list[str] = []
+                for actual, expected, tol in _checks_from(entry, arrays, outputs):
+                    comparison = compare_outputs(actual, expected, tol)
+                    problems += comparison.messages
+                    outcome.metrics = comparison.metrics if not outcome.metrics or comparison.messages else outcome.metrics
+                if problems:
+                    outcome.status, outcome.diagnostics = "fail", problems[:8]
+                elif timing_runs > 0:
+                    outcome.metrics["timing"] = _time_case(executor, vm_module, context, entry.get("entry"), input_sets[0], timing_runs)
+            except StageError as e:
+                outcome.status, outcome.stage, outcome.diagnostics = "error", e.stage, e.lines
+        outcome.duration = time.perf_counter() - start
+        listed = entry.get("expected")
+        kind = outcome.failure_kind
+        if kind is None:
+            outcome.verdict = "xpass" if listed else "pass"
+        elif listed and listed["stage"] == kind:
+            outcome.verdict, outcome.reason = "xfail", listed["reason"]
+        else:
+            outcome.verdict = "fail"
+        outcome.expected = listed["stage"] if listed else None
+        counts[outcome.verdict] += 1
+        outcomes.append(outcome.to_json())
+        print(f"{outcome.verdict.upper():5} {entry['target']}:{entry['case_id']} ({outcome.duration:.2f} s)", flush=True)
+    meta = run_metadata(sorted(manifest.get("targets", {})), started, ["run-bundle", str(root), driver])
+    meta["bundle"] = {"iree_compiler": manifest.get("iree_compiler"), "driver": driver, "device": device}
+    write_results(Path(report_json), meta, outcomes)
+    return dict(counts)
+
+
+def _time_case(executor, vm_module, context, entry, inputs, runs: int) -> dict[str, float]:
+    """Median seconds of the call with device-resident inputs, and of the input upload.
+
+    Informative only: never a pass/fail criterion.
+    """
+    import iree.runtime as rt
+
+    device = context.config.device
+    upload = _median_time(lambda: [rt.asdevicearray(device, x) for x in inputs], runs) if inputs else 0.0
+    resident = [rt.asdevicearray(device, x) for x in inputs]
+    call = _median_time(lambda: executor.run(vm_module, context, entry, resident), runs)
+    return {"median_call_s": call, "median_upload_s": upload, "runs": runs}
