@@ -53,6 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--shard", metavar="I/N", help="run the I-th of N shards, balanced by --durations-file")
     g.addoption("--durations-file", metavar="PATH", help="recorded durations used to balance --shard")
     g.addoption("--record-durations", metavar="PATH", help="merge this run's per-case durations into PATH")
+    g.addoption("--onnx-ops-sample", type=int, metavar="N", help="run a fixed, deterministic sample of N ONNX operator tests (the PR smoke run) instead of all")
     g.addoption("--onnx-data-dir", metavar="DIR", help="where generated ONNX operator test data lives (default: $IREE_CONFORMANCE_DATA or the user cache dir)")
     g.addoption("--zoo-manifest", metavar="PATH_OR_URL", help="ONNX Model Zoo manifest (onnx.hub ONNX_HUB_MANIFEST.json format)")
     g.addoption("--zoo-models", metavar="NAMES", help="comma-separated zoo model names to select")

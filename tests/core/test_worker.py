@@ -103,3 +103,23 @@ def test_compile_failure_is_cached_and_reported_again(tmp_path, worker, llvm_cpu
     assert first.status == second.status == "error"
     assert first.diagnostics == second.diagnostics
     assert "store" in second.stage_times and "compile" not in second.stage_times
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("seed_cos_sin", [1.3817732, -1.2576177, -0.1485215, -1.4951145]),
+        ("seed_softmax_4", [0.2540843, 0.6906727, 0.0343866, 0.0208565]),
+    ],
+)
+def test_seed_programs_give_the_seed_documents_numbers(name, expected, worker, llvm_cpu):
+    from iree_conformance.pipeline import build_job
+
+    from .conftest import ROOT
+
+    cases = ROOT / "conformance" / "stablehlo" / "cases"
+    case = NpzCase(case_id=name, suite="stablehlo", kind="mlir", source_path=cases / f"{name}.mlir",
+                   input_type="stablehlo", data_path=cases / f"{name}.npz")
+    result = worker.execute(build_job(case, llvm_cpu, case.input_sets()))
+    assert result["status"] == "pass", result
+    np.testing.assert_allclose(result["outputs"][0][0], expected, rtol=0, atol=2e-7)

@@ -155,7 +155,7 @@ def compare_tensor(
     e = expected.astype(np.float64)
     a = actual.astype(np.float64)
     both_nan = np.isnan(e) & np.isnan(a)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         diff = np.where(both_nan | (e == a), 0.0, np.abs(a - e))
         diff = np.where(np.isnan(diff), np.inf, diff)
         rel = np.where(e != 0, diff / np.abs(e), np.where(diff == 0, 0.0, np.inf))

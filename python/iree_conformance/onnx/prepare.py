@@ -54,14 +54,14 @@ class PreparedModel:
     """A checked model, upgraded to at least ``MIN_IREE_OPSET`` where needed."""
 
     model: onnx.ModelProto
-    opset_from: int | None
-    opset_to: int | None
+    original_opset: int | None  # default-domain opset as loaded; None if not imported
+    opset: int | None  # default-domain opset after preparation
     upgraded: bool
-    source: str
+    source: str  # the path or a label, for messages
 
     def info(self) -> dict[str, Any]:
         """Fields for an Outcome's ``info``."""
-        return {"opset_from": self.opset_from, "opset_to": self.opset_to}
+        return {"opset_from": self.original_opset, "opset_to": self.opset}
 
 
 def _first_lines(text: str, limit: int = _MAX_DIAGNOSTIC_LINES) -> str:
