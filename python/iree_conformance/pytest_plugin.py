@@ -50,6 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--stage-timeout", action="append", default=[], metavar="STAGE=SECONDS", help=f"per-stage time limit, e.g. compile=600 (defaults {DEFAULT_STAGE_TIMEOUTS})")
     g.addoption("--compile-only", action="store_true", help="stop after compile (no device needed); with --bundle, write a bundle")
     g.addoption("--bundle", metavar="DIR", help="with --compile-only: write a self-contained bundle of the compiled cases to DIR")
+    g.addoption("--cases-file", metavar="PATH", help="run only the case ids listed in PATH (one per line, '#' comments)")
     g.addoption("--shard", metavar="I/N", help="run the I-th of N shards, balanced by --durations-file")
     g.addoption("--durations-file", metavar="PATH", help="recorded durations used to balance --shard")
     g.addoption("--record-durations", metavar="PATH", help="merge this run's per-case durations into PATH")
@@ -75,6 +76,14 @@ def _parse_timeouts(values: list[str]) -> dict[str, float]:
         except ValueError:
             raise pytest.UsageError(f"--stage-timeout {value!r}: SECONDS must be a number") from None
     return result
+
+
+def _read_case_list(path: Path) -> set[str]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise pytest.UsageError(f"--cases-file {path}: cannot read: {e.strerror or e}") from None
+    return {line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()}
 
 
 class ConformanceSession:
@@ -108,6 +117,7 @@ class ConformanceSession:
             self.durations = load_durations(Path(opt("--durations-file"))) if opt("--durations-file") else {}
         except ShardError as e:
             raise pytest.UsageError(str(e)) from None
+        self.case_filter = _read_case_list(Path(opt("--cases-file"))) if opt("--cases-file") else None
         self._worker: WorkerClient | None = None
         self._cases: dict[str, list[Case]] = {}
         self.outcomes: dict[tuple[str, str], dict[str, Any]] = {}
@@ -169,6 +179,12 @@ class ConformanceSession:
     # -- hooks (this object is registered as a plugin) -------------------------
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if self.case_filter is not None:
+            wanted = self.case_filter
+            drop = [item for item in items if (_item_key(item) or "").split(":", 1)[-1] not in wanted]
+            if drop:
+                config.hook.pytest_deselected(items=drop)
+                items[:] = [item for item in items if (_item_key(item) or "").split(":", 1)[-1] in wanted]
         if self.shard is None:
             return
         index, count = self.shard

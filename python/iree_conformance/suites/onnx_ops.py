@@ -1,0 +1,92 @@
+"""The ONNX backend operator tests as cases: shipped data sets and expected outputs."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import platformdirs
+
+from ..cases import Case, CaseSkipped
+from ..compare import Tolerance
+
+SUITE = "onnx_ops"
+FLOOR = 1800  # onnx 1.23.2 yields 1,884 generated cases plus the wheel's data folders
+DATA_ENV = "IREE_CONFORMANCE_DATA"
+
+
+def data_dir(option: str | None) -> Path:
+    """Where generated ONNX test data lives: option, $IREE_CONFORMANCE_DATA, user cache."""
+    if option:
+        return Path(option)
+    if os.environ.get(DATA_ENV):
+        return Path(os.environ[DATA_ENV])
+    return Path(platformdirs.user_cache_dir("iree-conformance")) / "data"
+
+
+@dataclasses.dataclass
+class OnnxNodeCase(Case):
+    """One operator test; every test_data_set_N is one invocation."""
+
+    data_set_dirs: tuple[Path, ...] = ()
+    _loaded: tuple[list, list] | None = dataclasses.field(default=None, repr=False)
+
+    def _load(self) -> tuple[list[list[np.ndarray]], list[list[np.ndarray]]]:
+        if self._loaded is None:
+            import onnx
+
+            from ..onnx.values import UnsupportedValue, load_data_set
+
+            assert self.source_path is not None
+            model = onnx.load(str(self.source_path), load_external_data=False)
+            inputs, outputs = [], []
+            for directory in self.data_set_dirs:
+                try:
+                    i, o = load_data_set(directory, model)
+                except UnsupportedValue as e:
+                    raise CaseSkipped(f"unsupported by the runtime path: {e}") from None
+                inputs.append(i)
+                outputs.append(o)
+            self._loaded = (inputs, outputs)
+        return self._loaded
+
+    def input_sets(self) -> list[list[np.ndarray]]:
+        return self._load()[0]
+
+    def expected_sets(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+        return self._load()[1]
+
+
+def sample(names: list[str], count: int) -> set[str]:
+    """A fixed sample: the first count names ordered by sha256 of the name."""
+    return set(sorted(names, key=lambda n: hashlib.sha256(n.encode()).hexdigest())[:count])
+
+
+def collect(session: Any) -> list[Case]:
+    from ..onnx import node_tests
+
+    root = node_tests.materialize(data_dir(session.config.getoption("--onnx-data-dir")))
+    found = node_tests.load_cases(root)
+    if len(found) < FLOOR:
+        raise ValueError(f"{root}: {len(found)} ONNX operator cases, fewer than the floor of {FLOOR}; delete the folder to regenerate it")
+    count = session.config.getoption("--onnx-ops-sample")
+    if count is not None:
+        keep = sample([c.case_id for c in found], count)
+        found = [c for c in found if c.case_id in keep]
+    return [
+        OnnxNodeCase(
+            case_id=c.case_id,
+            suite=SUITE,
+            kind="onnx",
+            source_path=c.model_path,
+            tolerance=Tolerance(c.rtol, c.atol),
+            skip_reason=c.unsupported_reason,
+            reference_name="shipped",
+            data_set_dirs=tuple(c.data_set_dirs),
+        )
+        for c in found
+    ]
