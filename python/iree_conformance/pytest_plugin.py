@@ -153,6 +153,8 @@ class ConformanceSession:
             result: dict[str, Any] = {}
         else:
             outcome, result = run_case(case, target, self.worker, expectations.tolerance_for(case.case_id), self.compile_only)
+        if outcome.status == "fail" and self.config.getoption("--bisect-numerics") and hasattr(case, "bisect"):
+            outcome.diagnostics.append(self._bisect(case, target))
         if self.compile_only:
             verdict_name = "pass" if outcome.status in ("pass", "skip") else "fail"
             if outcome.status == "pass" and self.bundle is not None:
@@ -175,6 +177,22 @@ class ConformanceSession:
         if outcome.verdict in ("fail", "xpass"):
             pytest.fail(message, pytrace=False)
 
+
+    def _bisect(self, case: Case, target: Target) -> str:
+        """Runs the model with every node output exposed; names the first diverging node."""
+        from .pipeline import build_job
+
+        def run_candidate(model, inputs):
+            probe = Case(case_id=f"{case.case_id}#bisect", suite=case.suite, kind="onnx", source_bytes=model.SerializeToString())
+            result = self.worker.execute(build_job(probe, target, [list(inputs)]))
+            if result.get("status") != "pass":
+                raise RuntimeError(f"the widened model did not run: {result.get('diagnostics')}")
+            return dict(zip([o.name for o in model.graph.output], result["outputs"][0]))
+
+        try:
+            return "bisect-numerics: " + case.bisect(run_candidate)
+        except Exception as e:  # noqa: BLE001 - triage must not hide the failure itself
+            return f"bisect-numerics could not run: {type(e).__name__}: {e}"
 
     # -- hooks (this object is registered as a plugin) -------------------------
     @pytest.hookimpl(trylast=True)

@@ -31,6 +31,7 @@ import requests
 import urllib3.exceptions
 
 from .progress import NullProgress, Progress, make_progress
+from .stale import remove_stale
 
 __all__ = [
     "DownloadError",
@@ -167,6 +168,7 @@ class Downloader:
             # Only verified files ever get this name (see module docstring).
             return dest
         dest.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale(dest.parent, f".{dest.name}{_PARTIAL_MARK}*")
         partial = dest.parent / f".{dest.name}{_PARTIAL_MARK}{uuid.uuid4().hex[:12]}"
         local = _local_path(url)
         reporter: Progress = NullProgress()

@@ -29,6 +29,7 @@ from typing import Any
 
 import onnx
 
+from .stale import remove_stale
 from .values import UnsupportedValue, graph_inputs, load_data_set, value_kind, write_value
 
 __all__ = [
@@ -216,6 +217,7 @@ def materialize(
     if (root / INDEX_NAME).is_file():
         return root
     cache_dir.mkdir(parents=True, exist_ok=True)
+    remove_stale(cache_dir, f".{root.name}.tmp-*")
     tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.tmp-", dir=cache_dir))
     try:
         _build(

@@ -63,6 +63,8 @@ class BarProgress:
             self._draw()
 
     def finish(self, ok: bool) -> None:
+        if not self.label:
+            return  # never started: no response came
         self._draw()
         self.stream.write(" done\n" if ok else " failed\n")
         self.stream.flush()
@@ -95,6 +97,8 @@ class LineProgress:
             self._line(f"  {self.label}: {_mb(done)}/{_mb(self.total)} ({pct:.0f}%)")
 
     def finish(self, ok: bool) -> None:
+        if not self.label:
+            return  # never started: no response came
         self._line(f"  {self.label}: {'done' if ok else 'failed'} at {_mb(self.done)}")
 
 

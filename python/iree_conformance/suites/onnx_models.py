@@ -1,0 +1,172 @@
+"""ONNX models: the light Model Zoo models shipped in the onnx wheel, and zoo models.
+
+Light models are checked twice in one case: their shipped inputs against the shipped
+expected output, and seeded random inputs against onnxruntime. Zoo models are
+downloaded (verified by the manifest's sha256 and size) and checked against onnxruntime
+on their own test data sets when the manifest has them, else on seeded random inputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import platformdirs
+
+from ..cases import Case, CaseSkipped
+from ..compare import Tolerance
+
+SUITE = "onnx_models"
+LIGHT_FLOOR = 9
+ZOO_CACHE_ENV = "IREE_CONFORMANCE_ZOO_CACHE"
+# Whole models accumulate rounding differently from onnxruntime: looser than one op.
+MODEL_TOLERANCE = Tolerance(rtol=1e-3, atol=1e-4)
+SEED = 0
+
+
+def zoo_cache_dir() -> Path:
+    env = os.environ.get(ZOO_CACHE_ENV)
+    return Path(env) if env else Path(platformdirs.user_cache_dir("iree-conformance")) / "zoo"
+
+
+def _onnxruntime(model_path: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    from ..onnx.reference import run_onnxruntime
+
+    return run_onnxruntime(model_path, inputs)
+
+
+def _random_inputs(model_path: Path, io_ports=None) -> list[np.ndarray]:
+    import onnx
+
+    from ..onnx.inputs import random_inputs, specs_from_io_ports, specs_from_model
+
+    if io_ports and io_ports.get("inputs"):
+        specs = specs_from_io_ports(io_ports["inputs"])
+    else:
+        specs = specs_from_model(onnx.load(str(model_path), load_external_data=False))
+    return random_inputs(specs, seed=SEED)
+
+
+@dataclasses.dataclass
+class ModelCase(Case):
+    """Base for model cases: onnxruntime reference and numerics bisection."""
+
+    def bisect(self, run_candidate) -> str:
+        import onnx
+
+        from ..onnx.bisect import bisect
+
+        assert self.source_path is not None
+        model = onnx.load(str(self.source_path))
+        report = bisect(model, self.input_sets()[-1], run_candidate, rtol=self.tolerance.rtol or 1e-3, atol=self.tolerance.atol or 1e-4)
+        return report.summary()
+
+
+@dataclasses.dataclass
+class LightModelCase(ModelCase):
+    expected_paths: tuple[Path, ...] = ()
+    shipped_tolerance: Tolerance = Tolerance()
+    _sets: list | None = dataclasses.field(default=None, repr=False)
+
+    def input_sets(self) -> list[list[np.ndarray]]:
+        if self._sets is None:
+            import onnx
+
+            from ..onnx.light_models import _dummy_input
+            from ..onnx.values import graph_inputs
+
+            assert self.source_path is not None
+            model = onnx.load(str(self.source_path), load_external_data=False)
+            shipped = [_dummy_input(vi, self.source_path) for vi in graph_inputs(model)]
+            self._sets = [shipped, _random_inputs(self.source_path)]
+        return self._sets
+
+    def checks(self, input_sets, output_sets, worker_result):
+        from onnx import load_tensor, numpy_helper
+
+        shipped = [numpy_helper.to_array(load_tensor(str(p))) for p in self.expected_paths]
+        reference = _onnxruntime(self.source_path, input_sets[1])
+        return [(output_sets[0], shipped, self.shipped_tolerance), (output_sets[1], reference, self.tolerance)]
+
+
+@dataclasses.dataclass
+class ZooModelCase(ModelCase):
+    entry: Any = None
+    store: Any = None
+    _sets: list | None = dataclasses.field(default=None, repr=False)
+
+    def input_sets(self) -> list[list[np.ndarray]]:
+        if self._sets is None:
+            from ..onnx.download import DownloadSkipped
+            from ..onnx.values import load_data_set
+
+            try:
+                data = self.store.fetch(self.entry)
+            except DownloadSkipped as e:
+                raise CaseSkipped(e.reason) from None
+            self.source_path = data.model_path
+            if data.data_set_dirs:
+                self._sets = [load_data_set(d)[0] for d in data.data_set_dirs]
+            else:
+                self._sets = [_random_inputs(data.model_path, self.entry.io_ports)]
+        return self._sets
+
+    def expected_sets(self, input_sets):
+        return [_onnxruntime(self.source_path, inputs) for inputs in input_sets]
+
+
+def light_cases() -> list[Case]:
+    from ..onnx.light_models import load_light_models
+
+    found = load_light_models()
+    if len(found) < LIGHT_FLOOR:
+        raise ValueError(f"{len(found)} light models in the onnx wheel, fewer than the floor of {LIGHT_FLOOR}")
+    return [
+        LightModelCase(
+            case_id=c.case_id,
+            suite=SUITE,
+            kind="onnx",
+            source_path=c.model_path,
+            tolerance=MODEL_TOLERANCE,
+            reference_name="shipped+onnxruntime",
+            expected_paths=tuple(c.output_paths),
+            shipped_tolerance=Tolerance(c.rtol, c.atol),
+        )
+        for c in found
+    ]
+
+
+def zoo_model_cases(config: Any) -> list[Case]:
+    from ..onnx.download import Downloader
+    from ..onnx.zoo import ZooStore, zoo_cases
+
+    manifest = config.getoption("--zoo-manifest")
+    if not manifest:
+        return []
+    selected = zoo_cases(
+        manifest,
+        names=config.getoption("--zoo-models"),
+        tags=config.getoption("--zoo-tags"),
+        max_bytes=config.getoption("--zoo-max-bytes"),
+    )
+    store = ZooStore(zoo_cache_dir(), mirror=config.getoption("--zoo-mirror"), downloader=Downloader(offline=bool(config.getoption("--offline"))))
+    return [
+        ZooModelCase(
+            case_id=z.case_id,
+            suite=SUITE,
+            kind="onnx",
+            tolerance=MODEL_TOLERANCE,
+            skip_reason=z.unsupported_reason,
+            reference_name="onnxruntime",
+            entry=z.entry,
+            store=store,
+        )
+        for z in selected
+    ]
+
+
+def collect(session: Any) -> list[Case]:
+    return light_cases() + zoo_model_cases(session.config)

@@ -1,0 +1,177 @@
+"""Helpers for the ONNX tests: tiny models, a scriptable loopback HTTP server, cache checks."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import socket
+import tarfile
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+# -- models -------------------------------------------------------------------------
+
+
+def add_model(opset: int = 17, shape: list | None = None, name: str = "add") -> onnx.ModelProto:
+    """y = x + b with an initializer b; x of ``shape`` (default [2, 3])."""
+    shape = shape or [2, 3]
+    b = numpy_helper.from_array(np.arange(3, dtype=np.float32), "b")
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "b"], ["y"], name="add0")],
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+        initializer=[b],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = min(model.ir_version, 8)
+    return model
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def make_tarball(files: dict[str, bytes], links: dict[str, str] | None = None) -> bytes:
+    """A .tar.gz with the given members (names used verbatim) and symlinks."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for name, target in (links or {}).items():
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.SYMTYPE
+            info.linkname = target
+            tar.addfile(info)
+    return buf.getvalue()
+
+
+def assert_cache_holds_only(root: Path, expected: dict[str, str]) -> None:
+    """Every file under ``root`` is one of ``expected`` (file name -> sha256), intact;
+    no temporary or partial files or folders are left."""
+    found = {}
+    for path in root.rglob("*"):
+        assert ".part-" not in path.name and ".tmp-" not in path.name, f"leftover {path}"
+        if path.is_file():
+            found[path.name] = sha256(path.read_bytes())
+    assert found == expected
+
+
+# -- loopback HTTP server --------------------------------------------------------------
+
+
+@dataclass
+class Route:
+    """What the server does for one path.
+
+    ``statuses``: error codes answered (one per request) before the body is served.
+    ``cut_after``: on the first body response, send this many bytes then drop the
+    connection. ``delay``: seconds to wait before answering (a slow server).
+    ``ranges``: whether Range requests are honoured (206) or ignored (200).
+    """
+
+    body: bytes
+    statuses: list[int] = field(default_factory=list)
+    cut_after: int | None = None
+    delay: float = 0.0
+    ranges: bool = True
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # clients that time out or hang up mid-body are part of the tests
+
+
+class LoopbackServer:
+    """ThreadingHTTPServer on 127.0.0.1:0 in a thread; records (path, Range) per request."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.requests: list[tuple[str, str | None, int]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                outer._handle(self)
+
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.thread.start()
+
+    @property
+    def base(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def url(self, path: str) -> str:
+        return f"{self.base}/{path.lstrip('/')}"
+
+    def add(self, path: str, body: bytes, **kw: object) -> str:
+        self.routes["/" + path.lstrip("/")] = Route(body, **kw)  # type: ignore[arg-type]
+        return self.url(path)
+
+    def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        route = self.routes.get(h.path)
+        range_header = h.headers.get("Range")
+        if route is None:
+            self._send_status(h, 404, range_header)
+            return
+        if route.delay:
+            time.sleep(route.delay)
+        if route.statuses:
+            self._send_status(h, route.statuses.pop(0), range_header)
+            return
+        body, start, status = route.body, 0, 200
+        if range_header and route.ranges:
+            start = int(range_header.split("=")[1].split("-")[0])
+            status = 206
+        self.requests.append((h.path, range_header, status))
+        payload = body[start:]
+        h.send_response(status)
+        h.send_header("Content-Length", str(len(payload)))
+        h.send_header("Accept-Ranges", "bytes")
+        if status == 206:
+            h.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+        h.end_headers()
+        if route.cut_after is not None:
+            h.wfile.write(payload[: route.cut_after])
+            h.wfile.flush()
+            route.cut_after = None
+            h.connection.shutdown(socket.SHUT_RDWR)
+            h.close_connection = True
+            return
+        h.wfile.write(payload)
+
+    def _send_status(self, h: BaseHTTPRequestHandler, code: int, range_header: str | None) -> None:
+        self.requests.append((h.path, range_header, code))
+        h.send_response(code)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def unused_port() -> int:
+    """A loopback port with nothing listening (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -1,0 +1,85 @@
+"""The wheel's light models: onnx's input rule reproduces the shipped outputs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from iree_conformance.onnx.light_models import (
+    LightModelCase,
+    LightModelError,
+    light_data_dir,
+    load_light_models,
+)
+from iree_conformance.onnx.reference import run_onnxruntime
+
+NAMES = [
+    "bvlc_alexnet",
+    "densenet121",
+    "inception_v1",
+    "inception_v2",
+    "resnet50",
+    "shufflenet",
+    "squeezenet",
+    "vgg19",
+    "zfnet512",
+]
+
+
+def cases() -> dict[str, LightModelCase]:
+    return {c.name: c for c in load_light_models()}
+
+
+def test_all_nine_found() -> None:
+    found = cases()
+    assert sorted(found) == NAMES
+    assert found["resnet50"].case_id == "onnx-models/light_resnet50"
+    assert found["densenet121"].rtol == 2e-3  # from data/real/test_densenet121/data.json
+    assert found["vgg19"].rtol == 1e-3 and found["vgg19"].atol == 1e-7
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_shipped_output_matches_onnxruntime(name: str) -> None:
+    case = cases()[name]
+    inputs = case.inputs()
+    assert [x.shape for x in inputs] == [(1, 3, 224, 224)]
+    actual = run_onnxruntime(case.model_path, inputs)
+    expected = case.expected_outputs()
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected, strict=True):
+        np.testing.assert_allclose(a, e, rtol=case.rtol, atol=case.atol)
+
+
+def test_inputs_follow_onnx_runner_rule() -> None:
+    # onnx's Runner.generate_dummy_data(random=False): arange(n).reshape(shape) / n.
+    (x,) = cases()["squeezenet"].inputs()
+    n = x.size
+    assert x.dtype == np.float32
+    assert (
+        x.flat[0] == 0
+        and x.flat[1] == np.float32(1 / n)
+        and x.flat[n - 1] == np.float32((n - 1) / n)
+    )
+
+
+def test_outputs_do_not_depend_on_inputs() -> None:
+    # A fact worth knowing: the light models carry (almost) all-zero weights, so their
+    # outputs are the same for any input. They check that architectures compile and
+    # run, not numerics. If onnx ever ships real weights, this test says so.
+    case = cases()["resnet50"]
+    other = [np.full_like(x, 7.0) for x in case.inputs()]
+    np.testing.assert_allclose(
+        run_onnxruntime(case.model_path, other)[0], case.expected_outputs()[0], rtol=1e-6
+    )
+
+
+def test_missing_output_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "light").mkdir()
+    shutil.copy(light_data_dir() / "light" / "light_squeezenet.onnx", tmp_path / "light")
+    with pytest.raises(LightModelError, match="no expected output light_squeezenet_output_0.pb"):
+        load_light_models(tmp_path)
+    with pytest.raises(LightModelError, match="ships no light models"):
+        load_light_models(tmp_path / "absent")
