@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from iree_conformance.pytest_plugin import (  # noqa: F401 - hooks and fixtures pytest must see
-    conformance,
     configure,
+    conformance,
     pytest_addoption,
     pytest_generate_tests,
     pytest_unconfigure,

@@ -63,6 +63,32 @@ def cmd_run_bundle(args: argparse.Namespace) -> int:
     return 1 if counts.get("fail", 0) or counts.get("xpass", 0) else 0
 
 
+def cmd_update_expectations(args: argparse.Namespace) -> int:
+    """Applies a results JSON to the manifests, as --update-expectations would have."""
+    from .expectations import manifest_paths, write_updated_manifest
+    from .outcome import Outcome
+    from .tomlio import load_toml
+
+    try:
+        data = report_mod.load_results(Path(args.results))
+    except report_mod.ReportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    os_name = args.os or data.get("metadata", {}).get("os", "linux")
+    directory = Path(args.expectations_dir) if args.expectations_dir else Path.cwd() / "conformance" / "expectations"
+    outcomes = [Outcome.from_json(o) for o in data["outcomes"]]
+    for target in sorted({o.target for o in outcomes}):
+        ran = [o for o in outcomes if o.target == target]
+        base_path, overlay_path = manifest_paths(directory, target, os_name)
+        if args.overlay:
+            base = load_toml(base_path).get("xfail", {}) if base_path.exists() else {}
+            path, changed = overlay_path, write_updated_manifest(overlay_path, target, ran, base=base)
+        else:
+            path, changed = base_path, write_updated_manifest(base_path, target, ran)
+        print(f"{'updated' if changed else 'unchanged'} {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="iree-conformance", description="IREE conformance suite tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -76,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--slowest", type=int, default=10, help="how many slowest cases to list")
     p.add_argument("--no-step-summary", action="store_true", help="do not append to $GITHUB_STEP_SUMMARY")
     p.set_defaults(func=cmd_report)
+    p = sub.add_parser("update-expectations", help="apply a results JSON to the expectations manifests (like --update-expectations)")
+    p.add_argument("results", help="results JSON file")
+    p.add_argument("--expectations-dir", help="manifest folder (default: ./conformance/expectations)")
+    p.add_argument("--overlay", action="store_true", help="write the per-OS overlay with the differences only")
+    p.add_argument("--os", help="OS of the overlay (default: the results' metadata.os)")
+    p.set_defaults(func=cmd_update_expectations)
     p = sub.add_parser("run-bundle", help="run a bundle made by --compile-only --bundle (needs only iree-base-runtime and numpy)")
     p.add_argument("bundle", help="bundle folder")
     p.add_argument("--driver", required=True, help="HAL driver, e.g. cuda, local-task")

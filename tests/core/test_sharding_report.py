@@ -4,7 +4,13 @@ import random
 import pytest
 
 from iree_conformance.report import ReportError, load_results, render_markdown, write_results
-from iree_conformance.sharding import ShardError, assign, load_durations, parse_shard, record_durations
+from iree_conformance.sharding import (
+    ShardError,
+    assign,
+    load_durations,
+    parse_shard,
+    record_durations,
+)
 
 
 def test_parse_shard():
@@ -70,3 +76,21 @@ def test_bad_results_file(tmp_path):
     (tmp_path / "y.json").write_text(json.dumps({"schema": 99}))
     with pytest.raises(ReportError, match="schema"):
         load_results(tmp_path / "y.json")
+
+
+def test_cli_update_expectations_from_results(tmp_path):
+    import subprocess
+    import sys
+
+    from iree_conformance.tomlio import load_toml
+
+    results = tmp_path / "r.json"
+    write_results(results, {"os": "linux"}, [
+        outcome("a", "pass"),
+        outcome("b", "fail", "error", "compile", ["error: nope"]),
+    ])
+    (tmp_path / "llvm-cpu.toml").write_text('[xfail]\n"a" = { stage = "crash", reason = "old" }\n')
+    proc = subprocess.run([sys.executable, "-m", "iree_conformance.cli", "update-expectations", str(results),
+                           "--expectations-dir", str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert load_toml(tmp_path / "llvm-cpu.toml")["xfail"] == {"b": {"stage": "fail-compile", "reason": "error: nope"}}
