@@ -24,7 +24,6 @@ import importlib.metadata
 import io
 import json
 import os
-import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ import numpy as np
 
 from .compare import Tolerance, compare_outputs
 from .outcome import Outcome
+from .timing import time_iree_call
 
 BUNDLE_SCHEMA = 1
 
@@ -165,16 +165,6 @@ def _checks_from(entry: dict[str, Any], arrays, outputs_by_set: list[list[np.nda
     return checks
 
 
-def _median_time(fn, runs: int) -> float:
-    fn()  # warm-up
-    samples = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t)
-    return statistics.median(samples)
-
-
 def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = None, force: bool = False, timing_runs: int = 0) -> dict[str, int]:
     """Runs every case of the bundle; returns counts per verdict."""
     import iree.runtime as rt
@@ -225,7 +215,7 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
                 if problems:
                     outcome.status, outcome.diagnostics = "fail", problems[:8]
                 elif timing_runs > 0:
-                    outcome.metrics["timing"] = _time_case(executor, vm_module, context, entry.get("entry"), input_sets[0], timing_runs)
+                    outcome.metrics["timing"] = time_iree_call(executor, vm_module, context, entry.get("entry"), input_sets[0], timing_runs)
             except StageError as e:
                 outcome.status, outcome.stage, outcome.diagnostics = "error", e.stage, e.lines
         outcome.duration = time.perf_counter() - start
@@ -245,17 +235,3 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
     meta["bundle"] = {"iree_compiler": manifest.get("iree_compiler"), "driver": driver, "device": device}
     write_results(Path(report_json), meta, outcomes)
     return dict(counts)
-
-
-def _time_case(executor, vm_module, context, entry, inputs, runs: int) -> dict[str, float]:
-    """Median seconds of the call with device-resident inputs, and of the input upload.
-
-    Informative only: never a pass/fail criterion.
-    """
-    import iree.runtime as rt
-
-    device = context.config.device
-    upload = _median_time(lambda: [rt.asdevicearray(device, x) for x in inputs], runs) if inputs else 0.0
-    resident = [rt.asdevicearray(device, x) for x in inputs]
-    call = _median_time(lambda: executor.run(vm_module, context, entry, resident), runs)
-    return {"median_call_s": call, "median_upload_s": upload, "runs": runs}

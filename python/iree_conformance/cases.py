@@ -46,6 +46,10 @@ class Case:
         expected = self.expected_sets(input_sets)
         return [(list(out), list(exp), self.tolerance) for out, exp in zip(output_sets, expected)]
 
+    def time_reference(self, inputs: list[np.ndarray], runs: int) -> float | None:
+        """Median seconds of the reference computation, where it is a runtime (onnxruntime)."""
+        return None
+
     def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
         return [*target_flags, f"--iree-input-type={self.input_type}"]
 

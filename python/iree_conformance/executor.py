@@ -259,6 +259,11 @@ class Executor:
             ]
             times["run"] = time.perf_counter() - t
             result["stage"] = "run"
+            if job.get("timing_runs"):
+                from .timing import time_iree_call
+
+                inputs = (job.get("input_sets") or [[]])[0]
+                result["timing"] = time_iree_call(self, vm_module, context, job.get("entry"), inputs, job["timing_runs"])
         except StageError as e:
             result.update(status="error", stage=e.stage, diagnostics=e.lines)
         return result

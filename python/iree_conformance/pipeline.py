@@ -12,7 +12,7 @@ from .targets import Target
 from .worker import WorkerClient
 
 
-def build_job(case: Case, target: Target, input_sets: list, compile_only: bool = False) -> dict[str, Any]:
+def build_job(case: Case, target: Target, input_sets: list, compile_only: bool = False, timing_runs: int = 0) -> dict[str, Any]:
     return {
         "case_id": case.case_id,
         "kind": case.kind,
@@ -26,6 +26,7 @@ def build_job(case: Case, target: Target, input_sets: list, compile_only: bool =
         "entry": case.entry,
         "input_sets": input_sets,
         "compile_only": compile_only,
+        "timing_runs": timing_runs,
     }
 
 
@@ -35,6 +36,7 @@ def run_case(
     worker: WorkerClient,
     tolerance_override: Tolerance | None = None,
     compile_only: bool = False,
+    timing_runs: int = 0,
 ) -> tuple[Outcome, dict[str, Any]]:
     """Returns the Outcome and the worker's raw result (which holds the vmfb when compile_only)."""
     start = time.perf_counter()
@@ -53,7 +55,7 @@ def run_case(
         outcome.status, outcome.diagnostics = "error", [f"cannot load the case's inputs: {type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
         return outcome, {}
-    result = worker.execute(build_job(case, target, input_sets, compile_only))
+    result = worker.execute(build_job(case, target, input_sets, compile_only, timing_runs))
     outcome.stage = result.get("stage", "prepare")
     outcome.status = result.get("status", "error")
     outcome.diagnostics = list(result.get("diagnostics", []))
@@ -97,5 +99,10 @@ def run_case(
     if messages:
         outcome.status = "fail"
         outcome.diagnostics = messages[:8]
+    elif timing_runs and "timing" in result:
+        outcome.metrics["timing"] = dict(result["timing"])
+        reference_time = case.time_reference(input_sets[0], timing_runs) if input_sets else None
+        if reference_time is not None:
+            outcome.metrics["timing"][f"{case.reference_name}_median_s"] = reference_time
     outcome.duration = time.perf_counter() - start
     return outcome, result

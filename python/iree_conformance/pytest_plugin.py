@@ -48,6 +48,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--stablehlo-dir", action="append", default=[], metavar="PATH", help="also run every self-checking .mlir file under PATH (repeatable)")
     g.addoption("--reference", choices=["shipped", "interpreter"], default="shipped", help="bundled StableHLO expected values: shipped (default) or recomputed by the StableHLO reference interpreter")
     g.addoption("--stage-timeout", action="append", default=[], metavar="STAGE=SECONDS", help=f"per-stage time limit, e.g. compile=600 (defaults {DEFAULT_STAGE_TIMEOUTS})")
+    g.addoption("--timing-runs", type=int, default=0, metavar="N", help="time each passing case's function N times after a warm-up (median; onnxruntime beside it for models); informative, never pass/fail")
     g.addoption("--compile-only", action="store_true", help="stop after compile (no device needed); with --bundle, write a bundle")
     g.addoption("--bundle", metavar="DIR", help="with --compile-only: write a self-contained bundle of the compiled cases to DIR")
     g.addoption("--cases-file", metavar="PATH", help="run only the case ids listed in PATH (one per line, '#' comments)")
@@ -152,7 +153,9 @@ class ConformanceSession:
             outcome = Outcome(case.case_id, case.suite, target.name, status="skip", reason=reason)
             result: dict[str, Any] = {}
         else:
-            outcome, result = run_case(case, target, self.worker, expectations.tolerance_for(case.case_id), self.compile_only)
+            outcome, result = run_case(
+                case, target, self.worker, expectations.tolerance_for(case.case_id), self.compile_only, self.config.getoption("--timing-runs")
+            )
         if outcome.status == "fail" and self.config.getoption("--bisect-numerics") and hasattr(case, "bisect"):
             outcome.diagnostics.append(self._bisect(case, target))
         if self.compile_only:

@@ -98,6 +98,17 @@ def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
     if xfails:
         lines += ["", "### Expected failures by stage", ""]
         lines += [f"- {stage}: {n}" for stage, n in sorted(xfails.items())]
+    with_timing = [o for o in outcomes if o.get("metrics", {}).get("timing")]
+    if with_timing:
+        lines += ["", "### Timing (informative, not pass/fail)", "", "median of N calls after a warm-up; inputs already on the device", "",
+                  "| case | target | IREE ms | upload ms | onnxruntime ms |", "|---|---|---:|---:|---:|"]
+        for o in sorted(with_timing, key=lambda o: (o["case_id"], o["target"])):
+            t = o["metrics"]["timing"]
+            ort = t.get("onnxruntime_median_s")
+            lines.append(
+                f"| `{o['case_id']}` | {o['target']} | {t['iree_median_s'] * 1e3:.3f} | {t.get('iree_upload_median_s', 0.0) * 1e3:.3f} | "
+                + (f"{ort * 1e3:.3f} |" if ort is not None else "- |")
+            )
     timed = sorted(outcomes, key=lambda o: o.get("duration", 0.0), reverse=True)[:slowest]
     if timed:
         lines += ["", f"### Slowest {len(timed)} cases", "", "| case | target | seconds | compile s |", "|---|---|---:|---:|"]

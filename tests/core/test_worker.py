@@ -123,3 +123,10 @@ def test_seed_programs_give_the_seed_documents_numbers(name, expected, worker, l
     result = worker.execute(build_job(case, llvm_cpu, case.input_sets()))
     assert result["status"] == "pass", result
     np.testing.assert_allclose(result["outputs"][0][0], expected, rtol=0, atol=2e-7)
+
+
+def test_timing_runs_record_a_median(tmp_path, worker, llvm_cpu):
+    outcome, _ = run_case(add_case(tmp_path, "timed"), llvm_cpu, worker, timing_runs=3)
+    assert outcome.status == "pass"
+    timing = outcome.metrics["timing"]
+    assert timing["runs"] == 3 and timing["iree_median_s"] > 0
