@@ -58,7 +58,7 @@ def test_cli_run_bundle_with_timing(made):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     outcomes = json.loads((made / "cli.json").read_text())["outcomes"]
     timed = [o for o in outcomes if "timing" in o["metrics"]]
-    assert timed and all(o["metrics"]["timing"]["median_call_s"] > 0 for o in timed)
+    assert timed and all(o["metrics"]["timing"]["iree_median_s"] > 0 for o in timed)
 
 
 def copy_bundle(made, tmp_path):

@@ -18,7 +18,7 @@ def llvm_cpu():
 
 @pytest.fixture
 def worker(tmp_path):
-    client = WorkerClient(tmp_path / "store", {"compile": 3.0})
+    client = WorkerClient(tmp_path / "store", {"compile": 120.0})
     yield client
     client.close()
 
@@ -66,6 +66,7 @@ def test_crash_becomes_an_outcome_and_the_worker_is_replaced(tmp_path, worker, l
 
 
 def test_hang_becomes_a_timeout(tmp_path, worker, llvm_cpu, monkeypatch):
+    worker.stage_timeouts["compile"] = 2.0
     case = add_case(tmp_path, "hang")
     from iree_conformance import pipeline
 
@@ -74,6 +75,7 @@ def test_hang_becomes_a_timeout(tmp_path, worker, llvm_cpu, monkeypatch):
     outcome, _ = run_case(case, llvm_cpu, worker)
     assert outcome.status == "timeout" and outcome.stage == "compile" and outcome.failure_kind == "timeout"
     monkeypatch.setattr(pipeline, "build_job", real)
+    worker.stage_timeouts["compile"] = 120.0
     assert run_case(add_case(tmp_path, "after2"), llvm_cpu, worker)[0].status == "pass"
 
 
