@@ -1,0 +1,1 @@
+"""One module per subcommand: ``register(subparsers)`` and ``run(args, ctx) -> exit code``."""

@@ -1,0 +1,340 @@
+"""``cache-tools plan``: should this job save its cache, and under which key(s)?"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from typing import Any
+
+from ..config import CacheClass, Config
+from ..entries import CacheEntry, parse_entries
+from ..errors import CacheToolsError
+from ..keys import build_key
+from ..measure import MeasureResult, measure_paths
+from ..output import markdown_table, print_json, table, write_github_outputs, write_step_summary
+from ..planner import Budget, Decision, Planner
+from ..sharding import ShardMember, split_into_shards
+from ..units import GIB, human_bytes
+from .common import (
+    Context,
+    add_api,
+    add_json,
+    add_now,
+    load_config_arg,
+    make_client,
+    now_arg,
+    repo_arg,
+)
+from .keyparts import add_key_args, key_parts, version_for
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "plan",
+        help="decide before a save whether saving is worth it (save=true|false, reason=...)",
+        description=(
+            "Measure the class's paths, read the repository's cache state, and decide whether "
+            "to save: the ref must be allowed by save_on, the key must be new, the class must "
+            "stay within max_share, and a save that does not fit must not make GitHub evict an "
+            "entry of higher priority. Sharded classes get one decision per shard. Outputs: save, "
+            "reason, key, restore-keys, version, compressed-bytes, shards (JSON)."
+        ),
+    )
+    p.add_argument("--config", required=True, help="cache classes config (TOML)")
+    p.add_argument("--class", dest="cache_class", required=True, help="the class to plan for")
+    p.add_argument(
+        "--path",
+        action="append",
+        default=[],
+        help="path to save (repeatable); default: the class's paths",
+    )
+    p.add_argument("--ref", required=True, help="the ref the save would belong to ($GITHUB_REF)")
+    p.add_argument(
+        "--default-branch", help="default branch name (default: settings.default_branch)"
+    )
+    p.add_argument("--key", help="use this key instead of building one from the key parts")
+    p.add_argument(
+        "--compressed-bytes",
+        type=int,
+        help="skip measuring and use this compressed size (non-sharded classes)",
+    )
+    p.add_argument(
+        "--offline",
+        action="store_true",
+        help="do not call the API: assume an empty cache and the default 10 GiB limit",
+    )
+    add_key_args(p)
+    add_api(p)
+    add_now(p)
+    add_json(p)
+
+
+def _state(
+    args: argparse.Namespace, ctx: Context, config: Config
+) -> tuple[list[CacheEntry], Budget, list[str]]:
+    fallback = config.settings.fallback_limit_bytes
+    if args.offline:
+        return [], Budget(fallback, 0, "default (offline)"), []
+    repo = repo_arg(args, ctx)
+    client = make_client(args, ctx)
+    entries = parse_entries(client.list_caches(repo))
+    usage = client.cache_usage(repo)["active_caches_size_in_bytes"]
+    gb = client.storage_limit_gb(repo)
+    budget = Budget(gb * GIB, usage, "api") if gb else Budget(fallback, usage, "default")
+    return entries, budget, client.events
+
+
+def _shard_members(result: MeasureResult, cls: CacheClass) -> list[ShardMember]:
+    assert cls.shards is not None
+    ratio = result.ratio or 1.0
+    members = []
+    for g in result.groups:
+        if g.files == 0:
+            continue
+        size = g.compressed_bytes if g.compressed_bytes is not None else int(g.raw_bytes * ratio)
+        members.append(
+            ShardMember(
+                g.name, size, g.raw_bytes, g.content_hash or "", cls.shards.value_of(g.name)
+            )
+        )
+    return members
+
+
+def _plan_shards(
+    args: argparse.Namespace,
+    ctx: Context,
+    config: Config,
+    cls: CacheClass,
+    planner: Planner,
+    result: MeasureResult,
+) -> dict[str, Any]:
+    assert cls.shards is not None
+    split = split_into_shards(
+        _shard_members(result, cls), cls.shards.max_shard_bytes, cls.shards.max_shards
+    )
+    stage_dir = cls.shards.stage_dir or f".cache-shards/{cls.name}"
+    shards = []
+    for shard in split.shards:
+        built = build_key(
+            key_parts(
+                args, ctx, config, cls.name, shard=shard.index, content_hash=shard.content_hash
+            )
+        )
+        decision = planner.decide(built.key, shard.compressed_bytes)
+        stage = f"{stage_dir}/s{shard.index:03d}"
+        shards.append(
+            {
+                **shard.to_dict(),
+                "key": built.key,
+                "restore_keys": list(built.restore_keys),
+                "stage_path": stage,
+                "version": version_for(args, ctx, [stage]),
+                "decision": decision.to_dict(),
+            }
+        )
+    saving = [s for s in shards if s["decision"]["save"]]
+    counts = Counter(s["decision"]["reason"] for s in shards if not s["decision"]["save"])
+    detail = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
+    reason = f"save {len(saving)}/{len(shards)} shards" + (f" ({detail})" if detail else "")
+    return {
+        "save": bool(saving),
+        "reason": reason,
+        "compressed_bytes": result.compressed_bytes,
+        "shards": shards,
+        "left_out": [m.name for m in split.left_out],
+    }
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    config = load_config_arg(args.config, required=True)
+    cls = config.get_class(args.cache_class)
+    paths = list(args.path) or list(cls.paths)
+    default_branch = args.default_branch or config.settings.default_branch
+    now = now_arg(args.now)
+    if cls.shards is not None and args.compressed_bytes is not None:
+        raise CacheToolsError(
+            f"--compressed-bytes cannot be used for sharded class {cls.name!r}: shards need measuring"
+        )
+
+    # Refuse by ref before spending time on the API or measuring.
+    gate = Planner(config, cls, [], Budget(0, 0, ""), args.ref, default_branch, now).ref_allowed()
+    if gate is not None:
+        return _emit(
+            args,
+            ctx,
+            cls,
+            {
+                "save": False,
+                "reason": gate.reason,
+                "message": gate.message,
+                "compressed_bytes": None,
+                "budget": None,
+            },
+            None,
+        )
+
+    entries, budget, events = _state(args, ctx, config)
+    planner = Planner(config, cls, entries, budget, args.ref, default_branch, now)
+    if cls.shards is not None:
+        result = measure_paths(paths, _archive_method(args), hash_groups=True)
+        data = _plan_shards(args, ctx, config, cls, planner, result)
+        data["budget"] = budget.to_dict()
+        data["api_events"] = events
+        return _emit(args, ctx, cls, data, None)
+
+    if args.key:
+        key, restore = args.key, []
+    else:
+        built = build_key(key_parts(args, ctx, config, cls.name))
+        key, restore = built.key, list(built.restore_keys)
+    if args.compressed_bytes is not None:
+        size = args.compressed_bytes
+    else:
+        size = measure_paths(paths, _archive_method(args)).compressed_bytes
+    decision = planner.decide(key, size)
+    data = {
+        "save": decision.save,
+        "reason": decision.reason,
+        "message": decision.message,
+        "key": key,
+        "restore_keys": restore,
+        "version": version_for(args, ctx, paths),
+        "compressed_bytes": size,
+        "budget": budget.to_dict(),
+        "decision": decision.to_dict(),
+        "api_events": events,
+    }
+    return _emit(args, ctx, cls, data, decision)
+
+
+def _archive_method(args: argparse.Namespace) -> str:
+    """The archive compression matching the version's compression method."""
+    if args.compression == "auto":
+        return "auto"
+    return "gzip" if args.compression == "gzip" else "zstd"
+
+
+def _emit(
+    args: argparse.Namespace,
+    ctx: Context,
+    cls: CacheClass,
+    data: dict[str, Any],
+    decision: Decision | None,
+) -> int:
+    outputs: dict[str, Any] = {"save": data["save"], "reason": data["reason"]}
+    for name in ("key", "version", "compressed_bytes"):
+        if data.get(name) not in (None, ""):
+            outputs[name.replace("_", "-")] = data[name]
+    if data.get("restore_keys"):
+        outputs["restore-keys"] = data["restore_keys"]
+    if "shards" in data:
+        outputs["shards"] = _json_list(data["shards"])
+    write_github_outputs(outputs, ctx.env)
+    write_step_summary(_summary(cls, data), ctx.env)
+    if args.json:
+        print_json(data, ctx.out)
+    else:
+        ctx.out.write(_render(data))
+    return 0
+
+
+def _json_list(shards: list[dict[str, Any]]) -> str:
+    slim = [
+        {
+            "index": s["index"],
+            "key": s["key"],
+            "stage_path": s["stage_path"],
+            "version": s["version"],
+            "members": s["members"],
+            "save": s["decision"]["save"],
+            "reason": s["decision"]["reason"],
+        }
+        for s in shards
+    ]
+    return json.dumps(slim, separators=(",", ":"))
+
+
+def _render(data: dict[str, Any]) -> str:
+    lines = [f"save:    {'true' if data['save'] else 'false'}", f"reason:  {data['reason']}"]
+    if data.get("message"):
+        lines.append(f"why:     {data['message']}")
+    if data.get("key"):
+        lines.append(f"key:     {data['key']}")
+    if data.get("compressed_bytes") is not None:
+        lines.append(f"size:    {human_bytes(data['compressed_bytes'])} compressed")
+    budget = data.get("budget")
+    if budget:
+        lines.append(
+            f"limit:   {human_bytes(budget['limit_bytes'])} ({budget['limit_source']}), "
+            f"in use {human_bytes(budget['usage_bytes'])}"
+        )
+    decision = data.get("decision") or {}
+    for label in ("replaces", "evicts", "blocked_by"):
+        items = decision.get(label) or []
+        if items:
+            lines.append(f"{label.replace('_', ' ')}:")
+            lines += [
+                f"  {e['key']} ({human_bytes(e['size_in_bytes'])}, {e['ref']})" for e in items[:10]
+            ]
+    if data.get("shards"):
+        lines += [
+            "",
+            table(
+                ["shard", "members", "compressed", "save", "reason", "key"],
+                [
+                    [
+                        s["index"],
+                        len(s["members"]),
+                        human_bytes(s["compressed_bytes"]),
+                        "yes" if s["decision"]["save"] else "no",
+                        s["decision"]["reason"],
+                        s["key"],
+                    ]
+                    for s in data["shards"]
+                ],
+            ),
+        ]
+    lines += [f"api: {event}" for event in data.get("api_events") or []]
+    if data.get("left_out"):
+        lines.append(f"not cached (over max_shards): {', '.join(data['left_out'])}")
+    return "\n".join(lines) + "\n"
+
+
+def _summary(cls: CacheClass, data: dict[str, Any]) -> str:
+    verdict = "will be saved" if data["save"] else "will NOT be saved"
+    lines = [f"### Cache plan: `{cls.name}` {verdict}", "", f"**reason:** `{data['reason']}`"]
+    if data.get("message"):
+        lines += ["", data["message"]]
+    decision = data.get("decision") or {}
+    if decision.get("blocked_by"):
+        lines += [
+            "",
+            "Entries that would be evicted despite a higher priority:",
+            "",
+            markdown_table(
+                ["key", "ref", "size"],
+                [
+                    [e["key"], e["ref"], human_bytes(e["size_in_bytes"])]
+                    for e in decision["blocked_by"][:20]
+                ],
+            ),
+        ]
+    if data.get("shards"):
+        lines += [
+            "",
+            markdown_table(
+                ["shard", "members", "compressed", "save", "reason"],
+                [
+                    [
+                        s["index"],
+                        len(s["members"]),
+                        human_bytes(s["compressed_bytes"]),
+                        "yes" if s["decision"]["save"] else "no",
+                        s["decision"]["reason"],
+                    ]
+                    for s in data["shards"]
+                ],
+            ),
+        ]
+    return "\n".join(lines)

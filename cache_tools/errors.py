@@ -1,0 +1,40 @@
+"""Error types with the exit codes the CLI maps them to.
+
+Every message names the thing that failed and what to do about it; none may
+contain a credential (the API client redacts tokens before raising).
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_INPUT = 2  # bad arguments, config, paths
+EXIT_THRESHOLD = 3  # audit --fail-over tripped
+EXIT_API = 4  # GitHub API failed or answered nonsense
+
+
+class CacheToolsError(Exception):
+    """Base class: an expected failure with a user-facing message."""
+
+    exit_code = EXIT_INPUT
+
+
+class ConfigError(CacheToolsError):
+    """The TOML config is missing, unparsable or inconsistent."""
+
+
+class MeasureError(CacheToolsError):
+    """A path to archive is missing or unreadable."""
+
+
+class KeyRuleError(CacheToolsError):
+    """A cache key breaks GitHub's key rules or our key grammar."""
+
+
+class ApiError(CacheToolsError):
+    """The GitHub REST API failed, refused, or answered malformed data."""
+
+    exit_code = EXIT_API
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status

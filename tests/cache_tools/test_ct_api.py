@@ -1,0 +1,244 @@
+from __future__ import annotations
+
+import logging
+
+import pytest
+from ct_fake_github import TOKEN, FakeGitHub, entry
+
+from cache_tools.credentials import Token, token_from_env
+from cache_tools.errors import ApiError
+from cache_tools.github_api import GitHubClient, parse_link_header
+
+REPO = "octo/repo"
+
+
+def client_for(server: FakeGitHub, sleeps: list[float] | None = None, **kw) -> GitHubClient:
+    sink = sleeps if sleeps is not None else []
+    return GitHubClient(
+        Token(TOKEN, "GITHUB_TOKEN"), server.url, sleep=sink.append, clock=lambda: 1000.0, **kw
+    )
+
+
+def many(n: int) -> list[dict]:
+    return [
+        entry(i, f"k-{i}", "refs/heads/main", 10 * i, f"2025-01-01T00:{i % 60:02d}:00Z")
+        for i in range(1, n + 1)
+    ]
+
+
+def test_lists_every_page_via_link_headers(fake_github: FakeGitHub) -> None:
+    fake_github.entries = many(250)
+    got = client_for(fake_github).list_caches(REPO)
+    assert sorted(e["id"] for e in got) == list(range(1, 251))
+    pages = fake_github.calls("GET", f"/repos/{REPO}/actions/caches")
+    assert len(pages) == 3
+    assert all(p["query"]["per_page"] == "100" for p in pages)
+    assert [p["query"].get("page", "1") for p in pages] == ["1", "2", "3"]
+
+
+def test_usage_and_limits(fake_github: FakeGitHub) -> None:
+    fake_github.entries = many(5)
+    c = client_for(fake_github)
+    assert c.cache_usage(REPO)["active_caches_size_in_bytes"] == 150
+    assert c.storage_limit_gb(REPO) == 10
+    assert c.retention_days(REPO) == 7
+    fake_github.storage_limit_gb = None  # 404 on storage-limit and usage-policy
+    fake_github.retention_days = None  # 403
+    assert c.storage_limit_gb(REPO) is None
+    assert c.retention_days(REPO) is None
+    assert any("HTTP 403" in e for e in c.events)
+
+
+def test_401_is_a_clear_error_without_the_token(fake_github: FakeGitHub) -> None:
+    c = GitHubClient(
+        Token("ghp_wrongTOKENvalue42", "GH_TOKEN"), fake_github.url, sleep=lambda s: None
+    )
+    with pytest.raises(ApiError) as info:
+        c.list_caches(REPO)
+    assert info.value.status == 401
+    assert "HTTP 401 (Bad credentials)" in str(info.value) and "GITHUB_TOKEN/GH_TOKEN" in str(
+        info.value
+    )
+    assert "ghp_wrongTOKENvalue42" not in str(info.value)
+
+
+def test_403_rate_limit_waits_until_reset_then_succeeds(fake_github: FakeGitHub) -> None:
+    path = f"/repos/{REPO}/actions/cache/usage"
+    fake_github.script(
+        "GET",
+        path,
+        403,
+        {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1010"},
+        {"message": "API rate limit exceeded"},
+    )
+    sleeps: list[float] = []
+    c = client_for(fake_github, sleeps)
+    assert c.cache_usage(REPO)["full_name"] == REPO
+    assert sleeps == [11.0]  # reset 1010 - clock 1000 + 1 s margin
+    assert "rate limited (HTTP 403)" in c.events[0]
+
+
+def test_429_honours_retry_after(fake_github: FakeGitHub) -> None:
+    path = f"/repos/{REPO}/actions/caches"
+    fake_github.script("GET", path, 429, {"retry-after": "3"}, {"message": "secondary rate limit"})
+    sleeps: list[float] = []
+    client_for(fake_github, sleeps).list_caches(REPO)
+    assert sleeps == [3.0]
+
+
+def test_rate_limit_longer_than_max_wait_gives_up_saying_why(fake_github: FakeGitHub) -> None:
+    fake_github.script("GET", f"/repos/{REPO}/actions/caches", 429, {"retry-after": "3600"})
+    sleeps: list[float] = []
+    with pytest.raises(
+        ApiError, match=r"rate limited \(HTTP 429\); GitHub asks to wait 3600s"
+    ) as info:
+        client_for(fake_github, sleeps, max_wait=60).list_caches(REPO)
+    assert sleeps == [] and info.value.exit_code == 4
+
+
+def test_500_then_success_backs_off(fake_github: FakeGitHub) -> None:
+    path = f"/repos/{REPO}/actions/caches"
+    fake_github.script("GET", path, 500, body={"message": "boom"})
+    fake_github.script("GET", path, 502, body=b"<html>bad gateway</html>")
+    fake_github.entries = many(2)
+    sleeps: list[float] = []
+    assert len(client_for(fake_github, sleeps).list_caches(REPO)) == 2
+    assert sleeps == [1.0, 2.0]
+
+
+def test_persistent_500_gives_up_after_bounded_retries(fake_github: FakeGitHub) -> None:
+    path = f"/repos/{REPO}/actions/cache/usage"
+    for _ in range(10):
+        fake_github.script("GET", path, 503)
+    sleeps: list[float] = []
+    with pytest.raises(ApiError, match=r"HTTP 503 persisted over 3 attempts"):
+        client_for(fake_github, sleeps, max_retries=2).cache_usage(REPO)
+    assert sleeps == [1.0, 2.0]
+
+
+def test_403_without_rate_limit_headers_is_a_permission_error(fake_github: FakeGitHub) -> None:
+    fake_github.script(
+        "GET",
+        f"/repos/{REPO}/actions/caches",
+        403,
+        {"x-ratelimit-remaining": "4999"},
+        {"message": "Resource not accessible by integration"},
+    )
+    with pytest.raises(ApiError, match="lacks permission"):
+        client_for(fake_github).list_caches(REPO)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"not json at all", "expected JSON"),
+        ({"total_count": 1}, "expected an object with a list 'actions_caches'"),
+        ([1, 2, 3], "expected an object"),
+    ],
+)
+def test_malformed_list_answers(fake_github: FakeGitHub, body, message) -> None:
+    fake_github.script("GET", f"/repos/{REPO}/actions/caches", 200, body=body)
+    with pytest.raises(ApiError, match=message):
+        client_for(fake_github).list_caches(REPO)
+
+
+def test_malformed_usage_answer(fake_github: FakeGitHub) -> None:
+    fake_github.script("GET", f"/repos/{REPO}/actions/cache/usage", 200, body={"full_name": REPO})
+    with pytest.raises(ApiError, match="active_caches_size_in_bytes"):
+        client_for(fake_github).cache_usage(REPO)
+
+
+def test_delete_by_id_and_by_key_and_ref(fake_github: FakeGitHub) -> None:
+    fake_github.entries = [
+        entry(1, "a", "refs/heads/main", 1, "2025-01-01T00:00:00Z"),
+        entry(2, "b", "refs/heads/main", 1, "2025-01-01T00:00:00Z"),
+        entry(3, "b", "refs/pull/7/merge", 1, "2025-01-01T00:00:00Z"),
+    ]
+    c = client_for(fake_github)
+    assert c.delete_cache(REPO, 1) is True
+    assert c.delete_cache(REPO, 1) is False  # already gone: 404 is not an error
+    gone = c.delete_by_key(REPO, "b", ref="refs/pull/7/merge")
+    assert [e["id"] for e in gone] == [3]
+    assert [e["id"] for e in fake_github.entries] == [2]
+    assert fake_github.deleted_ids == [1, 3]
+
+
+def test_pull_request_state(fake_github: FakeGitHub) -> None:
+    fake_github.pulls = {5: "closed", 6: "open"}
+    c = client_for(fake_github)
+    assert (c.pull_state(REPO, 5), c.pull_state(REPO, 6), c.pull_state(REPO, 99)) == (
+        "closed",
+        "open",
+        None,
+    )
+
+
+def test_token_is_not_sent_to_another_host(fake_github: FakeGitHub) -> None:
+    other = FakeGitHub().start()
+    try:
+        fake_github.entries = many(1)
+        fake_github.script(
+            "GET",
+            f"/repos/{REPO}/actions/caches",
+            200,
+            {"Link": f'<{other.url}/x?page=2>; rel="next"'},
+            {"total_count": 2, "actions_caches": fake_github.entries},
+        )
+        with pytest.raises(ApiError, match="another host"):
+            client_for(fake_github).list_caches(REPO)
+        assert other.requests == []
+    finally:
+        other.stop()
+
+
+def test_bad_repo_and_api_url() -> None:
+    with pytest.raises(ApiError, match="OWNER/NAME"):
+        GitHubClient(None, "http://127.0.0.1:1").list_caches("just-a-name")
+    with pytest.raises(ApiError, match="not an http"):
+        GitHubClient(None, "ftp://example")
+
+
+def test_unreachable_api_reports_attempts() -> None:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens here now
+    sleeps: list[float] = []
+    c = GitHubClient(
+        Token(TOKEN, "GITHUB_TOKEN"),
+        f"http://127.0.0.1:{port}",
+        sleep=sleeps.append,
+        max_retries=1,
+        timeout=2,
+    )
+    with pytest.raises(ApiError, match="could not reach the API after 2 attempts") as info:
+        c.cache_usage(REPO)
+    assert TOKEN not in str(info.value) and sleeps == [1.0]
+
+
+def test_token_from_env_and_its_disguise(caplog: pytest.LogCaptureFixture) -> None:
+    tok = token_from_env({"GH_TOKEN": TOKEN})
+    assert tok is not None and tok.source == "GH_TOKEN"
+    assert TOKEN not in repr(tok) and TOKEN not in str(tok) and TOKEN not in f"{tok}"
+    assert token_from_env({"GITHUB_TOKEN": "a", "GH_TOKEN": "b"}).reveal() == "a"
+    with pytest.raises(ApiError, match="no GitHub token"):
+        token_from_env({})
+    logging.getLogger("cache_tools.api").warning("%s", tok)
+    assert TOKEN not in caplog.text
+
+
+def test_link_header_parsing() -> None:
+    links = parse_link_header('<https://a/x?page=2>; rel="next", <https://a/x?page=5>; rel="last"')
+    assert links == {"next": "https://a/x?page=2", "last": "https://a/x?page=5"}
+    assert parse_link_header(None) == {}
+
+
+def test_non_json_answer_echoing_the_token_is_redacted(fake_github: FakeGitHub) -> None:
+    fake_github.script(
+        "GET", f"/repos/{REPO}/actions/cache/usage", 200, body=f"oops {TOKEN} oops".encode()
+    )
+    with pytest.raises(ApiError, match="expected JSON") as info:
+        client_for(fake_github).cache_usage(REPO)
+    assert TOKEN not in str(info.value) and TOKEN[:12] not in str(info.value)

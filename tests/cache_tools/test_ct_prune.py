@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ct_fake_github import FakeGitHub
+from ct_scenario import scenario
+
+from cache_tools.config import load_config
+from cache_tools.entries import parse_entries
+from cache_tools.errors import ApiError
+from cache_tools.prune import execute_prune, plan_prune
+
+REPO = "octo/repo"
+
+
+def prune(run_cli, server: FakeGitHub, config: Path, *extra: str):
+    return run_cli(
+        "prune", "--repo", REPO, "--api-url", server.url, "--config", str(config), "--json", *extra
+    )
+
+
+def test_dry_run_deletes_nothing(fake_github: FakeGitHub, config_file: Path, run_cli) -> None:
+    fake_github.entries = scenario()
+    fake_github.pulls = {12: "closed", 13: "open"}
+    before = [e["id"] for e in fake_github.entries]
+    res = prune(run_cli, fake_github, config_file)
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert data["dry_run"] is True
+    assert data["planned_ids"] == [4, 6]  # closed PR 12; superseded on PR 13
+    assert {e["id"]: e["reason"] for e in data["planned"]} == {
+        4: "closed-pull-request",
+        6: "superseded",
+    }
+    assert [e["id"] for e in data["kept_protected"]] == [1]
+    assert fake_github.calls("DELETE") == [] and fake_github.deleted_ids == []
+    assert [e["id"] for e in fake_github.entries] == before
+
+
+def test_yes_deletes_exactly_the_planned_ids(
+    fake_github: FakeGitHub, config_file: Path, run_cli
+) -> None:
+    fake_github.entries = scenario()
+    fake_github.pulls = {12: "closed", 13: "open"}
+    planned = json.loads(prune(run_cli, fake_github, config_file).out)["planned_ids"]
+    res = prune(run_cli, fake_github, config_file, "--yes")
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert data["deleted"] == planned == sorted(fake_github.deleted_ids)
+    assert [c["path"].rsplit("/", 1)[1] for c in fake_github.calls("DELETE")] == [
+        str(i) for i in planned
+    ]
+    assert 1 in {e["id"] for e in fake_github.entries}  # protected default-branch entry kept
+
+
+def test_protected_class_only_when_named(
+    fake_github: FakeGitHub, config_file: Path, run_cli
+) -> None:
+    fake_github.entries = scenario()
+    res = prune(
+        run_cli,
+        fake_github,
+        config_file,
+        "--yes",
+        "--include-protected",
+        "llvm-mlir",
+        "--class",
+        "llvm-mlir",
+        "--keep-closed-prs",
+    )
+    data = json.loads(res.out)
+    assert data["deleted"] == [1] and fake_github.deleted_ids == [1]
+    assert fake_github.calls("GET", f"/repos/{REPO}/pulls") == []  # --keep-closed-prs: no lookups
+
+
+def test_unknown_class_name_is_an_error(
+    fake_github: FakeGitHub, config_file: Path, run_cli
+) -> None:
+    res = prune(run_cli, fake_github, config_file, "--include-protected", "llvm")
+    assert res.code == 2 and "class 'llvm' is not defined" in res.err
+    assert fake_github.requests == []
+
+
+def test_table_output_says_dry_run(fake_github: FakeGitHub, config_file: Path, run_cli) -> None:
+    fake_github.entries = scenario()
+    res = run_cli(
+        "prune", "--repo", REPO, "--api-url", fake_github.url, "--config", str(config_file)
+    )
+    assert "dry run: nothing deleted (add --yes to delete)" in res.out
+    assert "kept 1 default-branch entries of protected classes" in res.out
+
+
+def test_execute_continues_after_a_failure_and_stops_on_auth(config_file: Path) -> None:
+    entries = parse_entries(scenario())
+    plan = plan_prune(entries, load_config(str(config_file)), lambda n: "closed")
+    assert plan.ids == [4, 5, 6]
+
+    def flaky(cache_id: int) -> bool:
+        if cache_id == 4:
+            raise ApiError("boom", 500)
+        return cache_id != 6
+
+    out = execute_prune(plan, flaky)
+    assert (out.deleted, out.already_gone, [f["id"] for f in out.failed]) == ([5], [6], [4])
+
+    def denied(cache_id: int) -> bool:
+        raise ApiError("forbidden", 403)
+
+    assert [f["id"] for f in execute_prune(plan, denied).failed] == [4]
