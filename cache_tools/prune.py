@@ -1,8 +1,8 @@
 """Choose cache entries to delete, and delete exactly those, by id.
 
-Candidates: superseded entries, and entries of closed pull requests. Entries
-on the default branch of a protected class are kept unless that class is named
-with ``--include-protected``.
+Candidates: superseded entries, and entries of closed pull requests (either
+kind can be switched off). Entries on the default branch of a protected class
+are kept unless that class is named with ``--include-protected``.
 """
 
 from __future__ import annotations
@@ -51,9 +51,12 @@ def plan_prune(
     include_protected: Collection[str] = (),
     only_classes: Collection[str] = (),
     closed_prs: bool = True,
+    superseded_entries: bool = True,
 ) -> PrunePlan:
     """Pick what to delete. ``pull_state(n)`` answers 'open'/'closed'/None, once per PR."""
-    reasons: dict[int, str] = {e.id: SUPERSEDED for e in superseded(entries, config.classes)}
+    reasons: dict[int, str] = {}
+    if superseded_entries:
+        reasons = {e.id: SUPERSEDED for e in superseded(entries, config.classes)}
     if closed_prs:
         states: dict[int, str | None] = {}
         for e in entries:

@@ -12,16 +12,24 @@ import os
 import stat
 import tarfile
 from collections.abc import Callable
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from .errors import MeasureError
 from .walk import Member
 
-try:  # Unix only; on Windows tar headers carry no owner names
-    import grp
-    import pwd
-except ImportError:  # pragma: no cover - Windows
-    grp = pwd = None  # type: ignore[assignment]
+# Owner name lookups (uid -> user name, gid -> group name). The pwd and grp modules
+# exist on Unix only; on Windows (or wherever they are missing) the lookups are None
+# and tar headers carry empty uname/gname, as tar on Windows writes them.
+_getpwuid: Callable[[int], Any] | None
+_getgrgid: Callable[[int], Any] | None
+try:
+    from pwd import getpwuid as _getpwuid
+except ImportError:  # Windows
+    _getpwuid = None
+try:
+    from grp import getgrgid as _getgrgid
+except ImportError:  # Windows
+    _getgrgid = None
 
 BLOCK = tarfile.BLOCKSIZE  # 512
 RECORD = tarfile.RECORDSIZE  # 10240, GNU tar's default blocking factor 20
@@ -52,19 +60,23 @@ class _Names:
 
     def user(self, uid: int) -> str:
         if uid not in self._users:
-            try:
-                self._users[uid] = pwd.getpwuid(uid).pw_name if pwd else ""
-            except KeyError:
-                self._users[uid] = ""
+            self._users[uid] = _lookup(_getpwuid, uid, "pw_name")
         return self._users[uid]
 
     def group(self, gid: int) -> str:
         if gid not in self._groups:
-            try:
-                self._groups[gid] = grp.getgrgid(gid).gr_name if grp else ""
-            except KeyError:
-                self._groups[gid] = ""
+            self._groups[gid] = _lookup(_getgrgid, gid, "gr_name")
         return self._groups[gid]
+
+
+def _lookup(func: Callable[[int], Any] | None, ident: int, field: str) -> str:
+    """A name from pwd/grp; "" without the module (Windows) or for an unknown id."""
+    if func is None:
+        return ""
+    try:
+        return str(getattr(func(ident), field))
+    except (KeyError, OverflowError):
+        return ""
 
 
 class TarStreamWriter:

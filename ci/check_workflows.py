@@ -7,8 +7,10 @@
                  every job, no pull_request_target, no ${{ }} inside run: scripts, actions
                  pinned to full commit SHAs with the version in a comment, checkouts
                  without persisted credentials, every actions/cache step keyed by a
-                 `cache-tools key` step, every ci/ script that a run: calls exists and
-                 answers --help
+                 `cache-tools key` step (or, per shard, by ci/cache_shards.py), the
+                 cache classes the workflows use defined in cache_tools.toml, shard
+                 steps in the composite actions covering max_shards of every sharded
+                 class, every ci/ script that a run: calls exists and answers --help
   cibuildwheel   `cibuildwheel --print-build-identifiers --platform P` with
                  ci/cibuildwheel.toml lists exactly the intended builds for linux,
                  macos and windows, for both IREE package folders
@@ -58,6 +60,13 @@ _SHA_REF = re.compile(r"^[0-9a-f]{40}$")
 _USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>[^\s#]+)\s*(?:#\s*(?P<comment>.*))?$")
 _CI_SCRIPT = re.compile(r"(?<![\w/.-])(ci/[\w./-]+\.py)\b")
 _STEP_OUTPUT = re.compile(r"^\$\{\{\s*steps\.([\w-]+)\.outputs\.([\w-]+)\s*\}\}$")
+# Sharded classes: the per-shard outputs of ci/cache_shards.py (keys: from `cache-tools key
+# --shard I`; plan: from `cache-tools plan`), one actions/cache step per shard index.
+SHARD_SCRIPT = "ci/cache_shards.py"
+_SHARD_KEY = re.compile(r"^s(\d+)-key$")
+_SHARD_RESTORE_KEYS = re.compile(r"^s(\d+)-restore-keys$")
+_SLOTS_ARG = re.compile(r"--slots\s+(\d+)")
+CACHE_CONFIG = REPO_ROOT / "cache_tools.toml"
 
 
 # -- loading ----------------------------------------------------------------------------
@@ -217,12 +226,21 @@ def _runs_cache_tools_key(step: dict[str, Any] | None) -> bool:
     return step is not None and "cache-tools key" in str(step.get("run", ""))
 
 
+def _runs_shard_script(step: dict[str, Any] | None) -> bool:
+    return step is not None and SHARD_SCRIPT in str(step.get("run", ""))
+
+
 def _key_source_ok(expr: str, steps_by_id: dict[str, dict[str, Any]], actions: dict[str, dict[str, Any]]) -> bool:
-    """expr is steps.X.outputs.key where X runs `cache-tools key` or is a cache-restore step."""
+    """expr is steps.X.outputs.key where X runs `cache-tools key` or is a cache-restore step,
+    or steps.X.outputs.sI-key (one shard's key) where X runs ci/cache_shards.py."""
     m = _STEP_OUTPUT.match(str(expr).strip())
-    if not m or m.group(2) != "key":
+    if not m:
         return False
     step = steps_by_id.get(m.group(1))
+    if _SHARD_KEY.match(m.group(2)):
+        return _runs_shard_script(step)
+    if m.group(2) != "key":
+        return False
     if _runs_cache_tools_key(step):
         return True
     if step is not None and step.get("uses") == LOCAL_RESTORE:
@@ -231,6 +249,15 @@ def _key_source_ok(expr: str, steps_by_id: dict[str, dict[str, Any]], actions: d
         inner = {s.get("id"): s for s in (action.get("runs") or {}).get("steps") or [] if s.get("id")}
         return _key_source_ok(value, inner, {})
     return False
+
+
+def _restore_keys_ok(expr: str, steps_by_id: dict[str, dict[str, Any]]) -> bool:
+    m = _STEP_OUTPUT.match(expr.strip())
+    if not m:
+        return False
+    if _SHARD_RESTORE_KEYS.match(m.group(2)):
+        return _runs_shard_script(steps_by_id.get(m.group(1)))
+    return m.group(2) == "restore-keys"
 
 
 def check_cache_keys() -> list[str]:
@@ -258,13 +285,77 @@ def check_cache_keys() -> list[str]:
                 if not _key_source_ok(key, by_id, actions):
                     problems.append(f"{label}: key {key!r} does not come from a `cache-tools key` step")
                 restore = str(with_.get("restore-keys", ""))
-                if restore and not re.fullmatch(r"\$\{\{\s*steps\.[\w-]+\.outputs\.restore-keys\s*\}\}", restore.strip()):
+                if restore and not _restore_keys_ok(restore, by_id):
                     problems.append(f"{label}: restore-keys {restore!r} do not come from `cache-tools key`")
             elif uses == LOCAL_SAVE:
                 if not _key_source_ok(str(with_.get("key", "")), by_id, actions):
                     problems.append(f"{label}: key {with_.get('key')!r} is not a cache-restore step's key")
     if cache_steps == 0:
         problems.append("no actions/cache steps found at all")
+    return problems
+
+
+def cache_classes(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The [classes.*] tables of cache_tools.toml."""
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    with open(path or CACHE_CONFIG, "rb") as fh:
+        classes = tomllib.load(fh).get("classes") or {}
+    return {name: body for name, body in classes.items() if isinstance(body, dict)}
+
+
+def sharded_classes(path: Path | None = None) -> dict[str, int]:
+    """{class: max_shards} of the sharded classes in cache_tools.toml."""
+    return {name: int((body.get("shards") or {}).get("max_shards", 32))
+            for name, body in cache_classes(path).items() if "shards" in body}
+
+
+def classes_used() -> dict[str, list[str]]:
+    """{class: [where]} for every `class:` given to the cache-restore / cache-save actions."""
+    found: dict[str, list[str]] = {}
+    for where, step in steps_everywhere():
+        if step.get("uses") in (LOCAL_RESTORE, LOCAL_SAVE):
+            found.setdefault(str((step.get("with") or {}).get("class", "")), []).append(where)
+    return found
+
+
+def check_cache_classes() -> list[str]:
+    """The workflows use exactly the classes cache_tools.toml defines."""
+    if not CACHE_CONFIG.is_file():
+        return [f"{CACHE_CONFIG.name} is missing"]
+    defined = set(cache_classes())
+    used = classes_used()
+    problems = [f"{places[0]}: class {name!r} is not defined in {CACHE_CONFIG.name}"
+                for name, places in sorted(used.items()) if name not in defined]
+    problems += [f"{CACHE_CONFIG.name}: class {name!r} is used by no workflow"
+                 for name in sorted(defined - set(used))]
+    return problems
+
+
+def check_shard_slots() -> list[str]:
+    """cache-restore and cache-save have one cache step per shard index 0..N-1, pass
+    --slots N to ci/cache_shards.py, and N covers max_shards of every sharded class."""
+    problems = []
+    actions = local_actions()
+    needed = sharded_classes() if CACHE_CONFIG.is_file() else {}
+    for name in (LOCAL_RESTORE, LOCAL_SAVE):
+        steps = ((actions.get(name) or {}).get("runs") or {}).get("steps") or []
+        indexes = []
+        for step in steps:
+            m = _STEP_OUTPUT.match(str((step.get("with") or {}).get("key", "")).strip())
+            if m and _SHARD_KEY.match(m.group(2)):
+                indexes.append(int(_SHARD_KEY.match(m.group(2)).group(1)))
+        slots = [int(n) for step in steps if _runs_shard_script(step)
+                 for n in _SLOTS_ARG.findall(str(step.get("run", "")))]
+        if indexes != list(range(len(indexes))):
+            problems.append(f"{name}: shard steps are not for indexes 0..{len(indexes) - 1} in order: {indexes}")
+        if not slots or set(slots) != {len(indexes)}:
+            problems.append(f"{name}: ci/cache_shards.py --slots {slots} does not match its {len(indexes)} shard steps")
+        for cls, max_shards in sorted(needed.items()):
+            if len(indexes) < max_shards:
+                problems.append(f"{name}: {len(indexes)} shard steps, but class {cls} has max_shards = {max_shards}")
     return problems
 
 
@@ -325,6 +416,8 @@ STRUCTURE_CHECKS = (
     check_pinned_actions,
     check_checkout_credentials,
     check_cache_keys,
+    check_cache_classes,
+    check_shard_slots,
     check_scripts_exist,
 )
 

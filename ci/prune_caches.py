@@ -4,8 +4,12 @@ The rule (cache-audit.yml):
 
   schedule, policy "on"      delete (--yes): superseded entries and closed-PR caches
   schedule, policy not "on"  dry run: the report shows what would be deleted
-  pull_request (closed)      delete (--yes): the closed pull request's caches
+  pull_request (closed)      delete (--yes --keep-superseded): closed pull requests'
+                             caches only (the closed one and any left over)
   workflow_dispatch, other   dry run
+
+`cache-tools prune` prunes closed pull requests' caches by default (--keep-closed-prs
+would skip them) and superseded entries unless --keep-superseded is given.
 
 The policy is the repository variable CACHE_PRUNE_POLICY (Settings > Secrets and
 variables > Actions > Variables); anything but "on" keeps scheduled runs dry.
@@ -37,16 +41,14 @@ def should_delete(event: str, policy: str) -> bool:
     return event in APPLY_EVENTS
 
 
-def supports(flag: str, help_text: str) -> bool:
-    return flag in help_text.split()
-
-
-def prune_command(event: str, policy: str, repo: str | None, help_text: str, extra: list[str]) -> list[str]:
+def prune_command(event: str, policy: str, repo: str | None, extra: list[str]) -> list[str]:
     cmd = ["cache-tools", "prune"]
     if repo:
         cmd += ["--repo", repo]
-    if event == "pull_request" and supports("--closed-prs", help_text):
-        cmd.append("--closed-prs")
+    if event == "pull_request":
+        # A closed pull request deletes its caches whatever the policy, and nothing else:
+        # superseded entries wait for the scheduled prune (and CACHE_PRUNE_POLICY).
+        cmd.append("--keep-superseded")
     if should_delete(event, policy):
         cmd.append("--yes")
     return cmd + extra
@@ -68,18 +70,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    exe = shutil.which("cache-tools")
-    help_text = ""
-    if exe:
-        help_text = subprocess.run([exe, "prune", "--help"], capture_output=True, text=True).stdout
-    elif not args.print_only:
-        raise CIError("cache-tools is not on PATH (python ci/install.py --bootstrap installs it)")
-    cmd = prune_command(args.event, args.policy, args.repo, help_text, args.extra)
+    cmd = prune_command(args.event, args.policy, args.repo, args.extra)
     mode = "delete" if "--yes" in cmd else "dry run"
     print(f"event={args.event or '?'} policy={args.policy}: {mode}")
     print("+ " + subprocess.list2cmdline(cmd), flush=True)
     if args.print_only:
         return 0
+    exe = shutil.which("cache-tools")
+    if exe is None:
+        raise CIError("cache-tools is not on PATH (python ci/install.py --bootstrap installs it)")
     result = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True)
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)

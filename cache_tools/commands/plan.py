@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections import Counter
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from ..config import CacheClass, Config
 from ..entries import CacheEntry, parse_entries
 from ..errors import CacheToolsError
-from ..keys import build_key
+from ..keys import KeyParts, build_key, parse_key
 from ..measure import MeasureResult, measure_paths
 from ..output import markdown_table, print_json, table, write_github_outputs, write_step_summary
 from ..planner import Budget, Decision, Planner
@@ -53,7 +54,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--default-branch", help="default branch name (default: settings.default_branch)"
     )
-    p.add_argument("--key", help="use this key instead of building one from the key parts")
+    p.add_argument(
+        "--key",
+        help=(
+            "use this key instead of building one from the key parts; for a sharded class, "
+            "the class's base key (no -s/-f parts, e.g. the restore step's key): each shard "
+            "key is built from its parts plus the shard index and content hash"
+        ),
+    )
     p.add_argument(
         "--compressed-bytes",
         type=int,
@@ -114,13 +122,16 @@ def _plan_shards(
         _shard_members(result, cls), cls.shards.max_shard_bytes, cls.shards.max_shards
     )
     stage_dir = cls.shards.stage_dir or f".cache-shards/{cls.name}"
+    base = _base_parts(args.key, cls) if args.key else None
     shards = []
     for shard in split.shards:
-        built = build_key(
-            key_parts(
+        if base is not None:
+            parts = dataclasses.replace(base, shard=shard.index, content_hash=shard.content_hash)
+        else:
+            parts = key_parts(
                 args, ctx, config, cls.name, shard=shard.index, content_hash=shard.content_hash
             )
-        )
+        built = build_key(parts)
         decision = planner.decide(built.key, shard.compressed_bytes)
         stage = f"{stage_dir}/s{shard.index:03d}"
         shards.append(
@@ -146,12 +157,30 @@ def _plan_shards(
     }
 
 
+def _base_parts(key: str, cls: CacheClass) -> KeyParts:
+    """The parts of a sharded class's base key given with --key."""
+    parts = parse_key(key, cls.name)
+    if parts is None:
+        raise CacheToolsError(
+            f"--key {key!r} is not a key of class {cls.name!r} "
+            f"({{class}}-v{{schema}}-{{os}}-{{arch}}[-c{{config}}], as `cache-tools key` builds it)"
+        )
+    if parts.shard is not None or parts.content_hash:
+        raise CacheToolsError(
+            f"--key {key!r}: give the base key of sharded class {cls.name!r}, without -s or -f "
+            "parts; the shard index and content hash are added per shard"
+        )
+    return parts
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
     config = load_config_arg(args.config, required=True)
     cls = config.get_class(args.cache_class)
     paths = list(args.path) or list(cls.paths)
     default_branch = args.default_branch or config.settings.default_branch
     now = now_arg(args.now)
+    if cls.shards is not None and args.key:
+        _base_parts(args.key, cls)  # a wrong --key fails before measuring
     if cls.shards is not None and args.compressed_bytes is not None:
         raise CacheToolsError(
             f"--compressed-bytes cannot be used for sharded class {cls.name!r}: shards need measuring"

@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="delete superseded entries and caches of closed pull requests (dry run unless --yes)",
         description=(
             "Plan deletions by id: superseded entries (an older entry of the same class, OS, arch "
-            "and shard on the same ref) and entries of closed pull requests. Default-branch entries "
+            "and shard on the same ref; --keep-superseded skips them) and entries of closed pull "
+            "requests (--keep-closed-prs skips them). Default-branch entries "
             "of protected classes are kept unless named with --include-protected. Nothing is "
             "deleted without --yes."
         ),
@@ -47,6 +48,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="do not look up or prune closed pull requests",
     )
+    p.add_argument(
+        "--keep-superseded",
+        action="store_true",
+        help="do not prune superseded entries (e.g. only the caches of closed pull requests)",
+    )
     add_json(p)
 
 
@@ -64,6 +70,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         include_protected=args.include_protected,
         only_classes=args.classes,
         closed_prs=not args.keep_closed_prs,
+        superseded_entries=not args.keep_superseded,
     )
     data: dict[str, Any] = {
         "repo": repo,

@@ -226,3 +226,126 @@ def test_every_subcommand_has_help_and_json() -> None:
             check=True,
         ).stdout
         assert "--json" in out, command
+
+
+def _outputs(path: Path) -> dict[str, str]:
+    """Parse a $GITHUB_OUTPUT file (single-line and heredoc values)."""
+    lines = path.read_text().splitlines()
+    values: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        name, sep, value = lines[i].partition("=")
+        if sep and "<<" not in name:
+            values[name] = value
+            i += 1
+            continue
+        name, _, delimiter = lines[i].partition("<<")
+        end = lines.index(delimiter, i + 1)
+        values[name] = "\n".join(lines[i + 1 : end])
+        i = end + 1
+    return values
+
+
+def test_key_cli_shard_builds_the_restore_prefix_of_one_shard(
+    tmp_path: Path, run_cli, config_file: Path
+) -> None:
+    out_file = tmp_path / "gh_output"
+    res = run_cli(
+        "key",
+        "--config",
+        str(config_file),
+        "--class",
+        "zoo-models",
+        "--shard",
+        "3",
+        "--os",
+        "Linux",
+        "--arch",
+        "X64",
+        "--config-hash",
+        "abcdef0123456789",
+        "--compression",
+        "zstd-without-long",
+        "--json",
+        env={"GITHUB_OUTPUT": str(out_file), "RUNNER_OS": "Linux"},
+    )
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert data["key"] == "zoo-models-v1-Linux-X64-s003-cabcdef0123456789"
+    assert data["restore_keys"] == [
+        "zoo-models-v1-Linux-X64-s003-cabcdef0123456789-",
+        "zoo-models-v1-Linux-X64-s003-",
+    ]
+    # The version is the one of the shard's staged folder (the plan's stage_path).
+    stage = ".cache-shards/zoo-models/s003"
+    assert data["stage_path"] == stage and data["paths"] == [stage]
+    assert data["version"] == cache_version([stage], "zstd-without-long", platform="linux")
+    assert data["shard_count"] == 8
+    outputs = _outputs(out_file)
+    assert outputs["key"] == data["key"] and outputs["stage-path"] == stage
+    assert outputs["shard-count"] == "8"
+    assert outputs["restore-keys"].splitlines() == data["restore_keys"]
+
+
+def test_key_cli_shard_with_content_hash_is_a_full_shard_key(run_cli, config_file: Path) -> None:
+    res = run_cli(
+        "key",
+        "--config",
+        str(config_file),
+        "--class",
+        "zoo-models",
+        "--shard",
+        "0",
+        "--os",
+        "Linux",
+        "--arch",
+        "X64",
+        "--content-hash",
+        "0123abcd",
+        "--json",
+    )
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert data["key"] == "zoo-models-v1-Linux-X64-s000-f0123abcd"
+    assert data["restore_keys"] == ["zoo-models-v1-Linux-X64-s000-"]
+    parts = parse_key(data["key"], "zoo-models")
+    assert parts is not None and parts.shard == 0 and parts.content_hash == "0123abcd"
+
+
+def test_key_cli_without_shard_reports_the_shard_count(run_cli, config_file: Path) -> None:
+    def key_json(cls: str) -> dict:
+        res = run_cli(
+            "key",
+            "--config",
+            str(config_file),
+            "--class",
+            cls,
+            "--os",
+            "L",
+            "--arch",
+            "X",
+            "--json",
+        )
+        assert res.code == 0, res.err
+        return json.loads(res.out)
+
+    assert key_json("zoo-models")["shard_count"] == 8
+    assert key_json("llvm-mlir")["shard_count"] is None
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--class", "llvm-mlir", "--shard", "0"], "class 'llvm-mlir' is not sharded"),
+        (["--class", "zoo-models", "--shard", "8"], "at most 8 shards"),
+        (["--class", "zoo-models", "--shard", "-1"], "between 0 and 999"),
+        (["--class", "zoo-models", "--content-hash", "XYZ"], "must be lowercase hex"),
+        (
+            ["--class", "zoo-models", "--content-hash", "ab", "--hash-files", "*.lock"],
+            "either --hash-files or --content-hash",
+        ),
+    ],
+)
+def test_key_cli_shard_errors(run_cli, config_file: Path, args: list[str], message: str) -> None:
+    res = run_cli("key", "--config", str(config_file), "--os", "Linux", "--arch", "X64", *args)
+    assert res.code == 2 and message in res.err, res.err

@@ -197,7 +197,10 @@ def test_unreadable_file_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Mo
         measure_paths(["d"], "zstd", cwd=str(tmp_path))
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can read files without read permission")
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0,
+    reason="needs POSIX permissions (not Windows) and a user that is not root",
+)
 def test_unreadable_file_by_permissions(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     locked = tmp_path / "d" / "locked.bin"
@@ -205,6 +208,71 @@ def test_unreadable_file_by_permissions(tmp_path: Path) -> None:
     locked.chmod(0)
     with pytest.raises(MeasureError, match="not readable"):
         measure_paths(["d"], "zstd", cwd=str(tmp_path))
+
+
+def _tar_of(tmp_path: Path) -> list[tarfile.TarInfo]:
+    """Members of the tar stream TarStreamWriter makes of tmp_path/d (one file)."""
+    import io
+
+    from cache_tools.walk import collect_members
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f.txt").write_bytes(b"hello\n")
+    buf = io.BytesIO()
+    writer = tarstream.TarStreamWriter(buf)
+    for member in collect_members(["d"], str(tmp_path)):
+        writer.add(member)
+    writer.close()
+    buf.seek(0)
+    with tarfile.open(fileobj=buf) as tar:
+        return tar.getmembers()
+
+
+def test_owner_names_without_pwd_and_grp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows has no pwd/grp modules: the lookups are None and the names stay empty."""
+    monkeypatch.setattr(tarstream, "_getpwuid", None)
+    monkeypatch.setattr(tarstream, "_getgrgid", None)
+    members = _tar_of(tmp_path)
+    assert [m.name for m in members] == ["d", "d/f.txt"]
+    assert all(m.uname == "" and m.gname == "" for m in members)
+    assert members[1].size == 6
+
+
+def test_unknown_owner_ids_give_empty_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unknown(ident: int):
+        raise KeyError(ident)
+
+    monkeypatch.setattr(tarstream, "_getpwuid", unknown)
+    monkeypatch.setattr(tarstream, "_getgrgid", unknown)
+    assert all(m.uname == "" and m.gname == "" for m in _tar_of(tmp_path))
+
+
+def test_tarstream_imports_and_measures_without_pwd_and_grp(tmp_path: Path) -> None:
+    """Importing with the modules missing (as on Windows) falls back instead of failing."""
+    import subprocess
+    import sys
+    import textwrap
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f.txt").write_bytes(b"x" * 1000)
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.modules["pwd"] = None  # `import pwd` now raises ImportError
+        sys.modules["grp"] = None
+        from cache_tools import tarstream
+        from cache_tools.measure import measure_paths
+        assert tarstream._getpwuid is None and tarstream._getgrgid is None
+        print(measure_paths(["d"], "gzip").raw_bytes)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1000"
 
 
 def test_file_that_shrinks_while_read_is_padded_and_reported(

@@ -393,6 +393,83 @@ def test_sharded_plan_skips_unchanged_shards(
     assert [s["save"] for s in shards_out] == [False, False, True]
 
 
+def test_sharded_plan_builds_shard_keys_from_the_base_key(
+    config_file: Path, run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CI path: cache-restore's key (from `key`) is cache-save's --key; the shard keys
+    plan builds from it are the ones `key --shard N --content-hash H` builds, and each
+    starts with the restore prefix of `key --shard N` (what cache-restore restores)."""
+    monkeypatch.chdir(tmp_path)
+    _zoo(tmp_path, {"vip-a": 40_000, "b": 40_000, "c": 40_000})
+    common = [
+        "--config",
+        str(config_file),
+        "--class",
+        "zoo-models",
+        "--os",
+        "Linux",
+        "--arch",
+        "X64",
+    ]
+    flags = [*common, "--config-hash", "smoke", "--compression", "gzip", "--json"]
+    base = json.loads(run_cli("key", *flags).out)["key"]
+    plan = run_cli(
+        "plan",
+        *common,
+        "--ref",
+        MAIN,
+        "--offline",
+        "--key",
+        base,
+        "--compression",
+        "gzip",
+        "--json",
+        "--os",
+        "Windows",  # ignored: the parts come from --key
+    )
+    assert plan.code == 0, plan.err
+    shards = json.loads(plan.out)["shards"]
+    assert len(shards) == 3 and shards[0]["members"] == ["zoo/vip-a"]
+    for s in shards:
+        i = str(s["index"])
+        full = json.loads(
+            run_cli("key", *flags, "--shard", i, "--content-hash", s["content_hash"]).out
+        )
+        assert full["key"] == s["key"] and full["stage_path"] == s["stage_path"]
+        assert full["version"] == s["version"]
+        prefix = json.loads(run_cli("key", *flags, "--shard", i).out)
+        assert s["key"].startswith(prefix["restore_keys"][0])
+        assert s["key"].startswith(f"zoo-models-v1-Linux-X64-s{s['index']:03d}-c")
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("llvm-mlir-v1-Linux-X64", "is not a key of class 'zoo-models'"),
+        ("zoo-models-v1-Linux-X64-s001", "without -s or -f parts"),
+        ("zoo-models-v1-Linux-X64-fabc", "without -s or -f parts"),
+    ],
+)
+def test_sharded_plan_rejects_a_key_that_is_not_a_base_key(
+    config_file: Path, run_cli, key: str, message: str
+) -> None:
+    res = run_cli(
+        "plan",
+        "--config",
+        str(config_file),
+        "--class",
+        "zoo-models",
+        "--ref",
+        MAIN,
+        "--offline",
+        "--key",
+        key,
+        "--path",
+        "does-not-exist",
+    )
+    assert res.code == 2 and message in res.err, res.err  # before measuring the missing path
+
+
 def test_plan_requires_known_class(config_file: Path, run_cli) -> None:
     res = run_cli(
         "plan", "--config", str(config_file), "--class", "nope", "--ref", MAIN, "--offline"

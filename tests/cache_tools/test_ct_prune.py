@@ -74,6 +74,20 @@ def test_protected_class_only_when_named(
     assert fake_github.calls("GET", f"/repos/{REPO}/pulls") == []  # --keep-closed-prs: no lookups
 
 
+def test_keep_superseded_prunes_only_closed_pull_requests(
+    fake_github: FakeGitHub, config_file: Path, run_cli
+) -> None:
+    """What cache-audit.yml runs when a pull request closes (ci/prune_caches.py)."""
+    fake_github.entries = scenario()
+    fake_github.pulls = {12: "closed", 13: "open"}
+    res = prune(run_cli, fake_github, config_file, "--keep-superseded", "--yes")
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert {e["id"]: e["reason"] for e in data["planned"]} == {4: "closed-pull-request"}
+    assert data["deleted"] == [4] and fake_github.deleted_ids == [4]
+    assert data["kept_protected"] == []  # superseded entries are not even candidates
+
+
 def test_unknown_class_name_is_an_error(
     fake_github: FakeGitHub, config_file: Path, run_cli
 ) -> None:

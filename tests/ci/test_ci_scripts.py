@@ -215,15 +215,31 @@ def test_github_files_survive_multiline_values(gh):
 ])
 def test_prune_mode(event, policy, deletes):
     prune = load_ci("prune_caches.py")
-    cmd = prune.prune_command(event, policy, "o/r", "usage: cache-tools prune [--yes]", [])
+    cmd = prune.prune_command(event, policy, "o/r", [])
     assert ("--yes" in cmd) is deletes
     assert cmd[:4] == ["cache-tools", "prune", "--repo", "o/r"]
 
 
-def test_prune_passes_closed_prs_only_when_supported():
+def test_prune_closed_pull_request_deletes_only_closed_pull_requests_caches():
     prune = load_ci("prune_caches.py")
-    assert "--closed-prs" in prune.prune_command("pull_request", "", None, "  --closed-prs  only PRs", [])
-    assert "--closed-prs" not in prune.prune_command("pull_request", "", None, "  --keep-closed-prs", [])
+    assert prune.prune_command("pull_request", "off", None, []) == [
+        "cache-tools", "prune", "--keep-superseded", "--yes"]
+    # Scheduled runs prune both kinds: closed pull requests are pruned by default.
+    assert prune.prune_command("schedule", "on", None, ["--class", "pip"]) == [
+        "cache-tools", "prune", "--yes", "--class", "pip"]
+
+
+def test_prune_command_flags_exist_in_the_real_cli():
+    """Every flag the script passes is one `cache-tools prune` accepts (no probing at run time)."""
+    from cache_tools.cli import build_parser
+
+    prune = load_ci("prune_caches.py")
+    parser = build_parser()
+    for event, policy in (("pull_request", ""), ("schedule", "on"), ("workflow_dispatch", "")):
+        cmd = prune.prune_command(event, policy, "o/r", [])
+        args = parser.parse_args(cmd[1:])  # exits (SystemExit) on an unknown flag
+        assert args.command == "prune"
+    assert parser.parse_args(["prune", "--keep-superseded"]).keep_superseded is True
 
 
 def test_prune_print_only():

@@ -58,6 +58,8 @@ def test_ci_matrix_covers_three_oses_and_two_pythons():
     "check_pinned_actions",
     "check_checkout_credentials",
     "check_cache_keys",
+    "check_cache_classes",
+    "check_shard_slots",
 ])
 def test_structure(check):
     assert getattr(cw, check)() == []
@@ -136,6 +138,20 @@ def bad_repo(tmp_path, monkeypatch):
     monkeypatch.setattr(cw, "WORKFLOWS_DIR", tmp_path / ".github" / "workflows")
     monkeypatch.setattr(cw, "ACTIONS_DIR", tmp_path / ".github" / "actions")
     return tmp_path
+
+
+def test_workflows_use_exactly_the_configured_cache_classes():
+    assert set(cw.classes_used()) == set(cw.cache_classes()) == {
+        "pip", "iree-artifacts", "onnx-data", "zoo-models", "llvm-mlir"}
+
+
+def test_class_check_catches_an_undefined_class(tmp_path, monkeypatch):
+    config = tmp_path / "cache_tools.toml"
+    config.write_text('[classes.pip-wheels]\npriority = 1\npaths = ["x"]\n', encoding="utf-8")
+    monkeypatch.setattr(cw, "CACHE_CONFIG", config)
+    problems = "\n".join(cw.check_cache_classes())
+    assert "class 'pip' is not defined in cache_tools.toml" in problems
+    assert "class 'pip-wheels' is used by no workflow" in problems
 
 
 def test_checks_catch_a_bad_workflow(bad_repo):
