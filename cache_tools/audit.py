@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from .config import Config
+from .config import CacheClass, Config, config_variant_classes
 from .entries import CacheEntry, iso, ref_kind
 from .eviction import eviction_order
 from .keys import class_of, lineage
@@ -17,11 +17,18 @@ from .units import percent
 OTHER = "(other)"
 
 
-def superseded(entries: Sequence[CacheEntry], classes: Sequence[str] | dict) -> list[CacheEntry]:
-    """Entries with a newer entry of the same lineage on the same ref."""
+def superseded(
+    entries: Sequence[CacheEntry], classes: Sequence[str] | Mapping[str, CacheClass]
+) -> list[CacheEntry]:
+    """Entries with a newer entry of the same lineage on the same ref.
+
+    ``classes`` is the configured classes (their ``config_hash_is_variant`` is
+    honoured) or just class names (config hashes never part of the lineage).
+    """
+    variants = config_variant_classes(classes)
     groups: dict[tuple[str, str], list[CacheEntry]] = defaultdict(list)
     for e in entries:
-        groups[(e.ref, lineage(e.key, classes))].append(e)
+        groups[(e.ref, lineage(e.key, classes, variants))].append(e)
     out: list[CacheEntry] = []
     for members in groups.values():
         if len(members) < 2:

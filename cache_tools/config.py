@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,23 @@ class CacheClass:
     max_share: float = 1.0
     protected: bool = False
     shards: ShardSettings | None = None
+    # True: the key's config hash names a variant that lives beside the others (pip per
+    # Python version), so it is part of the lineage; False: a newer config supersedes.
+    config_hash_is_variant: bool = False
+
+
+def config_variant_classes(classes: Mapping[str, CacheClass] | Iterable[str]) -> frozenset[str]:
+    """Names of the classes whose config hash is part of the key lineage.
+
+    Plain class names (no configuration) have none.
+    """
+    if not isinstance(classes, Mapping):
+        return frozenset()
+    return frozenset(
+        name
+        for name, cls in classes.items()
+        if isinstance(cls, CacheClass) and cls.config_hash_is_variant
+    )
 
 
 @dataclass(frozen=True)
@@ -75,6 +93,11 @@ class Config:
                 f"class {name!r} is not defined in {self.source} (defined: {known}); "
                 f"add a [classes.{name}] table or fix the name"
             ) from None
+
+    @property
+    def variant_classes(self) -> frozenset[str]:
+        """Classes whose config hash is part of the lineage (``config_hash_is_variant``)."""
+        return config_variant_classes(self.classes)
 
     def priority_of(self, name: str | None) -> int:
         if name is not None and name in self.classes:
@@ -178,7 +201,16 @@ def _class(name: str, data: Any) -> CacheClass:
     where = f"[classes.{name}]"
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: expected a table, got {data!r}")
-    allowed = {"priority", "paths", "heavy", "save_on", "max_share", "protected", "shards"}
+    allowed = {
+        "priority",
+        "paths",
+        "heavy",
+        "save_on",
+        "max_share",
+        "protected",
+        "shards",
+        "config_hash_is_variant",
+    }
     t = _Table(data, where, allowed)
     if "priority" not in data:
         raise ConfigError(
@@ -209,6 +241,7 @@ def _class(name: str, data: Any) -> CacheClass:
         max_share=t.share("max_share", 1.0),
         protected=t.get("protected", bool, False),
         shards=shards,
+        config_hash_is_variant=t.get("config_hash_is_variant", bool, False),
     )
 
 

@@ -12,7 +12,7 @@ restore never crosses class, schema, OS, arch or shard index.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from .errors import KeyRuleError
@@ -141,17 +141,20 @@ def parse_key(key: str, cache_class: str) -> KeyParts | None:
     )
 
 
-def lineage(key: str, classes: Iterable[str]) -> str:
+def lineage(key: str, classes: Iterable[str], variant_classes: Collection[str] = ()) -> str:
     """What a key is "a version of": same lineage + same ref means it supersedes.
 
     For our keys: class, OS, arch and shard index (schema, config and content
-    hashes are what change between versions). For foreign keys: the key minus
+    hashes are what change between versions), plus the config hash for the
+    classes in ``variant_classes``, whose config hash names a variant that lives
+    beside the others (``config_hash_is_variant``). For foreign keys: the key minus
     its last '-' part, the usual ``prefix-<hash>`` convention.
     """
     cls = class_of(key, classes)
     parts = parse_key(key, cls) if cls else None
     if parts is not None:
         shard = f"-s{parts.shard:03d}" if parts.shard is not None else ""
-        return f"{parts.cache_class}-*-{parts.os}-{parts.arch}{shard}"
+        config = f"-c{parts.config_hash}" if parts.cache_class in variant_classes else ""
+        return f"{parts.cache_class}-*-{parts.os}-{parts.arch}{shard}{config}"
     head, sep, _ = key.rpartition("-")
     return head if sep else key

@@ -1,7 +1,8 @@
 """Decide, before a save, whether saving is worth it.
 
 Budget = repository limit - current usage + bytes of the entries this save
-supersedes (same lineage, same ref; they are pruned after). A save that does
+supersedes (same lineage, same ref; they are pruned after). The lineage includes
+the config hash for classes with ``config_hash_is_variant``. A save that does
 not fit is simulated against GitHub's LRU eviction and refused if it would push
 out an entry of a higher-priority class.
 """
@@ -137,11 +138,12 @@ class Planner:
                 key, size, False, EMPTY, "the measured paths are empty; nothing to save"
             )
         limit = self.budget.limit
-        mine = lineage(key, self.config.classes)
+        classes, variants = self.config.classes, self.config.variant_classes
+        mine = lineage(key, classes, variants)
         replaces = [
             e
             for e in live
-            if e.ref == self.ref and e.id > 0 and lineage(e.key, self.config.classes) == mine
+            if e.ref == self.ref and e.id > 0 and lineage(e.key, classes, variants) == mine
         ]
         replaced_bytes = sum(e.size_in_bytes for e in replaces)
         usage = self._usage + sum(e.size_in_bytes for e in self._pending)

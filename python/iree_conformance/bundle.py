@@ -18,6 +18,7 @@ Layout::
 from __future__ import annotations
 
 import collections
+import dataclasses
 import datetime
 import hashlib
 import importlib.metadata
@@ -87,12 +88,11 @@ class BundleWriter:
             "module_sha256": digest,
             "entry": case.entry,
             "input_sets": len(input_sets),
-            "tolerance": {"rtol": case.tolerance.rtol, "atol": case.tolerance.atol},
             "info": result.get("info", {}),
         }
         override = expectations.tolerance_for(case.case_id)
-        if override is not None:
-            entry["tolerance"] = {"rtol": override.rtol, "atol": override.atol}
+        tolerances = [override.merged_over(t) if override else t for t in case.set_tolerances(max(len(input_sets), 1))]
+        entry["tolerances"] = [dataclasses.asdict(t) for t in tolerances]
         if result.get("checks") is not None:
             entry["checks"] = result["checks"]
         else:
@@ -111,7 +111,10 @@ class BundleWriter:
         _atomic_write(self.root / "cases" / f"{key}.json", json.dumps(entry, sort_keys=True).encode())
 
     def finish(self, outcomes: list[dict[str, Any]], targets) -> Path:
-        cases = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((self.root / "cases").glob("*.json"))]
+        passed = {(o["target"], o["case_id"]) for o in outcomes if o["status"] == "pass"}
+        fragments = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((self.root / "cases").glob("*.json"))]
+        # Fragments of earlier runs into the same folder are not part of this bundle.
+        cases = [c for c in fragments if (c["target"], c["case_id"]) in passed]
         manifest = {
             "schema": BUNDLE_SCHEMA,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -153,7 +156,7 @@ def _read_verified(root: Path, relative: str, digest: str) -> bytes:
 
 
 def _checks_from(entry: dict[str, Any], arrays, outputs_by_set: list[list[np.ndarray]]):
-    tol = Tolerance(entry["tolerance"].get("rtol"), entry["tolerance"].get("atol"))
+    tols = [Tolerance(**t) for t in entry["tolerances"]]
     if "checks" in entry:
         from .suites.check_pairs import checks_from_pairs
 
@@ -161,7 +164,7 @@ def _checks_from(entry: dict[str, Any], arrays, outputs_by_set: list[list[np.nda
     checks = []
     for s, outputs in enumerate(outputs_by_set):
         count = sum(1 for k in arrays.files if k.startswith(f"expected_{s}_"))
-        checks.append((outputs, [arrays[f"expected_{s}_{i}"] for i in range(count)], tol))
+        checks.append((outputs, [arrays[f"expected_{s}_{i}"] for i in range(count)], tols[s]))
     return checks
 
 
@@ -218,6 +221,8 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
                     outcome.metrics["timing"] = time_iree_call(executor, vm_module, context, entry.get("entry"), input_sets[0], timing_runs)
             except StageError as e:
                 outcome.status, outcome.stage, outcome.diagnostics = "error", e.stage, e.lines
+            except Exception as e:  # noqa: BLE001 - one broken case must not lose the others' results
+                outcome.status, outcome.diagnostics = "error", [f"{type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
         listed = entry.get("expected")
         kind = outcome.failure_kind

@@ -44,7 +44,13 @@ class Case:
     def checks(self, input_sets: list[list[np.ndarray]], output_sets: list[list[np.ndarray]], worker_result: dict[str, Any]) -> list[Check]:
         """The reference stage: pairs what ran with what was expected."""
         expected = self.expected_sets(input_sets)
-        return [(list(out), list(exp), self.tolerance) for out, exp in zip(output_sets, expected)]
+        if len(expected) != len(output_sets):
+            raise ValueError(f"{len(expected)} expected output sets for {len(output_sets)} runs")
+        return [(list(out), list(exp), tol) for out, exp, tol in zip(output_sets, expected, self.set_tolerances(len(output_sets)))]
+
+    def set_tolerances(self, count: int) -> list[Tolerance]:
+        """The tolerance of each input set's comparison."""
+        return [self.tolerance] * count
 
     def time_reference(self, inputs: list[np.ndarray], runs: int) -> float | None:
         """Median seconds of the reference computation, where it is a runtime (onnxruntime)."""

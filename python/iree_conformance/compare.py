@@ -1,8 +1,10 @@
 """Dtype-aware comparison of actual outputs against expected outputs.
 
-Rules: shapes must match; integer and boolean outputs must be exactly equal; floating
-and complex outputs are close when ``|a - e| <= atol + rtol * |e|`` elementwise, and
-NaN and infinity positions (and infinity signs) must match.
+Rules: shapes and dtypes must match; integer and boolean outputs must be exactly equal;
+floating and complex outputs are close when ``|a - e| <= atol + rtol * |e|`` elementwise
+(or, in ULP mode, for StableHLO's ``check.expect_close``, when they are at most
+``max_ulp`` units in the last place apart), and NaN and infinity positions (and infinity
+signs) must match.
 """
 
 from __future__ import annotations
@@ -28,6 +30,15 @@ FALLBACK_TOLERANCE = (1e-5, 1e-6)
 class Tolerance:
     rtol: float | None = None
     atol: float | None = None
+    max_ulp: int | None = None  # ULP mode: overrides rtol/atol for real and complex floats
+
+    def merged_over(self, base: Tolerance) -> Tolerance:
+        """This tolerance's fields where set, else base's (a manifest override over a case's)."""
+        return Tolerance(
+            self.rtol if self.rtol is not None else base.rtol,
+            self.atol if self.atol is not None else base.atol,
+            self.max_ulp if self.max_ulp is not None else base.max_ulp,
+        )
 
     def resolve(self, dtype: np.dtype) -> tuple[float, float]:
         rtol, atol = DEFAULT_TOLERANCES.get(np.dtype(dtype).name, FALLBACK_TOLERANCE)
@@ -42,7 +53,24 @@ class Comparison:
 
 
 def _is_inexact(dtype: np.dtype) -> bool:
-    return dtype.kind in "fc" or dtype.name == "bfloat16"
+    """Floating and complex dtypes, including ml_dtypes' bfloat16 and float8 types."""
+    return dtype.kind in "fc" or dtype.name.startswith(("float", "bfloat"))
+
+
+_INT_OF_WIDTH = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _ordered_bits(x: np.ndarray) -> np.ndarray:
+    """Float bits mapped to integers that order like the floats (both zeros are 0)."""
+    bits = _INT_OF_WIDTH[x.dtype.itemsize]
+    raw = np.ascontiguousarray(x).view(bits).astype(np.int64)
+    return np.where(raw < 0, -(raw - np.iinfo(bits).min), raw)
+
+
+def _ulp_distance(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "c":
+        return np.maximum(_ulp_distance(a.real.copy(), e.real.copy()), _ulp_distance(a.imag.copy(), e.imag.copy()))
+    return np.abs(_ordered_bits(a).astype(np.float64) - _ordered_bits(e).astype(np.float64))
 
 
 def _compare_one(index: int, actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> tuple[list[str], dict[str, Any]]:
@@ -50,14 +78,14 @@ def _compare_one(index: int, actual: np.ndarray, expected: np.ndarray, tol: Tole
     metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "first_mismatch_index": None}
     if actual.shape != expected.shape:
         return [f"output {index}: shape {list(actual.shape)} != expected {list(expected.shape)}"], metrics
-    a_inexact, e_inexact = _is_inexact(actual.dtype), _is_inexact(expected.dtype)
-    if a_inexact != e_inexact or actual.dtype.kind == "b" and expected.dtype.kind != "b":
+    if actual.dtype != expected.dtype:
         return [f"output {index}: dtype {actual.dtype} != expected {expected.dtype}"], metrics
     if actual.size == 0:
         return [], metrics
-    if not e_inexact:
-        mismatch = actual != expected if actual.dtype == expected.dtype else actual.astype(np.int64) != expected.astype(np.int64)
-        diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    if not _is_inexact(expected.dtype):
+        mismatch = actual != expected
+        with np.errstate(over="ignore", invalid="ignore"):
+            diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
         metrics["max_abs_error"] = float(diff.max())
     else:
         wide = np.complex128 if "c" in (actual.dtype.kind, expected.dtype.kind) else np.float64
@@ -70,10 +98,15 @@ def _compare_one(index: int, actual: np.ndarray, expected: np.ndarray, tol: Tole
             diff = np.where(finite, np.abs(a - e), 0.0)
             rel = np.where(finite, diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny), 0.0)
         mismatch = (a_nan != e_nan) | (a_inf != e_inf) | (a_inf & e_inf & (a != e))
-        mismatch |= finite & (diff > atol + rtol * np.abs(e))
         metrics["max_abs_error"] = float(diff.max())
         metrics["max_rel_error"] = float(rel.max())
-        metrics["rtol"], metrics["atol"] = rtol, atol
+        if tol.max_ulp is not None and actual.dtype.itemsize // (2 if actual.dtype.kind == "c" else 1) in _INT_OF_WIDTH:
+            ulps = np.where(finite, _ulp_distance(actual, expected), 0.0)
+            mismatch |= finite & (ulps > tol.max_ulp)
+            metrics["max_ulp_error"], metrics["max_ulp"] = float(ulps.max()), tol.max_ulp
+        else:
+            mismatch |= finite & (diff > atol + rtol * np.abs(e))
+            metrics["rtol"], metrics["atol"] = rtol, atol
     count = int(np.count_nonzero(mismatch))
     metrics["mismatch_count"] = count
     if count:

@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import json
 import re
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -176,16 +177,23 @@ class Executor:
                 t = time.perf_counter()
                 mlir, meta = self._prepare_and_import(job, source, stage)
                 times["import"] = time.perf_counter() - t
-                self.store.put("mlir", import_key, mlir, meta)
+                self._store_put("mlir", import_key, mlir, meta)
             stage("compile")
             t = time.perf_counter()
             vmfb = self._compile(mlir, flags)
             times["compile"] = time.perf_counter() - t
         except StageError as e:
-            self.store.put("failure", compile_key, b"", {"stage": e.stage, "lines": e.lines})
+            self._store_put("failure", compile_key, b"", {"stage": e.stage, "lines": e.lines})
             raise
-        self.store.put("vmfb", compile_key, vmfb, meta)
+        self._store_put("vmfb", compile_key, vmfb, meta)
         return vmfb, meta, hits
+
+    def _store_put(self, kind: str, key: str, payload: bytes, meta: dict[str, Any]) -> None:
+        """The store is a cache: a full disk or a locked file costs speed, not the case."""
+        try:
+            self.store.put(kind, key, payload, meta)
+        except OSError as e:
+            print(f"iree-conformance: not cached ({kind} {key[:12]}): {e}", file=sys.stderr)
 
     # -- runtime --------------------------------------------------------------
     def _config(self, driver: str, device: str | None):

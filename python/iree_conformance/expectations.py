@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -77,17 +78,36 @@ class Expectations:
             return Verdict("fail", f"unexpected {kind}: {outcome.summary()}", None)
         if entry.stage == kind:
             return Verdict("xfail", f"{kind}: {entry.reason}", expected)
-        order = EXPECTATION_KINDS
-        direction = "an earlier" if order.index(kind) < order.index(entry.stage) else "a later"
-        return Verdict(
-            "fail",
-            f"expected {entry.stage} ({entry.where}) but got {kind}, {direction} stage: {outcome.summary()}",
-            expected,
-        )
+        return Verdict("fail", f"expected {entry.stage} ({entry.where}) but got {kind}{_direction(kind, outcome.stage, entry.stage)}: {outcome.summary()}", expected)
+
+
+_STAGE_OF_KIND = {"fail-prepare": "prepare", "fail-import": "import", "fail-compile": "compile", "fail-run": "run",
+                  "fail-reference": "reference", "fail-numerics": "compare"}
+
+
+def _direction(kind: str, stage: str, expected_kind: str) -> str:
+    """', at an earlier stage' or ', at a later stage' when the stages can be ordered."""
+    from .outcome import STAGE_ORDER
+
+    expected_stage = _STAGE_OF_KIND.get(expected_kind)
+    actual_stage = _STAGE_OF_KIND.get(kind, stage)
+    if expected_stage is None or actual_stage not in STAGE_ORDER or actual_stage == expected_stage:
+        return ""
+    earlier = STAGE_ORDER.index(actual_stage) < STAGE_ORDER.index(expected_stage)
+    return f", at an {'earlier' if earlier else 'later'} stage ({actual_stage})"
 
 
 def manifest_paths(directory: Path, target: str, os_name: str) -> tuple[Path, Path]:
     return directory / f"{target}.toml", directory / f"{target}.{os_name}.toml"
+
+
+def _key_line(path: Path, case_id: str) -> int | None:
+    """Line of a case's entry, whether its key is quoted, single-quoted or bare."""
+    for needle in (json.dumps(case_id), f"'{case_id}'", f"{case_id} ="):
+        line = line_of(path, needle)
+        if line is not None:
+            return line
+    return None
 
 
 def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, Entry], dict[str, tuple[Tolerance, str]]]:
@@ -98,9 +118,12 @@ def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, Entry], dict[st
     unknown = set(data) - {"xfail", "tolerance"}
     if unknown:
         raise ExpectationsError(f"{path}:{line_of(path, '[' + sorted(unknown)[0])}: unknown table(s) {sorted(unknown)}; expected [xfail] and [tolerance]")
+    for table in ("xfail", "tolerance"):
+        if table in data and not isinstance(data[table], dict):
+            raise ExpectationsError(f"{path}:{line_of(path, table)}: {table} must be a table ([{table}]), not a value")
     xfail: dict[str, Entry] = {}
     for case_id, spec in data.get("xfail", {}).items():
-        line = line_of(path, json.dumps(case_id))
+        line = _key_line(path, case_id)
         where = f"{path}:{line}"
         if not isinstance(spec, dict):
             raise ExpectationsError(f"{where}: entry for {case_id!r} must be an inline table {{ stage = ..., reason = ... }}")
@@ -116,13 +139,13 @@ def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, Entry], dict[st
         xfail[case_id] = Entry(stage, reason, path, line)
     tolerance: dict[str, tuple[Tolerance, str]] = {}
     for case_id, spec in data.get("tolerance", {}).items():
-        where = f"{path}:{line_of(path, json.dumps(case_id))}"
+        where = f"{path}:{_key_line(path, case_id)}"
         if not isinstance(spec, dict):
             raise ExpectationsError(f"{where}: tolerance for {case_id!r} must be an inline table")
         rtol, atol, reason = spec.get("rtol"), spec.get("atol"), spec.get("reason")
         for name, value in (("rtol", rtol), ("atol", atol)):
-            if value is not None and (not isinstance(value, (int, float)) or value < 0):
-                raise ExpectationsError(f"{where}: {name} for {case_id!r} must be a non-negative number")
+            if value is not None and (type(value) not in (int, float) or not math.isfinite(value) or value < 0):
+                raise ExpectationsError(f"{where}: {name} for {case_id!r} must be a finite non-negative number")
         if rtol is None and atol is None:
             raise ExpectationsError(f"{where}: tolerance for {case_id!r} sets neither rtol nor atol")
         if not isinstance(reason, str) or not reason.strip():
@@ -226,5 +249,5 @@ def write_updated_manifest(path: Path, target: str, outcomes: list[Outcome], bas
     if text == old:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    path.write_text(text, encoding="utf-8", newline="\n")
     return True

@@ -46,7 +46,7 @@ def run_case(
         return outcome, {}
     try:
         t = time.perf_counter()
-        input_sets = [] if compile_only else case.input_sets()
+        input_sets = case.input_sets()  # also when compile-only: a zoo model is fetched here
         outcome.stage_times["inputs"] = time.perf_counter() - t
     except CaseSkipped as e:
         outcome.status, outcome.reason = "skip", str(e)
@@ -55,7 +55,7 @@ def run_case(
         outcome.status, outcome.diagnostics = "error", [f"cannot load the case's inputs: {type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
         return outcome, {}
-    result = worker.execute(build_job(case, target, input_sets, compile_only, timing_runs))
+    result = worker.execute(build_job(case, target, [] if compile_only else input_sets, compile_only, timing_runs))
     outcome.stage = result.get("stage", "prepare")
     outcome.status = result.get("status", "error")
     outcome.diagnostics = list(result.get("diagnostics", []))
@@ -78,12 +78,16 @@ def run_case(
         outcome.duration = time.perf_counter() - start
         return outcome, result
     outcome.stage_times["reference"] = time.perf_counter() - t
+    if not checks:
+        outcome.status, outcome.diagnostics = "error", ["the reference produced no comparisons: nothing would be checked"]
+        outcome.duration = time.perf_counter() - start
+        return outcome, result
     outcome.stage = "compare"
     t = time.perf_counter()
     messages: list[str] = []
     metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "first_mismatch_index": None, "outputs": []}
     for index, (actual, expected, tolerance) in enumerate(checks):
-        tol = tolerance_override or tolerance
+        tol = tolerance_override.merged_over(tolerance) if tolerance_override else tolerance
         comparison = compare_outputs(actual, expected, tol)
         prefix = f"check {index}: " if len(checks) > 1 else ""
         messages += [prefix + m for m in comparison.messages]

@@ -61,6 +61,7 @@ class CheckPair:
     expected: int | None  # None for true/false/all_true
     atol: float | None = None
     rtol: float | None = None
+    max_ulp: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -73,6 +74,28 @@ def _float_attr(op, name: str) -> float | None:
         except (AttributeError, ValueError):
             return None
     return None
+
+
+# StableHLO's check.expect_close allows 0..3 ULPs by default (max_ulp_difference);
+# expect_almost_eq, and IREE's check.expect_almost_eq*, bound |actual - expected| by an
+# absolute tolerance, 1e-4 by default.
+DEFAULT_MAX_ULP = 3
+DEFAULT_ALMOST_EQ_ATOL = 1e-4
+
+
+def _set_closeness(pair: CheckPair, op, ir) -> None:
+    if op.name == "stablehlo.custom_call":
+        target = ir.StringAttr(op.attributes["call_target_name"]).value
+        if target == "check.expect_close":
+            value = _float_attr(op, "max_ulp_difference")
+            pair.max_ulp = int(value) if value is not None else DEFAULT_MAX_ULP
+            return
+        tolerance = _float_attr(op, "tolerance")
+        pair.atol, pair.rtol = (tolerance if tolerance is not None else DEFAULT_ALMOST_EQ_ATOL), 0.0
+        return
+    atol, rtol = _float_attr(op, "atol"), _float_attr(op, "rtol")
+    pair.atol = atol if atol is not None else DEFAULT_ALMOST_EQ_ATOL
+    pair.rtol = rtol if rtol is not None else 0.0
 
 
 def rewrite_checks(text: str, context) -> tuple[str, dict[str, list[dict[str, Any]]]]:
@@ -137,10 +160,8 @@ def _rewrite_function(func, ftype, ir) -> list[CheckPair] | None:
         if expected is not None:
             pair.expected = len(values)
             values.append(expected)
-        pair.atol = _float_attr(op, "atol")
-        pair.rtol = _float_attr(op, "rtol")
-        if pair.atol is None and kind == CLOSE and op.name.startswith("check.expect_almost_eq"):
-            pair.atol = _float_attr(op, "tolerance")
+        if kind == CLOSE:
+            _set_closeness(pair, op, ir)
         pairs.append(pair)
     for op, _ in checks:
         op.erase()

@@ -14,10 +14,9 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
-
-import platformdirs
 
 STORE_ENV = "IREE_CONFORMANCE_STORE"
 _MAGIC = b"IREE-CONFORMANCE-STORE 1\n"
@@ -27,7 +26,21 @@ def default_store_dir() -> Path:
     env = os.environ.get(STORE_ENV)
     if env:
         return Path(env)
+    import platformdirs
+
     return Path(platformdirs.user_cache_dir("iree-conformance")) / "store"
+
+
+def _replace(tmp: str, path: Path) -> None:
+    """os.replace, retried: on Windows it fails while another process reads the target."""
+    for attempt in range(5):
+        try:
+            os.replace(tmp, path)
+            return
+        except PermissionError:
+            if attempt == 4:
+                raise
+            time.sleep(0.05 * (attempt + 1))
 
 
 def make_key(*parts: bytes | str) -> str:
@@ -87,7 +100,7 @@ class ArtifactStore:
                 f.write(json.dumps(header, sort_keys=True).encode())
                 f.write(b"\n")
                 f.write(payload)
-            os.replace(tmp, path)
+            _replace(tmp, path)
         except BaseException:
             try:
                 os.unlink(tmp)

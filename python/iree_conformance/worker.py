@@ -39,7 +39,7 @@ class WorkerClient:
         self._messages: queue.Queue = queue.Queue()
         self._jobs = 0
         fd, self.log_path = tempfile.mkstemp(prefix="iree-conformance-worker-", suffix=".log")
-        os.close(fd)
+        self._log_file = os.fdopen(fd, "ab")
 
     # -- process management ---------------------------------------------------
     def _start(self) -> None:
@@ -50,6 +50,7 @@ class WorkerClient:
             [sys.executable, "-m", "iree_conformance.worker_main", self.log_path, str(self.store_dir or "-")],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            stderr=self._log_file,  # start-up errors too land in the log
             env=env,
         )
         self._messages = queue.Queue()
@@ -98,9 +99,15 @@ class WorkerClient:
         if proc is not None:
             proc.kill()
             proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
 
     def close(self) -> None:
         self.stop()
+        self._log_file.close()
         try:
             os.unlink(self.log_path)
         except OSError:
@@ -153,8 +160,13 @@ class WorkerClient:
                 return message[1]
 
     def _crashed(self, stage: str, times: dict[str, float], log_offset: int) -> dict[str, Any]:
-        code = self._proc.wait() if self._proc is not None else None
-        self._proc = None
+        code = None
+        if self._proc is not None:
+            try:
+                code = self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:  # a torn frame from a live worker
+                pass
+            self._kill()
         lines = first_meaningful_lines(self._log_tail(log_offset))
         return {
             "status": "crash",

@@ -12,6 +12,7 @@ import os
 import pickle
 import struct
 import sys
+import traceback
 from pathlib import Path
 
 
@@ -42,11 +43,11 @@ def main(argv: list[str]) -> int:
     log_path, store_dir = argv[0], argv[1]
     channel_out = os.fdopen(os.dup(1), "wb")
     channel_in = os.fdopen(os.dup(0), "rb")
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
-    sys.stdout = open(1, "w", closefd=False, buffering=1)
-    sys.stderr = open(2, "w", closefd=False, buffering=1)
+    sys.stdout = open(1, "w", closefd=False, buffering=1, encoding="utf-8", errors="backslashreplace")
+    sys.stderr = open(2, "w", closefd=False, buffering=1, encoding="utf-8", errors="backslashreplace")
 
     from .executor import Executor
     from .store import ArtifactStore
@@ -69,12 +70,19 @@ def main(argv: list[str]) -> int:
         job_start[0] = os.path.getsize(log_path)
         fault = job.get("fault")  # (stage, "crash" | "hang"): lets tests prove crash/timeout handling
 
-        def stage(name: str, fault=fault) -> None:
+        reached = ["prepare"]
+
+        def stage(name: str, fault=fault, reached=reached) -> None:
+            reached[0] = name
             _write_frame(channel_out, ("stage", name))
             if fault and fault[0] == name:
                 _inject(fault[1])
 
-        result = executor.execute(job, stage)
+        try:
+            result = executor.execute(job, stage)
+        except Exception:  # noqa: BLE001 - a Python error is the case's error, not a native crash
+            lines = traceback.format_exc().strip().splitlines()
+            result = {"status": "error", "stage": reached[0], "stage_times": {}, "diagnostics": [lines[-1], *lines[-6:-1]]}
         _write_frame(channel_out, ("result", result))
 
 

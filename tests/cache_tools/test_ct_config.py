@@ -50,6 +50,8 @@ def test_defaults_for_save_on_follow_heavy() -> None:
     )
     assert config.classes["a"].save_on == ("default-branch",)
     assert "pull-request" in config.classes["b"].save_on
+    assert not config.classes["a"].config_hash_is_variant  # a newer config supersedes
+    assert config.variant_classes == frozenset()
 
 
 @pytest.mark.parametrize(
@@ -73,6 +75,10 @@ def test_defaults_for_save_on_follow_heavy() -> None:
         (
             {"classes": {"a": {"priority": 1, "paths": ["x"], "heavy": "yes"}}},
             "expected true/false",
+        ),
+        (
+            {"classes": {"a": {"priority": 1, "paths": ["x"], "config_hash_is_variant": 1}}},
+            r"config_hash_is_variant: expected true/false",
         ),
         (
             {"classes": {"a": {"priority": 1, "paths": ["x"], "shards": {"max_shards": 500}}}},

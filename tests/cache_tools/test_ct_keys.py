@@ -77,6 +77,19 @@ def test_lineage_ignores_hashes_and_schema_but_not_platform_or_shard() -> None:
     assert lineage("pip-Linux-0a1b2c", classes) == "pip-Linux"  # foreign key: minus last part
 
 
+def test_lineage_keeps_the_config_hash_of_variant_classes() -> None:
+    classes = ["pip", "llvm-mlir"]
+    py310 = build_key(KeyParts("pip", "Linux", "X64", 1, "a310", "bb")).key
+    py312 = build_key(KeyParts("pip", "Linux", "X64", 1, "a312", "bb")).key
+    py312b = build_key(KeyParts("pip", "Linux", "X64", 1, "a312", "cc")).key
+    assert lineage(py310, classes) == lineage(py312, classes)  # not a variant class
+    assert lineage(py310, classes, {"pip"}) != lineage(py312, classes, {"pip"})
+    assert lineage(py312, classes, {"pip"}) == lineage(py312b, classes, {"pip"})
+    assert lineage(py312, classes, {"pip"}) == "pip-*-Linux-X64-ca312"
+    llvm = build_key(KeyParts("llvm-mlir", "Linux", "X64", 1, "aa", "bb")).key
+    assert lineage(llvm, classes, {"pip"}) == "llvm-mlir-*-Linux-X64"
+
+
 # Values pinned by actions/toolkit packages/cache/__tests__/cacheUtils.test.ts.
 @pytest.mark.parametrize(
     ("paths", "compression", "expected"),

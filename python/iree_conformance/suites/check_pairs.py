@@ -20,7 +20,7 @@ def checks_from_pairs(pairs: list[dict[str, Any]], outputs: list[np.ndarray]):
         kind = pair["kind"]
         if kind in (EXACT, CLOSE):
             expected = outputs[pair["expected"]]
-            tol = Tolerance(0.0, 0.0) if kind == EXACT else Tolerance(pair.get("rtol"), pair.get("atol"))
+            tol = Tolerance(0.0, 0.0) if kind == EXACT else Tolerance(pair.get("rtol"), pair.get("atol"), pair.get("max_ulp"))
         elif kind in (TRUE, ALL_TRUE):
             expected, tol = np.ones_like(actual), Tolerance(0.0, 0.0)
         elif kind == FALSE:
