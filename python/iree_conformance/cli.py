@@ -1,4 +1,4 @@
-"""The ``iree-conformance`` command: devices, report, bundle, run-bundle."""
+"""The ``iree-conformance`` command: devices, report, update-expectations, run-bundle."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 2
     markdown = report_mod.render_markdown(data, slowest=args.slowest)
     if args.output:
-        Path(args.output).write_text(markdown, encoding="utf-8")
+        Path(args.output).write_text(markdown, encoding="utf-8", newline="\n")
     else:
         sys.stdout.write(markdown)
     if not args.no_step_summary and report_mod.append_step_summary(markdown):
@@ -53,6 +53,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_run_bundle(args: argparse.Namespace) -> int:
     from .bundle import BundleError, run_bundle
 
+    if args.timing_runs < 0:
+        print("error: --timing-runs must be 0 or more", file=sys.stderr)
+        return 2
     try:
         counts = run_bundle(Path(args.bundle), args.driver, Path(args.report_json), device=args.device,
                             force=args.force, timing_runs=args.timing_runs)

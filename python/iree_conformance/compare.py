@@ -139,6 +139,8 @@ def compare_outputs(actual: list[np.ndarray], expected: list[np.ndarray], tolera
         metrics["max_abs_error"] = max(metrics["max_abs_error"], m["max_abs_error"])
         metrics["max_rel_error"] = max(metrics["max_rel_error"], m["max_rel_error"])
         metrics["mismatch_count"] += m["mismatch_count"]
+        if "max_ulp_error" in m:
+            metrics["max_ulp_error"] = max(metrics.get("max_ulp_error", 0.0), m["max_ulp_error"])
         if m["first_mismatch_index"] is not None and metrics["first_mismatch_index"] is None:
             metrics["first_mismatch_index"] = m["first_mismatch_index"]
             metrics["first_mismatch_output"] = i

@@ -10,6 +10,7 @@ target. Outcomes travel to the controlling process as ``user_properties`` so tha
 from __future__ import annotations
 
 import datetime
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,8 @@ def _parse_timeouts(values: list[str]) -> dict[str, float]:
             result[stage] = float(seconds)
         except ValueError:
             raise pytest.UsageError(f"--stage-timeout {value!r}: SECONDS must be a number") from None
+        if not math.isfinite(result[stage]) or result[stage] <= 0:
+            raise pytest.UsageError(f"--stage-timeout {value!r}: SECONDS must be a finite number above 0")
     return result
 
 
@@ -113,6 +116,12 @@ class ConformanceSession:
         self.compile_only = bool(opt("--compile-only"))
         if opt("--bundle") and not self.compile_only:
             raise pytest.UsageError("--bundle needs --compile-only")
+        if self.compile_only and opt("--update-expectations"):
+            raise pytest.UsageError("--update-expectations needs a full run: with --compile-only, run-stage failures would be dropped")
+        if opt("--timing-runs") < 0:
+            raise pytest.UsageError("--timing-runs must be 0 or more")
+        if opt("--onnx-ops-sample") is not None and opt("--onnx-ops-sample") < 1:
+            raise pytest.UsageError("--onnx-ops-sample must be 1 or more")
         try:
             self.shard = parse_shard(opt("--shard")) if opt("--shard") else None
             self.durations = load_durations(Path(opt("--durations-file"))) if opt("--durations-file") else {}
@@ -159,14 +168,10 @@ class ConformanceSession:
         if outcome.status == "fail" and self.config.getoption("--bisect-numerics") and hasattr(case, "bisect"):
             outcome.diagnostics.append(self._bisect(case, target))
         if self.compile_only:
-            verdict_name = "pass" if outcome.status in ("pass", "skip") else "fail"
             if outcome.status == "pass" and self.bundle is not None:
                 self.bundle.add(case, target, result, expectations)
-            verdict = expectations.judge(outcome) if verdict_name == "fail" else None
-            if verdict is not None and verdict.name == "xfail":
-                verdict_name = "xfail"
-            outcome.verdict = "skip" if outcome.status == "skip" else verdict_name
-            message = verdict.message if verdict else outcome.reason
+            verdict = _compile_only_verdict(expectations, outcome)
+            outcome.verdict, outcome.expected, message = verdict.name, verdict.expected, verdict.message
         else:
             verdict = expectations.judge(outcome)
             outcome.verdict, outcome.expected, message = verdict.name, verdict.expected, verdict.message
@@ -233,7 +238,7 @@ class ConformanceSession:
             meta = run_metadata([t.name for t in self.targets], self.started, sys.argv)
             write_results(Path(config.getoption("--report-json")), meta, outcomes)
         if config.getoption("--record-durations"):
-            measured = {f"{o['target']}:{o['case_id']}": o.get("duration", 0.0) for o in outcomes}
+            measured = {f"{o['target']}:{o['case_id']}": o.get("duration", 0.0) for o in outcomes if o["status"] != "skip"}
             record_durations(Path(config.getoption("--record-durations")), measured)
         mode = config.getoption("--update-expectations")
         if mode:
@@ -254,6 +259,19 @@ class ConformanceSession:
             changed = write_updated_manifest(path, target.name, ran, base=base)
             if reporter is not None:
                 reporter.write_line(f"iree-conformance: {'updated' if changed else 'unchanged'} {path}")
+
+
+_COMPILE_STAGE_KINDS = ("fail-prepare", "fail-import", "fail-compile")
+
+
+def _compile_only_verdict(expectations: Expectations, outcome: Outcome):
+    """Like judge, but a listed run-stage failure says nothing about a compile-only pass."""
+    from .expectations import Verdict
+
+    entry = expectations.xfail.get(outcome.case_id)
+    if outcome.status == "pass" and entry is not None and entry.stage not in _COMPILE_STAGE_KINDS:
+        return Verdict("pass", "", entry.stage)
+    return expectations.judge(outcome)
 
 
 def _session(config: pytest.Config) -> ConformanceSession:
@@ -282,7 +300,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "conformance_case" not in metafunc.fixturenames:
         return
     session = _session(metafunc.config)
-    suite = metafunc.module.SUITE
+    suite = getattr(metafunc.module, "SUITE", None)
+    if suite is None:
+        pytest.fail(f"{metafunc.module.__name__} uses conformance_case but names no SUITE", pytrace=False)
     try:
         cases = session.cases(suite)
     except Exception as e:  # noqa: BLE001 - a broken provider is a collection error with its reason

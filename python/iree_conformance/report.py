@@ -8,6 +8,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,8 +45,14 @@ def run_metadata(targets: list[str], started: datetime.datetime, argv: list[str]
         "targets": targets,
         "started": started.isoformat(timespec="seconds"),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "argv": argv,
+        "argv": [redact_url_secrets(a) for a in argv],
     }
+
+
+def redact_url_secrets(text: str) -> str:
+    """Drops user:password@ and query strings from URLs (a mirror URL may carry a token)."""
+    text = re.sub(r"(https?://)[^/@\s]+@", r"\1***@", text)
+    return re.sub(r"(https?://[^\s?]+)\?\S*", r"\1?***", text)
 
 
 def write_results(path: Path, metadata: dict[str, Any], outcomes: list[dict[str, Any]]) -> None:
@@ -53,7 +60,7 @@ def write_results(path: Path, metadata: dict[str, Any], outcomes: list[dict[str,
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"schema": SCHEMA, "metadata": metadata, "outcomes": sorted(outcomes, key=lambda o: (o["suite"], o["target"], o["case_id"]))}
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+    tmp.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8", newline="\n")
     os.replace(tmp, path)
 
 

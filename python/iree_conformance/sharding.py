@@ -59,5 +59,5 @@ def record_durations(path: Path, measured: dict[str, float]) -> None:
     merged.update({k: round(v, 4) for k, v in measured.items()})
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(dict(sorted(merged.items())), indent=0), encoding="utf-8")
+    tmp.write_text(json.dumps(dict(sorted(merged.items())), indent=0), encoding="utf-8", newline="\n")
     os.replace(tmp, path)

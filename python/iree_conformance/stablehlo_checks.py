@@ -45,11 +45,14 @@ def list_test_functions(text: str) -> list[str]:
     if not _CHECK_MARKER.search(text):
         return []
     names = []
-    for line in text.splitlines():
-        if _PRIVATE_FUNC.search(line):
+    starts = [m.start() for m in re.finditer(r"func\.func\s", text)] + [len(text)]
+    for begin, end in zip(starts, starts[1:]):
+        body = text[begin:end]
+        header = body.split("\n", 1)[0]
+        if _PRIVATE_FUNC.search(header):
             continue
-        m = _PUBLIC_NOARG_FUNC.search(line)
-        if m:
+        m = _PUBLIC_NOARG_FUNC.match(header)
+        if m and _CHECK_MARKER.search(body):
             names.append(m.group(1))
     return names
 

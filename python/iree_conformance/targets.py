@@ -47,6 +47,9 @@ def load_targets(path: Path) -> dict[str, Target]:
             raise TargetError(f"{where}: compile_flags must be a list of strings")
         if not isinstance(driver, str) or not driver:
             raise TargetError(f"{where}: driver must be a non-empty string")
+        platforms = spec.get("platforms", ["linux", "macos", "windows"])
+        if not isinstance(platforms, list) or not all(isinstance(p, str) for p in platforms):
+            raise TargetError(f"{where}: platforms must be a list of strings, e.g. [\"linux\", \"macos\"]")
         unknown = set(spec) - {"compile_flags", "driver", "device", "platforms", "description", "host_specific"}
         if unknown:
             raise TargetError(f"{where}: unknown keys {sorted(unknown)}")
@@ -55,7 +58,7 @@ def load_targets(path: Path) -> dict[str, Target]:
             compile_flags=tuple(flags),
             driver=driver,
             device=spec.get("device"),
-            platforms=tuple(spec.get("platforms", ("linux", "macos", "windows"))),
+            platforms=tuple(platforms),
             description=spec.get("description", ""),
             host_specific=bool(spec.get("host_specific", False)),
         )

@@ -64,3 +64,33 @@ def test_complex_compared_by_magnitude():
     e = np.array([1 + 1j], np.complex64)
     assert compare_outputs([e.copy()], [e]).ok
     assert not compare_outputs([np.array([1 + 1.1j], np.complex64)], [e]).ok
+
+
+def test_integer_widths_and_signedness_must_match():
+    assert not compare_outputs([np.array([1], np.int32)], [np.array([1], np.int64)]).ok
+    assert not compare_outputs([np.array([2**64 - 1], np.uint64)], [np.array([-1], np.int64)]).ok
+    assert not compare_outputs([np.array([1, 0], np.int8)], [np.array([True, False])]).ok
+    assert not compare_outputs([np.array([1.0], np.float32)], [np.array([1.0], np.float64)]).ok
+
+
+def test_ulp_mode_counts_units_in_the_last_place():
+    e = np.array([1.0, -2.0, 0.0], np.float32)
+    a = e.copy()
+    a[1] = np.nextafter(a[1], np.float32(-3), dtype=np.float32)
+    assert not compare_outputs([a], [e], Tolerance(max_ulp=0)).ok
+    c = compare_outputs([a], [e], Tolerance(max_ulp=1))
+    assert c.ok and c.metrics["max_ulp_error"] == 1.0
+    assert compare_outputs([np.array([-0.0], np.float32)], [np.array([0.0], np.float32)], Tolerance(max_ulp=0)).ok
+    far = np.array([1.001], np.float64)
+    assert not compare_outputs([far], [np.array([1.0])], Tolerance(max_ulp=3)).ok
+
+
+def test_float8_is_compared_as_floating_point():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    v = np.array([1.0, np.nan, -0.5], ml_dtypes.float8_e4m3fn)
+    assert compare_outputs([v], [v.copy()]).ok
+
+
+def test_tolerance_merge_keeps_unset_fields():
+    merged = Tolerance(rtol=1e-2).merged_over(Tolerance(rtol=1e-3, atol=1e-4))
+    assert merged == Tolerance(rtol=1e-2, atol=1e-4)

@@ -61,6 +61,9 @@ def test_overlay_replaces_and_pass_removes(tmp_path):
         ('[xfail]\n"s/a" = { stage = "fail-compile", reason = "" }\n', ":2: 's/a' needs a non-empty reason"),
         ('[xfails]\n', "unknown table"),
         ('[tolerance]\n"s/a" = { rtol = -1, reason = "x" }\n', "non-negative"),
+        ('[tolerance]\n"s/a" = { rtol = nan, reason = "x" }\n', "finite"),
+        ('[tolerance]\n"s/a" = { rtol = true, reason = "x" }\n', "finite"),
+        ('xfail = "oops"\n', ":1: xfail must be a table"),
         ('[xfail]\n"s/a" = { stage = "pass", reason = "x" }\n', "not one of"),
     ],
 )

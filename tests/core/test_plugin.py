@@ -103,3 +103,14 @@ def test_shards_partition_the_cases(tmp_path):
     assert all(ids) and not (ids[0] & ids[1]) and not (ids[1] & ids[2])
     code, out = run_pytest("--collect-only", "-q")
     assert ids[0] | ids[1] | ids[2] == {line for line in out.splitlines() if "::test_stablehlo[" in line}
+
+
+@pytest.mark.parametrize("value", ["compile=nan", "compile=0", "compile=-1", "compile=inf", "link=5"])
+def test_bad_stage_timeout_is_a_usage_error(value):
+    code, out = run_pytest("--stage-timeout", value, "--collect-only")
+    assert code == 4 and "--stage-timeout" in out
+
+
+def test_compile_only_cannot_update_expectations():
+    code, out = run_pytest("--compile-only", "--update-expectations", "--collect-only")
+    assert code == 4 and "needs a full run" in out
