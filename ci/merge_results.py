@@ -144,7 +144,36 @@ def render_markdown(merged: dict[str, Any], title: str = "Conformance results", 
             lines.append(f"…and {len(unexpected) - max_listed} more (see the merged JSON).")
     else:
         lines.append("No unexpected results.")
+    lines += device_matrix(merged, max_listed)
     return "\n".join(lines) + "\n"
+
+
+# Worst first: the verdict a (case, target) cell shows when OSes disagree.
+_SEVERITY = ["fail", "xpass", "xfail", "skip", "pass"]
+
+
+def device_matrix(merged: dict[str, Any], max_listed: int = 50) -> list[str]:
+    """One column per target: which cases work on which device (all OSes folded, worst
+    verdict shown). Only cases that do not pass everywhere are listed."""
+    targets = sorted({str(o["target"]) for o in merged["outcomes"]})
+    if len(targets) < 2:
+        return []
+    cells: dict[str, dict[str, str]] = {}
+    for o in merged["outcomes"]:
+        verdict = o.get("verdict") if o.get("verdict") in _SEVERITY else "fail"
+        row = cells.setdefault(o["case_id"], {})
+        old = row.get(str(o["target"]))
+        if old is None or _SEVERITY.index(verdict) < _SEVERITY.index(old):
+            row[str(o["target"])] = verdict
+    listed = sorted(case for case, row in cells.items() if any(v != "pass" for v in row.values()) or len(row) < len(targets))
+    lines = ["", f"### By target ({len(listed)} of {len(cells)} cases do not pass on every target)", ""]
+    lines.append("| Case | " + " | ".join(md_escape(t) for t in targets) + " |")
+    lines.append("|---|" + "---|" * len(targets))
+    for case in listed[:max_listed]:
+        lines.append(f"| `{md_escape(case, 120)}` | " + " | ".join(cells[case].get(t, "-") for t in targets) + " |")
+    if len(listed) > max_listed:
+        lines += ["", f"…and {len(listed) - max_listed} more (see the merged JSON)."]
+    return lines
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -203,3 +203,26 @@ def test_durations_without_any_results_writes_empty_files(tmp_path):
     run_ci("durations.py", tmp_path / "no baseline", "--per-os", tmp_path / "d",
            "--previous", tmp_path / "no baseline" / "durations")
     assert all(load(tmp_path / "d" / f"durations-{o}.json") == {} for o in ("linux", "macos", "windows"))
+
+
+def test_device_matrix_has_one_column_per_target():
+    merge_results = load_ci("merge_results.py")
+
+    merged = {
+        "runs": [],
+        "outcomes": [
+            {"case_id": "a", "target": "llvm-cpu", "verdict": "pass", "os": "linux"},
+            {"case_id": "a", "target": "cuda", "verdict": "xfail", "os": "linux"},
+            {"case_id": "b", "target": "llvm-cpu", "verdict": "pass", "os": "linux"},
+            {"case_id": "b", "target": "cuda", "verdict": "pass", "os": "linux"},
+            {"case_id": "c", "target": "llvm-cpu", "verdict": "pass", "os": "linux"},
+            {"case_id": "c", "target": "llvm-cpu", "verdict": "fail", "os": "windows"},
+        ],
+    }
+    lines = merge_results.device_matrix(merged)
+    assert "| Case | cuda | llvm-cpu |" in lines
+    assert "| `a` | xfail | pass |" in lines
+    assert "| `c` | - | fail |" in lines
+    assert not any(line.startswith("| `b`") for line in lines)
+    single = {"runs": [], "outcomes": [o for o in merged["outcomes"] if o["target"] == "llvm-cpu"]}
+    assert merge_results.device_matrix(single) == []
