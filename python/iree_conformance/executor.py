@@ -56,6 +56,23 @@ def compiler_version() -> str:
     return v.VERSION
 
 
+# Part of every store key: bump it when prepare, import or the check rewrite change what
+# they produce, so that no cached module or failure from before the change is reused.
+PIPELINE_VERSION = "1"
+
+
+@functools.lru_cache(maxsize=1)
+def _onnx_version() -> str:
+    """The onnx package's version (its checker and version converter shape the import),
+    read without importing onnx, which a warm case never needs."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("onnx")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
 def _entry_functions(vm_module) -> list[str]:
     """Exported functions, without internal (``__``) ones and ``$async`` variants."""
     return [n for n in vm_module.function_names if not n.startswith("__") and not n.endswith("$async")]
@@ -154,7 +171,8 @@ class Executor:
         version = compiler_version()
         import_opts = json.dumps(job.get("import_options", {}), sort_keys=True)
         source_digest = hashlib.sha256(source).digest()
-        import_key = make_key("import", source_digest, job["kind"], import_opts, version)
+        importer = _onnx_version() if job["kind"] == "onnx" else ""
+        import_key = make_key("import", PIPELINE_VERSION, source_digest, job["kind"], import_opts, importer, version)
         compile_key = make_key("compile", import_key, json.dumps(flags), job["target"])
         hits = {"import": False, "compile": False}
         cached = self.store.get("vmfb", compile_key)
