@@ -1,6 +1,7 @@
 """End to end: `pytest conformance` with manifests, reports and bad options."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -114,3 +115,31 @@ def test_bad_stage_timeout_is_a_usage_error(value):
 def test_compile_only_cannot_update_expectations():
     code, out = run_pytest("--compile-only", "--update-expectations", "--collect-only")
     assert code == 4 and "needs a full run" in out
+
+
+ZOO_ENTRY = {
+    "model": "MNIST-12",
+    "model_path": "validated/vision/classification/mnist/model/mnist-12.onnx",
+    "onnx_version": "1.9",
+    "opset_version": 12,
+    "metadata": {
+        "model_sha": "0" * 64,
+        "model_bytes": 26143,
+        "tags": ["vision"],
+        "io_ports": {"inputs": [{"name": "Input3", "shape": [1, 1, 28, 28], "type": "tensor(float)"}],
+                     "outputs": [{"name": "Plus214_Output_0", "shape": [1, 10], "type": "tensor(float)"}]},
+    },
+}
+
+
+def test_offline_zoo_models_are_skipped_with_reason_offline(tmp_path):
+    manifest = tmp_path / "ONNX_HUB_MANIFEST.json"
+    manifest.write_text(json.dumps([ZOO_ENTRY]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "conformance/test_onnx_models.py", "-p", "no:cacheprovider", "-rs",
+         "--zoo-manifest", str(manifest), "--offline", "-k", "onnx-zoo", "--report-json", str(tmp_path / "r.json")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "IREE_CONFORMANCE_ZOO_CACHE": str(tmp_path / "zoo")},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (outcome,) = json.loads((tmp_path / "r.json").read_text())["outcomes"]
+    assert outcome["case_id"] == "onnx-zoo/mnist-12" and outcome["verdict"] == "skip" and outcome["reason"] == "offline"
