@@ -31,7 +31,8 @@ def dry_run(*args: str) -> str:
 def test_smoke_profile_command():
     line = dry_run("--profile", "smoke", "--report-json", "out/r.json")
     assert ' -m pytest conformance -m "stablehlo or onnx_ops or onnx_models" --target llvm-cpu -n 2' in line
-    assert "--zoo-max-bytes 20000000" in line
+    assert "--onnx-ops-sample 100" in line
+    assert "--zoo-models mnist-12,squeezenet1.1-7" in line and "--zoo-manifest https://" in line
     assert "--report-json " + str((REPO / "out" / "r.json").resolve()) in line.replace('"', "")
     assert "--shard" not in line and "--update-expectations" not in line
 
