@@ -105,7 +105,8 @@ def _compare_one(index: int, actual: np.ndarray, expected: np.ndarray, tol: Tole
             mismatch |= finite & (ulps > tol.max_ulp)
             metrics["max_ulp_error"], metrics["max_ulp"] = float(ulps.max()), tol.max_ulp
         else:
-            mismatch |= finite & (diff > atol + rtol * np.abs(e))
+            with np.errstate(invalid="ignore", over="ignore"):
+                mismatch |= finite & (diff > atol + rtol * np.abs(e))
             metrics["rtol"], metrics["atol"] = rtol, atol
     count = int(np.count_nonzero(mismatch))
     metrics["mismatch_count"] = count
