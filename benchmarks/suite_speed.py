@@ -1,0 +1,1146 @@
+#!/usr/bin/env python3
+"""Speed of the conformance suite against the way the IREE test suites drive IREE.
+
+Runs, in one invocation and on the same fixed sample of cases (100 ONNX operator
+tests + 20 bundled StableHLO cases by default, listed in
+``benchmarks/suite_speed_cases.txt``):
+
+1. baseline: per case ``iree-import-onnx``, ``iree-compile`` and ``iree-run-module``
+   as separate processes, inputs/outputs as .npy files, compared in numpy; two cases
+   at a time (two worker processes: the same parallelism as ours);
+2. ours, cold: ``pytest conformance -n 2`` on an empty artifact store;
+3. ours, warm: the same command on the store filled by 2;
+
+then prints cases per minute, CPU seconds per case and the ratios, the overhead per
+case outside IREE's own import/compile/load/run calls (from the results JSON and
+from a cProfile'd warm pass of the pipeline), shard balance on the durations the
+cold run recorded, and the RSS of a worker process over a long run (1,000 jobs,
+warm and cold mixed, with and without the worker's ``max_jobs`` recycling).
+
+Targets are checked and printed as ``MET``/``MISSED`` lines; the script exits 0
+either way (non-zero only when a phase could not run at all).
+
+    python benchmarks/suite_speed.py                 # full run (~15-25 min on 2 cores)
+    python benchmarks/suite_speed.py --quick         # 10 + 5 cases, 100 memory jobs
+    python benchmarks/suite_speed.py --select        # re-pick the case sample (slow)
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import cProfile
+import dataclasses
+import datetime
+import hashlib
+import io
+import itertools
+import json
+import math
+import os
+import platform
+import pstats
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "python") not in sys.path:
+    sys.path.insert(0, str(ROOT / "python"))
+
+import numpy as np  # noqa: E402
+
+CONFORMANCE = ROOT / "conformance"
+DEFAULT_CASES_FILE = ROOT / "benchmarks" / "suite_speed_cases.txt"
+PYTEST_PATHS = ("conformance/test_onnx_ops.py", "conformance/test_stablehlo.py")
+TARGET = "llvm-cpu"
+ONNX_PREFIX, STABLEHLO_PREFIX = "onnx-ops/", "stablehlo/"
+IREE_STAGES = ("import", "compile", "load", "run")
+
+# The issue's targets.
+COLD_VS_BASELINE = 2.5
+WARM_VS_COLD = 20.0
+OVERHEAD_MS = 25.0
+RSS_GROWTH_MB = 50.0
+SHARD_SPREAD = 0.10
+
+
+def log(message: str) -> None:
+    print(f"... {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------
+# Machine and versions
+# ---------------------------------------------------------------------------
+def machine_description() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram_gib = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                ram_gib = round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    versions = {}
+    for dist in ("iree-base-compiler", "iree-base-runtime", "onnx", "numpy", "pytest", "pytest-xdist"):
+        try:
+            from importlib.metadata import version
+
+            versions[dist] = version(dist)
+        except Exception:  # noqa: BLE001 - informational only
+            versions[dist] = "?"
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "ram_gib": ram_gib,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "versions": versions,
+        "loadavg_start": _loadavg(),
+    }
+
+
+def _loadavg() -> list[float]:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return []
+
+
+def children_cpu() -> float:
+    """User+system CPU seconds of all waited-for descendants so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+# ---------------------------------------------------------------------------
+# The case sample
+# ---------------------------------------------------------------------------
+def hashed_order(ids: list[str]) -> list[str]:
+    """A fixed, deterministic order that does not follow operator names."""
+    return sorted(ids, key=lambda s: hashlib.sha256(s.encode()).hexdigest())
+
+
+def read_case_list(path: Path) -> tuple[list[str], list[str]]:
+    """(onnx ids, stablehlo ids) in file order; '#' starts a comment."""
+    onnx_ids, shlo_ids = [], []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        case_id = line.split("#", 1)[0].strip()
+        if not case_id:
+            continue
+        if case_id.startswith(ONNX_PREFIX):
+            onnx_ids.append(case_id)
+        elif case_id.startswith(STABLEHLO_PREFIX):
+            shlo_ids.append(case_id)
+        else:
+            raise ValueError(f"{path}: unknown case id {case_id!r}")
+    return onnx_ids, shlo_ids
+
+
+def write_case_list(path: Path, onnx_ids: list[str], shlo_ids: list[str], note: str) -> None:
+    lines = [
+        "# The fixed sample of benchmarks/suite_speed.py: ONNX operator tests, then bundled",
+        "# StableHLO cases, each in sha256(case id) order, kept when they pass both in the",
+        "# suite and in the baseline (so both sides do the full work). --quick takes the",
+        "# first 10 + 5. Regenerate with `python benchmarks/suite_speed.py --select`.",
+        f"# {note}",
+        *onnx_ids,
+        *shlo_ids,
+    ]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def onnx_data_root() -> Path:
+    from iree_conformance.onnx import node_tests
+    from iree_conformance.suites.onnx_ops import data_dir
+
+    return node_tests.materialize(data_dir(None))
+
+
+def onnx_index(root: Path) -> dict[str, Any]:
+    from iree_conformance.onnx import node_tests
+
+    return {c.case_id: c for c in node_tests.load_cases(root)}
+
+
+def stablehlo_index() -> dict[str, dict[str, Any]]:
+    from iree_conformance.tomlio import load_toml
+
+    corpus = load_toml(CONFORMANCE / "stablehlo" / "corpus.toml").get("cases", {})
+    return {f"{STABLEHLO_PREFIX}{name}": spec for name, spec in corpus.items()}
+
+
+# ---------------------------------------------------------------------------
+# Baseline: one process per tool, .npy files, numpy compare
+# ---------------------------------------------------------------------------
+@dataclasses.dataclass
+class BaselinePlan:
+    case_id: str
+    kind: str  # "onnx" | "mlir"
+    source: str  # model.onnx or .mlir
+    work_dir: str
+    import_args: list[str]
+    compile_flags: list[str]
+    device: str
+    function: str | None  # None: read from the imported MLIR
+    data_sets: list[tuple[list[str], list[str]]]  # (input .npy files, expected .npy files)
+    rtol: float | None
+    atol: float | None
+
+
+def iree_tools(bin_dir: Path | None = None, native: bool = False) -> dict[str, str]:
+    """The three tools. By default the commands that ``pip install iree-base-compiler
+    iree-base-runtime`` puts on PATH (what the IREE test suites call): ``iree-compile``
+    and ``iree-run-module`` there are Python scripts that start the native binary.
+    ``native``: the native binaries inside the wheels, without that Python start."""
+    tools = {}
+    for key, name in (("import", "iree-import-onnx"), ("compile", "iree-compile"), ("run", "iree-run-module")):
+        candidates = [bin_dir / name] if bin_dir else []
+        if native and key != "import":
+            candidates += _native_tool_paths(name)
+        candidates.append(Path(sys.executable).parent / name)
+        found = next((str(p) for p in candidates if p.is_file()), None) or shutil.which(name)
+        if not found:
+            raise FileNotFoundError(f"{name} not found (looked in {', '.join(map(str, candidates))} and PATH)")
+        tools[key] = found
+    return tools
+
+
+def _native_tool_paths(name: str) -> list[Path]:
+    import importlib.util
+
+    spec = importlib.util.find_spec("iree")
+    bases = [Path(b) for b in (spec.submodule_search_locations or [])] if spec else []
+    sub = {"iree-compile": ("compiler", "_mlir_libs"), "iree-run-module": ("_runtime_libs",)}[name]
+    paths = [base.joinpath(*sub, name) for base in bases]
+    if not any(p.is_file() for p in paths):
+        raise FileNotFoundError(f"no native {name} in the installed IREE wheels ({', '.join(map(str, paths))})")
+    return paths
+
+
+def _target():
+    from iree_conformance.targets import load_targets
+
+    return load_targets(CONFORMANCE / "targets.toml")[TARGET]
+
+
+def _save_sets(case_dir: Path, sets: list[tuple[list[np.ndarray], list[np.ndarray]]]) -> list[tuple[list[str], list[str]]]:
+    out = []
+    for n, (inputs, expected) in enumerate(sets):
+        names = ([], [])
+        for role, arrays, acc in (("input", inputs, names[0]), ("expected", expected, names[1])):
+            for i, array in enumerate(arrays):
+                path = case_dir / f"{role}_{n}_{i}.npy"
+                np.save(path, np.asarray(array))
+                acc.append(str(path))
+        out.append(names)
+    return out
+
+
+def plan_baseline(case_ids: list[str], work_dir: Path) -> list[BaselinePlan]:
+    """Writes each case's inputs and expected outputs as .npy files (not timed: the
+    IREE test suites ship theirs) and the commands' arguments."""
+    from iree_conformance.onnx.prepare import MIN_IREE_OPSET, default_opset
+    from iree_conformance.onnx.values import load_data_set
+
+    target = _target()
+    plans = []
+    onnx_cases = onnx_index(onnx_data_root()) if any(c.startswith(ONNX_PREFIX) for c in case_ids) else {}
+    shlo = stablehlo_index()
+    for case_id in case_ids:
+        case_dir = work_dir / re.sub(r"[^\w.-]", "_", case_id)
+        case_dir.mkdir(parents=True, exist_ok=True)
+        if case_id.startswith(ONNX_PREFIX):
+            import onnx
+
+            c = onnx_cases[case_id]
+            model = onnx.load(str(c.model_path), load_external_data=False)
+            opset = default_opset(model)
+            sets = [load_data_set(d, model) for d in c.data_set_dirs]
+            plans.append(
+                BaselinePlan(
+                    case_id=case_id,
+                    kind="onnx",
+                    source=str(c.model_path),
+                    work_dir=str(case_dir),
+                    import_args=["--opset-version", str(MIN_IREE_OPSET)] if opset is not None and opset < MIN_IREE_OPSET else [],
+                    compile_flags=[*target.compile_flags, "--iree-input-type=auto"],
+                    device=target.device_uri,
+                    function=None,
+                    data_sets=_save_sets(case_dir, sets),
+                    rtol=c.rtol,
+                    atol=c.atol,
+                )
+            )
+        else:
+            name = case_id[len(STABLEHLO_PREFIX) :]
+            spec = shlo[case_id]
+            with np.load(CONFORMANCE / "stablehlo" / "cases" / f"{name}.npz") as data:
+                count = lambda prefix: sum(1 for k in data.files if k.startswith(prefix))  # noqa: E731
+                inputs = [data[f"input_{i}"] for i in range(count("input_"))]
+                expected = [data[f"expected_{i}"] for i in range(count("expected_"))]
+            plans.append(
+                BaselinePlan(
+                    case_id=case_id,
+                    kind="mlir",
+                    source=str(CONFORMANCE / "stablehlo" / "cases" / f"{name}.mlir"),
+                    work_dir=str(case_dir),
+                    import_args=[],
+                    compile_flags=[*target.compile_flags, "--iree-input-type=stablehlo"],
+                    device=target.device_uri,
+                    function="main",
+                    data_sets=_save_sets(case_dir, [(inputs, expected)]),
+                    rtol=spec.get("rtol"),
+                    atol=spec.get("atol"),
+                )
+            )
+    return plans
+
+
+_FUNC = re.compile(r'func\.func\s+@("(?:[^"\\]|\\.)*"|[\w$.\-]+)\s*\(')
+
+
+def entry_from_mlir(path: Path) -> str | None:
+    """The first public function of an imported module (the ONNX graph's name)."""
+    for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
+        if "func.func" in line and " private " not in line:
+            m = _FUNC.search(line)
+            if m:
+                return m.group(1).strip('"')
+    return None
+
+
+def numpy_compare(actual: np.ndarray, expected: np.ndarray, rtol: float | None, atol: float | None) -> str | None:
+    """None when equal within tolerance; else what differs."""
+    from iree_conformance.compare import DEFAULT_TOLERANCES, FALLBACK_TOLERANCE
+
+    if actual.shape != expected.shape:
+        return f"shape {list(actual.shape)} != {list(expected.shape)}"
+    if expected.dtype.kind in "fc":
+        d_rtol, d_atol = DEFAULT_TOLERANCES.get(expected.dtype.name, FALLBACK_TOLERANCE)
+        r = d_rtol if rtol is None else rtol
+        a = d_atol if atol is None else atol
+        if actual.dtype.kind not in "fc":
+            return f"dtype {actual.dtype} != {expected.dtype}"
+        if not np.allclose(actual, expected, rtol=r, atol=a, equal_nan=True):
+            err = np.nanmax(np.abs(actual.astype(np.float64) - expected.astype(np.float64))) if actual.size else 0.0
+            return f"values differ (max abs error {err:.3g}, rtol={r:g} atol={a:g})"
+        return None
+    if not np.array_equal(actual, expected):
+        return "values differ"
+    return None
+
+
+class _StepFailed(Exception):
+    def __init__(self, stage: str, message: str):
+        super().__init__(message)
+        self.stage = stage
+
+
+def _tail(text: str, lines: int = 6) -> str:
+    kept = [line for line in text.strip().splitlines() if line.strip()]
+    return "\n".join(kept[:lines])
+
+
+def run_baseline_case(plan: BaselinePlan, tools: dict[str, str]) -> dict[str, Any]:
+    """One case the way the IREE test suites do it: three tools, files, numpy."""
+    start = time.perf_counter()
+    times: dict[str, float] = {}
+    work = Path(plan.work_dir)
+
+    def step(stage: str, cmd: list[str]) -> None:
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+        times[stage] = times.get(stage, 0.0) + time.perf_counter() - t
+        if proc.returncode != 0:
+            raise _StepFailed(stage, f"{Path(cmd[0]).name} exited {proc.returncode}: {_tail(proc.stderr or proc.stdout)}")
+
+    status, stage, message = "pass", "compare", ""
+    try:
+        if plan.kind == "onnx":
+            mlir = work / "model.mlir"
+            step("import", [tools["import"], plan.source, "-o", str(mlir), *plan.import_args])
+        else:
+            mlir = Path(plan.source)
+        vmfb = work / "module.vmfb"
+        step("compile", [tools["compile"], str(mlir), *plan.compile_flags, "-o", str(vmfb)])
+        t = time.perf_counter()
+        function = plan.function or entry_from_mlir(mlir)
+        times["harness"] = time.perf_counter() - t
+        for n, (inputs, expected) in enumerate(plan.data_sets):
+            outputs = [work / f"actual_{n}_{k}.npy" for k in range(len(expected))]
+            cmd = [tools["run"], f"--module={vmfb}", f"--device={plan.device}"]
+            if function:
+                cmd.append(f"--function={function}")
+            cmd += [f"--input=@{p}" for p in inputs] + [f"--output=@{p}" for p in outputs]
+            step("run", cmd)
+            t = time.perf_counter()
+            problems = []
+            for k, (out, exp) in enumerate(zip(outputs, expected)):
+                problem = numpy_compare(np.load(out), np.load(exp), plan.rtol, plan.atol)
+                if problem:
+                    problems.append(f"data set {n} output {k}: {problem}")
+            times["compare"] = times.get("compare", 0.0) + time.perf_counter() - t
+            if problems:
+                raise _StepFailed("compare", "; ".join(problems[:4]))
+    except _StepFailed as e:
+        status, stage, message = ("fail" if e.stage == "compare" else "error"), e.stage, str(e)
+    except Exception as e:  # noqa: BLE001 - a broken output file etc. is the case's error
+        status, stage, message = "error", "compare", f"{type(e).__name__}: {e}"
+    return {"case_id": plan.case_id, "status": status, "stage": stage, "message": message, "stage_times": times, "duration": time.perf_counter() - start}
+
+
+@dataclasses.dataclass
+class Phase:
+    name: str
+    cases: int
+    wall: float
+    cpu: float
+    outcomes: list[dict[str, Any]]
+    loadavg: list[float]
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for o in self.outcomes if o.get("status") == "pass")
+
+    @property
+    def cases_per_min(self) -> float:
+        return 60.0 * self.cases / self.wall if self.wall > 0 else 0.0
+
+    @property
+    def cpu_per_case(self) -> float:
+        return self.cpu / self.cases if self.cases else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "passed": self.passed,
+            "wall_s": round(self.wall, 2),
+            "cases_per_min": round(self.cases_per_min, 1),
+            "cpu_s": round(self.cpu, 2),
+            "cpu_s_per_case": round(self.cpu_per_case, 3),
+            "loadavg_after": self.loadavg,
+            **self.extra,
+        }
+
+
+def run_baseline(plans: list[BaselinePlan], workers: int, tools: dict[str, str], name: str = "baseline") -> Phase:
+    log(f"{name}: {len(plans)} cases, {workers} worker processes, one process per tool ({tools['compile']})")
+    cpu0, t0 = children_cpu(), time.perf_counter()
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+        outcomes = list(pool.map(run_baseline_case, plans, itertools.repeat(tools)))
+    wall = time.perf_counter() - t0
+    return Phase(name, len(plans), wall, children_cpu() - cpu0, outcomes, _loadavg())
+
+
+# ---------------------------------------------------------------------------
+# Ours: the pytest suite
+# ---------------------------------------------------------------------------
+def run_ours(
+    name: str,
+    case_ids: list[str],
+    store_dir: Path,
+    work_dir: Path,
+    workers: int,
+    durations_file: Path | None = None,
+) -> Phase:
+    cases_file = work_dir / "cases.txt"
+    cases_file.write_text("\n".join(case_ids) + "\n", encoding="utf-8")
+    report = work_dir / f"{name}.json"
+    log_path = work_dir / f"{name}.log"
+    cmd = [
+        sys.executable, "-m", "pytest", *PYTEST_PATHS,
+        "-n", str(workers), "-p", "no:cacheprovider",
+        "--store-dir", str(store_dir), "--cases-file", str(cases_file),
+        "--report-json", str(report), "-q",
+    ]  # fmt: skip
+    if durations_file is not None:
+        cmd += ["--record-durations", str(durations_file)]
+    log(f"{name}: {len(case_ids)} cases, pytest -n {workers}, store {store_dir}")
+    report.unlink(missing_ok=True)
+    cpu0, t0 = children_cpu(), time.perf_counter()
+    with open(log_path, "wb") as out:
+        rc = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
+    wall = time.perf_counter() - t0
+    cpu = children_cpu() - cpu0
+    if not report.exists():
+        raise RuntimeError(f"{name}: pytest exited {rc} without a results JSON; see {log_path}:\n{log_path.read_text(errors='replace')[-3000:]}")
+    outcomes = json.loads(report.read_text())["outcomes"]
+    if len(outcomes) != len(case_ids):
+        log(f"{name}: {len(outcomes)} outcomes for {len(case_ids)} cases (pytest rc {rc}); see {log_path}")
+    return Phase(name, len(case_ids), wall, cpu, outcomes, _loadavg(), {"pytest_rc": rc})
+
+
+def iree_time(outcome: dict[str, Any]) -> float:
+    times = outcome.get("stage_times", {})
+    return sum(times.get(s, 0.0) for s in IREE_STAGES)
+
+
+def overhead_stats(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per case: duration minus IREE's import/compile/load/run, in ms, and the split."""
+    ran = [o for o in outcomes if o.get("status") != "skip" and o.get("duration") is not None]
+    if not ran:
+        return {"count": 0}
+    per_case = sorted(1000.0 * (o["duration"] - iree_time(o)) for o in ran)
+    split: dict[str, float] = {}
+    for o in ran:
+        times = o.get("stage_times", {})
+        for stage, seconds in times.items():
+            if stage not in IREE_STAGES:
+                split[stage] = split.get(stage, 0.0) + 1000.0 * seconds
+        split["other (IPC, job, worker start)"] = split.get("other (IPC, job, worker start)", 0.0) + 1000.0 * (o["duration"] - sum(times.values()))
+    n = len(ran)
+    return {
+        "count": n,
+        "mean_ms": round(statistics.fmean(per_case), 2),
+        "median_ms": round(statistics.median(per_case), 2),
+        "p90_ms": round(per_case[min(n - 1, int(0.9 * n))], 2),
+        "max_ms": round(per_case[-1], 2),
+        "iree_s_mean": round(statistics.fmean(iree_time(o) for o in ran), 4),
+        "duration_s_mean": round(statistics.fmean(o["duration"] for o in ran), 4),
+        "split_ms_mean": {k: round(v / n, 2) for k, v in sorted(split.items(), key=lambda kv: -kv[1])},
+    }
+
+
+def shard_balance(durations: dict[str, float], counts=(2, 3, 4)) -> dict[int, dict[str, float]]:
+    """How evenly --shard I/N splits the recorded durations."""
+    from iree_conformance.sharding import assign
+
+    keys = sorted(durations)
+    result = {}
+    for n in counts:
+        if len(keys) < n:
+            continue
+        shards = assign(keys, durations, n)
+        loads = [0.0] * n
+        for key, shard in zip(keys, shards):
+            loads[shard] += durations[key]
+        result[n] = {"max_s": round(max(loads), 2), "min_s": round(min(loads), 2), "spread": round((max(loads) - min(loads)) / max(loads), 4) if max(loads) else 0.0}
+    return result
+
+
+# ---------------------------------------------------------------------------
+# In-process pieces: cases, a WorkerClient, profiles, memory
+# ---------------------------------------------------------------------------
+class _Options:
+    """The pytest options the suite providers read, with their defaults."""
+
+    def __init__(self, **values: Any):
+        self.values = {"--reference": "shipped", "--stablehlo-dir": [], "--onnx-data-dir": None, "--onnx-ops-sample": None, **values}
+
+    def getoption(self, name: str, default: Any = None) -> Any:
+        return self.values.get(name, default)
+
+
+def load_cases(case_ids: list[str]) -> list[Any]:
+    """The suites' own Case objects for case_ids, in that order."""
+    from iree_conformance.suites.registry import collect
+
+    session = type("BenchSession", (), {})()
+    session.dir = CONFORMANCE
+    session.config = _Options()
+    found: dict[str, Any] = {}
+    if any(c.startswith(STABLEHLO_PREFIX) for c in case_ids):
+        found.update({c.case_id: c for c in collect("stablehlo", session)})
+    if any(c.startswith(ONNX_PREFIX) for c in case_ids):
+        found.update({c.case_id: c for c in collect("onnx_ops", session)})
+    missing = [c for c in case_ids if c not in found]
+    if missing:
+        raise KeyError(f"cases not found in the suites: {missing[:5]}")
+    return [found[c] for c in case_ids]
+
+
+def read_proc_status(pid: int) -> dict[str, int]:
+    """VmRSS / VmHWM (bytes) of a process from /proc; {} when unavailable."""
+    result = {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                result[key] = int(value.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return result
+
+
+def _worker_pid(client: Any) -> int | None:
+    proc = getattr(client, "_proc", None)
+    return proc.pid if proc is not None and proc.poll() is None else None
+
+
+def cold_variant(case: Any, nonce: str) -> Any:
+    """The same case with source bytes that hash differently (so it compiles again)."""
+    source = case.source_path.read_bytes()
+    if case.kind == "onnx":
+        import onnx
+
+        model = onnx.ModelProto()
+        model.ParseFromString(source)
+        model.doc_string = f"suite_speed {nonce}"
+        source = model.SerializeToString()
+    else:
+        source = source + f"\n// suite_speed {nonce}\n".encode()
+    return dataclasses.replace(case, source_bytes=source)
+
+
+def measure_memory(cases: list[Any], store_dir: Path, jobs: int, cold_every: int, configs: dict[str, int | None]) -> dict[str, Any]:
+    """Drives one WorkerClient per config (side by side, in threads) with `jobs` jobs."""
+    from iree_conformance.pipeline import run_case
+    from iree_conformance.worker import WorkerClient
+
+    target = _target()
+    results: dict[str, Any] = {}
+
+    def drive(label: str, max_jobs: int | None) -> None:
+        client = WorkerClient(store_dir, max_jobs=max_jobs if max_jobs else 10**9)
+        samples: list[dict[str, Any]] = []
+        statuses: dict[str, int] = {}
+        pids: list[int] = []
+        t0 = time.perf_counter()
+        try:
+            for i in range(jobs):
+                case = cases[i % len(cases)]
+                cold = cold_every > 0 and i % cold_every == cold_every - 1
+                job_case = cold_variant(case, f"{label}-{i}") if cold else case
+                outcome, _ = run_case(job_case, target, client)
+                statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
+                pid = _worker_pid(client)
+                if pid is not None and (not pids or pids[-1] != pid):
+                    pids.append(pid)
+                status = read_proc_status(pid) if pid else {}
+                samples.append({"job": i + 1, "pid": pid, "rss": status.get("VmRSS"), "hwm": status.get("VmHWM"), "cold": cold})
+        finally:
+            client.close()
+        results[label] = {"samples": samples, "statuses": statuses, "pids": pids, "wall_s": time.perf_counter() - t0, "max_jobs": max_jobs}
+
+    threads = [threading.Thread(target=drive, args=(label, m), name=f"memory-{label}") for label, m in configs.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {label: summarize_memory(r) for label, r in results.items()}
+
+
+def summarize_memory(r: dict[str, Any]) -> dict[str, Any]:
+    samples = [s for s in r["samples"] if s["rss"]]
+    if not samples:
+        return {"error": "no RSS samples (no /proc?)", "statuses": r["statuses"]}
+    mb = 1 / 2**20
+
+    def at(job: int) -> dict[str, Any]:
+        best = min(samples, key=lambda s: abs(s["job"] - job))
+        return best
+
+    early = at(min(100, len(r["samples"])))
+    last = samples[-1]
+    return {
+        "max_jobs": r["max_jobs"],
+        "jobs": len(r["samples"]),
+        "worker_processes": len(r["pids"]),
+        "statuses": r["statuses"],
+        "wall_s": round(r["wall_s"], 1),
+        "rss_mb_at_100": round(early["rss"] * mb, 1),
+        "rss_mb_at_end": round(last["rss"] * mb, 1),
+        "rss_growth_mb": round((last["rss"] - early["rss"]) * mb, 1),
+        "hwm_mb_at_100": round(early["hwm"] * mb, 1),
+        "hwm_mb_at_end": round(last["hwm"] * mb, 1),
+        "hwm_growth_mb": round((last["hwm"] - early["hwm"]) * mb, 1) if early["pid"] == last["pid"] else None,
+        "peak_hwm_mb": round(max(s["hwm"] for s in samples) * mb, 1),
+        "rss_mb_every_100": [round(s["rss"] * mb) for s in samples if s["job"] % 100 == 0],
+    }
+
+
+def _top_functions(profile: cProfile.Profile, limit: int, sort: str = "tottime") -> list[str]:
+    stream = io.StringIO()
+    stats = pstats.Stats(profile, stream=stream)
+    stats.sort_stats(sort).print_stats(limit)
+    lines = stream.getvalue().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip().startswith("ncalls")), 0)
+    return [line.rstrip() for line in lines[start:] if line.strip()]
+
+
+def profile_warm(cases: list[Any], store_dir: Path, rounds: int) -> dict[str, Any]:
+    """A warm pass of the pipeline through a real WorkerClient, parent side under
+    cProfile; then the worker's Executor in-process under cProfile."""
+    from iree_conformance.executor import Executor
+    from iree_conformance.pipeline import build_job, run_case
+    from iree_conformance.store import ArtifactStore
+    from iree_conformance.worker import WorkerClient
+
+    target = _target()
+    client = WorkerClient(store_dir)
+    try:
+        t = time.perf_counter()
+        client._start()  # the one-off start of a worker, timed apart from the cases
+        start_s = time.perf_counter() - t
+        t = time.perf_counter()
+        for case in cases[:2]:  # first-use costs: imports, runtime instance, device
+            run_case(case, target, client)
+        first_use_s = round(time.perf_counter() - t, 3)
+        profile = cProfile.Profile()
+        outcomes = []
+        t = time.perf_counter()
+        profile.enable()
+        for _ in range(rounds):
+            for case in cases:
+                outcome, _ = run_case(case, target, client)
+                outcomes.append(outcome.to_json())
+        profile.disable()
+        loop_s = time.perf_counter() - t
+    finally:
+        client.close()
+    parent = overhead_stats(outcomes)
+    parent["loop_s"] = round(loop_s, 3)
+    parent["worker_start_s"] = round(start_s, 3)
+    parent["first_use_s"] = first_use_s
+    parent["statuses"] = {s: sum(1 for o in outcomes if o["status"] == s) for s in {o["status"] for o in outcomes}}
+
+    # Worker side, in this process: the same jobs straight into an Executor.
+    executor = Executor(ArtifactStore(store_dir), lambda: "")
+    jobs = [build_job(case, target, case.input_sets()) for case in cases]
+    for job in jobs[:2]:
+        executor.execute(job, lambda stage: None)
+    wprofile = cProfile.Profile()
+    t = time.perf_counter()
+    wprofile.enable()
+    for _ in range(rounds):
+        for job in jobs:
+            executor.execute(job, lambda stage: None)
+    wprofile.disable()
+    worker_ms = 1000.0 * (time.perf_counter() - t) / (rounds * len(jobs))
+    return {
+        "parent": parent,
+        "parent_top": _top_functions(profile, 14),
+        "worker_ms_per_job": round(worker_ms, 2),
+        "worker_top": _top_functions(wprofile, 14),
+    }
+
+
+def profile_cold(cases: list[Any], store_dir: Path, count: int) -> dict[str, Any]:
+    """Overhead of cold cases in a started worker: `count` cases spread over the
+    sample, compiled into an empty store after one warm-up compile (which pays the
+    one-off imports of the compiler and onnx)."""
+    from iree_conformance.pipeline import run_case
+    from iree_conformance.worker import WorkerClient
+
+    picked = cases[:: max(1, len(cases) // count)][:count]
+    target = _target()
+    shutil.rmtree(store_dir, ignore_errors=True)
+    client = WorkerClient(store_dir)
+    outcomes = []
+    try:
+        run_case(cold_variant(picked[0], "warm-up"), target, client)
+        for case in picked:
+            outcome, _ = run_case(case, target, client)
+            outcomes.append(outcome.to_json())
+    finally:
+        client.close()
+        shutil.rmtree(store_dir, ignore_errors=True)
+    stats = overhead_stats(outcomes)
+    stats["statuses"] = {s: sum(1 for o in outcomes if o["status"] == s) for s in {o["status"] for o in outcomes}}
+    return stats
+
+
+# ---------------------------------------------------------------------------
+# Selection of the sample
+# ---------------------------------------------------------------------------
+def select_sample(n_onnx: int, n_shlo: int, workers: int, work_dir: Path, tools: dict[str, str], factor: float) -> tuple[list[str], list[str], str]:
+    """Candidates in hashed order; keep the first that pass in ours and in the baseline."""
+    onnx_all = [cid for cid, c in onnx_index(onnx_data_root()).items() if not c.unsupported_reason]
+    shlo_all = list(stablehlo_index())
+    onnx_cand = hashed_order(onnx_all)[: math.ceil(n_onnx * factor)]
+    shlo_cand = hashed_order(shlo_all)[: math.ceil(n_shlo * factor)]
+    candidates = onnx_cand + shlo_cand
+    sel_dir = work_dir / "select"
+    sel_dir.mkdir(parents=True, exist_ok=True)
+    ours = run_ours("select", candidates, sel_dir / "store", sel_dir, workers)
+    ours_pass = {o["case_id"] for o in ours.outcomes if o["status"] == "pass"}
+    plans = plan_baseline([c for c in candidates if c in ours_pass], sel_dir / "baseline")
+    base = run_baseline(plans, workers, tools)
+    both = {o["case_id"] for o in base.outcomes if o["status"] == "pass"}
+    onnx_ids = [c for c in onnx_cand if c in both][:n_onnx]
+    shlo_ids = [c for c in shlo_cand if c in both][:n_shlo]
+    base_fail = sorted(c for c in ours_pass - both)
+    note = (
+        f"selected {datetime.date.today()}: {len(onnx_cand)} ONNX + {len(shlo_cand)} StableHLO candidates, "
+        f"{len(ours_pass)} passed in the suite, {len(both)} also in the baseline"
+        + (f" (baseline-only failures: {', '.join(base_fail[:6])}{' ...' if len(base_fail) > 6 else ''})" if base_fail else "")
+    )
+    if len(onnx_ids) < n_onnx or len(shlo_ids) < n_shlo:
+        log(f"only {len(onnx_ids)} ONNX and {len(shlo_ids)} StableHLO candidates passed; raise --select-factor")
+    return onnx_ids, shlo_ids, note
+
+
+# ---------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------
+PHASE_LABELS = {
+    "baseline": "baseline, pip tool scripts",
+    "baseline-native": "baseline, native binaries",
+    "cold": "ours cold (empty store)",
+    "warm": "ours warm (filled store)",
+}
+RATIOS = (
+    ("cold_vs_baseline", "cold", "baseline", "cold / baseline"),
+    ("cold_vs_baseline_native", "cold", "baseline-native", "cold / baseline (native binaries)"),
+    ("warm_vs_cold", "warm", "cold", "warm / cold"),
+    ("warm_vs_baseline", "warm", "baseline", "warm / baseline"),
+)
+
+
+def verdict_line(name: str, ok: bool, detail: str) -> str:
+    return f"{'MET   ' if ok else 'MISSED'} {name}: {detail}"
+
+
+def round_ratios(phases: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """cases/min ratios within one round, and the CPU-seconds ratios ("_cpu")."""
+    ratios = {}
+    for key, fast, slow, _ in RATIOS:
+        f, sl = phases.get(fast), phases.get(slow)
+        if f and sl and sl["cases_per_min"] > 0:
+            ratios[key] = round(f["cases_per_min"] / sl["cases_per_min"], 2)
+            if f["cpu_s"] > 0:
+                ratios[key + "_cpu"] = round(sl["cpu_s"] / f["cpu_s"], 2)
+    return ratios
+
+
+def median_ratios(rounds: list[dict[str, float]]) -> dict[str, float]:
+    keys = sorted({k for r in rounds for k in r})
+    return {k: round(statistics.median(r[k] for r in rounds if k in r), 2) for k in keys}
+
+
+def unstable_ratios(rounds: list[dict[str, Any]]) -> list[str]:
+    """Ratios whose per-round values differ by more than 25%."""
+    found = []
+    for key, _, _, _ in RATIOS:
+        values = [r.get("ratios", {}).get(key) for r in rounds]
+        values = [v for v in values if v]
+        if len(values) > 1 and max(values) > 1.25 * min(values):
+            found.append(f"{key} {min(values):.2f}-{max(values):.2f}")
+    return found
+
+
+def format_report(figures: dict[str, Any]) -> str:
+    out: list[str] = []
+    m = figures["machine"]
+    out.append("== Machine")
+    out.append(f"nproc {m['nproc']}, {m['cpu']}, {m['ram_gib']} GiB RAM, {m['platform']}, Python {m['python']}")
+    out.append("versions: " + ", ".join(f"{k} {v}" for k, v in m["versions"].items()))
+    out.append(f"load average at start: {m['loadavg_start']} (shared machine: read the ratios, not absolute times)")
+    s = figures["sample"]
+    out.append(f"sample: {s['onnx']} ONNX operator cases + {s['stablehlo']} StableHLO cases from {s['file']}; {figures['workers']} cases at a time on every side")
+    rounds = figures.get("rounds", [])
+    if rounds:
+        out.append("")
+        out.append("== Throughput (wall clock of the whole run; CPU = user+sys of all its processes)")
+        out.append(f"{'phase':<32}{'cases':>6}{'pass':>6}{'wall s':>9}{'cases/min':>11}{'CPU s':>9}{'CPU s/case':>12}  load after")
+        for n, phases in enumerate(rounds):
+            if len(rounds) > 1:
+                out.append(f"-- round {n + 1}")
+            for key, label in PHASE_LABELS.items():
+                p = phases.get(key)
+                if p:
+                    out.append(f"{label:<32}{p['cases']:>6}{p['passed']:>6}{p['wall_s']:>9.1f}{p['cases_per_min']:>11.1f}{p['cpu_s']:>9.1f}{p['cpu_s_per_case']:>12.3f}  {p['loadavg_after']}")
+        last = rounds[-1]
+        for key in PHASE_LABELS:
+            st = last.get(key, {}).get("stage_mean_s")
+            if st:
+                out.append(f"{key} mean s/case by stage: " + ", ".join(f"{k} {v:.3f}" for k, v in st.items() if v))
+        if last.get("mismatches"):
+            out.append(f"verdicts differ between phases: {last['mismatches']}")
+    r = figures.get("ratios", {})
+    if r:
+        out.append("")
+        title = "== Ratios of cases/min" + (f" (median of {len(rounds)} rounds)" if len(rounds) > 1 else "") + "; CPU-seconds ratio in brackets"
+        out.append(title)
+        for key, _, _, label in RATIOS:
+            if key in r:
+                line = f"{label:<36} {r[key]:>7.2f}x   [CPU {r.get(key + '_cpu', float('nan')):.2f}x]"
+                if len(rounds) > 1:
+                    per_round = [x["ratios"].get(key) for x in rounds if x.get("ratios", {}).get(key) is not None]
+                    per_round_cpu = [x["ratios"].get(key + "_cpu") for x in rounds if x.get("ratios", {}).get(key + "_cpu") is not None]
+                    line += f"   rounds: {', '.join(f'{v:.2f}' for v in per_round)} [CPU {', '.join(f'{v:.2f}' for v in per_round_cpu)}]"
+                out.append(line)
+        spread = unstable_ratios(rounds)
+        if spread:
+            out.append(f"NOTE: the cases/min ratios moved by more than 25% between rounds ({', '.join(spread)}): the machine's load changed under the phases; the CPU-seconds ratios are the steadier figure.")
+    o = figures.get("overhead", {})
+    if o:
+        out.append("")
+        out.append("== Overhead per case outside IREE's import/compile/load/run (ms), from the results JSON")
+        for key in ("cold", "warm"):
+            st = o.get(key)
+            if st and st.get("count"):
+                out.append(f"{key}: mean {st['mean_ms']:.1f}, median {st['median_ms']:.1f}, p90 {st['p90_ms']:.1f}, max {st['max_ms']:.1f} over {st['count']} cases")
+                out.append("   split (mean ms/case): " + ", ".join(f"{k} {v:.2f}" for k, v in st["split_ms_mean"].items()))
+        for key in ("cold", "warm"):
+            p = o.get(f"pytest_{key}")
+            if p:
+                out.append(
+                    f"pytest {key}: wall/case {p['wall_per_case_ms']:.0f} ms; wall - sum(case durations)/workers = "
+                    f"{p['fixed_s']:.1f} s outside cases (pytest start, collection, xdist, teardown) = {p['fixed_per_case_ms']:.0f} ms/case"
+                )
+    pr = figures.get("profile")
+    if pr:
+        p = pr["parent"]
+        out.append("")
+        out.append("== Profile: warm pipeline through one WorkerClient, steady state (cProfile)")
+        out.append(f"worker process start: {p['worker_start_s']:.2f} s; first two cases (runtime import, device): {p['first_use_s']:.2f} s; once per pytest worker")
+        if p.get("count"):
+            out.append(
+                f"per case: duration {1000 * p['duration_s_mean']:.2f} ms, of which IREE load+run {1000 * p['iree_s_mean']:.2f} ms; "
+                f"overhead mean {p['mean_ms']:.2f} / median {p['median_ms']:.2f} / p90 {p['p90_ms']:.2f} ms"
+            )
+            out.append("split (mean ms/case): " + ", ".join(f"{k} {v:.2f}" for k, v in p["split_ms_mean"].items()))
+        c = pr.get("cold")
+        if c and c.get("count"):
+            out.append(
+                f"cold, {c['count']} cases in a started worker: duration {1000 * c['duration_s_mean']:.0f} ms, IREE import+compile+load+run {1000 * c['iree_s_mean']:.0f} ms; "
+                f"overhead mean {c['mean_ms']:.2f} / median {c['median_ms']:.2f} / p90 {c['p90_ms']:.2f} ms"
+            )
+            out.append("   split (mean ms/case): " + ", ".join(f"{k} {v:.2f}" for k, v in c["split_ms_mean"].items()))
+        out.append(f"worker side alone, in-process (key, store read, load, run): {pr['worker_ms_per_job']:.2f} ms/job; top functions by own time:")
+        out += ["   " + line for line in pr["worker_top"][:12]]
+        out.append("parent side (the pytest worker) top functions by own time; lock waits = waiting for the worker:")
+        out += ["   " + line for line in pr["parent_top"][:12]]
+    sh = figures.get("shards")
+    if sh:
+        out.append("")
+        out.append("== Shard balance of --shard I/N on the durations the cold run recorded")
+        for n, v in sh.items():
+            out.append(f"N={n}: longest shard {v['max_s']:.1f} s, shortest {v['min_s']:.1f} s, spread {100 * v['spread']:.1f}%")
+    mem = figures.get("memory")
+    if mem:
+        out.append("")
+        out.append(f"== Worker RSS over {figures.get('memory_jobs', '?')} jobs (sample cycled, every {figures.get('memory_cold_every', '?')}th job a cold compile), two workers side by side")
+        for label, v in mem.items():
+            if "error" in v:
+                out.append(f"{label}: {v['error']}")
+                continue
+            out.append(
+                f"{label}: {v['worker_processes']} worker process(es); RSS at job 100 {v['rss_mb_at_100']:.0f} MB, at job {v['jobs']} {v['rss_mb_at_end']:.0f} MB "
+                f"(growth {v['rss_growth_mb']:+.0f} MB); peak VmHWM {v['peak_hwm_mb']:.0f} MB; {v['statuses']}; {v['wall_s']:.0f} s"
+            )
+            out.append(f"   RSS (MB) every 100 jobs: {v['rss_mb_every_100']}")
+    out.append("")
+    out.append("== Targets")
+    out += figures.get("verdicts", [])
+    return "\n".join(out)
+
+
+def judge(figures: dict[str, Any]) -> list[str]:
+    lines = []
+    r = figures.get("ratios", {})
+    for key, label, target in (
+        ("cold_vs_baseline", "cold >= 2.5x baseline", COLD_VS_BASELINE),
+        ("cold_vs_baseline_native", "cold >= 2.5x baseline with native binaries", COLD_VS_BASELINE),
+        ("warm_vs_cold", "warm >= 20x cold", WARM_VS_COLD),
+    ):
+        if key in r:
+            lines.append(verdict_line(f"{label}, cases/min", r[key] >= target, f"{r[key]:.2f}x"))
+        if key + "_cpu" in r:
+            lines.append(verdict_line(f"{label}, CPU seconds", r[key + "_cpu"] >= target, f"{r[key + '_cpu']:.2f}x"))
+    prof = figures.get("profile", {}).get("parent", {})
+    if prof.get("count"):
+        lines.append(verdict_line("overhead < 25 ms/case, warm steady state (profiled pipeline)", prof["mean_ms"] < OVERHEAD_MS, f"mean {prof['mean_ms']:.2f} ms"))
+    cold = figures.get("profile", {}).get("cold", {})
+    if cold.get("count"):
+        lines.append(verdict_line("overhead < 25 ms/case, cold steady state (started worker)", cold["mean_ms"] < OVERHEAD_MS, f"mean {cold['mean_ms']:.2f} ms"))
+    o = figures.get("overhead", {})
+    for key in ("cold", "warm"):
+        st = o.get(key)
+        if st and st.get("count"):
+            lines.append(verdict_line(f"overhead < 25 ms/case, pytest {key} run (worker start-up included)", st["mean_ms"] < OVERHEAD_MS, f"mean {st['mean_ms']:.1f} ms, median {st['median_ms']:.1f} ms"))
+    for n, v in figures.get("shards", {}).items():
+        lines.append(verdict_line(f"--shard I/{n} within 10% on recorded durations", v["spread"] <= SHARD_SPREAD, f"spread {100 * v['spread']:.1f}%"))
+    for label, v in figures.get("memory", {}).items():
+        if "rss_growth_mb" in v:
+            lines.append(verdict_line(f"worker RSS growth <= 50 MB over {v['jobs']} jobs ({label})", v["rss_growth_mb"] <= RSS_GROWTH_MB, f"{v['rss_growth_mb']:+.0f} MB (job 100 -> {v['jobs']})"))
+    return lines
+
+
+# ---------------------------------------------------------------------------
+# main
+# ---------------------------------------------------------------------------
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--onnx", type=int, default=100, metavar="N", help="ONNX operator cases (default 100)")
+    ap.add_argument("--stablehlo", type=int, default=20, metavar="N", help="StableHLO cases (default 20)")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 10 + 5 cases, 100 memory jobs, 1 profile round, pip-script baseline only")
+    ap.add_argument("--workers", type=int, default=2, help="cases at a time on every side (default 2)")
+    ap.add_argument("--rounds", type=int, default=1, help="repeat baseline/cold/warm; ratios are the median of the rounds (default 1)")
+    ap.add_argument("--baseline-tools", choices=["scripts", "native", "both"], default="both", help="baseline with the pip tool scripts on PATH, the native binaries in the wheels, or both (default both)")
+    ap.add_argument("--cases-file", type=Path, default=DEFAULT_CASES_FILE, help=f"the sample (default {DEFAULT_CASES_FILE.relative_to(ROOT)})")
+    ap.add_argument("--select", action="store_true", help="re-pick the sample (runs candidates through both sides) and write --cases-file, then stop")
+    ap.add_argument("--select-factor", type=float, default=2.0, help="candidates per wanted case when selecting (default 2.0)")
+    ap.add_argument("--skip", action="append", default=[], choices=["baseline", "cold", "warm", "profile", "memory"], help="leave a part out (repeatable)")
+    ap.add_argument("--memory-jobs", type=int, default=1000, help="jobs per worker in the RSS measurement (default 1000)")
+    ap.add_argument("--memory-cold-every", type=int, default=10, help="every N-th memory job compiles (a changed source); 0: all warm (default 10)")
+    ap.add_argument("--profile-rounds", type=int, default=3, help="passes over the sample in the profiled warm pipeline (default 3)")
+    ap.add_argument("--profile-cold", type=int, default=20, metavar="N", help="cold cases (spread over the sample) for the steady-state cold overhead; 0: none (default 20)")
+    ap.add_argument("--iree-bin-dir", type=Path, help="where iree-import-onnx, iree-compile, iree-run-module live (default: next to this Python, then PATH)")
+    ap.add_argument("--work-dir", type=Path, help="keep stores, logs and results here (default: a temporary folder, removed)")
+    ap.add_argument("--json", type=Path, metavar="PATH", help="also write the figures as JSON")
+    ap.add_argument("--report-from", type=Path, metavar="PATH", help="print the report of a saved --json file again (current format and targets), run nothing")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.onnx, args.stablehlo = min(args.onnx, 10), min(args.stablehlo, 5)
+        args.memory_jobs = min(args.memory_jobs, 100)
+        args.profile_rounds = 1
+        args.profile_cold = min(args.profile_cold, 4)
+        if args.baseline_tools == "both":
+            args.baseline_tools = "scripts"
+    return args
+
+
+def pick(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    onnx_ids, shlo_ids = read_case_list(args.cases_file)
+    if args.onnx > len(onnx_ids):  # more than the verified list: extend in hashed order
+        known = set(onnx_ids)
+        onnx_ids += [c for c in hashed_order([cid for cid, c in onnx_index(onnx_data_root()).items() if not c.unsupported_reason]) if c not in known]
+    if args.stablehlo > len(shlo_ids):
+        known = set(shlo_ids)
+        shlo_ids += [c for c in hashed_order(list(stablehlo_index())) if c not in known]
+    return onnx_ids[: args.onnx], shlo_ids[: args.stablehlo]
+
+
+def stage_means(outcomes: list[dict[str, Any]], stages: tuple[str, ...]) -> dict[str, float]:
+    if not outcomes:
+        return {}
+    return {s: round(statistics.fmean(o.get("stage_times", {}).get(s, 0.0) for o in outcomes), 4) for s in stages}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.report_from:
+        figures = json.loads(args.report_from.read_text())
+        figures["verdicts"] = judge(figures)
+        print(format_report(figures))
+        return 0
+    work_dir = args.work_dir or Path(tempfile.mkdtemp(prefix="suite-speed-"))
+    work_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        if args.select:
+            tools = iree_tools(args.iree_bin_dir)
+            onnx_ids, shlo_ids, note = select_sample(args.onnx, args.stablehlo, args.workers, work_dir, tools, args.select_factor)
+            write_case_list(args.cases_file, onnx_ids, shlo_ids, note)
+            print(f"wrote {len(onnx_ids)} ONNX + {len(shlo_ids)} StableHLO cases to {args.cases_file}\n{note}")
+            return 0
+        return run_benchmark(args, work_dir)
+    finally:
+        if args.work_dir is None:
+            shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
+    figures: dict[str, Any] = {"machine": machine_description(), "workers": args.workers, "started": datetime.datetime.now().isoformat(timespec="seconds")}
+    onnx_ids, shlo_ids = pick(args)
+    case_ids = onnx_ids + shlo_ids
+    cases_file = args.cases_file.resolve()
+    figures["sample"] = {"onnx": len(onnx_ids), "stablehlo": len(shlo_ids), "file": str(cases_file.relative_to(ROOT) if cases_file.is_relative_to(ROOT) else cases_file)}
+    baselines = []
+    if "baseline" not in args.skip:
+        if args.baseline_tools in ("scripts", "both"):
+            baselines.append(("baseline", iree_tools(args.iree_bin_dir)))
+        if args.baseline_tools in ("native", "both"):
+            baselines.append(("baseline-native", iree_tools(args.iree_bin_dir, native=True)))
+        figures["baseline_tools"] = {name: tools for name, tools in baselines}
+    plans = plan_baseline(case_ids, work_dir / "baseline") if baselines else []
+    store = work_dir / "store"
+    durations_file = work_dir / "durations.json"
+    rounds: list[dict[str, Any]] = []
+    last: dict[str, Phase] = {}
+    for n in range(max(args.rounds, 1)):
+        shutil.rmtree(store, ignore_errors=True)
+        durations_file.unlink(missing_ok=True)
+        phases: dict[str, Phase] = {}
+        try:
+            for name, tools in baselines:
+                phases[name] = run_baseline(plans, args.workers, tools, name)
+            if "cold" not in args.skip:
+                phases["cold"] = run_ours("cold", case_ids, store, work_dir, args.workers, durations_file)
+            if "warm" not in args.skip:
+                phases["warm"] = run_ours("warm", case_ids, store, work_dir, args.workers)
+        except RuntimeError as e:
+            print(f"ERROR: {e}", file=sys.stderr)
+            return 2
+        summary: dict[str, Any] = {}
+        for key, phase in phases.items():
+            summary[key] = phase.summary()
+            stages = ("import", "compile", "run", "compare", "harness") if key.startswith("baseline") else ("inputs", "store", "import", "compile", "load", "run", "reference", "compare")
+            summary[key]["stage_mean_s"] = stage_means(phase.outcomes, stages)
+        statuses = {key: {o["case_id"]: o["status"] for o in p.outcomes} for key, p in phases.items()}
+        mismatches = sorted({c for c in case_ids if len({s.get(c) for s in statuses.values()}) > 1}) if len(statuses) > 1 else []
+        if mismatches:
+            summary["mismatches"] = {c: {k: s.get(c) for k, s in statuses.items()} for c in mismatches[:20]}
+        summary["ratios"] = round_ratios(summary)
+        rounds.append(summary)
+        last = phases
+        log(f"round {n + 1}: " + ", ".join(f"{k} {v:.2f}x" for k, v in summary["ratios"].items() if not k.endswith("_cpu")))
+    figures["rounds"] = rounds
+    figures["ratios"] = median_ratios([r["ratios"] for r in rounds])
+
+    overhead: dict[str, Any] = {}
+    for key in ("cold", "warm"):
+        if key in last:
+            p = last[key]
+            overhead[key] = overhead_stats(p.outcomes)
+            total = sum(o.get("duration") or 0.0 for o in p.outcomes)
+            outside = max(p.wall - total / args.workers, 0.0)
+            overhead[f"pytest_{key}"] = {"wall_per_case_ms": round(1000 * p.wall / p.cases, 1), "fixed_s": round(outside, 2), "fixed_per_case_ms": round(1000 * outside / p.cases, 1)}
+    figures["overhead"] = overhead
+    if durations_file.exists():
+        figures["shards"] = shard_balance(json.loads(durations_file.read_text()))
+
+    if "profile" not in args.skip or ("memory" not in args.skip and args.memory_jobs > 0):
+        cases = load_cases(case_ids)
+        if not (store.exists() and any(store.iterdir())):
+            log("filling the store for the in-process measurements")
+            from iree_conformance.pipeline import run_case
+            from iree_conformance.worker import WorkerClient
+
+            client = WorkerClient(store)
+            try:
+                for case in cases:
+                    run_case(case, _target(), client)
+            finally:
+                client.close()
+        if "profile" not in args.skip:
+            log(f"profile: warm pipeline, {args.profile_rounds} round(s) over {len(cases)} cases")
+            figures["profile"] = profile_warm(cases, store, args.profile_rounds)
+            if args.profile_cold > 0:
+                log(f"profile: {args.profile_cold} cold cases in a started worker")
+                figures["profile"]["cold"] = profile_cold(cases, work_dir / "profile-cold-store", args.profile_cold)
+        if "memory" not in args.skip and args.memory_jobs > 0:
+            log(f"memory: {args.memory_jobs} jobs per worker, recycling at 400 and off, side by side")
+            figures["memory_jobs"] = args.memory_jobs
+            figures["memory_cold_every"] = args.memory_cold_every
+            figures["memory"] = measure_memory(cases, store, args.memory_jobs, args.memory_cold_every, {"max_jobs=400 (default)": 400, "recycling off": None})
+
+    figures["verdicts"] = judge(figures)
+    figures["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
+    figures["loadavg_end"] = _loadavg()
+    print(format_report(figures), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
