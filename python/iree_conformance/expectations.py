@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -101,13 +102,27 @@ def manifest_paths(directory: Path, target: str, os_name: str) -> tuple[Path, Pa
     return directory / f"{target}.toml", directory / f"{target}.{os_name}.toml"
 
 
-def _key_line(path: Path, case_id: str) -> int | None:
-    """Line of a case's entry, whether its key is quoted, single-quoted or bare."""
-    for needle in (json.dumps(case_id), f"'{case_id}'", f"{case_id} ="):
-        line = line_of(path, needle)
-        if line is not None:
-            return line
-    return None
+_KEY_AT_LINE_START = re.compile(r"""^\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_.-]+)\s*=""")
+
+
+def _key_lines(path: Path) -> dict[str, int]:
+    """Line of each table key, read in one pass (quoted, single-quoted or bare keys)."""
+    lines: dict[str, int] = {}
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError:
+        return lines
+    for number, line in enumerate(text.splitlines(), 1):
+        m = _KEY_AT_LINE_START.match(line)
+        if not m:
+            continue
+        raw = m.group(1)
+        try:
+            key = json.loads(raw) if raw.startswith('"') else raw.strip("'")
+        except ValueError:
+            continue
+        lines.setdefault(key, number)
+    return lines
 
 
 def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, Entry], dict[str, tuple[Tolerance, str]]]:
@@ -121,9 +136,10 @@ def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, Entry], dict[st
     for table in ("xfail", "tolerance"):
         if table in data and not isinstance(data[table], dict):
             raise ExpectationsError(f"{path}:{line_of(path, table)}: {table} must be a table ([{table}]), not a value")
+    key_lines = _key_lines(path)
     xfail: dict[str, Entry] = {}
     for case_id, spec in data.get("xfail", {}).items():
-        line = _key_line(path, case_id)
+        line = key_lines.get(case_id)
         where = f"{path}:{line}"
         if not isinstance(spec, dict):
             raise ExpectationsError(f"{where}: entry for {case_id!r} must be an inline table {{ stage = ..., reason = ... }}")
@@ -139,7 +155,7 @@ def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, Entry], dict[st
         xfail[case_id] = Entry(stage, reason, path, line)
     tolerance: dict[str, tuple[Tolerance, str]] = {}
     for case_id, spec in data.get("tolerance", {}).items():
-        where = f"{path}:{_key_line(path, case_id)}"
+        where = f"{path}:{key_lines.get(case_id)}"
         if not isinstance(spec, dict):
             raise ExpectationsError(f"{where}: tolerance for {case_id!r} must be an inline table")
         rtol, atol, reason = spec.get("rtol"), spec.get("atol"), spec.get("reason")

@@ -307,6 +307,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         cases = session.cases(suite)
     except Exception as e:  # noqa: BLE001 - a broken provider is a collection error with its reason
         pytest.fail(f"cannot collect suite {suite}: {e}", pytrace=False)
+    if session.case_filter is not None:  # before parametrize: thousands of items cost time
+        cases = [case for case in cases if case.case_id in session.case_filter]
     params = [pytest.param(case, target, id=f"{target.name}:{case.case_id}") for target in session.targets for case in cases]
     metafunc.parametrize(("conformance_case", "conformance_target"), params)
 
