@@ -75,6 +75,21 @@ def set_env(values: Mapping[str, Any], env: Mapping[str, str] | None = None) -> 
     return True
 
 
+def write_report(payload: Any, markdown: str, output: str | None, markdown_path: str | None, summary: bool) -> None:
+    """The JSON to --output, the Markdown to --markdown (else stdout), and to the step
+    summary with --summary: the output contract shared by the results scripts."""
+    if output:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    if markdown_path:
+        Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(markdown_path).write_text(markdown, encoding="utf-8")
+    if summary:
+        append_summary(markdown)
+    if not markdown_path:
+        sys.stdout.write(markdown)
+
+
 def append_summary(markdown: str, env: Mapping[str, str] | None = None) -> bool:
     """Appends Markdown to the job's step summary ($GITHUB_STEP_SUMMARY)."""
     env = os.environ if env is None else env

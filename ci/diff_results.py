@@ -24,13 +24,12 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, append_summary, expand_json_inputs, md_escape, run_main  # noqa: E402
+from _common import CIError, expand_json_inputs, md_escape, run_main, write_report  # noqa: E402
 from merge_results import merge  # noqa: E402
 
 FAILING = ("fail", "error", "crash", "timeout")
@@ -180,17 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         raise CIError("no baseline results in " + ", ".join(args.baseline) + " (use --missing-baseline-ok)")
     diff = compare(current, baseline) if baseline is not None else None
     markdown = render_markdown(diff, args.label, args.max_listed)
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        payload = diff if diff is not None else {"baseline": None}
-        Path(args.output).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
-    if args.markdown:
-        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.markdown).write_text(markdown, encoding="utf-8")
-    if args.summary:
-        append_summary(markdown)
-    if not args.markdown:
-        sys.stdout.write(markdown)
+    payload = diff if diff is not None else {"baseline": None}
+    write_report(payload, markdown, args.output, args.markdown, args.summary)
     if diff is not None and args.fail_on_new_failures and diff["new_failures"]:
         return 1
     return 0

@@ -19,7 +19,6 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -29,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     RESULTS_SCHEMA,
     CIError,
-    append_summary,
     expand_json_inputs,
     load_results,
     md_escape,
     run_main,
+    write_report,
 )
 
 VERDICTS = ("pass", "xfail", "fail", "xpass", "skip")
@@ -200,16 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     common = Path(args.inputs[0]) if len(args.inputs) == 1 and Path(args.inputs[0]).is_dir() else None
     merged = merge(paths, base=common)
     markdown = render_markdown(merged, args.title, args.max_listed)
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
-    if args.markdown:
-        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.markdown).write_text(markdown, encoding="utf-8")
-    if args.summary:
-        append_summary(markdown)
-    if not args.markdown:
-        sys.stdout.write(markdown)
+    write_report(merged, markdown, args.output, args.markdown, args.summary)
     return 0
 
 
