@@ -155,12 +155,12 @@ def _read_verified(root: Path, relative: str, digest: str) -> bytes:
     return data
 
 
-def _checks_from(entry: dict[str, Any], arrays, outputs_by_set: list[list[np.ndarray]]):
+def _checks_from(entry: dict[str, Any], arrays, outputs_by_set: list[list[np.ndarray]], records=None):
     tols = [Tolerance(**t) for t in entry["tolerances"]]
     if "checks" in entry:
-        from .suites.check_pairs import checks_from_pairs
+        from .suites.check_pairs import checks_from_records
 
-        return checks_from_pairs(entry["checks"], outputs_by_set[0])
+        return checks_from_records(entry["checks"], records[0] if records else [])
     checks = []
     for s, outputs in enumerate(outputs_by_set):
         count = sum(1 for k in arrays.files if k.startswith(f"expected_{s}_"))
@@ -204,14 +204,18 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
                 count = sum(1 for k in arrays.files if k.startswith(f"input_{s}_"))
                 input_sets.append([arrays[f"input_{s}_{i}"] for i in range(count)])
             try:
-                vm_module, context = executor.load(vmfb, driver, device)
+                vm_module, context = executor.load(vmfb, driver, device, entry.get("checks"))
                 outcome.stage = "run"
                 t = time.perf_counter()
-                outputs = [executor.run(vm_module, context, entry.get("entry"), inputs) for inputs in input_sets]
+                outputs, records = [], []
+                for inputs in input_sets:
+                    outputs.append(executor.run(vm_module, context, entry.get("entry"), inputs))
+                    if context.check_recorder is not None:
+                        records.append(context.check_recorder.take())
                 outcome.stage_times["run"] = time.perf_counter() - t
                 outcome.stage = "compare"
                 problems: list[str] = []
-                for actual, expected, tol in _checks_from(entry, arrays, outputs):
+                for actual, expected, tol, *_ in _checks_from(entry, arrays, outputs, records):
                     comparison = compare_outputs(actual, expected, tol)
                     problems += comparison.messages
                     outcome.metrics = comparison.metrics if not outcome.metrics or comparison.messages else outcome.metrics

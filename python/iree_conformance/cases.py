@@ -10,8 +10,9 @@ import numpy as np
 
 from .compare import Tolerance
 
-# One comparison: (actual outputs, expected outputs, tolerance).
-Check = tuple[list[np.ndarray], list[np.ndarray], Tolerance]
+# One comparison: (actual outputs, expected outputs, tolerance), optionally followed by a
+# label that names it in messages (a check op's location).
+Check = tuple  # (list[np.ndarray], list[np.ndarray], Tolerance[, str])
 
 
 class CaseSkipped(Exception):

@@ -146,13 +146,13 @@ class Executor:
             stage("prepare")
             stage("import")
             if job.get("import_options", {}).get("rewrite_checks"):
-                from .stablehlo_checks import CheckRewriteError, rewrite_checks
+                from .stablehlo_checks import CheckRewriteError, instrument_checks
 
                 try:
-                    text, functions = rewrite_checks(source.decode("utf-8", errors="replace"), self._mlir_context())
+                    text, checks = instrument_checks(source.decode("utf-8", errors="replace"), self._mlir_context())
                 except CheckRewriteError as e:
                     raise StageError("import", str(e)) from None
-                meta["checks"] = functions
+                meta["checks"] = checks
                 return text.encode(), meta
             return source, meta
         raise StageError("prepare", f"unknown source kind {kind!r}")
@@ -227,13 +227,23 @@ class Executor:
             self._configs[key] = config
         return config
 
-    def load(self, vmfb: bytes, driver: str, device: str | None):
+    def load(self, vmfb: bytes, driver: str, device: str | None, check_sites: list[dict[str, Any]] | None = None):
+        """The module in a fresh context; with check_sites, beside a check recorder
+        (``context.check_recorder``) that implements its check imports."""
         import iree.runtime as rt
 
         config = self._config(driver, device)
         try:
             vm_module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
-            context = rt.SystemContext(vm_modules=[vm_module], config=config)
+            recorder = None
+            modules = [vm_module]
+            if check_sites is not None:
+                from .check_module import CheckRecorder
+
+                recorder = CheckRecorder(check_sites, config.device)
+                modules.insert(0, recorder.module)
+            context = rt.SystemContext(vm_modules=modules, config=config)
+            context.check_recorder = recorder
         except Exception as e:  # noqa: BLE001
             raise StageError("load", f"{type(e).__name__}: {e}") from None
         return vm_module, context
@@ -268,21 +278,26 @@ class Executor:
             vmfb, meta, hits = self.compile_job(job, stage, times)
             result["info"] = {k: v for k, v in meta.items() if k != "checks"}
             result["info"]["cache_hits"] = hits
-            if "checks" in meta:
-                result["checks"] = meta["checks"].get(job.get("entry") or "main")
+            checks = meta.get("checks")
+            if checks is not None:
+                result["checks"] = checks["sites"]
             if job.get("compile_only"):
                 result["vmfb"] = vmfb
                 result["stage"] = "compile"
                 return result
             stage("load")
             t = time.perf_counter()
-            vm_module, context = self.load(vmfb, job["driver"], job.get("device"))
+            vm_module, context = self.load(vmfb, job["driver"], job.get("device"), checks["sites"] if checks else None)
             times["load"] = time.perf_counter() - t
             stage("run")
             t = time.perf_counter()
-            result["outputs"] = [
-                self.run(vm_module, context, job.get("entry"), inputs) for inputs in job.get("input_sets") or [[]]
-            ]
+            result["outputs"], records = [], []
+            for inputs in job.get("input_sets") or [[]]:
+                result["outputs"].append(self.run(vm_module, context, job.get("entry"), inputs))
+                if context.check_recorder is not None:
+                    records.append(context.check_recorder.take())
+            if checks is not None:
+                result["check_records"] = records
             times["run"] = time.perf_counter() - t
             result["stage"] = "run"
             if job.get("timing_runs"):

@@ -86,10 +86,10 @@ def run_case(
     t = time.perf_counter()
     messages: list[str] = []
     metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "first_mismatch_index": None, "outputs": []}
-    for index, (actual, expected, tolerance) in enumerate(checks):
+    for index, (actual, expected, tolerance, *label) in enumerate(checks):
         tol = tolerance_override.merged_over(tolerance) if tolerance_override else tolerance
         comparison = compare_outputs(actual, expected, tol)
-        prefix = f"check {index}: " if len(checks) > 1 else ""
+        prefix = f"{label[0]}: " if label else f"check {index}: " if len(checks) > 1 else ""
         messages += [prefix + m for m in comparison.messages]
         m = comparison.metrics
         metrics["max_abs_error"] = max(metrics["max_abs_error"], m["max_abs_error"])

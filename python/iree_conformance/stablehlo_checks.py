@@ -1,11 +1,19 @@
-"""Turns self-checking StableHLO programs into programs that return what they check.
+"""Makes check ops check wherever they run.
 
-``iree-run-module`` ignores check ops, so a check that IREE never evaluates proves
-nothing. Instead, every public function without arguments that holds check ops
-(openxla/stablehlo's ``stablehlo.custom_call @check.expect_*`` or IREE's ``check.*``
-dialect) is rewritten to return, for each check, the checked value and its expected
-value; the suite then compares them in numpy. Runs inside the worker process, with the
-compiler's MLIR context.
+``iree-run-module`` ignores check ops (the ``check`` module is an optional import), so a
+check that nothing evaluates proves nothing. Every check op of a module, in any block,
+loop body or called function (openxla/stablehlo's ``stablehlo.custom_call
+@check.expect_*`` and IREE's ``check.expect_*`` dialect ops), becomes a call to an
+import ``@conformance_check.expect_<site>`` that takes the checked value and, where there
+is one, the expected value. At run time ``check_module.CheckRecorder`` implements those
+imports in Python and records every call; numpy then compares each record with the rules
+of its site (kind, tolerances, location), stored beside the compiled module.
+
+One import per site, not one per kind, because IREE's stream scheduling may reorder
+checks relative to each other: the site must travel with the call itself.
+
+Functions and check ops are found by parsing the module with the compiler's MLIR
+bindings, so commented-out code is never a test.
 """
 
 from __future__ import annotations
@@ -14,12 +22,9 @@ import dataclasses
 import re
 from typing import Any
 
-# Public functions without arguments: the candidates for test functions.
-_PUBLIC_NOARG_FUNC = re.compile(r"func\.func\s+(?:public\s+)?@([\w$.-]+)\s*\(\s*\)")
-_PRIVATE_FUNC = re.compile(r"func\.func\s+(?:private|nested)\s+@")
-_CHECK_MARKER = re.compile(r"@check\.expect_|\bcheck\.expect_")
+CHECK_MODULE = "conformance_check"
 
-# Check kinds and how the parent compares the pair.
+# Check kinds and how the parent compares a record.
 EXACT, CLOSE, TRUE, FALSE, ALL_TRUE = "exact", "close", "true", "false", "all_true"
 _CUSTOM_CALL_KINDS = {"check.expect_eq": EXACT, "check.expect_close": CLOSE, "check.expect_almost_eq": CLOSE}
 _DIALECT_KINDS = {
@@ -31,43 +36,129 @@ _DIALECT_KINDS = {
     "check.expect_false": FALSE,
     "check.expect_all_true": ALL_TRUE,
 }
+# StableHLO's check.expect_close allows 0..3 ULPs by default (max_ulp_difference);
+# expect_almost_eq, and IREE's check.expect_almost_eq*, bound |actual - expected| by
+# atol + rtol * |expected|, atol 1e-4 and rtol 0 by default.
+DEFAULT_MAX_ULP = 3
+DEFAULT_ALMOST_EQ_ATOL = 1e-4
+_LOC = re.compile(r'loc\("[^"]*":(\d+):(\d+)\)')
+_CHECK_MARKER = re.compile(r"check\.expect_")
 
 
 class CheckRewriteError(ValueError):
     pass
 
 
-def list_test_functions(text: str) -> list[str]:
-    """Names of public, argument-less functions in a file that contains check ops.
-
-    A cheap textual scan used at collection time; the rewrite confirms it.
-    """
-    if not _CHECK_MARKER.search(text):
-        return []
-    names = []
-    starts = [m.start() for m in re.finditer(r"func\.func\s", text)] + [len(text)]
-    for begin, end in zip(starts, starts[1:]):
-        body = text[begin:end]
-        header = body.split("\n", 1)[0]
-        if _PRIVATE_FUNC.search(header):
-            continue
-        m = _PUBLIC_NOARG_FUNC.match(header)
-        if m and _CHECK_MARKER.search(body):
-            names.append(m.group(1))
-    return names
-
-
 @dataclasses.dataclass
-class CheckPair:
+class CheckSite:
+    """One check op in the source: how its records are compared and where it stands."""
+
+    site: int
     kind: str
-    actual: int  # index into the rewritten function's results
-    expected: int | None  # None for true/false/all_true
+    function: str
+    line: int | None = None
+    column: int | None = None
+    op: str = ""
     atol: float | None = None
     rtol: float | None = None
     max_ulp: int | None = None
+    cconv: str = "0r_v"  # the import's VM calling convention: actual, and expected where given
+
+    @property
+    def location(self) -> str:
+        where = f"{self.line}:{self.column}" if self.line is not None else "?"
+        return f"{self.op} at line {where} in @{self.function}"
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def _context():
+    from iree.compiler.api import Session
+
+    global _SESSION
+    if _SESSION is None:
+        _SESSION = Session()
+    return _SESSION.context
+
+
+_SESSION = None
+
+
+def parse_module(text: str, context=None):
+    """The module parsed by IREE's MLIR bindings; CheckRewriteError with the parser's message."""
+    from iree.compiler import ir
+
+    try:
+        return ir.Module.parse(text, context or _context())
+    except ir.MLIRError as e:
+        raise CheckRewriteError(str(e)) from None
+
+
+def _walk(op):
+    """Every operation nested in op, in pre-order."""
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                child = child.operation
+                yield child
+                yield from _walk(child)
+
+
+def _str_attr(op, name: str) -> str | None:
+    from iree.compiler import ir
+
+    if name not in op.attributes:
+        return None
+    attr = op.attributes[name]
+    if isinstance(attr, ir.FlatSymbolRefAttr):
+        return ir.FlatSymbolRefAttr(attr).value
+    return ir.StringAttr(attr).value
+
+
+def _check_kind(op) -> str | None:
+    if op.name == "stablehlo.custom_call":
+        return _CUSTOM_CALL_KINDS.get(_str_attr(op, "call_target_name") or "")
+    return _DIALECT_KINDS.get(op.name)
+
+
+def _functions(module) -> dict[str, Any]:
+    return {_str_attr(op.operation, "sym_name"): op.operation for op in module.body.operations if op.operation.name == "func.func"}
+
+
+def _is_public_noarg(func) -> bool:
+    from iree.compiler import ir
+
+    attrs = func.attributes
+    visibility = ir.StringAttr(attrs["sym_visibility"]).value if "sym_visibility" in attrs else "public"
+    ftype = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
+    return visibility == "public" and len(ftype.inputs) == 0 and len(func.regions[0].blocks) > 0
+
+
+def test_functions_of(module) -> list[str]:
+    """Public argument-less functions that hold check ops, directly or in functions they call."""
+    functions = _functions(module)
+    direct: dict[str, bool] = {}
+    callees: dict[str, set[str]] = {}
+    for name, func in functions.items():
+        ops = list(_walk(func))
+        direct[name] = any(_check_kind(op) for op in ops)
+        callees[name] = {c for op in ops if op.name in ("func.call", "call") for c in [_str_attr(op, "callee")] if c}
+
+    def reaches(name: str, seen: set[str]) -> bool:
+        if direct.get(name):
+            return True
+        seen.add(name)
+        return any(reaches(c, seen) for c in callees.get(name, ()) if c not in seen)
+
+    return [name for name, func in functions.items() if _is_public_noarg(func) and reaches(name, set())]
+
+
+def list_test_functions(text: str) -> list[str]:
+    """Test functions of a module's text; [] for text with no check op (parsed only if it has one)."""
+    if not _CHECK_MARKER.search(text):
+        return []
+    return test_functions_of(parse_module(text))
 
 
 def _float_attr(op, name: str) -> float | None:
@@ -79,102 +170,84 @@ def _float_attr(op, name: str) -> float | None:
     return None
 
 
-# StableHLO's check.expect_close allows 0..3 ULPs by default (max_ulp_difference);
-# expect_almost_eq, and IREE's check.expect_almost_eq*, bound |actual - expected| by an
-# absolute tolerance, 1e-4 by default.
-DEFAULT_MAX_ULP = 3
-DEFAULT_ALMOST_EQ_ATOL = 1e-4
-
-
-def _set_closeness(pair: CheckPair, op, ir) -> None:
+def _set_closeness(site: CheckSite, op, target: str | None) -> None:
     if op.name == "stablehlo.custom_call":
-        target = ir.StringAttr(op.attributes["call_target_name"]).value
         if target == "check.expect_close":
             value = _float_attr(op, "max_ulp_difference")
-            pair.max_ulp = int(value) if value is not None else DEFAULT_MAX_ULP
+            site.max_ulp = int(value) if value is not None else DEFAULT_MAX_ULP
             return
         tolerance = _float_attr(op, "tolerance")
-        pair.atol, pair.rtol = (tolerance if tolerance is not None else DEFAULT_ALMOST_EQ_ATOL), 0.0
+        site.atol, site.rtol = (tolerance if tolerance is not None else DEFAULT_ALMOST_EQ_ATOL), 0.0
         return
     atol, rtol = _float_attr(op, "atol"), _float_attr(op, "rtol")
-    pair.atol = atol if atol is not None else DEFAULT_ALMOST_EQ_ATOL
-    pair.rtol = rtol if rtol is not None else 0.0
+    site.atol = atol if atol is not None else DEFAULT_ALMOST_EQ_ATOL
+    site.rtol = rtol if rtol is not None else 0.0
 
 
-def rewrite_checks(text: str, context) -> tuple[str, dict[str, list[dict[str, Any]]]]:
-    """Returns the rewritten module text and, per test function, its check pairs."""
+def _cconv_char(type_, site: CheckSite) -> str:
+    """How the VM passes one import argument: tensors as buffer view refs, scalars as such."""
+    text = str(type_)
+    if text.startswith("tensor<") or text.startswith("!hal."):
+        return "r"
+    chars = {"i32": "i", "i1": "i", "i8": "i", "i16": "i", "i64": "I", "f32": "f", "f64": "d", "index": "I"}
+    if text not in chars:
+        raise CheckRewriteError(f"{site.location}: cannot check a value of type {text}")
+    return chars[text]
+
+
+def instrument_checks(text: str, context=None) -> tuple[str, dict[str, Any]]:
+    """Returns the module text with every check op turned into an import call, and the
+    metadata the run needs: ``{"sites": [CheckSite...], "tests": [function names]}``."""
     from iree.compiler import ir
 
-    try:
-        module = ir.Module.parse(text, context)
-    except ir.MLIRError as e:
-        raise CheckRewriteError(str(e)) from None
-    functions: dict[str, list[dict[str, Any]]] = {}
-    for func in module.body.operations:
-        if func.operation.name != "func.func":
-            continue
-        attrs = func.operation.attributes
-        visibility = attrs["sym_visibility"].value if "sym_visibility" in attrs else "public"
-        ftype = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
-        if visibility != "public" or len(ftype.inputs) != 0:
-            continue
-        name = ir.StringAttr(attrs["sym_name"]).value
-        pairs = _rewrite_function(func.operation, ftype, ir)
-        if pairs is not None:
-            functions[name] = [p.to_json() for p in pairs]
-    if not functions:
-        raise CheckRewriteError("no public argument-less function with check ops found")
-    return str(module), functions
-
-
-def _rewrite_function(func, ftype, ir) -> list[CheckPair] | None:
-    block = func.regions[0].blocks[0]
-    checks = []
-    ret = None
-    for op in block.operations:
-        op = op.operation
-        if op.name == "stablehlo.custom_call":
-            target = ir.StringAttr(op.attributes["call_target_name"]).value
-            if target in _CUSTOM_CALL_KINDS:
-                checks.append((op, _CUSTOM_CALL_KINDS[target]))
-        elif op.name in _DIALECT_KINDS:
-            checks.append((op, _DIALECT_KINDS[op.name]))
-        elif op.name in ("func.return", "return"):
-            ret = op
-    if not checks:
-        return None
-    if ret is None:
-        raise CheckRewriteError("test function has no func.return at its top level")
-    values: list = []
-    pairs: list[CheckPair] = []
-    for op, kind in checks:
-        with ir.InsertionPoint(op), op.location:
-            operands = list(op.operands)
-            actual = operands[0]
-            expected = None
-            if op.name.endswith("_const"):
-                value_attr = op.attributes["value"]
-                const = ir.Operation.create("arith.constant", results=[actual.type], attributes={"value": value_attr})
-                expected = const.results[0]
-            elif kind in (EXACT, CLOSE):
-                expected = operands[1]
-        pair = CheckPair(kind=kind, actual=len(values), expected=None)
-        values.append(actual)
-        if expected is not None:
-            pair.expected = len(values)
-            values.append(expected)
-        if kind == CLOSE:
-            _set_closeness(pair, op, ir)
-        pairs.append(pair)
-    for op, _ in checks:
-        op.erase()
-    with ir.InsertionPoint(ret), ret.location:
-        ir.Operation.create("func.return", operands=values)
-    ret.erase()
-    ctx = func.context
-    func.attributes["function_type"] = ir.TypeAttr.get(
-        ir.FunctionType.get([], [v.type for v in values], context=ctx), context=ctx
-    )
-    if "res_attrs" in func.attributes:
-        del func.attributes["res_attrs"]
-    return pairs
+    module = parse_module(text, context)
+    tests = test_functions_of(module)
+    if not tests:
+        raise CheckRewriteError("no public argument-less function holds or calls a check op")
+    ctx = module.context
+    sites: list[CheckSite] = []
+    declarations: list[tuple[str, list]] = []
+    for name, func in _functions(module).items():
+        for op in [op for op in _walk(func) if _check_kind(op)]:
+            kind = _check_kind(op)
+            assert kind is not None
+            match = _LOC.search(str(op.location))
+            target = _str_attr(op, "call_target_name") if op.name == "stablehlo.custom_call" else None
+            site = CheckSite(
+                site=len(sites),
+                kind=kind,
+                function=name,
+                line=int(match.group(1)) if match else None,
+                column=int(match.group(2)) if match else None,
+                op=target or op.name,
+            )
+            with ir.InsertionPoint(op), op.location:
+                operands = list(op.operands)
+                args = [operands[0]]
+                if op.name.endswith("_const"):
+                    const = ir.Operation.create("arith.constant", results=[operands[0].type], attributes={"value": op.attributes["value"]})
+                    args.append(const.results[0])
+                elif kind in (EXACT, CLOSE):
+                    if len(operands) < 2:
+                        raise CheckRewriteError(f"{site.location}: {site.op} needs an actual and an expected value")
+                    args.append(operands[1])
+                if kind == CLOSE:
+                    _set_closeness(site, op, target)
+                callee = f"{CHECK_MODULE}.expect_{site.site}"
+                ir.Operation.create("func.call", operands=args, attributes={"callee": ir.FlatSymbolRefAttr.get(callee, context=ctx)})
+            site.cconv = "0" + "".join(_cconv_char(a.type, site) for a in args) + "_v"
+            declarations.append((callee, [a.type for a in args]))
+            sites.append(site)
+            op.erase()
+    with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown(ctx):
+        for callee, types in declarations:
+            ir.Operation.create(
+                "func.func",
+                attributes={
+                    "sym_name": ir.StringAttr.get(callee, ctx),
+                    "sym_visibility": ir.StringAttr.get("private", ctx),
+                    "function_type": ir.TypeAttr.get(ir.FunctionType.get(types, [], context=ctx)),
+                },
+                regions=1,
+            )
+    return str(module), {"sites": [s.to_json() for s in sites], "tests": tests}

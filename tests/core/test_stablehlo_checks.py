@@ -65,7 +65,7 @@ def run_all(root, worker, target):
 
 
 def test_list_test_functions():
-    assert list_test_functions(CUSTOM_CALL) == ["main"]
+    assert list_test_functions(CUSTOM_CALL.replace("EXPECTED", "6.0")) == ["main"]
     assert list_test_functions(IREE_CHECKS) == ["good", "bad"]
     assert list_test_functions("func.func @main() { return }") == []
 
@@ -96,13 +96,14 @@ def test_corpus_without_checks_is_an_error(tmp_path):
         external_cases(tmp_path / "missing")
 
 
-def test_rewrite_returns_actual_and_expected(tmp_path, worker, llvm_cpu):
+def test_checks_are_recorded_as_they_run(tmp_path, worker, llvm_cpu):
     (tmp_path / "ok.mlir").write_text(CUSTOM_CALL.replace("EXPECTED", "6.0"))
     case = external_cases(tmp_path)[0]
     from iree_conformance.pipeline import build_job
 
     result = worker.execute(build_job(case, llvm_cpu, [[]]))
-    outputs = result["outputs"][0]
-    assert [p["kind"] for p in result["checks"]] == ["close", "exact"]
-    np.testing.assert_array_equal(outputs[0], [2.0, 4.0, 6.0])
-    np.testing.assert_array_equal(outputs[2], outputs[3])
+    assert [s["kind"] for s in result["checks"]] == ["close", "exact"]
+    (records,) = result["check_records"]
+    assert [site for site, _ in records] == [0, 1]
+    np.testing.assert_array_equal(records[0][1][0], [2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(records[1][1][0], records[1][1][1])

@@ -1,4 +1,4 @@
-"""Turns a rewritten function's (actual, expected) pairs into comparisons."""
+"""Turns the checks a program executed into comparisons."""
 
 from __future__ import annotations
 
@@ -10,22 +10,26 @@ from ..compare import Tolerance
 from ..stablehlo_checks import ALL_TRUE, CLOSE, EXACT, FALSE, TRUE
 
 
-def checks_from_pairs(pairs: list[dict[str, Any]], outputs: list[np.ndarray]):
-    """One (actual, expected, tolerance) comparison per check op."""
-    if not pairs:
-        raise ValueError("the module reported no checks")
+def checks_from_records(sites: list[dict[str, Any]], records: list[tuple[int, list[np.ndarray]]], source: str = ""):
+    """One (actual, expected, tolerance, label) comparison per executed check."""
+    if not records:
+        raise ValueError("the function executed no check op: nothing was checked")
+    by_site = {s["site"]: s for s in sites}
     checks = []
-    for pair in pairs:
-        actual = outputs[pair["actual"]]
-        kind = pair["kind"]
+    for count, (site_id, values) in enumerate(records):
+        site = by_site[site_id]
+        kind, actual = site["kind"], values[0]
         if kind in (EXACT, CLOSE):
-            expected = outputs[pair["expected"]]
-            tol = Tolerance(0.0, 0.0) if kind == EXACT else Tolerance(pair.get("rtol"), pair.get("atol"), pair.get("max_ulp"))
+            expected = values[1]
+            tol = Tolerance(0.0, 0.0) if kind == EXACT else Tolerance(site.get("rtol"), site.get("atol"), site.get("max_ulp"))
         elif kind in (TRUE, ALL_TRUE):
-            expected, tol = np.ones_like(actual), Tolerance(0.0, 0.0)
+            # expect_true passes on any non-zero i32, expect_all_true on all non-zero elements.
+            actual, expected, tol = (np.asarray(actual) != 0), np.ones(np.shape(actual), bool), Tolerance(0.0, 0.0)
         elif kind == FALSE:
-            expected, tol = np.zeros_like(actual), Tolerance(0.0, 0.0)
+            actual, expected, tol = (np.asarray(actual) != 0), np.zeros(np.shape(actual), bool), Tolerance(0.0, 0.0)
         else:
             raise ValueError(f"unknown check kind {kind!r}")
-        checks.append(([actual], [expected], tol))
+        where = f"line {site['line']}:{site['column']}" if site.get("line") is not None else "line ?"
+        label = f"check {count} ({site['op']} at {source + ':' if source else ''}{where} in @{site['function']})"
+        checks.append(([actual], [expected], tol, label))
     return checks

@@ -12,13 +12,13 @@ from ..cases import Case, Check, NpzCase
 from ..compare import Tolerance
 from ..stablehlo_checks import list_test_functions
 from ..tomlio import load_toml
-from .check_pairs import checks_from_pairs
+from .check_pairs import checks_from_records
 
 SUITE = "stablehlo"
 BUNDLED_FLOOR = 40  # a broken corpus must not look green
 # Part of the store key of rewritten modules: bump it when stablehlo_checks changes what
 # the rewrite produces (the check pairs' metadata is cached with the module).
-REWRITE_VERSION = 2
+REWRITE_VERSION = 3
 
 
 class CorpusError(ValueError):
@@ -68,13 +68,13 @@ class InterpreterCase(NpzCase):
 
 @dataclasses.dataclass
 class CheckCase(Case):
-    """A function of a self-checking file; the rewritten function returns check pairs."""
+    """A test function of a self-checking file: every check it executed is a comparison."""
 
     def checks(self, input_sets, output_sets, worker_result: dict[str, Any]) -> list[Check]:
-        pairs = worker_result.get("checks")
-        if not pairs:
+        sites, records = worker_result.get("checks"), worker_result.get("check_records")
+        if sites is None or not records:
             raise ValueError(f"the module reported no checks for function {self.entry!r}")
-        return checks_from_pairs(pairs, output_sets[0])
+        return checks_from_records(sites, records[0], self.source_path.name if self.source_path else "")
 
 
 def external_cases(root: Path) -> list[Case]:

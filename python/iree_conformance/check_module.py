@@ -1,0 +1,50 @@
+"""The runtime side of self-checking programs: a Python VM module that records checks.
+
+``stablehlo_checks.instrument_checks`` turns every check op into a call of
+``conformance_check.expect_<site>``. ``CheckRecorder`` exports those functions through
+``iree.runtime.PyModuleInterface``; each call reads its values back to the host and
+records ``(site, values)``. It records, never judges: the parent compares the records
+with the site's rules (``suites/check_pairs.py``), the same rules as for any output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .stablehlo_checks import CHECK_MODULE
+
+Record = tuple[int, list[np.ndarray]]
+
+
+class CheckRecorder:
+    """One check module for one loaded program; ``take()`` hands over the records so far."""
+
+    def __init__(self, sites: list[dict[str, Any]], device):
+        import iree.runtime as rt
+
+        self._rt = rt
+        self._device = device
+        self._records: list[Record] = []
+        iface = rt.PyModuleInterface(CHECK_MODULE, lambda _iface: None)
+        for site in sites:
+            iface.export(f"expect_{site['site']}", site["cconv"], self._recorder(site["site"]))
+        self._iface = iface  # the interface must outlive the module it creates
+        self.module = iface.create()
+
+    def _recorder(self, site: int):
+        def record(_state, *args) -> None:
+            self._records.append((site, [self._to_host(a) for a in args]))
+
+        return record
+
+    def _to_host(self, value) -> np.ndarray:
+        if isinstance(value, (int, float)):
+            return np.asarray(value)
+        view = value.deref(self._rt.HalBufferView)
+        return np.array(self._rt.DeviceArray(self._device, view).to_host())
+
+    def take(self) -> list[Record]:
+        records, self._records = self._records, []
+        return records
