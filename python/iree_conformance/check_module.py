@@ -24,27 +24,30 @@ class CheckRecorder:
     def __init__(self, sites: list[dict[str, Any]], device):
         import iree.runtime as rt
 
-        self._rt = rt
-        self._device = device
         self._records: list[Record] = []
         iface = rt.PyModuleInterface(CHECK_MODULE, lambda _iface: None)
         for site in sites:
-            iface.export(f"expect_{site['site']}", site["cconv"], self._recorder(site["site"]))
+            iface.export(f"expect_{site['site']}", site["cconv"], _recorder(site["site"], self._records, device))
         self._iface = iface  # the interface must outlive the module it creates
         self.module = iface.create()
 
-    def _recorder(self, site: int):
-        def record(_state, *args) -> None:
-            self._records.append((site, [self._to_host(a) for a in args]))
+    def take(self) -> list[Record]:
+        records = list(self._records)
+        self._records.clear()
+        return records
 
-        return record
 
-    def _to_host(self, value) -> np.ndarray:
+def _recorder(site: int, records: list[Record], device):
+    """The export of one site. It holds no reference to the recorder, so that no cycle
+    keeps the native module alive past the context."""
+    import iree.runtime as rt
+
+    def to_host(value) -> np.ndarray:
         if isinstance(value, (int, float)):
             return np.asarray(value)
-        view = value.deref(self._rt.HalBufferView)
-        return np.array(self._rt.DeviceArray(self._device, view).to_host())
+        return np.array(rt.DeviceArray(device, value.deref(rt.HalBufferView)).to_host())
 
-    def take(self) -> list[Record]:
-        records, self._records = self._records, []
-        return records
+    def record(_state, *args) -> None:
+        records.append((site, [to_host(a) for a in args]))
+
+    return record

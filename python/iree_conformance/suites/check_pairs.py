@@ -29,7 +29,7 @@ def checks_from_records(sites: list[dict[str, Any]], records: list[tuple[int, li
             actual, expected, tol = (np.asarray(actual) != 0), np.zeros(np.shape(actual), bool), Tolerance(0.0, 0.0)
         else:
             raise ValueError(f"unknown check kind {kind!r}")
-        where = f"line {site['line']}:{site['column']}" if site.get("line") is not None else "line ?"
-        label = f"check {count} ({site['op']} at {source + ':' if source else ''}{where} in @{site['function']})"
+        where = f"{site['line']}:{site['column']}" if site.get("line") is not None else "?"
+        label = f"check {count} ({site['op']} at {source or 'line'}:{where} in @{site['function']})"
         checks.append(([actual], [expected], tol, label))
     return checks

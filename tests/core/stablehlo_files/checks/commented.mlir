@@ -1,0 +1,11 @@
+// A test kept commented out is no case:
+// func.func @i8() {
+//   %c = stablehlo.constant dense<[1, 2]> : tensor<2xi8>
+//   check.expect_eq_const(%c, dense<[1, 2]> : tensor<2xi8>) : tensor<2xi8>
+//   return
+// }
+func.func @pass_i32() {
+  %c = util.unfoldable_constant dense<[1, 2]> : tensor<2xi32>
+  check.expect_eq_const(%c, dense<[1, 2]> : tensor<2xi32>) : tensor<2xi32>
+  return
+}
