@@ -19,6 +19,20 @@ class CaseSkipped(Exception):
     """Raised while preparing a case that cannot run here (offline, unsupported IO)."""
 
 
+class CaseInvalid(Exception):
+    """Raised while preparing a case that stands for a broken corpus (a folder without
+    tests): an ``error`` Outcome with this message alone."""
+
+
+class ChecksFailed(Exception):
+    """Raised by ``Case.checks`` of a case that judges its own output (FileCheck): a
+    ``fail`` Outcome with these diagnostic lines."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
 @dataclasses.dataclass
 class Case:
     """A program plus its data. Suites subclass it to supply inputs and references."""
@@ -34,6 +48,10 @@ class Case:
     tolerance: Tolerance = Tolerance()
     skip_reason: str | None = None
     reference_name: str = "shipped"
+
+    def skip_reason_for(self, target: Any) -> str | None:
+        """Why the case does not run on this target (a RUN line for another backend)."""
+        return self.skip_reason
 
     def input_sets(self) -> list[list[np.ndarray]]:
         """Each set is one invocation of the entry function."""

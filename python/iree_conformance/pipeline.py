@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .cases import Case, CaseSkipped
+from .cases import Case, CaseInvalid, CaseSkipped, ChecksFailed
 from .compare import Tolerance, compare_outputs
 from .outcome import Outcome
 from .targets import Target
@@ -41,8 +41,9 @@ def run_case(
     """Returns the Outcome and the worker's raw result (which holds the vmfb when compile_only)."""
     start = time.perf_counter()
     outcome = Outcome(case_id=case.case_id, suite=case.suite, target=target.name)
-    if case.skip_reason:
-        outcome.status, outcome.reason = "skip", case.skip_reason
+    skip_reason = case.skip_reason_for(target)
+    if skip_reason:
+        outcome.status, outcome.reason = "skip", skip_reason
         return outcome, {}
     try:
         t = time.perf_counter()
@@ -50,6 +51,9 @@ def run_case(
         outcome.stage_times["inputs"] = time.perf_counter() - t
     except CaseSkipped as e:
         outcome.status, outcome.reason = "skip", str(e)
+        return outcome, {}
+    except CaseInvalid as e:
+        outcome.status, outcome.diagnostics = "error", [str(e)]
         return outcome, {}
     except Exception as e:  # noqa: BLE001 - bad case data is the case's error
         outcome.status, outcome.diagnostics = "error", [f"cannot load the case's inputs: {type(e).__name__}: {e}"]
@@ -70,6 +74,11 @@ def run_case(
         checks = case.checks(input_sets, result["outputs"], result)
     except CaseSkipped as e:
         outcome.status, outcome.reason = "skip", str(e)
+        outcome.duration = time.perf_counter() - start
+        return outcome, result
+    except ChecksFailed as e:
+        outcome.stage, outcome.status, outcome.diagnostics = "compare", "fail", e.lines
+        outcome.stage_times["reference"] = time.perf_counter() - t
         outcome.duration = time.perf_counter() - start
         return outcome, result
     except Exception as e:  # noqa: BLE001

@@ -1,28 +1,19 @@
-"""StableHLO cases: the bundled corpus and self-checking external corpora."""
+"""StableHLO cases: the bundled corpus, and external corpora (``stablehlo_files``)."""
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ..cases import Case, Check, NpzCase
+from ..cases import Case, NpzCase
 from ..compare import Tolerance
-from ..stablehlo_checks import list_test_functions
 from ..tomlio import load_toml
-from .check_pairs import checks_from_records
+from .stablehlo_files import CheckCase, CorpusError, LitCase, external_cases  # noqa: F401 - the suite's API
 
 SUITE = "stablehlo"
 BUNDLED_FLOOR = 40  # a broken corpus must not look green
-# Part of the store key of rewritten modules: bump it when stablehlo_checks changes what
-# the rewrite produces (the check pairs' metadata is cached with the module).
-REWRITE_VERSION = 3
-
-
-class CorpusError(ValueError):
-    pass
 
 
 def bundled_cases(corpus_dir: Path, reference: str = "shipped") -> list[Case]:
@@ -64,46 +55,3 @@ class InterpreterCase(NpzCase):
         assert self.source_path is not None
         text = self.source_path.read_text(encoding="utf-8")
         return [run_interpreter(text, inputs) for inputs in input_sets]
-
-
-@dataclasses.dataclass
-class CheckCase(Case):
-    """A test function of a self-checking file: every check it executed is a comparison."""
-
-    def checks(self, input_sets, output_sets, worker_result: dict[str, Any]) -> list[Check]:
-        sites, records = worker_result.get("checks"), worker_result.get("check_records")
-        if sites is None or not records:
-            raise ValueError(f"the module reported no checks for function {self.entry!r}")
-        return checks_from_records(sites, records[0], self.source_path.name if self.source_path else "")
-
-
-def external_cases(root: Path) -> list[Case]:
-    """Every test function of every .mlir file under root (recursively)."""
-    root = Path(root)
-    if not root.is_dir():
-        raise CorpusError(f"--stablehlo-dir {root}: not a directory")
-    cases: list[Case] = []
-    for path in sorted(root.rglob("*.mlir")):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError as e:
-            raise CorpusError(f"{path}: cannot read: {e.strerror or e}") from None
-        functions = list_test_functions(text)
-        stem = path.relative_to(root).with_suffix("").as_posix()
-        for func in functions:
-            case_id = f"stablehlo-ext/{stem}" if functions == ["main"] else f"stablehlo-ext/{stem}:{func}"
-            cases.append(
-                CheckCase(
-                    case_id=case_id,
-                    suite=SUITE,
-                    kind="mlir",
-                    source_path=path,
-                    entry=func,
-                    input_type="stablehlo",
-                    import_options={"rewrite_checks": True, "rewrite_version": REWRITE_VERSION},
-                    reference_name="checks",
-                )
-            )
-    if not cases:
-        raise CorpusError(f"--stablehlo-dir {root}: no self-checking .mlir files found (check.expect_* ops)")
-    return cases
