@@ -184,6 +184,24 @@ def _set_closeness(site: CheckSite, op, target: str | None) -> None:
     site.rtol = rtol if rtol is not None else 0.0
 
 
+def _demoted(value, ir):
+    """f64 (and complex<f64>) tensors converted to f32, as IREE demotes them by default
+    (``--iree-input-demote-f64-to-f32``), which it refuses to do for an import's
+    signature. Returned values were compared after the same demotion."""
+    if not isinstance(value.type, ir.RankedTensorType):
+        return value
+    ttype = ir.RankedTensorType(value.type)
+    element = ttype.element_type
+    if isinstance(element, ir.F64Type):
+        narrow = ir.F32Type.get()
+    elif isinstance(element, ir.ComplexType) and isinstance(ir.ComplexType(element).element_type, ir.F64Type):
+        narrow = ir.ComplexType.get(ir.F32Type.get())
+    else:
+        return value
+    converted = ir.Operation.create("stablehlo.convert", results=[ir.RankedTensorType.get(ttype.shape, narrow)], operands=[value])
+    return converted.results[0]
+
+
 def _cconv_char(type_, site: CheckSite) -> str:
     """How the VM passes one import argument: tensors as buffer view refs, scalars as such."""
     text = str(type_)
@@ -233,6 +251,7 @@ def instrument_checks(text: str, context=None) -> tuple[str, dict[str, Any]]:
                     args.append(operands[1])
                 if kind == CLOSE:
                     _set_closeness(site, op, target)
+                args = [_demoted(a, ir) for a in args]
                 callee = f"{CHECK_MODULE}.expect_{site.site}"
                 ir.Operation.create("func.call", operands=args, attributes={"callee": ir.FlatSymbolRefAttr.get(callee, context=ctx)})
             site.cconv = "0" + "".join(_cconv_char(a.type, site) for a in args) + "_v"
