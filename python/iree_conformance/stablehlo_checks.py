@@ -19,6 +19,7 @@ bindings, so commented-out code is never a test.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Any
 
@@ -73,16 +74,28 @@ class CheckSite:
         return dataclasses.asdict(self)
 
 
+@functools.lru_cache(maxsize=1)
+def _ir():
+    """``iree.compiler.ir``, imported once (an import statement per attribute costs
+    seconds over a corpus)."""
+    from iree.compiler import ir
+
+    return ir
+
+
+@functools.lru_cache(maxsize=1)
 def _context():
+    """A context with every dialect IREE knows, parsing on this thread only: a thread
+    pool per small module costs more than it saves, and more still on a loaded machine."""
     from iree.compiler.api import Session
 
-    global _SESSION
-    if _SESSION is None:
-        _SESSION = Session()
-    return _SESSION.context
+    session = Session()
+    session.context.enable_multithreading(False)
+    _SESSIONS.append(session)  # the context lives as long as its session
+    return session.context
 
 
-_SESSION = None
+_SESSIONS: list = []
 
 
 def parse_module(text: str, context=None):
@@ -106,8 +119,7 @@ def _walk(op):
 
 
 def _str_attr(op, name: str) -> str | None:
-    from iree.compiler import ir
-
+    ir = _ir()
     if name not in op.attributes:
         return None
     attr = op.attributes[name]
@@ -127,8 +139,7 @@ def _functions(module) -> dict[str, Any]:
 
 
 def _is_public_noarg(func) -> bool:
-    from iree.compiler import ir
-
+    ir = _ir()
     attrs = func.attributes
     visibility = ir.StringAttr(attrs["sym_visibility"]).value if "sym_visibility" in attrs else "public"
     ftype = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
