@@ -58,10 +58,10 @@ class LitCase(Case):
     def skip_reason_for(self, target: Any) -> str | None:
         assert self.run is not None
         if self.run.problem:
-            return self.run.problem
+            return f"{self.source_path}: {self.run.problem}"
         backend = target_backend(target.compile_flags)
         if backend != self.run.backend:
-            return f"{self.run.label} compiles for {self.run.backend}; target {target.name} compiles for {backend}"
+            return f"{self.source_path}: {self.run.label} compiles for {self.run.backend}; target {target.name} compiles for {backend}"
         return None
 
     def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
