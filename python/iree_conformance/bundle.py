@@ -25,6 +25,7 @@ import importlib.metadata
 import io
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,9 @@ class BundleWriter:
             (self.root / sub).mkdir(parents=True, exist_ok=True)
 
     def add(self, case, target, result: dict[str, Any], expectations) -> None:
+        if getattr(case, "bundle_unsupported", None):
+            print(f"\niree-conformance: {case.case_id} not bundled: {case.bundle_unsupported}", file=sys.stderr)
+            return
         vmfb: bytes = result["vmfb"]
         digest = _sha256(vmfb)
         module_path = self.root / "modules" / f"{digest}.vmfb"

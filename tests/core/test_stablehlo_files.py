@@ -112,3 +112,13 @@ def test_non_test_files_and_folders_without_tests(tmp_path, worker, targets):
         outcome = outcomes[f"stablehlo-ext/{folder}:folder"]
         assert outcome.status == "error" and f"{tmp_path / folder} holds no test ({holds})" in outcome.diagnostics[0]
     assert "stablehlo-ext/mixed:folder" not in outcomes and "stablehlo-ext/.:folder" not in outcomes
+
+
+def test_lit_cases_are_left_out_of_bundles_with_a_note(tmp_path, targets, capsys):
+    from iree_conformance.bundle import BundleWriter
+
+    case = next(c for c in external_cases(FILES / "lit") if c.case_id.endswith("model_pass:run1"))
+    writer = BundleWriter(tmp_path)
+    writer.add(case, targets["llvm-cpu"], {"vmfb": b"x"}, None)
+    assert not list((tmp_path / "cases").iterdir()) and not list((tmp_path / "modules").iterdir())
+    assert "model_pass:run1 not bundled: FileCheck runs in the suite" in capsys.readouterr().err

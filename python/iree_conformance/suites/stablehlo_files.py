@@ -54,6 +54,7 @@ class LitCase(Case):
     """One RUN line: compiled and run by our pipeline, printed as iree-run-module prints, FileChecked."""
 
     run: RunLine | None = None
+    bundle_unsupported: str = "FileCheck runs in the suite; run-bundle has no FileCheck step"
 
     def skip_reason_for(self, target: Any) -> str | None:
         assert self.run is not None

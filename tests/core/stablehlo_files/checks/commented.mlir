@@ -1,3 +1,5 @@
+// IREE check tests carry a RUN line without FileCheck; the functions are the cases.
+// RUN: iree-run-mlir --Xcompiler,iree-hal-target-backends=llvm-cpu %s
 // A test kept commented out is no case:
 // func.func @i8() {
 //   %c = stablehlo.constant dense<[1, 2]> : tensor<2xi8>
