@@ -149,7 +149,8 @@ class Executor:
                 from .stablehlo_checks import CheckRewriteError, instrument_checks
 
                 try:
-                    text, checks = instrument_checks(source.decode("utf-8", errors="replace"), self._mlir_context())
+                    name = Path(job["source_path"]).name if job.get("source_path") else "-"
+                    text, checks = instrument_checks(source.decode("utf-8", errors="replace"), self._mlir_context(), name)
                 except CheckRewriteError as e:
                     raise StageError("import", str(e)) from None
                 meta["checks"] = checks

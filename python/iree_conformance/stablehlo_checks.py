@@ -98,14 +98,15 @@ def _context():
 _SESSIONS: list = []
 
 
-def parse_module(text: str, context=None):
-    """The module parsed by IREE's MLIR bindings; CheckRewriteError with the parser's message."""
+def parse_module(text: str, context=None, filename: str = "-"):
+    """The module parsed by IREE's MLIR bindings; CheckRewriteError with the parser's
+    message, locations in it naming filename."""
     from iree.compiler import ir
 
     try:
         return ir.Module.parse(text, context or _context())
     except ir.MLIRError as e:
-        raise CheckRewriteError(str(e)) from None
+        raise CheckRewriteError(str(e).replace('"-":', f"{filename}:")) from None
 
 
 def _walk(op):
@@ -224,12 +225,12 @@ def _cconv_char(type_, site: CheckSite) -> str:
     return chars[text]
 
 
-def instrument_checks(text: str, context=None) -> tuple[str, dict[str, Any]]:
+def instrument_checks(text: str, context=None, filename: str = "-") -> tuple[str, dict[str, Any]]:
     """Returns the module text with every check op turned into an import call, and the
     metadata the run needs: ``{"sites": [CheckSite...], "tests": [function names]}``."""
     from iree.compiler import ir
 
-    module = parse_module(text, context)
+    module = parse_module(text, context, filename)
     tests = test_functions_of(module)
     if not tests:
         raise CheckRewriteError("no public argument-less function holds or calls a check op")

@@ -122,3 +122,11 @@ def test_lit_cases_are_left_out_of_bundles_with_a_note(tmp_path, targets, capsys
     writer.add(case, targets["llvm-cpu"], {"vmfb": b"x"}, None)
     assert not list((tmp_path / "cases").iterdir()) and not list((tmp_path / "modules").iterdir())
     assert "model_pass:run1 not bundled: FileCheck runs in the suite" in capsys.readouterr().err
+
+
+def test_a_check_file_that_does_not_parse_fails_at_import_naming_it(tmp_path, worker, targets):
+    (tmp_path / "bad.mlir").write_text("func.func @f() {\n  check.expect_true(%nope) : i32\n  return\n}\n")
+    (case,) = external_cases(tmp_path)
+    outcome = run_case(case, targets["llvm-cpu"], worker)[0]
+    assert (case.case_id, outcome.status, outcome.stage) == ("stablehlo-ext/bad", "error", "import")
+    assert "bad.mlir:2:" in outcome.diagnostics[0], outcome.diagnostics
