@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .diagnostics import first_meaningful_lines
+from .platform_info import cpu_fingerprint, host_arch
 from .store import ArtifactStore, make_key
 
 
@@ -173,7 +174,11 @@ class Executor:
         source_digest = hashlib.sha256(source).digest()
         importer = _onnx_version() if job["kind"] == "onnx" else ""
         import_key = make_key("import", PIPELINE_VERSION, source_digest, job["kind"], import_opts, importer, version)
-        compile_key = make_key("compile", import_key, json.dumps(flags), job["target"])
+        # Keyed by flags and host, not by target name: targets that share flags (llvm-cpu,
+        # llvm-cpu-sync) share modules; machine code never crosses architectures, and a
+        # host-specific target's modules never cross CPUs.
+        host = cpu_fingerprint() if job.get("host_specific") else host_arch()
+        compile_key = make_key("compile", import_key, json.dumps(flags), host)
         hits = {"import": False, "compile": False}
         cached = self.store.get("vmfb", compile_key)
         if cached is not None:

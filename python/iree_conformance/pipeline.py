@@ -21,6 +21,7 @@ def build_job(case: Case, target: Target, input_sets: list, compile_only: bool =
         "import_options": case.import_options,
         "compile_flags": case.compile_flags(target.compile_flags),
         "target": target.name,
+        "host_specific": target.host_specific,
         "driver": target.driver,
         "device": target.device,
         "entry": case.entry,
@@ -85,7 +86,7 @@ def run_case(
     outcome.stage = "compare"
     t = time.perf_counter()
     messages: list[str] = []
-    metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "first_mismatch_index": None, "outputs": []}
+    metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "compared_elements": 0, "first_mismatch_index": None, "outputs": []}
     for index, (actual, expected, tolerance) in enumerate(checks):
         tol = tolerance_override.merged_over(tolerance) if tolerance_override else tolerance
         comparison = compare_outputs(actual, expected, tol)
@@ -95,11 +96,15 @@ def run_case(
         metrics["max_abs_error"] = max(metrics["max_abs_error"], m["max_abs_error"])
         metrics["max_rel_error"] = max(metrics["max_rel_error"], m["max_rel_error"])
         metrics["mismatch_count"] += m["mismatch_count"]
+        metrics["compared_elements"] += m["compared_elements"]
         metrics["outputs"] += m["outputs"]
         if m["first_mismatch_index"] is not None and metrics["first_mismatch_index"] is None:
             metrics["first_mismatch_index"] = m["first_mismatch_index"]
     outcome.stage_times["compare"] = time.perf_counter() - t
     outcome.metrics = metrics
+    if not messages and metrics["compared_elements"] == 0:
+        # Shapes and dtypes matched, but there was no value to compare: say so.
+        outcome.info["note"] = "no elements compared: every output is empty (shapes and dtypes match)"
     if messages:
         outcome.status = "fail"
         outcome.diagnostics = messages[:8]
