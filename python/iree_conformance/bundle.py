@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .compare import Tolerance, compare_outputs
+from .expectations import Entry, Expectations
 from .outcome import Outcome
 from .timing import time_iree_call
 
@@ -107,7 +108,7 @@ class BundleWriter:
         entry["data_sha256"] = _sha256(data)
         listed = expectations.xfail.get(case.case_id)
         if listed is not None:
-            entry["expected"] = {"stage": listed.stage, "reason": listed.reason}
+            entry["expected"] = {"stage": list(listed.stages) if listed.flaky else listed.stages[0], "reason": listed.reason}
         _atomic_write(self.root / "cases" / f"{key}.json", json.dumps(entry, sort_keys=True).encode())
 
     def finish(self, outcomes: list[dict[str, Any]], targets) -> Path:
@@ -168,6 +169,16 @@ def _checks_from(entry: dict[str, Any], arrays, outputs_by_set: list[list[np.nda
     return checks
 
 
+def bundle_expectations(root: Path, entry: dict[str, Any]) -> Expectations:
+    """The manifest entry the bundle carries for one case, judged like a normal run."""
+    expectations = Expectations(entry["target"])
+    listed = entry.get("expected")
+    if listed:
+        stages = tuple(listed["stage"]) if isinstance(listed["stage"], list) else (listed["stage"],)
+        expectations.xfail[entry["case_id"]] = Entry(stages, listed["reason"], root / "manifest.json", None)
+    return expectations
+
+
 def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = None, force: bool = False, timing_runs: int = 0) -> dict[str, int]:
     """Runs every case of the bundle; returns counts per verdict."""
     import iree.runtime as rt
@@ -224,15 +235,10 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
             except Exception as e:  # noqa: BLE001 - one broken case must not lose the others' results
                 outcome.status, outcome.diagnostics = "error", [f"{type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
-        listed = entry.get("expected")
-        kind = outcome.failure_kind
-        if kind is None:
-            outcome.verdict = "xpass" if listed else "pass"
-        elif listed and listed["stage"] == kind:
-            outcome.verdict, outcome.reason = "xfail", listed["reason"]
-        else:
-            outcome.verdict = "fail"
-        outcome.expected = listed["stage"] if listed else None
+        verdict = bundle_expectations(root, entry).judge(outcome)
+        outcome.verdict, outcome.expected = verdict.name, verdict.expected
+        if verdict.name in ("xfail", "flaky"):
+            outcome.reason = verdict.message
         counts[outcome.verdict] += 1
         outcomes.append(outcome.to_json())
         print(f"{outcome.verdict.upper():5} {entry['target']}:{entry['case_id']} ({outcome.duration:.2f} s)", flush=True)

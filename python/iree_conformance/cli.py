@@ -92,6 +92,36 @@ def cmd_update_expectations(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_flakes(args: argparse.Namespace) -> int:
+    """Runs a selection --repeat times and lists the cases whose result varied."""
+    from .expectations import manifest_paths, write_updated_manifest
+    from .flakes import FlakesError, as_outcomes, find_flakes, render, to_json
+
+    conformance_dir = Path(args.conformance_dir) if args.conformance_dir else Path.cwd() / "conformance"
+    if not (conformance_dir / "targets.toml").exists():
+        print(f"error: {conformance_dir} holds no targets.toml; pass --conformance-dir (the folder `pytest conformance` runs)", file=sys.stderr)
+        return 2
+    pytest_args = [a for a in args.pytest_args if a != "--"]
+    try:
+        results = find_flakes(conformance_dir, pytest_args, args.repeat, args.keep_store, lambda line: print(line, file=sys.stderr, flush=True))
+    except FlakesError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(render(results, args.repeat))
+    if args.json:
+        Path(args.json).write_text(json.dumps(to_json(results, args.repeat), indent=1) + "\n", encoding="utf-8", newline="\n")
+    flaky = as_outcomes(results)
+    if args.update_expectations and flaky:
+        directory = Path(args.expectations_dir) if args.expectations_dir else conformance_dir / "expectations"
+        from .platform_info import host_os
+
+        for target in sorted({o.target for o in flaky}):
+            path = manifest_paths(directory, target, host_os())[0]
+            changed = write_updated_manifest(path, target, [o for o in flaky if o.target == target])
+            print(f"{'updated' if changed else 'unchanged'} {path}")
+    return 1 if flaky else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="iree-conformance", description="IREE conformance suite tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -111,6 +141,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overlay", action="store_true", help="write the per-OS overlay with the differences only")
     p.add_argument("--os", help="OS of the overlay (default: the results' metadata.os)")
     p.set_defaults(func=cmd_update_expectations)
+    p = sub.add_parser("flakes", help="run a selection several times (fresh workers, shuffled order) and list cases whose result varied",
+                       description="Exit status: 0 no case varied, 1 some did, 2 the runs could not be made.")
+    p.add_argument("--repeat", type=int, default=4, help="how many runs (default 4; alternately fresh workers and shuffled shared workers)")
+    p.add_argument("--keep-store", action="store_true", help="use the usual artifact store instead of an empty one per run (faster; misses compiler flakes)")
+    p.add_argument("--conformance-dir", help="the conformance folder (default ./conformance)")
+    p.add_argument("--json", help="also write the findings as JSON here")
+    p.add_argument("--update-expectations", action="store_true", help="record each varied case in its target's base manifest as flaky (its kinds as a stage list)")
+    p.add_argument("--expectations-dir", help="manifest folder (default: <conformance-dir>/expectations)")
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="pytest selection after --, e.g. -- -m stablehlo -k scatter_ --offline")
+    p.set_defaults(func=cmd_flakes)
     p = sub.add_parser("run-bundle", help="run a bundle made by --compile-only --bundle (needs only iree-base-runtime and numpy)")
     p.add_argument("bundle", help="bundle folder")
     p.add_argument("--driver", required=True, help="HAL driver, e.g. cuda, local-task")

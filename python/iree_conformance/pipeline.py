@@ -12,8 +12,9 @@ from .targets import Target
 from .worker import WorkerClient
 
 
-def build_job(case: Case, target: Target, input_sets: list, compile_only: bool = False, timing_runs: int = 0) -> dict[str, Any]:
+def build_job(case: Case, target: Target, input_sets: list, compile_only: bool = False, timing_runs: int = 0, retry: bool = False) -> dict[str, Any]:
     return {
+        "bypass_store": retry,
         "case_id": case.case_id,
         "kind": case.kind,
         "source_path": str(case.source_path) if case.source_path else None,
@@ -38,6 +39,7 @@ def run_case(
     tolerance_override: Tolerance | None = None,
     compile_only: bool = False,
     timing_runs: int = 0,
+    retry: bool = False,
 ) -> tuple[Outcome, dict[str, Any]]:
     """Returns the Outcome and the worker's raw result (which holds the vmfb when compile_only)."""
     start = time.perf_counter()
@@ -56,7 +58,7 @@ def run_case(
         outcome.status, outcome.diagnostics = "error", [f"cannot load the case's inputs: {type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
         return outcome, {}
-    result = worker.execute(build_job(case, target, [] if compile_only else input_sets, compile_only, timing_runs))
+    result = worker.execute(build_job(case, target, [] if compile_only else input_sets, compile_only, timing_runs, retry))
     outcome.stage = result.get("stage", "prepare")
     outcome.status = result.get("status", "error")
     outcome.diagnostics = list(result.get("diagnostics", []))
