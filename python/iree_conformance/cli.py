@@ -122,6 +122,46 @@ def cmd_flakes(args: argparse.Namespace) -> int:
     return 1 if flaky else 0
 
 
+def cmd_compare_upstream(args: argparse.Namespace) -> int:
+    """Lines our ONNX operator verdicts up with an iree-test-suites config."""
+    from . import upstream
+
+    try:
+        view = upstream.upstream_view(upstream.load_config(args.config))
+        if args.results:
+            ours = upstream.ours_from_results(report_mod.load_results(Path(args.results)), args.target, args.results)
+        else:
+            ours = upstream.ours_from_manifest(_operator_case_ids(args.onnx_data_dir), Path(args.manifest or f"conformance/expectations/{args.target}.toml"))
+        tests = None
+        if args.upstream_tests:
+            listed = Path(args.upstream_tests).read_text(encoding="utf-8").split()
+            tests = {upstream.case_id_of(p) or upstream.CASE_PREFIX + p.rsplit("/", 1)[-1] for p in listed}
+        notes = upstream.load_notes(Path(args.notes) if args.notes else Path("conformance/expectations/iree-ci-notes.toml"))
+    except (upstream.UpstreamError, report_mod.ReportError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not ours.kinds:
+        print(f"error: no ONNX operator results for target {args.target} in {ours.source}", file=sys.stderr)
+        return 2
+    data = upstream.report(ours, view, upstream.agree(ours, view, tests), notes)
+    if args.json:
+        Path(args.json).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8", newline="\n")
+    markdown = upstream.render(data)
+    print(markdown)
+    if args.step_summary and report_mod.append_step_summary(markdown + "\n"):
+        print("appended to $GITHUB_STEP_SUMMARY", file=sys.stderr)
+    return 1 if data["unexplained"] and args.fail_on_unexplained else 0
+
+
+def _operator_case_ids(data_dir: str | None) -> list[str]:
+    """Every runnable ONNX operator case id (materializes the tests once, ~12 s)."""
+    from .onnx import node_tests
+    from .suites.onnx_ops import data_dir as default_data_dir
+
+    root = node_tests.materialize(default_data_dir(data_dir))
+    return [c.case_id for c in node_tests.load_cases(root) if not c.unsupported_reason]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="iree-conformance", description="IREE conformance suite tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -151,6 +191,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--expectations-dir", help="manifest folder (default: <conformance-dir>/expectations)")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="pytest selection after --, e.g. -- -m stablehlo -k scatter_ --offline")
     p.set_defaults(func=cmd_flakes)
+    p = sub.add_parser("compare-upstream", help="agreement of our ONNX operator verdicts with IREE's own CI (an iree-test-suites config)")
+    p.add_argument("config", help="iree-test-suites config JSON (file or http(s) URL), e.g. onnx_ops_cpu_llvm_sync.json")
+    p.add_argument("--results", help="our results JSON (default: our manifest's view: listed cases fail, others pass)")
+    p.add_argument("--target", default="llvm-cpu", help="our target to compare (default llvm-cpu)")
+    p.add_argument("--manifest", help="manifest to use without --results (default conformance/expectations/<target>.toml)")
+    p.add_argument("--onnx-data-dir", help="generated ONNX test data (without --results)")
+    p.add_argument("--upstream-tests", help="file listing IREE CI's test paths (one per line); default: assume it has every case of ours")
+    p.add_argument("--notes", help="explanations of disagreements (default conformance/expectations/iree-ci-notes.toml)")
+    p.add_argument("--json", help="also write the comparison as JSON here")
+    p.add_argument("--step-summary", action="store_true", help="append the Markdown to $GITHUB_STEP_SUMMARY")
+    p.add_argument("--fail-on-unexplained", action="store_true", help="exit 1 when a disagreement has no explanation")
+    p.set_defaults(func=cmd_compare_upstream)
     p = sub.add_parser("run-bundle", help="run a bundle made by --compile-only --bundle (needs only iree-base-runtime and numpy)")
     p.add_argument("bundle", help="bundle folder")
     p.add_argument("--driver", required=True, help="HAL driver, e.g. cuda, local-task")

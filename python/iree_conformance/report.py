@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import normalize
-from .platform_info import host_arch, host_os
+from .platform_info import host_arch, host_cpu, host_os
 
 SCHEMA = 1
 VERDICTS = ("pass", "xfail", "fail", "xpass", "skip")
@@ -42,6 +42,7 @@ def run_metadata(targets: list[str], started: datetime.datetime, argv: list[str]
         "platform": platform.platform(),
         "os": host_os(),
         "arch": host_arch(),
+        "cpu": host_cpu(),
         "targets": targets,
         "started": started.isoformat(timespec="seconds"),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
