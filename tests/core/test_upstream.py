@@ -131,6 +131,6 @@ def test_cli_json_and_exit_codes(config_file, tmp_path):
     assert "We fail, IREE's CI passes (3)" in proc.stdout  # no test list: test_new_op counts too
     assert "every one of our operator tests is assumed to exist there" in proc.stdout
     assert f"Our verdicts from `{results}`" in proc.stdout
-    assert json.loads(out.read_text())["table"]["pass in both"] == 1
+    assert json.loads(out.read_text())["table"]["pass in both"] == 2  # test_pass, test_new_op_2
     proc = subprocess.run([*base, "--target", "vmvx"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "no ONNX operator results for target vmvx" in proc.stderr
