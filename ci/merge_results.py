@@ -8,7 +8,7 @@ file keeps enough to diff against another merged file (diff_results.py) and to d
 shard durations (durations.py).
 
 The Markdown has one row per OS x Python x target x suite with the verdict counts
-(pass / xfail / fail / xpass / skip), a total row, and the list of unexpected results
+(pass / xfail / flaky / fail / xpass / skip), a total row, and the list of unexpected results
 (verdict fail or xpass).
 
 Examples:
@@ -35,7 +35,7 @@ from _common import (  # noqa: E402
     write_report,
 )
 
-VERDICTS = ("pass", "xfail", "fail", "xpass", "skip")
+VERDICTS = ("pass", "xfail", "flaky", "fail", "xpass", "skip")
 UNEXPECTED = ("fail", "xpass")
 
 
@@ -148,7 +148,7 @@ def render_markdown(merged: dict[str, Any], title: str = "Conformance results", 
 
 
 # Worst first: the verdict a (case, target) cell shows when OSes disagree.
-_SEVERITY = ["fail", "xpass", "xfail", "skip", "pass"]
+_SEVERITY = ["fail", "xpass", "flaky", "xfail", "skip", "pass"]
 
 
 def device_matrix(merged: dict[str, Any], max_listed: int = 50) -> list[str]:

@@ -17,7 +17,7 @@ from .diagnostics import normalize
 from .platform_info import host_arch, host_cpu, host_os
 
 SCHEMA = 1
-VERDICTS = ("pass", "xfail", "fail", "xpass", "skip")
+VERDICTS = ("pass", "xfail", "flaky", "fail", "xpass", "skip")
 
 
 class ReportError(ValueError):
@@ -102,6 +102,18 @@ def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
             ids = ", ".join(f"`{m['case_id']}` ({m['target']})" for m in members[:10])
             more = f" and {len(members) - 10} more" if len(members) > 10 else ""
             lines.append(f"- **{stage}** x{len(members)}: `{line}`: {ids}{more}")
+    flaky = [o for o in outcomes if o.get("verdict") == "flaky"]
+    if flaky:
+        lines += ["", f"### Flaky ({len(flaky)}): never red, never counted as a pass", ""]
+        for o in sorted(flaky, key=lambda o: (o["case_id"], o["target"])):
+            seen = " then ".join([a.get("kind", "?") for a in o.get("attempts", [])] + [o.get("status", "?")]) if o.get("attempts") else o.get("expected", "")
+            lines.append(f"- `{o['case_id']}` ({o['target']}): {seen}")
+    differ = differs_across_targets(outcomes)
+    if differ:
+        targets = sorted({o["target"] for o in outcomes})
+        lines += ["", f"### Differs across targets ({len(differ)})", "", "| case | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
+        for case_id, by_target in differ:
+            lines.append(f"| `{case_id}` | " + " | ".join(by_target.get(t, "-") for t in targets) + " |")
     xfails = collections.Counter(o.get("expected") for o in outcomes if o.get("verdict") == "xfail")
     if xfails:
         lines += ["", "### Expected failures by stage", ""]
@@ -123,6 +135,18 @@ def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
         for o in timed:
             lines.append(f"| `{o['case_id']}` | {o['target']} | {o.get('duration', 0.0):.2f} | {o.get('stage_times', {}).get('compile', 0.0):.2f} |")
     return "\n".join(lines) + "\n"
+
+
+def differs_across_targets(outcomes: list[dict[str, Any]]) -> list[tuple[str, dict[str, str]]]:
+    """Cases whose result (pass, or the failure kind) is not the same on every target that ran them."""
+    from .outcome import Outcome
+
+    by_case: dict[str, dict[str, str]] = collections.defaultdict(dict)
+    for o in outcomes:
+        if o.get("status") == "skip":
+            continue
+        by_case[o["case_id"]][o["target"]] = Outcome.from_json(o).observed
+    return [(case_id, seen) for case_id, seen in sorted(by_case.items()) if len(seen) > 1 and len(set(seen.values())) > 1]
 
 
 def append_step_summary(markdown: str) -> bool:

@@ -136,3 +136,21 @@ def test_flake_finder_lists_a_case_whose_result_varies(tmp_path, corpus):
     found = json.loads(out_json.read_text())
     assert [f["case_id"] for f in found["flaky"]] == ["stablehlo-ext/ok"]
     assert '"stablehlo-ext/ok" = { stage = ["pass", "crash"]' in (manifests / "llvm-cpu.toml").read_text()
+
+
+def test_report_shows_flaky_and_cases_that_differ_across_targets():
+    from iree_conformance.report import differs_across_targets, render_markdown
+
+    outcomes = [
+        {"case_id": "a", "suite": "s", "target": "llvm-cpu", "status": "pass", "stage": "compare", "verdict": "pass"},
+        {"case_id": "a", "suite": "s", "target": "vmvx", "status": "error", "stage": "compile", "verdict": "xfail", "expected": "fail-compile"},
+        {"case_id": "b", "suite": "s", "target": "llvm-cpu", "status": "pass", "stage": "compare", "verdict": "flaky",
+         "attempts": [{"kind": "crash"}]},
+        {"case_id": "b", "suite": "s", "target": "vmvx", "status": "pass", "stage": "compare", "verdict": "pass"},
+        {"case_id": "c", "suite": "s", "target": "vmvx", "status": "skip", "stage": "prepare", "verdict": "skip"},
+    ]
+    assert differs_across_targets(outcomes) == [("a", {"llvm-cpu": "pass", "vmvx": "fail-compile"})]
+    text = render_markdown({"metadata": {}, "outcomes": outcomes})
+    assert "| s | llvm-cpu | 1 | 0 | 1 | 0 | 0 | 0 | 2 |" in text
+    assert "### Flaky (1)" in text and "`b` (llvm-cpu): crash then pass" in text
+    assert "### Differs across targets (1)" in text and "| `a` | pass | fail-compile |" in text
