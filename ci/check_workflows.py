@@ -67,6 +67,15 @@ _SHARD_KEY = re.compile(r"^s(\d+)-key$")
 _SHARD_RESTORE_KEYS = re.compile(r"^s(\d+)-restore-keys$")
 _SLOTS_ARG = re.compile(r"--slots\s+(\d+)")
 CACHE_CONFIG = REPO_ROOT / "cache_tools.toml"
+# The newest majors of GitHub's own actions (all node24: hosted runners moved JavaScript
+# actions from Node 20 to Node 24 in 2026). Every `uses:` of one of them must be this pin.
+PINNED_ACTIONS = {
+    "actions/cache": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
+    "actions/checkout": ("3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
+    "actions/setup-python": ("5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
+    "actions/upload-artifact": ("bbbca2ddaa5d8feaa63e36b76fdaad77386f024f", "v7.0.0"),
+    "actions/download-artifact": ("3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c", "v8.0.1"),
+}
 
 
 # -- loading ----------------------------------------------------------------------------
@@ -212,6 +221,13 @@ def check_pinned_actions() -> list[str]:
                 problems.append(f"{where}: {action} is not pinned to a full commit SHA ({version or 'no ref'})")
             elif not (m.group("comment") or "").strip().startswith("v"):
                 problems.append(f"{where}: {action}@{version[:7]}… needs its version in a comment (# vX.Y.Z)")
+            else:
+                repo = "/".join(action.split("/")[:2])
+                wanted = PINNED_ACTIONS.get(repo)
+                comment = (m.group("comment") or "").strip().split()[0]
+                if wanted is not None and (version, comment) != wanted:
+                    problems.append(f"{where}: {action}@{version[:7]}… # {comment} is not the pinned "
+                                    f"{wanted[1]} ({wanted[0][:7]}…)")
     return problems
 
 

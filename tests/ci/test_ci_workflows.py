@@ -183,3 +183,16 @@ def test_check_workflows_script_passes():
         args.append("--skip-actionlint")
     result = run_ci("check_workflows.py", *args)
     assert "0 failed" in result.stdout
+
+
+def test_actions_are_at_the_newest_node24_majors(bad_repo):
+    # Issue #12.12: an action pinned to an old major (node20) is flagged, even with a
+    # version comment; the repository's own workflows pass (test_structure).
+    wf = bad_repo / ".github" / "workflows" / "bad.yml"
+    wf.write_text(wf.read_text(encoding="utf-8").replace(
+        "actions/checkout@v4", "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0"),
+        encoding="utf-8")
+    problems = "\n".join(cw.check_pinned_actions())
+    assert "is not the pinned v7.0.1" in problems
+    for sha, version in cw.PINNED_ACTIONS.values():
+        assert len(sha) == 40 and version.startswith("v")
