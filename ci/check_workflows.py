@@ -26,6 +26,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import re
 import shutil
@@ -422,6 +423,116 @@ def check_workflow_set() -> list[str]:
     return problems
 
 
+def _after_cancel_ok(condition: Any) -> bool:
+    text = str(condition or "")
+    return "!cancelled()" in text.replace(" ", "") and "always()" not in text
+
+
+def check_saves_skip_cancelled_runs() -> list[str]:
+    """Cache saves run after failures but not after a cancellation: `!cancelled()`, not
+    `always()` (which also runs when the run was cancelled, e.g. half-written folders)."""
+    problems = []
+    for where, step in steps_everywhere():
+        if step.get("uses") == LOCAL_SAVE and not _after_cancel_ok(step.get("if")):
+            problems.append(f"{where}: a cache-save step needs `if: ${{{{ !cancelled() && ... }}}}` "
+                            f"(has {step.get('if')!r})")
+    return problems
+
+
+def _cron_field(text: str, low: int, high: int) -> set[int] | None:
+    """The values of one cron field; None for `*` (unrestricted)."""
+    if text == "*":
+        return None
+    values: set[int] = set()
+    for item in text.split(","):
+        body, _, step = item.partition("/")
+        if body == "*":
+            start, end = low, high
+        elif "-" in body:
+            start, end = (int(v) for v in body.split("-"))
+        else:
+            start = end = int(body)
+            if step:
+                end = high
+        values.update(range(start, end + 1, int(step or 1)))
+    return values
+
+
+def cron_days(expr: str, start: datetime.date, days: int) -> list[datetime.date]:
+    """The days within [start, start + days) on which the cron expression fires."""
+    fields = expr.split()
+    if len(fields) != 5:
+        raise CIError(f"cron {expr!r}: expected 5 fields")
+    dom = _cron_field(fields[2], 1, 31)
+    month = _cron_field(fields[3], 1, 12)
+    dow = {d % 7 for d in (_cron_field(fields[4], 0, 7) or set())} or None
+    fired = []
+    for offset in range(days):
+        day = start + datetime.timedelta(days=offset)
+        if month is not None and day.month not in month:
+            continue
+        dom_ok = dom is None or day.day in dom
+        dow_ok = dow is None or (day.isoweekday() % 7) in dow
+        if (dom_ok or dow_ok) if (dom is not None and dow is not None) else (dom_ok and dow_ok):
+            fired.append(day)
+    return fired
+
+
+def max_schedule_gap_days(crons: list[str]) -> int:
+    """The longest gap, in days, between two scheduled runs over two years."""
+    start = datetime.date(2026, 1, 1)
+    days = sorted({d for expr in crons for d in cron_days(expr, start, 731)})
+    if len(days) < 2:
+        return 731
+    return max((b - a).days for a, b in zip(days, days[1:]))
+
+
+def retention_days(path: Path | None = None) -> int:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    with open(path or CACHE_CONFIG, "rb") as fh:
+        return int((tomllib.load(fh).get("settings") or {}).get("retention_days", 7))
+
+
+def check_schedules_keep_caches_alive() -> list[str]:
+    """A scheduled workflow that saves caches runs at least every retention_days - 1 days,
+    so that GitHub's expiry (entries unused for retention_days) never deletes them between
+    runs (the llvm-mlir ccache is used by build-from-source.yml only)."""
+    problems = []
+    limit = retention_days() - 1 if CACHE_CONFIG.is_file() else 6
+    for name, wf in workflows().items():
+        crons = [str(item.get("cron")) for item in ((wf.get("on") or {}).get("schedule") or [])]
+        saves = any(step.get("uses") == LOCAL_SAVE for job in jobs_of(wf).values()
+                    for step in job.get("steps") or [])
+        if crons and saves:
+            gap = max_schedule_gap_days(crons)
+            if gap > limit:
+                problems.append(f"{name}: scheduled runs are up to {gap} days apart; its caches expire "
+                                f"after {limit + 1} days unused (run at least every {limit} days)")
+    return problems
+
+
+def check_nightly_baseline_uploaded_early() -> list[str]:
+    """nightly.yml's results job uploads nightly-results right after the merge, even when
+    a step before failed (`!cancelled()`), so a later failing step cannot lose the baseline."""
+    wf = workflows().get("nightly.yml")
+    if wf is None:
+        return []
+    steps = (jobs_of(wf).get("results") or {}).get("steps") or []
+    for i, step in enumerate(steps):
+        if "ci/merge_results.py" in str(step.get("run", "")):
+            nxt = steps[i + 1] if i + 1 < len(steps) else {}
+            if (str(nxt.get("uses", "")).startswith("actions/upload-artifact@")
+                    and (nxt.get("with") or {}).get("name") == "nightly-results"
+                    and _after_cancel_ok(nxt.get("if"))):
+                return []
+            return ["nightly.yml:results: the step after the merge must upload nightly-results "
+                    "with `if: ${{ !cancelled() }}`"]
+    return ["nightly.yml:results: no ci/merge_results.py step"]
+
+
 STRUCTURE_CHECKS = (
     check_workflow_set,
     check_ci_matrix,
@@ -434,6 +545,9 @@ STRUCTURE_CHECKS = (
     check_cache_keys,
     check_cache_classes,
     check_shard_slots,
+    check_saves_skip_cancelled_runs,
+    check_schedules_keep_caches_alive,
+    check_nightly_baseline_uploaded_early,
     check_scripts_exist,
 )
 

@@ -196,3 +196,57 @@ def test_actions_are_at_the_newest_node24_majors(bad_repo):
     assert "is not the pinned v7.0.1" in problems
     for sha, version in cw.PINNED_ACTIONS.values():
         assert len(sha) == 40 and version.startswith("v")
+
+
+@pytest.mark.parametrize("check", [
+    "check_saves_skip_cancelled_runs",
+    "check_schedules_keep_caches_alive",
+    "check_nightly_baseline_uploaded_early",
+])
+def test_cache_defect_checks_pass(check):
+    assert getattr(cw, check)() == []
+
+
+def _patched_workflows(monkeypatch, name, old, new):
+    """cw.workflows() with one workflow's text changed (old must occur)."""
+    real = cw.workflows
+    text = (REPO / ".github" / "workflows" / name).read_text(encoding="utf-8")
+    assert old in text
+    changed = yaml.safe_load(text.replace(old, new))
+    changed["on"] = changed.pop(True, changed.get("on"))
+
+    def fake():
+        wfs = real()
+        wfs[name] = changed
+        return wfs
+
+    monkeypatch.setattr(cw, "workflows", fake)
+
+
+def test_a_save_after_cancellation_is_flagged(monkeypatch):
+    # Issue #12.5: `always()` also runs after a cancellation.
+    _patched_workflows(monkeypatch, "ci.yml", "if: ${{ !cancelled() && steps.pip-cache.outputs.key != '' }}",
+                       "if: always() && steps.pip-cache.outputs.key != ''")
+    monkeypatch.setattr(cw, "steps_everywhere", lambda: (
+        (f"{n}:{j}", s) for n, wf in cw.workflows().items() for j, job in cw.jobs_of(wf).items()
+        for s in job.get("steps") or []))
+    problems = cw.check_saves_skip_cancelled_runs()
+    assert len(problems) == 1 and "ci.yml:test" in problems[0]
+
+
+def test_a_weekly_cache_saving_schedule_is_flagged(monkeypatch):
+    # Issue #12.2: a weekly run lets GitHub expire the ccache (7 days unused).
+    assert cw.max_schedule_gap_days(["17 3 * * 0"]) == 7
+    assert cw.max_schedule_gap_days(["17 3 * * 0,3"]) == 4
+    assert cw.max_schedule_gap_days(["0 0 */5 * *"]) == 5
+    assert cw.max_schedule_gap_days(["23 2 * * *"]) == 1
+    _patched_workflows(monkeypatch, "build-from-source.yml", '"17 3 * * 0,3"', '"17 3 * * 0"')
+    problems = cw.check_schedules_keep_caches_alive()
+    assert problems and "build-from-source.yml" in problems[0] and "7 days" in problems[0]
+
+
+def test_a_late_nightly_baseline_upload_is_flagged(monkeypatch):
+    # Issue #12.10: the baseline upload must come right after the merge, with !cancelled().
+    _patched_workflows(monkeypatch, "nightly.yml", "      - name: Upload merged results (next nightly's baseline)\n"
+                       "        if: ${{ !cancelled() }}\n", "      - name: Upload merged results (next nightly's baseline)\n")
+    assert cw.check_nightly_baseline_uploaded_early() != []
