@@ -335,6 +335,10 @@ class GitHubClient:
             data = self.request("GET", f"/repos/{check_repo(repo)}/pulls/{int(number)}").data
         except ApiError as exc:
             if exc.status in (403, 404):
+                self.events.append(
+                    f"GET /repos/{repo}/pulls/{number}: HTTP {exc.status}, state unknown, its caches "
+                    "are kept (a private repository needs 'pull-requests: read'; or pass --closed-pr N)"
+                )
                 return None
             raise
         state = data.get("state") if isinstance(data, dict) else None

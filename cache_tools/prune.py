@@ -52,8 +52,14 @@ def plan_prune(
     only_classes: Collection[str] = (),
     closed_prs: bool = True,
     superseded_entries: bool = True,
+    known_closed: Collection[int] = (),
 ) -> PrunePlan:
-    """Pick what to delete. ``pull_state(n)`` answers 'open'/'closed'/None, once per PR."""
+    """Pick what to delete. ``pull_state(n)`` answers 'open'/'closed'/None, once per PR.
+
+    Pull requests in ``known_closed`` (e.g. the one whose `closed` event runs the prune)
+    are closed without asking: reading a pull request needs `pull-requests: read` on a
+    private repository, which the deleting job does not need otherwise.
+    """
     reasons: dict[int, str] = {}
     if superseded_entries:
         reasons = {e.id: SUPERSEDED for e in superseded(entries, config.classes)}
@@ -64,7 +70,7 @@ def plan_prune(
             if number is None or e.id in reasons:
                 continue
             if number not in states:
-                states[number] = pull_state(number)
+                states[number] = "closed" if number in known_closed else pull_state(number)
             if states[number] == "closed":
                 reasons[e.id] = CLOSED_PR
     plan = PrunePlan()

@@ -287,3 +287,14 @@ def test_describe_applies_corpus_overrides(gh, tmp_path):
     assert out["stablehlo-repository"] == "local/stablehlo"
     assert out["stablehlo-server-url"] == "http://127.0.0.1:3000"
     assert out["stablehlo-dir"] == str(tmp_path)
+
+
+def test_closed_pull_request_event_deletes_its_caches_by_number():
+    # Issue #12.8: the closed event's pull request is pruned without an API read of it.
+    from cache_tools.cli import build_parser
+
+    prune = load_ci("prune_caches.py")
+    cmd = prune.prune_command("pull_request", "off", "o/r", [], 42)
+    assert cmd[-3:] == ["--closed-pr", "42", "--yes"]
+    assert build_parser().parse_args(cmd[1:]).closed_pr == [42]
+    assert "--closed-pr" not in prune.prune_command("schedule", "on", "o/r", [], 42)

@@ -250,3 +250,12 @@ def test_a_late_nightly_baseline_upload_is_flagged(monkeypatch):
     _patched_workflows(monkeypatch, "nightly.yml", "      - name: Upload merged results (next nightly's baseline)\n"
                        "        if: ${{ !cancelled() }}\n", "      - name: Upload merged results (next nightly's baseline)\n")
     assert cw.check_nightly_baseline_uploaded_early() != []
+
+
+def test_closed_pr_pruning_works_on_private_repositories():
+    # Issue #12.8: the scheduled prune may read pull requests; the closed-pr job deletes
+    # its own pull request's entries by number.
+    wf = cw.workflows()["cache-audit.yml"]
+    assert wf["jobs"]["prune"]["permissions"].get("pull-requests") == "read"
+    step = next(s for s in wf["jobs"]["closed-pr"]["steps"] if "prune_caches.py" in str(s.get("run", "")))
+    assert "--pull-number" in step["run"] and "pull_request.number" in step["env"]["PR_NUMBER"]
