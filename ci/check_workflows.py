@@ -248,8 +248,9 @@ def _runs_shard_script(step: dict[str, Any] | None) -> bool:
 
 
 def _key_source_ok(expr: str, steps_by_id: dict[str, dict[str, Any]], actions: dict[str, dict[str, Any]]) -> bool:
-    """expr is steps.X.outputs.key where X runs `cache-tools key` or is a cache-restore step,
-    or steps.X.outputs.sI-key (one shard's key) where X runs ci/cache_shards.py."""
+    """expr is steps.X.outputs.key where X runs `cache-tools key` (or ci/cache_shards.py,
+    which runs `cache-tools plan`) or is a cache-restore step, or steps.X.outputs.sI-key
+    (one shard's key) where X runs ci/cache_shards.py."""
     m = _STEP_OUTPUT.match(str(expr).strip())
     if not m:
         return False
@@ -258,8 +259,8 @@ def _key_source_ok(expr: str, steps_by_id: dict[str, dict[str, Any]], actions: d
         return _runs_shard_script(step)
     if m.group(2) != "key":
         return False
-    if _runs_cache_tools_key(step):
-        return True
+    if _runs_cache_tools_key(step) or _runs_shard_script(step):
+        return True  # ci/cache_shards.py plan: the key of `cache-tools plan` (KEY-h<content>)
     if step is not None and step.get("uses") == LOCAL_RESTORE:
         action = actions.get(LOCAL_RESTORE) or {}
         value = str(((action.get("outputs") or {}).get("key") or {}).get("value", ""))
@@ -428,6 +429,28 @@ def _after_cancel_ok(condition: Any) -> bool:
     return "!cancelled()" in text.replace(" ", "") and "always()" not in text
 
 
+def check_saves_share_the_budget() -> list[str]:
+    """Cache saves in a matrix job pass `jobs: ${{ strategy.job-total }}` (the jobs plan
+    against one usage snapshot, so each takes its quota of the free space), and every
+    save passes the restore step's matched-key (unchanged content is not saved again)."""
+    problems = []
+    for name, wf in workflows().items():
+        for job_id, job in jobs_of(wf).items():
+            in_matrix = bool((job.get("strategy") or {}).get("matrix"))
+            for step in job.get("steps") or []:
+                if step.get("uses") != LOCAL_SAVE:
+                    continue
+                with_ = step.get("with") or {}
+                where = f"{name}:{job_id}:{step.get('name')}"
+                jobs = str(with_.get("jobs", "")).replace(" ", "")
+                if in_matrix and jobs != "${{strategy.job-total}}":
+                    problems.append(f"{where}: a matrix job's save needs `jobs: ${{{{ strategy.job-total }}}}`")
+                matched = _STEP_OUTPUT.match(str(with_.get("matched-key", "")).strip())
+                if not matched or matched.group(2) != "matched-key":
+                    problems.append(f"{where}: pass the restore step's matched-key")
+    return problems
+
+
 def check_saves_skip_cancelled_runs() -> list[str]:
     """Cache saves run after failures but not after a cancellation: `!cancelled()`, not
     `always()` (which also runs when the run was cancelled, e.g. half-written folders)."""
@@ -546,6 +569,7 @@ STRUCTURE_CHECKS = (
     check_cache_classes,
     check_shard_slots,
     check_saves_skip_cancelled_runs,
+    check_saves_share_the_budget,
     check_schedules_keep_caches_alive,
     check_nightly_baseline_uploaded_early,
     check_scripts_exist,

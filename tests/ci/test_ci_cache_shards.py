@@ -8,6 +8,7 @@ round trip stage -> (actions/cache) -> unstage.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -171,7 +172,15 @@ def test_plan_of_a_class_without_shards_is_cache_tools_plan(gh, workspace):
            "--ref", MAIN, "--offline", env=tool_env(gh), cwd=workspace)
     out = gh.outputs()
     assert out["sharded"] == "false"
-    assert out["save"] == "true" and out["reason"] == "fits" and out["key"] == "pip-v1-Linux-X64-f00"
+    # saved under the restore step's key plus the hash of the content (issue #12.1)
+    assert out["save"] == "true" and out["reason"] == "fits"
+    assert re.fullmatch(r"pip-v1-Linux-X64-f00-h[0-9a-f]{16}", out["key"])
+    # the same content, restored under that key: nothing to save
+    run_ci("cache_shards.py", "plan", "--class", "pip", "--path", "wheels", "--key", "pip-v1-Linux-X64-f00",
+           "--restored-key", out["key"], "--jobs", "4", "--ref", MAIN, "--offline", env=tool_env(gh),
+           cwd=workspace)
+    again = gh.outputs()
+    assert again["save"] == "false" and again["reason"] == "content-unchanged"
 
 
 def test_the_actions_have_a_slot_per_shard_of_every_sharded_class():

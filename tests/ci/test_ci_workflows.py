@@ -259,3 +259,28 @@ def test_closed_pr_pruning_works_on_private_repositories():
     assert wf["jobs"]["prune"]["permissions"].get("pull-requests") == "read"
     step = next(s for s in wf["jobs"]["closed-pr"]["steps"] if "prune_caches.py" in str(s.get("run", "")))
     assert "--pull-number" in step["run"] and "pull_request.number" in step["env"]["PR_NUMBER"]
+
+
+def test_matrix_saves_pass_their_job_count(monkeypatch):
+    # Issue #12.3: without `jobs`, every job of a matrix plans as if it saved alone.
+    assert cw.check_saves_share_the_budget() == []
+    _patched_workflows(monkeypatch, "nightly.yml",
+                       "          matched-key: ${{ steps.store-cache.outputs.matched-key }}\n"
+                       "          jobs: ${{ strategy.job-total }} # matrix jobs that save at once share the budget\n",
+                       "")
+    problems = cw.check_saves_share_the_budget()
+    assert any("nightly.yml:shard" in p and "strategy.job-total" in p for p in problems)
+    assert any("matched-key" in p for p in problems)
+
+
+def test_save_action_saves_under_the_plans_content_key():
+    # Issue #12.1: the save is never skipped for an exact restore hit, and the key is the
+    # plan's (restore key + -h<content hash>), not the restore step's.
+    action = cw.local_actions()[cw.LOCAL_SAVE]
+    steps = action["runs"]["steps"]
+    plan = next(s for s in steps if s.get("id") == "plan")
+    assert "if" not in plan and "--restored-key" in plan["run"] and "--jobs" in plan["run"]
+    save = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache/save@")
+                and "inputs.path" in str(s["with"]["path"]))
+    assert save["with"]["key"].replace(" ", "") == "${{steps.plan.outputs.key}}"
+    assert "cache-hit" not in action["inputs"]
