@@ -142,7 +142,22 @@ def bad_repo(tmp_path, monkeypatch):
 
 def test_workflows_use_exactly_the_configured_cache_classes():
     assert set(cw.classes_used()) == set(cw.cache_classes()) == {
-        "pip", "iree-artifacts", "onnx-data", "zoo-models", "llvm-mlir"}
+        "pip", "iree-artifacts", "onnx-data", "zoo-models", "zoo-smoke", "llvm-mlir"}
+
+
+def test_smoke_jobs_restore_only_the_zoo_models_they_need():
+    # Issue #12.11: a ci.yml job used to restore every zoo-models shard (up to 2.8 GiB)
+    # to run two small models; it restores the small zoo-smoke entry, keyed by the
+    # profile file that names those models.
+    ci = cw.workflows()["ci.yml"]
+    restores = [s for s in ci["jobs"]["test"]["steps"] if s.get("uses") == cw.LOCAL_RESTORE]
+    classes = {s["with"]["class"]: s["with"] for s in restores}
+    assert "zoo-models" not in classes and "zoo-smoke" in classes
+    assert "ci/profiles.toml" in classes["zoo-smoke"]["hash-files"]
+    zoo_smoke = cw.cache_classes()["zoo-smoke"]
+    assert "shards" not in zoo_smoke and zoo_smoke["max_share"] <= 0.01
+    nightly = cw.workflows()["nightly.yml"]
+    assert any(s.get("with", {}).get("class") == "zoo-models" for s in nightly["jobs"]["shard"]["steps"])
 
 
 def test_class_check_catches_an_undefined_class(tmp_path, monkeypatch):
