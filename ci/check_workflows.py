@@ -10,7 +10,12 @@
                  `cache-tools key` step (or, per shard, by ci/cache_shards.py), the
                  cache classes the workflows use defined in cache_tools.toml, shard
                  steps in the composite actions covering max_shards of every sharded
-                 class, every ci/ script that a run: calls exists and answers --help
+                 class, GitHub's own actions at the pinned node24 majors (PINNED_ACTIONS),
+                 cache saves with !cancelled() (not always()) and, in a matrix, the
+                 job count and the restore step's matched-key, scheduled cache-saving
+                 workflows at most retention_days - 1 days apart, the nightly baseline
+                 uploaded right after its merge, every ci/ script that a run: calls
+                 exists and answers --help
   cibuildwheel   `cibuildwheel --print-build-identifiers --platform P` with
                  ci/cibuildwheel.toml lists exactly the intended builds for linux,
                  macos and windows, for both IREE package folders

@@ -203,7 +203,8 @@ def test_slot_check_catches_too_few_slots(tmp_path, monkeypatch):
 
 
 def test_workflows_save_the_zoo_through_the_sharded_path():
-    for name in ("ci.yml", "nightly.yml"):
+    # ci.yml's smoke jobs use the small zoo-smoke class instead (issue #12.11)
+    for name in ("nightly.yml",):
         wf = cw.load_yaml(REPO / ".github" / "workflows" / name)
         steps = [s for job in wf["jobs"].values() for s in job.get("steps") or []]
         zoo = [s for s in steps if (s.get("with") or {}).get("class") == "zoo-models"]
