@@ -70,6 +70,7 @@ def cmd_update_expectations(args: argparse.Namespace) -> int:
     """Applies a results JSON to the manifests, as --update-expectations would have."""
     from .expectations import manifest_paths, write_updated_manifest
     from .outcome import Outcome
+    from .targets import TargetError, load_targets
     from .tomlio import load_toml
 
     try:
@@ -80,6 +81,11 @@ def cmd_update_expectations(args: argparse.Namespace) -> int:
     os_name = args.os or data.get("metadata", {}).get("os", "linux")
     directory = Path(args.expectations_dir) if args.expectations_dir else Path.cwd() / "conformance" / "expectations"
     outcomes = [Outcome.from_json(o) for o in data["outcomes"]]
+    try:
+        host_specific = {name for name, t in load_targets(_targets_path(None)).items() if t.host_specific}
+    except TargetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     for target in sorted({o.target for o in outcomes}):
         ran = [o for o in outcomes if o.target == target]
         base_path, overlay_path = manifest_paths(directory, target, os_name)
@@ -87,7 +93,8 @@ def cmd_update_expectations(args: argparse.Namespace) -> int:
             base = load_toml(base_path).get("xfail", {}) if base_path.exists() else {}
             path, changed = overlay_path, write_updated_manifest(overlay_path, target, ran, base=base)
         else:
-            path, changed = base_path, write_updated_manifest(base_path, target, ran)
+            host = data.get("metadata", {}).get("cpu_fingerprint") if target in host_specific else None
+            path, changed = base_path, write_updated_manifest(base_path, target, ran, host=host)
         print(f"{'updated' if changed else 'unchanged'} {path}")
     return 0
 

@@ -69,6 +69,7 @@ class Expectations:
     tolerance: dict[str, Tolerance] = dataclasses.field(default_factory=dict)
     tolerance_reasons: dict[str, str] = dataclasses.field(default_factory=dict)
     files: list[Path] = dataclasses.field(default_factory=list)
+    recorded_on: str | None = None  # a host-specific target's manifest: the CPU it was recorded on
 
     def tolerance_for(self, case_id: str) -> Tolerance | None:
         return self.tolerance.get(case_id)
@@ -208,6 +209,7 @@ def load_expectations(directory: Path, target: str, os_name: str) -> Expectation
         if not path.exists():
             continue
         xfail, tolerance = _parse_file(path, allow_pass=is_overlay)
+        result.recorded_on = recorded_on(path) or result.recorded_on
         for case_id, entry in xfail.items():
             if entry.stages == ("pass",):
                 result.xfail.pop(case_id, None)
@@ -285,6 +287,23 @@ def render_manifest(target: str, xfail: dict[str, dict[str, Any]], tolerance: di
     return "\n".join(lines) + "\n"
 
 
+RECORDED_ON = "# recorded on: "
+
+
+def recorded_on(path: Path) -> str | None:
+    """The CPU fingerprint in a host-specific manifest's header (``# recorded on: ...``)."""
+    for line in _header_of(path).splitlines():
+        if line.startswith(RECORDED_ON):
+            return line[len(RECORDED_ON) :].strip()
+    return None
+
+
+def with_recorded_on(header: str, fingerprint: str) -> str:
+    """The header with its ``# recorded on:`` line set to fingerprint."""
+    lines = [ln for ln in header.splitlines() if not ln.startswith(RECORDED_ON)]
+    return "\n".join([*lines, RECORDED_ON + fingerprint])
+
+
 def _header_of(path: Path) -> str:
     if not path.exists():
         return ""
@@ -296,10 +315,13 @@ def _header_of(path: Path) -> str:
     return "\n".join(header)
 
 
-def write_updated_manifest(path: Path, target: str, outcomes: list[Outcome], base: dict[str, dict[str, Any]] | None = None) -> bool:
+def write_updated_manifest(
+    path: Path, target: str, outcomes: list[Outcome], base: dict[str, dict[str, Any]] | None = None, host: str | None = None
+) -> bool:
     """Rewrites path from a run; with base given (an overlay), keeps only the differences.
 
-    Returns True when the file changed.
+    host: for a host-specific target, the CPU fingerprint the header records. Returns
+    True when the file changed.
     """
     data = load_toml(path) if path.exists() else {}
     if base is None:
@@ -313,7 +335,10 @@ def write_updated_manifest(path: Path, target: str, outcomes: list[Outcome], bas
         for case_id in base:
             if case_id not in entries_all:
                 entries[case_id] = {"stage": "pass", "reason": "passes on this OS"}
-    text = render_manifest(target, entries, data.get("tolerance", {}), _header_of(path))
+    header = _header_of(path)
+    if host is not None:
+        header = with_recorded_on(header or f"# Known IREE failures and tolerance overrides for target {target}.", host)
+    text = render_manifest(target, entries, data.get("tolerance", {}), header)
     old = path.read_text(encoding="utf-8") if path.exists() else None
     if text == old:
         return False

@@ -26,7 +26,7 @@ from .expectations import (
     write_updated_manifest,
 )
 from .outcome import Outcome
-from .platform_info import host_os
+from .platform_info import cpu_fingerprint, host_os
 from .sharding import ShardError, assign, load_durations, parse_shard, record_durations
 from .store import ArtifactStore, default_store_dir
 from .targets import Target, TargetError, load_targets, select_targets, unavailable_reason
@@ -267,6 +267,17 @@ class ConformanceSession:
             return "flaky", "K", ("FLAKY", {"yellow": True})
         return None
 
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        lines = []
+        for target in self.targets:
+            recorded = self.expectations[target.name].recorded_on
+            if target.host_specific and recorded and recorded != cpu_fingerprint():
+                lines.append(
+                    f"iree-conformance: WARNING: the {target.name} manifest was recorded on {recorded}; this host is "
+                    f"{cpu_fingerprint()}: its verdicts may differ here (record them with --update-expectations)"
+                )
+        return lines
+
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
         flaky = [o for o in self.outcomes.values() if o.get("verdict") == "flaky"]
         if flaky:
@@ -308,7 +319,8 @@ class ConformanceSession:
             else:
                 path = overlay_path
                 base = load_toml(base_path).get("xfail", {}) if base_path.exists() else {}
-            changed = write_updated_manifest(path, target.name, ran, base=base)
+            host = cpu_fingerprint() if target.host_specific else None
+            changed = write_updated_manifest(path, target.name, ran, base=base, host=host)
             if reporter is not None:
                 reporter.write_line(f"iree-conformance: {'updated' if changed else 'unchanged'} {path}")
 

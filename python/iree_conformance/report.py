@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import normalize
-from .platform_info import host_arch, host_cpu, host_os
+from .platform_info import cpu_fingerprint, host_arch, host_cpu, host_os
 
 SCHEMA = 1
 VERDICTS = ("pass", "xfail", "flaky", "fail", "xpass", "skip")
@@ -43,6 +43,7 @@ def run_metadata(targets: list[str], started: datetime.datetime, argv: list[str]
         "os": host_os(),
         "arch": host_arch(),
         "cpu": host_cpu(),
+        "cpu_fingerprint": cpu_fingerprint(),
         "targets": targets,
         "started": started.isoformat(timespec="seconds"),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

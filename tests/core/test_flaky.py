@@ -154,3 +154,22 @@ def test_report_shows_flaky_and_cases_that_differ_across_targets():
     assert "| s | llvm-cpu | 1 | 0 | 1 | 0 | 0 | 0 | 2 |" in text
     assert "### Flaky (1)" in text and "`b` (llvm-cpu): crash then pass" in text
     assert "### Differs across targets (1)" in text and "| `a` | pass | fail-compile |" in text
+
+
+def test_host_specific_manifest_records_the_cpu_and_warns_on_another(tmp_path):
+    from iree_conformance.expectations import recorded_on, write_updated_manifest
+
+    path = tmp_path / "llvm-cpu-host.toml"
+    failing = Outcome("stablehlo/x", "stablehlo", "llvm-cpu-host", stage="compile", status="error", diagnostics=["error: boom"])
+    assert write_updated_manifest(path, "llvm-cpu-host", [failing], host="x86_64:Some CPU:abc")
+    assert recorded_on(path) == "x86_64:Some CPU:abc"
+    assert load_expectations(tmp_path, "llvm-cpu-host", "linux").recorded_on == "x86_64:Some CPU:abc"
+    write_updated_manifest(path, "llvm-cpu-host", [failing], host="x86_64:Other:def")
+    assert path.read_text().count("# recorded on:") == 1 and recorded_on(path) == "x86_64:Other:def"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "conformance/test_stablehlo.py", "-p", "no:cacheprovider", "--collect-only",
+         "--target", "llvm-cpu-host", "--expectations-dir", str(tmp_path), "-k", "add_f32"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert "the llvm-cpu-host manifest was recorded on x86_64:Other:def; this host is" in proc.stdout, proc.stdout + proc.stderr
