@@ -1,8 +1,9 @@
 """Model Zoo models end to end: `pytest conformance` on a tiny zoo this module builds.
 
-The zoo has one model (Gemm + Relu, opset 13) under three manifest names: ``tiny-13``
+The zoo has one model (Gemm + Relu, opset 13) under four manifest names: ``tiny-13``
 with a data set whose shipped output is right, ``wrong-13`` whose shipped output is
-wrong, and ``nodata-13`` without a tarball (seeded random inputs, onnxruntime). The
+wrong, ``nodata-13`` without a tarball (seeded random inputs, onnxruntime) and
+``nooutput-13`` whose data set lacks its output file. The
 model bytes are the same, so the module's shared artifact store compiles it once.
 It is served from a local folder and from an HTTP server on 127.0.0.1.
 """
@@ -56,13 +57,16 @@ def tiny_model() -> bytes:
     return model.SerializeToString()
 
 
-def data_tarball(name: str, model: bytes, output: np.ndarray) -> bytes:
-    """Laid out as the Model Zoo ships it: ``<name>/model.onnx`` and one data set."""
-    return make_tarball({
+def data_tarball(name: str, model: bytes, output: np.ndarray | None) -> bytes:
+    """Laid out as the Model Zoo ships it: ``<name>/model.onnx`` and one data set
+    (without ``output_0.pb`` when ``output`` is None)."""
+    files = {
         f"{name}/model.onnx": model,
         f"{name}/test_data_set_0/input_0.pb": numpy_helper.from_array(X, "x").SerializeToString(),
-        f"{name}/test_data_set_0/output_0.pb": numpy_helper.from_array(output, "y").SerializeToString(),
-    })
+    }
+    if output is not None:
+        files[f"{name}/test_data_set_0/output_0.pb"] = numpy_helper.from_array(output, "y").SerializeToString()
+    return make_tarball(files)
 
 
 def add_model(root: Path, name: str, model: bytes, tarball: bytes | None) -> dict:
@@ -90,6 +94,7 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         add_model(root, "tiny-13", model, data_tarball("tiny-13", model, Y)),
         add_model(root, "wrong-13", model, data_tarball("wrong-13", model, Y + 1.0)),
         add_model(root, "nodata-13", model, None),
+        add_model(root, "nooutput-13", model, data_tarball("nooutput-13", model, None)),
     ]
     (root / MANIFEST).write_text(json.dumps(entries, indent=1))
     return root
@@ -141,7 +146,7 @@ def run_conformance(tmp: Path, store: Path, manifest: str, mirror: str, models: 
 
 def test_local_folder_zoo_right_wrong_and_random_inputs(zoo: Path, store: Path, tmp_path: Path) -> None:
     proc, outcomes = run_conformance(
-        tmp_path, store, str(zoo / MANIFEST), str(zoo) + "/{model_path}", "tiny-13,wrong-13,nodata-13"
+        tmp_path, store, str(zoo / MANIFEST), str(zoo) + "/{model_path}", "tiny-13,wrong-13,nodata-13,nooutput-13"
     )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out  # the wrong shipped output fails the run
@@ -153,6 +158,9 @@ def test_local_folder_zoo_right_wrong_and_random_inputs(zoo: Path, store: Path, 
     assert "unexpected fail-numerics: onnx-zoo/wrong-13" in out
     assert (nodata["status"], nodata["stage"], nodata["verdict"]) == ("pass", "compare", "pass"), nodata
     assert right["metrics"]["max_abs_error"] < 1e-4 and nodata["metrics"]["outputs"], (right, nodata)
+    broken = outcomes["onnx-zoo/nooutput-13"]  # nothing to check against is an error, not a pass
+    assert (broken["status"], broken["stage"], broken["verdict"]) == ("error", "reference", "fail"), broken
+    assert "holds no output_*.pb files" in broken["diagnostics"][0]
 
 
 def test_http_zoo_downloads_and_passes(zoo: Path, store: Path, tmp_path: Path, http_zoo: tuple[str, list[str]]) -> None:

@@ -119,6 +119,7 @@ class ZooModelCase(ModelCase):
     zoo_store: ZooStore | None = None
     _sets: list | None = dataclasses.field(default=None, repr=False)
     _shipped: list | None = dataclasses.field(default=None, repr=False)
+    _data_dirs: tuple[Path, ...] = dataclasses.field(default=(), repr=False)
 
     def input_sets(self) -> list[list[np.ndarray]]:
         if self._sets is None:
@@ -135,6 +136,7 @@ class ZooModelCase(ModelCase):
                 loaded = [load_data_set(d) for d in data.data_set_dirs]
                 self._sets = [inputs for inputs, _ in loaded]
                 self._shipped = [outputs for _, outputs in loaded]
+                self._data_dirs = tuple(data.data_set_dirs)
             else:
                 self._sets = [_random_inputs(data.model_path, self.zoo_entry.io_ports)]
         return self._sets
@@ -145,8 +147,8 @@ class ZooModelCase(ModelCase):
         if self._shipped is not None and all(self._shipped):
             return self._shipped
         if self._shipped is not None:
-            missing = [i for i, outputs in enumerate(self._shipped) if not outputs]
-            raise ValueError(f"{self.case_id}: test_data_set_{missing[0]} holds no output_*.pb files")
+            empty = [str(d) for d, outputs in zip(self._data_dirs, self._shipped) if not outputs]
+            raise ValueError(f"{self.case_id}: data set {empty[0]} holds no output_*.pb files to check against")
         return [_onnxruntime(self.source_path, inputs) for inputs in input_sets]
 
 
