@@ -59,7 +59,8 @@ def test_wheel_holds_every_module_and_data_file(wheel: Path) -> None:
             "cache_tools/commands/plan.py", "iree_conformance/markers.toml", "iree_conformance/py.typed"} <= expected
     missing = sorted(expected - members)
     assert not missing, f"files of the source tree missing from {wheel.name}: {missing}"
-    entry_points = zipfile.ZipFile(wheel).read("iree_conformance-0.1.0.dist-info/entry_points.txt").decode()
+    (entry_points_file,) = [m for m in members if m.endswith(".dist-info/entry_points.txt")]
+    entry_points = zipfile.ZipFile(wheel).read(entry_points_file).decode()
     assert "iree-conformance = iree_conformance.cli:main" in entry_points
     assert "cache-tools = cache_tools.cli:main" in entry_points
 
@@ -93,13 +94,14 @@ def test_non_editable_install_imports_and_runs(wheel: Path, tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for line in proc.stdout.split():
         assert Path(line).resolve().is_relative_to(purelib.resolve()), f"imported from {line}, not the installed wheel"
+    exe = ".exe" if os.name == "nt" else ""
     for tool in ("iree-conformance", "cache-tools"):
-        proc = subprocess.run([str(bindir / tool), "--help"], cwd=outside, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run([str(bindir / f"{tool}{exe}"), "--help"], cwd=outside, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0 and "usage:" in proc.stdout, proc.stdout + proc.stderr
     # Outside a checkout there is no conformance/targets.toml beside the package.
-    proc = subprocess.run([str(bindir / "iree-conformance"), "devices"], cwd=outside, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([str(bindir / f"iree-conformance{exe}"), "devices"], cwd=outside, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "pass --targets PATH" in proc.stderr, proc.stdout + proc.stderr
     targets = ROOT / "conformance" / "targets.toml"
-    proc = subprocess.run([str(bindir / "iree-conformance"), "devices", "--json", "--targets", str(targets)],
+    proc = subprocess.run([str(bindir / f"iree-conformance{exe}"), "devices", "--json", "--targets", str(targets)],
                           cwd=outside, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and '"llvm-cpu"' in proc.stdout, proc.stdout + proc.stderr
