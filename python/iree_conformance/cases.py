@@ -29,7 +29,7 @@ class Case:
     kind: str  # "mlir" or "onnx"
     source_path: Path | None = None
     source_bytes: bytes | None = None
-    entry: str | None = None
+    entry_function: str | None = None  # None: "main", or the module's only function
     import_options: dict[str, Any] = dataclasses.field(default_factory=dict)
     input_type: str = "auto"
     tolerance: Tolerance = Tolerance()

@@ -13,11 +13,20 @@ DEFAULT_TARGETS = Path(__file__).resolve().parents[2] / "conformance" / "targets
 
 
 def _targets_path(value: str | None) -> Path:
-    """--targets, else ./conformance/targets.toml, else the one beside this checkout."""
+    """--targets, else ./conformance/targets.toml, else the one beside this checkout
+    (which an installed, non-editable package does not have)."""
+    from .targets import TargetError
+
     if value:
         return Path(value)
     here = Path.cwd() / "conformance" / "targets.toml"
-    return here if here.exists() else DEFAULT_TARGETS
+    for candidate in (here, DEFAULT_TARGETS):
+        if candidate.exists():
+            return candidate
+    raise TargetError(
+        f"no targets file: neither {here} nor {DEFAULT_TARGETS} exists; pass --targets PATH "
+        "(conformance/targets.toml of an iree-conformance checkout) or run from the checkout"
+    )
 
 
 def cmd_devices(args: argparse.Namespace) -> int:

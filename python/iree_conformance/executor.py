@@ -276,7 +276,7 @@ class Executor:
             result["info"] = {k: v for k, v in meta.items() if k != "checks"}
             result["info"]["cache_hits"] = hits
             if "checks" in meta:
-                result["checks"] = meta["checks"].get(job.get("entry") or "main")
+                result["checks"] = meta["checks"].get(job.get("entry_function") or "main")
             if job.get("compile_only"):
                 result["vmfb"] = vmfb
                 result["stage"] = "compile"
@@ -288,7 +288,7 @@ class Executor:
             stage("run")
             t = time.perf_counter()
             result["outputs"] = [
-                self.run(vm_module, context, job.get("entry"), inputs) for inputs in job.get("input_sets") or [[]]
+                self.run(vm_module, context, job.get("entry_function"), inputs) for inputs in job.get("input_sets") or [[]]
             ]
             times["run"] = time.perf_counter() - t
             result["stage"] = "run"
@@ -296,7 +296,7 @@ class Executor:
                 from .timing import time_iree_call
 
                 inputs = (job.get("input_sets") or [[]])[0]
-                result["timing"] = time_iree_call(self, vm_module, context, job.get("entry"), inputs, job["timing_runs"])
+                result["timing"] = time_iree_call(self, vm_module, context, job.get("entry_function"), inputs, job["timing_runs"])
         except StageError as e:
             result.update(status="error", stage=e.stage, diagnostics=e.lines)
         return result

@@ -25,7 +25,7 @@ def build_job(case: Case, target: Target, input_sets: list, compile_only: bool =
         "host_specific": target.host_specific,
         "driver": target.driver,
         "device": target.device,
-        "entry": case.entry,
+        "entry_function": case.entry_function,
         "input_sets": input_sets,
         "compile_only": compile_only,
         "timing_runs": timing_runs,

@@ -43,7 +43,7 @@ def bundled_cases(corpus_dir: Path, reference: str = "shipped") -> list[Case]:
                 kind="mlir",
                 source_path=mlir,
                 input_type="stablehlo",
-                entry="main",
+                entry_function="main",
                 tolerance=Tolerance(spec.get("rtol"), spec.get("atol")),
                 data_path=data,
                 reference_name=reference if reference == "interpreter" else spec.get("reference", "shipped"),
@@ -73,7 +73,7 @@ class CheckCase(Case):
     def checks(self, input_sets, output_sets, worker_result: dict[str, Any]) -> list[Check]:
         pairs = worker_result.get("checks")
         if not pairs:
-            raise ValueError(f"the module reported no checks for function {self.entry!r}")
+            raise ValueError(f"the module reported no checks for function {self.entry_function!r}")
         return checks_from_pairs(pairs, output_sets[0])
 
 
@@ -98,7 +98,7 @@ def external_cases(root: Path) -> list[Case]:
                     suite=SUITE,
                     kind="mlir",
                     source_path=path,
-                    entry=func,
+                    entry_function=func,
                     input_type="stablehlo",
                     import_options={"rewrite_checks": True, "rewrite_version": REWRITE_VERSION},
                     reference_name="checks",
