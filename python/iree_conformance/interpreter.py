@@ -39,8 +39,18 @@ _INPUTS_FILE = "inputs.npz"
 _OUTPUTS_FILE = "outputs.npz"
 _ERROR_FILE = "error.txt"
 
-# Exit status the child uses for a clean, reported failure (parse error, bad inputs, ...).
-_CHILD_REPORTED_ERROR = 3
+# Exit status the child uses for a clean, reported failure (parse error, bad inputs, ...),
+# always together with the error file. Not 3: that is also what MSVC's abort() exits with.
+_CHILD_REPORTED_ERROR = 97
+
+# Windows reports a crash as an NTSTATUS exit code (never a negative one); a few by name.
+_NTSTATUS = {
+    0xC0000005: "access violation",
+    0xC000001D: "illegal instruction",
+    0xC0000094: "integer divide by zero",
+    0xC00000FD: "stack overflow",
+    0xC0000409: "stack buffer overrun / fast fail",
+}
 
 
 class InterpreterError(RuntimeError):
@@ -75,24 +85,58 @@ def interpreter_available() -> bool:
 _UNSUPPORTED_RE = re.compile(r"Unsupported op:\s*(?:%[^=]*=\s*)?\"?([A-Za-z_][\w.]*)")
 
 
-def _describe_death(returncode: int, stderr: str) -> InterpreterError:
+def _exit_description(returncode: int, platform: str = sys.platform) -> str:
+    """A child's exit status in the words of its OS."""
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    if platform == "win32":
+        code = returncode & 0xFFFFFFFF
+        if code >= 0xC0000000:
+            name = _NTSTATUS.get(code)
+            return f"exception 0x{code:08X}" + (f" ({name})" if name else "")
+        if code == 3:
+            return "exit status 3 (abort())"
+    return f"exit status {returncode}"
+
+
+def _describe_death(returncode: int, stderr: str, platform: str = sys.platform) -> InterpreterError:
     match = _UNSUPPORTED_RE.search(stderr)
     op = match.group(1) if match else None
     if op is not None:
         reason = f"interpreter aborted: op {op} unsupported"
     else:
         fatal = re.search(r"LLVM ERROR:\s*(.*)", stderr)
-        if returncode < 0:
-            try:
-                what = signal.Signals(-returncode).name
-            except ValueError:
-                what = f"signal {-returncode}"
-        else:
-            what = f"exit status {returncode}"
-        reason = f"interpreter aborted ({what})"
+        reason = f"interpreter aborted ({_exit_description(returncode, platform)})"
         if fatal:
             reason += f": {fatal.group(1).strip()}"
     return InterpreterError(reason, unsupported_op=op, stderr=stderr)
+
+
+def _run_child(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run the child; its output is read as UTF-8 whatever the console's code page."""
+    env = {**os.environ, "PYTHONUTF8": "1"}
+    try:
+        return subprocess.run(
+            cmd, capture_output=True, encoding="utf-8", errors="replace",
+            timeout=timeout, check=False, env=env,
+        )
+    except subprocess.TimeoutExpired as e:
+        err = e.stderr.decode("utf-8", errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        raise InterpreterError(f"interpreter timed out after {timeout:g} s", stderr=err) from None
+
+
+def _reported_error(workdir: str, returncode: int) -> str | None:
+    """The child's own error message: its exit code *and* its error file, else None."""
+    if returncode != _CHILD_REPORTED_ERROR:
+        return None
+    try:
+        with open(os.path.join(workdir, _ERROR_FILE), encoding="utf-8", errors="replace") as f:
+            return f.read().strip() or "interpreter failed"
+    except OSError:
+        return None  # the code without the file: something else exited with it
 
 
 def run_interpreter(
@@ -113,19 +157,9 @@ def run_interpreter(
         arrays = {f"input_{i}": np.asarray(x) for i, x in enumerate(inputs)}
         np.savez(os.path.join(tmp, _INPUTS_FILE), **arrays)
         cmd = [sys.executable, os.path.abspath(__file__), "--child", tmp]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired as e:
-            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else ""
-            raise InterpreterError(
-                f"interpreter timed out after {timeout:g} s", stderr=err or ""
-            ) from None
-        if proc.returncode == _CHILD_REPORTED_ERROR:
-            try:
-                with open(os.path.join(tmp, _ERROR_FILE), encoding="utf-8") as f:
-                    message = f.read().strip()
-            except OSError:
-                message = "interpreter failed"
+        proc = _run_child(cmd, timeout)
+        message = _reported_error(tmp, proc.returncode)
+        if message is not None:
             diagnostics = [ln.strip() for ln in proc.stderr.splitlines() if "error:" in ln]
             if diagnostics:
                 message += ": " + "; ".join(diagnostics[:3])
