@@ -26,7 +26,7 @@ from .expectations import (
     write_updated_manifest,
 )
 from .outcome import Outcome
-from .platform_info import host_os
+from .platform_info import host_os, unsupported_host_reason
 from .sharding import ShardError, assign, load_durations, parse_shard, record_durations
 from .store import ArtifactStore, default_store_dir
 from .targets import Target, TargetError, load_targets, select_targets, unavailable_reason
@@ -97,6 +97,9 @@ class ConformanceSession:
         self.config = config
         self.dir = conformance_dir
         opt = config.getoption
+        unsupported = unsupported_host_reason()
+        if unsupported:
+            raise pytest.UsageError(f"iree-conformance cannot run here: {unsupported}")
         try:
             known = load_targets(conformance_dir / "targets.toml")
             self.targets: list[Target] = select_targets(known, opt("--target") or ["llvm-cpu"])
