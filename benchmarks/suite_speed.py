@@ -176,7 +176,7 @@ def write_case_list(path: Path, onnx_ids: list[str], shlo_ids: list[str], note: 
         *onnx_ids,
         *shlo_ids,
     ]
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
 
 
 def onnx_data_root() -> Path:
@@ -479,7 +479,7 @@ def run_ours(
     durations_file: Path | None = None,
 ) -> Phase:
     cases_file = work_dir / "cases.txt"
-    cases_file.write_text("\n".join(case_ids) + "\n", encoding="utf-8")
+    cases_file.write_text("\n".join(case_ids) + "\n", encoding="utf-8", newline="\n")
     report = work_dir / f"{name}.json"
     log_path = work_dir / f"{name}.log"
     cmd = [
@@ -1158,7 +1158,7 @@ def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
     figures["loadavg_end"] = _loadavg()
     print(format_report(figures), flush=True)
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=1, default=str))
+        args.json.write_text(json.dumps(figures, indent=1, default=str), encoding="utf-8", newline="\n")
     return 0
 
 

@@ -152,7 +152,7 @@ def run_interpreter(
             aborted (e.g. an unsupported op), or it ran past ``timeout`` seconds.
     """
     with tempfile.TemporaryDirectory(prefix="shlo-interp-") as tmp:
-        with open(os.path.join(tmp, _MODULE_FILE), "w", encoding="utf-8") as f:
+        with open(os.path.join(tmp, _MODULE_FILE), "w", encoding="utf-8", newline="\n") as f:
             f.write(mlir_text)
         arrays = {f"input_{i}": np.asarray(x) for i, x in enumerate(inputs)}
         np.savez(os.path.join(tmp, _INPUTS_FILE), **arrays)
@@ -199,7 +199,7 @@ def _element_dtype(type_str: str) -> np.dtype | None:
 
 def _child_main(workdir: str) -> int:
     def fail(message: str) -> int:
-        with open(os.path.join(workdir, _ERROR_FILE), "w", encoding="utf-8") as f:
+        with open(os.path.join(workdir, _ERROR_FILE), "w", encoding="utf-8", newline="\n") as f:
             f.write(message)
         return _CHILD_REPORTED_ERROR
 

@@ -128,7 +128,7 @@ def append_step_summary(markdown: str) -> bool:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         return False
-    with open(path, "a", encoding="utf-8") as f:
+    with open(path, "a", encoding="utf-8", newline="\n") as f:
         f.write(markdown)
     return True
 
