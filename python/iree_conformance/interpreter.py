@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -42,16 +41,6 @@ _ERROR_FILE = "error.txt"
 # Exit status the child uses for a clean, reported failure (parse error, bad inputs, ...),
 # always together with the error file. Not 3: that is also what MSVC's abort() exits with.
 _CHILD_REPORTED_ERROR = 97
-
-# Windows reports a crash as an NTSTATUS exit code (never a negative one); a few by name.
-_NTSTATUS = {
-    0xC0000005: "access violation",
-    0xC000001D: "illegal instruction",
-    0xC0000094: "integer divide by zero",
-    0xC00000FD: "stack overflow",
-    0xC0000409: "stack buffer overrun / fast fail",
-}
-
 
 class InterpreterError(RuntimeError):
     """The reference interpreter could not evaluate the program.
@@ -85,23 +74,6 @@ def interpreter_available() -> bool:
 _UNSUPPORTED_RE = re.compile(r"Unsupported op:\s*(?:%[^=]*=\s*)?\"?([A-Za-z_][\w.]*)")
 
 
-def _exit_description(returncode: int, platform: str = sys.platform) -> str:
-    """A child's exit status in the words of its OS."""
-    if returncode < 0:
-        try:
-            return signal.Signals(-returncode).name
-        except ValueError:
-            return f"signal {-returncode}"
-    if platform == "win32":
-        code = returncode & 0xFFFFFFFF
-        if code >= 0xC0000000:
-            name = _NTSTATUS.get(code)
-            return f"exception 0x{code:08X}" + (f" ({name})" if name else "")
-        if code == 3:
-            return "exit status 3 (abort())"
-    return f"exit status {returncode}"
-
-
 def _describe_death(returncode: int, stderr: str, platform: str = sys.platform) -> InterpreterError:
     match = _UNSUPPORTED_RE.search(stderr)
     op = match.group(1) if match else None
@@ -109,7 +81,9 @@ def _describe_death(returncode: int, stderr: str, platform: str = sys.platform) 
         reason = f"interpreter aborted: op {op} unsupported"
     else:
         fatal = re.search(r"LLVM ERROR:\s*(.*)", stderr)
-        reason = f"interpreter aborted ({_exit_description(returncode, platform)})"
+        from iree_conformance.platform_info import describe_exit  # parent side only
+
+        reason = f"interpreter aborted ({describe_exit(returncode, platform)})"
         if fatal:
             reason += f": {fatal.group(1).strip()}"
     return InterpreterError(reason, unsupported_op=op, stderr=stderr)

@@ -7,6 +7,7 @@ an Apple silicon Mac and from a Linux arm64 machine land in one merged-results r
 from __future__ import annotations
 
 import platform
+import signal
 import sys
 
 _ARCH = {"amd64": "x86_64", "x64": "x86_64", "x86_64": "x86_64", "arm64": "arm64", "aarch64": "arm64"}
@@ -45,3 +46,31 @@ def unsupported_host_reason(platform_name: str | None = None, machine: str | Non
             "Linux or Windows, or build IREE from source (.github/workflows/build-from-source.yml)"
         )
     return None
+
+
+# Windows reports a crash as an NTSTATUS exit code (never a negative one); a few by name.
+_NTSTATUS = {
+    0xC0000005: "access violation",
+    0xC000001D: "illegal instruction",
+    0xC0000094: "integer divide by zero",
+    0xC00000FD: "stack overflow",
+    0xC0000409: "stack buffer overrun / fast fail",
+}
+
+
+def describe_exit(returncode: int, platform_name: str | None = None) -> str:
+    """A child process's exit status in the words of its OS (``platform_name``: a
+    sys.platform value, default this one)."""
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    if (sys.platform if platform_name is None else platform_name) == "win32":
+        code = returncode & 0xFFFFFFFF
+        if code >= 0xC0000000:
+            name = _NTSTATUS.get(code)
+            return f"exception 0x{code:08X}" + (f" ({name})" if name else "")
+        if code == 3:
+            return "exit status 3 (abort())"
+    return f"exit status {returncode}"

@@ -1,6 +1,6 @@
 """How the interpreter's child process ending is read, on each OS's terms.
 
-Windows exit codes are given to ``_exit_description`` with ``platform="win32"``; these
+Windows exit codes are given to ``describe_exit`` as ``platform_name="win32"``; these
 tests run on every OS and do not claim a Windows run.
 """
 
@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from iree_conformance import interpreter
-from iree_conformance.interpreter import InterpreterError, _describe_death, _exit_description
+from iree_conformance.interpreter import InterpreterError, _describe_death
+from iree_conformance.platform_info import describe_exit as _exit_description
 
 
 def test_windows_crash_codes_are_hex_and_named():

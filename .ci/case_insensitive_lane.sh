@@ -7,7 +7,7 @@
 #
 # Needs root (loop device, mount) and /dev/fuse. Anything missing is an error, never a
 # silent skip; set IREE_CONFORMANCE_SKIP_CASE_INSENSITIVE=1 to opt out explicitly.
-# Usage: ci/case_insensitive_lane.sh   (from an activated environment with the project)
+# Usage: .ci/case_insensitive_lane.sh   (from an activated environment with the project)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
