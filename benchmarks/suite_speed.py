@@ -281,7 +281,9 @@ def plan_baseline(case_ids: list[str], work_dir: Path) -> list[BaselinePlan]:
     onnx_cases = onnx_index(onnx_data_root()) if any(c.startswith(ONNX_PREFIX) for c in case_ids) else {}
     shlo = stablehlo_index()
     for case_id in case_ids:
-        case_dir = work_dir / re.sub(r"[^\w.-]", "_", case_id)
+        # The hash keeps onnx-ops/test_elu and onnx-ops/test_ELU apart where case is folded.
+        safe = re.sub(r"[^\w.-]", "_", case_id)
+        case_dir = work_dir / f"{safe}-{hashlib.sha256(case_id.encode()).hexdigest()[:8]}"
         case_dir.mkdir(parents=True, exist_ok=True)
         if case_id.startswith(ONNX_PREFIX):
             import onnx

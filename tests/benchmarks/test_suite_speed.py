@@ -263,3 +263,9 @@ def test_report_from_a_saved_json(ss, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "MET    cold >= 2.5x baseline, cases/min: 3.75x" in out
     assert "MET    --shard I/2 within 10% on recorded durations: spread 5.0%" in out
+
+
+def test_baseline_work_dirs_differ_when_case_is_folded(ss, tmp_path):
+    plans = ss.plan_baseline(["onnx-ops/test_elu", "onnx-ops/test_ELU"], tmp_path)
+    folded = {Path(p.work_dir).name.casefold() for p in plans}
+    assert len(folded) == 2
