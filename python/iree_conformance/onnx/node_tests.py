@@ -7,6 +7,8 @@ standard layout ``<name>/model.onnx`` + ``<name>/test_data_set_N/{input,output}_
 together with copies of the wheel's ``simple``, ``pytorch-converted`` and
 ``pytorch-operator`` folders (copies, so the cache does not point into one venv), and
 an ``index.json`` that later runs read instead of importing the generators (~12 s).
+Names that collide when case is folded (``test_elu``, ``test_ELU``) get folders with a
+hash suffix (``folder_names``), so the tree works on case-insensitive file systems.
 
 Concurrency: the tree is built in a private temporary folder next to the target and
 renamed into place; ``index.json`` is written last inside it, so a target folder that
@@ -42,9 +44,9 @@ __all__ = [
     "NodeTestCase",
     "NodeTestsError",
     "UnsupportedValue",
+    "folder_names",
     "load_cases",
     "load_data_set",
-    "folder_names",
     "materialize",
     "tree_name",
 ]
