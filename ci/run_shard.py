@@ -191,7 +191,7 @@ def write_empty_results(path: Path, targets: list[str], argv: list[str], reason:
         "outcomes": [],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8", newline="\n")
 
 
 def describe(profile: dict[str, Any], corpora: dict[str, Any]) -> int:

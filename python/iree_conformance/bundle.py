@@ -24,7 +24,6 @@ import hashlib
 import importlib.metadata
 import io
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ import numpy as np
 
 from .compare import Tolerance, compare_outputs
 from .expectations import Entry, Expectations
+from .fsutil import atomic_write_bytes
 from .outcome import Outcome
 from .timing import time_iree_call
 
@@ -42,13 +42,6 @@ BUNDLE_SCHEMA = 2
 
 class BundleError(ValueError):
     pass
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _sha256(data: bytes) -> str:
@@ -75,7 +68,7 @@ class BundleWriter:
         digest = _sha256(vmfb)
         module_path = self.root / "modules" / f"{digest}.vmfb"
         if not module_path.exists():
-            _atomic_write(module_path, vmfb)
+            atomic_write_bytes(module_path, vmfb, exists_ok=True)  # named by its sha256
         key = _sha256(f"{target.name}:{case.case_id}".encode())[:24]
         input_sets = case.input_sets()
         arrays: dict[str, np.ndarray] = {}
@@ -104,13 +97,13 @@ class BundleWriter:
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)
         data = buffer.getvalue()
-        _atomic_write(self.root / "data" / f"{key}.npz", data)
+        atomic_write_bytes(self.root / "data" / f"{key}.npz", data)
         record["data"] = f"data/{key}.npz"
         record["data_sha256"] = _sha256(data)
         listed = expectations.xfail.get(case.case_id)
         if listed is not None:
             record["expected"] = {"stage": list(listed.stages) if listed.flaky else listed.stages[0], "reason": listed.reason}
-        _atomic_write(self.root / "cases" / f"{key}.json", json.dumps(record, sort_keys=True).encode())
+        atomic_write_bytes(self.root / "cases" / f"{key}.json", json.dumps(record, sort_keys=True).encode())
 
     def finish(self, outcomes: list[dict[str, Any]], targets) -> Path:
         passed = {(o["target"], o["case_id"]) for o in outcomes if o["status"] == "pass"}
@@ -127,7 +120,7 @@ class BundleWriter:
             "cases": sorted(cases, key=lambda c: (c["target"], c["case_id"])),
         }
         path = self.root / "manifest.json"
-        _atomic_write(path, json.dumps(manifest, indent=1).encode())
+        atomic_write_bytes(path, json.dumps(manifest, indent=1).encode())
         size = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
         print(f"\niree-conformance: bundle {self.root}: {len(cases)} cases, {size / 1e6:.1f} MB")
         return path

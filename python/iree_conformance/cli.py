@@ -232,6 +232,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.func in (cmd_devices, cmd_run_bundle):  # the ones that load IREE's binaries
+        from .platform_info import unsupported_host_reason
+
+        unsupported = unsupported_host_reason()
+        if unsupported:
+            print(f"error: iree-conformance cannot run here: {unsupported}", file=sys.stderr)
+            return 2
     return args.func(args)
 
 

@@ -26,10 +26,17 @@ from .expectations import (
     write_updated_manifest,
 )
 from .outcome import Outcome
-from .platform_info import cpu_fingerprint, host_os
+from .platform_info import cpu_fingerprint, host_os, unsupported_host_reason
 from .sharding import ShardError, assign, load_durations, parse_shard, record_durations
 from .store import ArtifactStore, default_store_dir
-from .targets import Target, TargetError, load_targets, select_targets, unavailable_reason
+from .targets import (
+    Target,
+    TargetError,
+    load_targets,
+    select_targets,
+    unavailable_reason,
+    uncompilable_reason,
+)
 from .tomlio import load_toml
 from .worker import DEFAULT_STAGE_TIMEOUTS, WorkerClient
 
@@ -100,6 +107,9 @@ class ConformanceSession:
         self.config = config
         self.dir = conformance_dir
         opt = config.getoption
+        unsupported = unsupported_host_reason()
+        if unsupported:
+            raise pytest.UsageError(f"iree-conformance cannot run here: {unsupported}")
         try:
             known = load_targets(conformance_dir / "targets.toml")
             self.targets: list[Target] = select_targets(known, opt("--target") or ["llvm-cpu"])
@@ -163,7 +173,7 @@ class ConformanceSession:
     def check(self, case: Case, target: Target, item: pytest.Item) -> None:
         from .pipeline import run_case
 
-        reason = None if self.compile_only else unavailable_reason(target)
+        reason = (None if self.compile_only else unavailable_reason(target)) or uncompilable_reason(target)
         expectations = self.expectations[target.name]
         if reason:
             outcome = Outcome(case.case_id, case.suite, target.name, status="skip", reason=reason)

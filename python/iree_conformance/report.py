@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import normalize
+from .fsutil import atomic_write_text
 from .platform_info import cpu_fingerprint, host_arch, host_cpu, host_os
 
 SCHEMA = 1
@@ -61,9 +62,7 @@ def write_results(path: Path, metadata: dict[str, Any], outcomes: list[dict[str,
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"schema": SCHEMA, "metadata": metadata, "outcomes": sorted(outcomes, key=lambda o: (o["suite"], o["target"], o["case_id"]))}
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8", newline="\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(data, indent=1, default=str))
 
 
 def load_results(path: Path) -> dict[str, Any]:
@@ -155,7 +154,7 @@ def append_step_summary(markdown: str) -> bool:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         return False
-    with open(path, "a", encoding="utf-8") as f:
+    with open(path, "a", encoding="utf-8", newline="\n") as f:
         f.write(markdown)
     return True
 
