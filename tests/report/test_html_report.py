@@ -265,3 +265,12 @@ def test_unknown_stage_is_not_counted_as_passing_anything():
     case = copy.deepcopy({"case_id": "s/x", "suite": "s", "target": "t", "status": "error", "stage": "mystery"})
     (f,) = summary.funnels([case])
     assert f.passed == {"import": 0, "compile": 0, "run": 0, "numerics": 0}
+
+
+def test_a_repeated_run_counts_once_the_latest_kept(tmp_path):
+    first = derive(tmp_path, "first.json", BEFORE, started="2026-12-01T01:00:00+00:00")
+    again = derive(tmp_path, "again.json", LINUX, started="2026-12-01T03:00:00+00:00")
+    html, tables = page_of([again, first])
+    assert matrix_cells(tables) == matrix_cells(page_of([LINUX])[1])
+    n = len(json.loads(LINUX.read_text(encoding="utf-8"))["outcomes"])
+    assert f"{n} repeated outcome(s)" in html

@@ -38,7 +38,7 @@ def write_html(args: argparse.Namespace, loaded: list[inputs.Loaded]) -> None:
         old = trend.read_trend(Path(args.trend)) if args.trend else []
     except (ValueError, OSError) as e:
         raise ReportError(str(e)) from None
-    options = render.Options(slowest=max(args.slowest, 20), trend_points=old, generate_ops=not args.no_generate_ops,
+    options = render.Options(slowest=args.slowest, trend_points=old, generate_ops=not args.no_generate_ops,
                              data_dir=Path(args.onnx_data_dir) if args.onnx_data_dir else None)
     page = render.render_html(loaded, options)
     if args.html:

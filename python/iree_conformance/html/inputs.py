@@ -6,6 +6,8 @@ that started within ``CURRENT_WINDOW`` (12 hours) of the newest start are one ru
 on several OSes, targets or shards, and are merged into the matrix as
 ``ci/merge_results.py`` does. Older inputs are history: they only feed the trend chart,
 one point per UTC day. An input without a start time belongs to the current run.
+Within one run (or one history day), a case run more than once on the same platform and
+target (a repeated run) counts once: the outcome of the latest-started file is kept.
 """
 
 from __future__ import annotations
@@ -74,5 +76,15 @@ def split_current(loaded: list[Loaded]) -> tuple[list[Loaded], list[Loaded]]:
 
 
 def merge_loaded(loaded: list[Loaded]) -> dict[str, Any]:
-    """One merged document (the shape ci/merge_results.py writes)."""
-    return merge_documents((x.source, x.data) for x in loaded)
+    """One merged document (the shape ci/merge_results.py writes), repeats dropped."""
+    merged = merge_documents((x.source, x.data) for x in loaded)
+    starts = [str((r.get("metadata") or {}).get("started") or "") for r in merged["runs"]]
+    latest: dict[tuple[str, ...], dict[str, Any]] = {}
+    for o in merged["outcomes"]:
+        key = tuple(str(o.get(k)) for k in ("os", "arch", "python", "target", "case_id"))
+        old = latest.get(key)
+        if old is None or starts[o["run"]] >= starts[old["run"]]:
+            latest[key] = o
+    merged["repeats_dropped"] = len(merged["outcomes"]) - len(latest)
+    merged["outcomes"] = list(latest.values())
+    return merged

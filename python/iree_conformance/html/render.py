@@ -91,6 +91,7 @@ def context(loaded: list[Loaded], options: Options) -> tuple[dict[str, Any], lis
         "header": summary.header(merged["runs"]),
         "run_count": len(merged["runs"]),
         "outcome_count": len(outcomes),
+        "repeats_dropped": merged["repeats_dropped"],
         "sources": [x.source for x in current],
         "history_sources": [x.source for x in history],
         "matrix_id": MATRIX_ID,
