@@ -41,7 +41,6 @@ import os
 import platform
 import pstats
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -112,6 +111,7 @@ def machine_description() -> dict[str, Any]:
         "python": platform.python_version(),
         "versions": versions,
         "loadavg_start": _loadavg(),
+        "children_cpu": counts_children_cpu(),
     }
 
 
@@ -123,9 +123,23 @@ def _loadavg() -> list[float]:
 
 
 def children_cpu() -> float:
-    """User+system CPU seconds of all waited-for descendants so far."""
+    """User+system CPU seconds of all waited-for descendants so far; 0.0 where the OS
+    does not count them (Windows has no ``resource`` module): CPU ratios are then left
+    out and the report says so."""
+    try:
+        import resource
+    except ImportError:
+        return 0.0
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
+
+
+def counts_children_cpu() -> bool:
+    try:
+        import resource  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------
@@ -162,7 +176,7 @@ def write_case_list(path: Path, onnx_ids: list[str], shlo_ids: list[str], note: 
         *onnx_ids,
         *shlo_ids,
     ]
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
 
 
 def onnx_data_root() -> Path:
@@ -203,6 +217,10 @@ class BaselinePlan:
     atol: float | None
 
 
+#: Executable suffix: the wheels' binaries and pip's console scripts are ``.exe`` on Windows.
+EXE = ".exe" if sys.platform == "win32" else ""
+
+
 def iree_tools(bin_dir: Path | None = None, native: bool = False) -> dict[str, str]:
     """The three tools. By default the commands that ``pip install iree-base-compiler
     iree-base-runtime`` puts on PATH (what the IREE test suites call): ``iree-compile``
@@ -213,7 +231,7 @@ def iree_tools(bin_dir: Path | None = None, native: bool = False) -> dict[str, s
         candidates = [bin_dir / name] if bin_dir else []
         if native and key != "import":
             candidates += _native_tool_paths(name)
-        candidates.append(Path(sys.executable).parent / name)
+        candidates.append(Path(sys.executable).parent / (name + EXE))
         found = next((str(p) for p in candidates if p.is_file()), None) or shutil.which(name)
         if not found:
             raise FileNotFoundError(f"{name} not found (looked in {', '.join(map(str, candidates))} and PATH)")
@@ -227,7 +245,7 @@ def _native_tool_paths(name: str) -> list[Path]:
     spec = importlib.util.find_spec("iree")
     bases = [Path(b) for b in (spec.submodule_search_locations or [])] if spec else []
     sub = {"iree-compile": ("compiler", "_mlir_libs"), "iree-run-module": ("_runtime_libs",)}[name]
-    paths = [base.joinpath(*sub, name) for base in bases]
+    paths = [base.joinpath(*sub, name + EXE) for base in bases]
     if not any(p.is_file() for p in paths):
         raise FileNotFoundError(f"no native {name} in the installed IREE wheels ({', '.join(map(str, paths))})")
     return paths
@@ -263,7 +281,9 @@ def plan_baseline(case_ids: list[str], work_dir: Path) -> list[BaselinePlan]:
     onnx_cases = onnx_index(onnx_data_root()) if any(c.startswith(ONNX_PREFIX) for c in case_ids) else {}
     shlo = stablehlo_index()
     for case_id in case_ids:
-        case_dir = work_dir / re.sub(r"[^\w.-]", "_", case_id)
+        # The hash keeps onnx-ops/test_elu and onnx-ops/test_ELU apart where case is folded.
+        safe = re.sub(r"[^\w.-]", "_", case_id)
+        case_dir = work_dir / f"{safe}-{hashlib.sha256(case_id.encode()).hexdigest()[:8]}"
         case_dir.mkdir(parents=True, exist_ok=True)
         if case_id.startswith(ONNX_PREFIX):
             import onnx
@@ -461,7 +481,7 @@ def run_ours(
     durations_file: Path | None = None,
 ) -> Phase:
     cases_file = work_dir / "cases.txt"
-    cases_file.write_text("\n".join(case_ids) + "\n", encoding="utf-8")
+    cases_file.write_text("\n".join(case_ids) + "\n", encoding="utf-8", newline="\n")
     report = work_dir / f"{name}.json"
     log_path = work_dir / f"{name}.log"
     cmd = [
@@ -843,6 +863,8 @@ def format_report(figures: dict[str, Any]) -> str:
     out.append(f"nproc {m['nproc']}, {m['cpu']}, {m['ram_gib']} GiB RAM, {m['platform']}, Python {m['python']}")
     out.append("versions: " + ", ".join(f"{k} {v}" for k, v in m["versions"].items()))
     out.append(f"load average at start: {m['loadavg_start']} (shared machine: read the ratios, not absolute times)")
+    if not m.get("children_cpu", True):
+        out.append("CPU seconds: not measured on this OS (no resource.RUSAGE_CHILDREN); CPU ratios are left out")
     s = figures["sample"]
     out.append(f"sample: {s['onnx']} ONNX operator cases + {s['stablehlo']} StableHLO cases from {s['file']}; {figures['workers']} cases at a time on every side")
     rounds = figures.get("rounds", [])
@@ -1138,7 +1160,7 @@ def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
     figures["loadavg_end"] = _loadavg()
     print(format_report(figures), flush=True)
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=1, default=str))
+        args.json.write_text(json.dumps(figures, indent=1, default=str), encoding="utf-8", newline="\n")
     return 0
 
 

@@ -15,6 +15,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 from .errors import ConfigError
 from .units import GIB, parse_size
+from .user_dirs import expand_user_dirs
 
 SAVE_ON_CHOICES = ("default-branch", "pull-request", "branch", "tag")
 DEFAULT_LIMIT = 10 * GIB
@@ -221,6 +222,7 @@ def _class(name: str, data: Any) -> CacheClass:
         raise ConfigError(
             f"{where}.paths: give a non-empty list of path strings (the cache step's path: lines)"
         )
+    paths = [expand_user_dirs(p, f"{where}.paths") for p in paths]
     heavy = t.get("heavy", bool, False)
     default_save_on = ["default-branch"] if heavy else ["default-branch", "pull-request", "branch"]
     save_on = t.get("save_on", list, default_save_on)

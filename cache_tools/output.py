@@ -35,7 +35,7 @@ def write_github_outputs(values: Mapping[str, Any], env: Mapping[str, str] | Non
     path = env.get("GITHUB_OUTPUT")
     if not path:
         return False
-    with open(path, "a", encoding="utf-8") as fh:
+    with open(path, "a", encoding="utf-8", newline="\n") as fh:
         fh.write(format_outputs(values))
     return True
 
@@ -45,7 +45,7 @@ def write_step_summary(markdown: str, env: Mapping[str, str] | None = None) -> b
     path = env.get("GITHUB_STEP_SUMMARY")
     if not path:
         return False
-    with open(path, "a", encoding="utf-8") as fh:
+    with open(path, "a", encoding="utf-8", newline="\n") as fh:
         fh.write(markdown.rstrip("\n") + "\n\n")
     return True
 

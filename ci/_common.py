@@ -80,10 +80,10 @@ def write_report(payload: Any, markdown: str, output: str | None, markdown_path:
     summary with --summary: the output contract shared by the results scripts."""
     if output:
         Path(output).parent.mkdir(parents=True, exist_ok=True)
-        Path(output).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        Path(output).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8", newline="\n")
     if markdown_path:
         Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(markdown_path).write_text(markdown, encoding="utf-8")
+        Path(markdown_path).write_text(markdown, encoding="utf-8", newline="\n")
     if summary:
         append_summary(markdown)
     if not markdown_path:

@@ -54,7 +54,7 @@ def with_previous(new: dict[str, float], previous: Path | None) -> dict[str, flo
 
 def write(path: Path, data: dict[str, float]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n", encoding="utf-8", newline="\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -103,7 +103,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
             shutil.copyfile(repo / path, target)
     head = git("rev-parse", "HEAD", cwd=repo).stdout.strip()
     manifest = {"label": args.label, "base_commit": head, "files": files}
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8", newline="\n")
     intent_to_add(repo, [p for p, c in changes if c == "added"])
     (out / f"{args.label}.patch").write_text(patch_of(repo, [p for p, _ in changes]), encoding="utf-8",
                                              newline="\n")

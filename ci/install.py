@@ -6,6 +6,10 @@ Modes:
   --bootstrap   pip install --no-deps -e . plus the few small pure-Python dependencies that
                 `cache-tools` needs, so that cache keys can be computed *before* the pip
                 download cache is restored (the full install then hits that cache).
+  --report      pip install --no-deps -e . plus what `iree-conformance report --html`
+                needs (Jinja2, onnx for the operator scoreboard, platformdirs), with the
+                versions pyproject.toml gives them: the results jobs render the page
+                without the IREE wheels.
   --dev-tools   only the requirements of the `dev` extra (ruff, actionlint, cibuildwheel,
                 pyyaml), read from pyproject.toml: enough for the lint job.
   --wheels DIR  the default install, but with iree-base-compiler / iree-base-runtime taken
@@ -42,6 +46,9 @@ BOOTSTRAP_REQUIREMENTS = (
     "tomli-w>=1.0",
     "zstandard>=0.22",
 )
+# What `iree-conformance report --html` imports besides the standard library; the
+# version specifiers come from pyproject.toml's dependencies.
+REPORT_DISTRIBUTIONS = ("jinja2", "onnx", "platformdirs")
 IREE_DISTRIBUTIONS = ("iree-base-compiler", "iree-base-runtime")
 
 _WHEEL_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
@@ -99,6 +106,11 @@ def plan_commands(args: argparse.Namespace) -> list[list[str]]:
         commands.append([*pip, "--no-deps", "-e", "."])
         commands.append([*pip, *BOOTSTRAP_REQUIREMENTS])
         return commands
+    if args.report:
+        deps = {canonical(re.split(r"[<>=!~; \[]", d, maxsplit=1)[0]): d for d in load_pyproject()["project"]["dependencies"]}
+        commands.append([*pip, "--no-deps", "-e", "."])
+        commands.append([*pip, *(deps[name] for name in REPORT_DISTRIBUTIONS)])
+        return commands
     if args.dev_tools:
         dev = load_pyproject()["project"]["optional-dependencies"]["dev"]
         commands.append([*pip, *dev])
@@ -135,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--bootstrap", action="store_true", help="only what cache-tools needs (no heavy wheels)")
+    mode.add_argument("--report", action="store_true", help="only what the HTML report needs (no IREE wheels)")
     mode.add_argument("--dev-tools", action="store_true", help="only the dev extra's tools (lint job)")
     parser.add_argument("--extras", default="dev", help="comma-separated extras (default: dev; '' for none)")
     parser.add_argument("--wheels", metavar="DIR", help="take the IREE packages from wheels in DIR")
@@ -146,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.wheels and (args.bootstrap or args.dev_tools):
+    if args.wheels and (args.bootstrap or args.dev_tools or args.report):
         raise CIError("--wheels goes with the full install only")
     commands = plan_commands(args)
     for command in commands:

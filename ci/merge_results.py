@@ -8,7 +8,7 @@ file keeps enough to diff against another merged file (diff_results.py) and to d
 shard durations (durations.py).
 
 The Markdown has one row per OS x Python x target x suite with the verdict counts
-(pass / xfail / fail / xpass / skip), a total row, and the list of unexpected results
+(pass / xfail / flaky / fail / xpass / skip), a total row, and the list of unexpected results
 (verdict fail or xpass).
 
 Examples:
@@ -26,7 +26,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
-    RESULTS_SCHEMA,
     CIError,
     expand_json_inputs,
     load_results,
@@ -35,60 +34,26 @@ from _common import (  # noqa: E402
     write_report,
 )
 
-VERDICTS = ("pass", "xfail", "fail", "xpass", "skip")
+# The merge itself lives in the library (the HTML report merges the same way); it is
+# standard library only, so it imports from the source tree before any install.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+from iree_conformance.merging import merge_documents, python_minor, suite_of  # noqa: E402
+
+VERDICTS = ("pass", "xfail", "flaky", "fail", "xpass", "skip")
 UNEXPECTED = ("fail", "xpass")
-
-
-def python_minor(version: Any) -> str:
-    parts = str(version or "").split(".")
-    return ".".join(parts[:2]) if len(parts) >= 2 else (str(version) if version else "?")
-
-
-def suite_of(outcome: dict[str, Any]) -> str:
-    return str(outcome.get("suite") or str(outcome.get("case_id", "")).split("/", 1)[0] or "?")
-
-
-def _run_record(source: str, meta: dict[str, Any], count: int) -> dict[str, Any]:
-    return {
-        "source": source,
-        "os": meta.get("os", "?"),
-        "arch": meta.get("arch", "?"),
-        "python": meta.get("python", "?"),
-        "targets": list(meta.get("targets", [])),
-        "outcome_count": count,
-        "metadata": meta,
-    }
 
 
 def merge(paths: list[Path], base: Path | None = None) -> dict[str, Any]:
     """Merged document from results files and/or merged files (in the given order)."""
-    runs: list[dict[str, Any]] = []
-    outcomes: list[dict[str, Any]] = []
+    documents = []
     for path in paths:
         data = load_results(path)
         try:
             source = str(path.resolve().relative_to(base.resolve())) if base else path.name
         except ValueError:
             source = path.name
-        source = source.replace("\\", "/")
-        if data.get("kind") == "merged":
-            offset = len(runs)
-            runs.extend(data.get("runs", []))
-            for o in data["outcomes"]:
-                outcomes.append({**o, "run": int(o.get("run", 0)) + offset})
-            continue
-        meta = data.get("metadata") or {}
-        run_index = len(runs)
-        runs.append(_run_record(source, meta, len(data["outcomes"])))
-        for o in data["outcomes"]:
-            outcomes.append({
-                **o,
-                "os": o.get("os") or meta.get("os", "?"),
-                "arch": o.get("arch") or meta.get("arch", "?"),
-                "python": python_minor(o.get("python") or meta.get("python")),
-                "run": run_index,
-            })
-    return {"schema": RESULTS_SCHEMA, "kind": "merged", "runs": runs, "outcomes": outcomes}
+        documents.append((source.replace("\\", "/"), data))
+    return merge_documents(documents)
 
 
 def count_rows(merged: dict[str, Any]) -> list[tuple[tuple[str, str, str, str], Counter]]:
@@ -148,7 +113,7 @@ def render_markdown(merged: dict[str, Any], title: str = "Conformance results", 
 
 
 # Worst first: the verdict a (case, target) cell shows when OSes disagree.
-_SEVERITY = ["fail", "xpass", "xfail", "skip", "pass"]
+_SEVERITY = ["fail", "xpass", "flaky", "xfail", "skip", "pass"]
 
 
 def device_matrix(merged: dict[str, Any], max_listed: int = 50) -> list[str]:

@@ -15,6 +15,11 @@ Examples:
       --corpus stablehlo=external/stablehlo --update-expectations --report-json r.json
   python ci/run_shard.py --profile smoke --dry-run -- -k add      # print, run nothing
   python ci/run_shard.py --profile nightly --describe             # corpora as step outputs
+
+URLs come from the profile and can be overridden for a local run (act):
+$IREE_CONFORMANCE_ZOO_MANIFEST and $IREE_CONFORMANCE_ZOO_MIRROR replace the profile's
+zoo_manifest and zoo_mirror; --describe applies $IREE_CONFORMANCE_<CORPUS>_REPOSITORY,
+_REF, _SUBDIR, _SERVER_URL and _DIR (a local copy: the workflow skips the checkout).
 """
 
 from __future__ import annotations
@@ -43,6 +48,13 @@ from _common import (  # noqa: E402
 )
 
 PROFILES_FILE = Path(__file__).resolve().parent / "profiles.toml"
+# Profile settings that are URLs, and the environment variables that override them (a
+# local run under act points them at loopback servers or local copies).
+URL_SETTINGS = {
+    "zoo_manifest": ("--zoo-manifest", "IREE_CONFORMANCE_ZOO_MANIFEST"),
+    "zoo_mirror": ("--zoo-mirror", "IREE_CONFORMANCE_ZOO_MIRROR"),
+}
+CORPUS_FIELDS = ("repository", "ref", "subdir", "server_url", "dir")
 NO_TESTS_COLLECTED = 5
 UPDATE_MODES = ("base", "overlay")
 
@@ -90,6 +102,25 @@ def parse_corpora(values: list[str]) -> dict[str, Path]:
     return result
 
 
+def url_settings(profile: dict[str, Any], env: dict[str, str]) -> list[str]:
+    """pytest options of the profile's URL settings, each overridden by its variable."""
+    args: list[str] = []
+    for setting, (option, variable) in URL_SETTINGS.items():
+        value = env.get(variable) or profile.get(setting)
+        if value:
+            args += [option, str(value)]
+    return args
+
+
+def corpus_spec(name: str, spec: dict[str, Any], env: dict[str, str]) -> dict[str, str]:
+    """A corpus's settings with $IREE_CONFORMANCE_<NAME>_<FIELD> overrides applied."""
+    out = {}
+    for field in CORPUS_FIELDS:
+        variable = f"IREE_CONFORMANCE_{name.upper()}_{field.upper()}"
+        out[field] = env.get(variable) or str(spec.get(field, ""))
+    return out
+
+
 def usable_durations(path: Path | None) -> bool:
     if path is None or not path.is_file():
         return False
@@ -105,6 +136,7 @@ def build_command(args: argparse.Namespace, profile: dict[str, Any], corpora: di
     for target in args.target or profile.get("targets", []):
         cmd += ["--target", target]
     cmd += [str(a) for a in profile.get("args", [])]
+    cmd += url_settings(profile, dict(os.environ))
     given = parse_corpora(args.corpus)
     unknown = sorted(set(given) - set(corpora))
     if unknown:
@@ -159,14 +191,15 @@ def write_empty_results(path: Path, targets: list[str], argv: list[str], reason:
         "outcomes": [],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8", newline="\n")
 
 
 def describe(profile: dict[str, Any], corpora: dict[str, Any]) -> int:
+    env = dict(os.environ)
     outputs: dict[str, Any] = {"corpora": " ".join(corpora)}
     for name, spec in corpora.items():
-        for field in ("repository", "ref", "subdir"):
-            outputs[f"{name}-{field}"] = spec.get(field, "")
+        for field, value in corpus_spec(name, spec, env).items():
+            outputs[f"{name}-{field.replace('_', '-')}"] = value
     set_outputs(outputs)
     print(profile.get("description", ""))
     for name, value in outputs.items():

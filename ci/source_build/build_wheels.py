@@ -57,7 +57,7 @@ def command(package: str, config: Path, output_dir: Path | None, platform: str |
 def write_version(package_dir: Path, version: str) -> Path:
     path = package_dir / "version_local.json"
     path.write_text(json.dumps({"package-version": version, "package-suffix": ""}, indent=2) + "\n",
-                    encoding="utf-8")
+                    encoding="utf-8", newline="\n")
     return path
 
 

@@ -1926,7 +1926,7 @@ def _write_text(path: str, text: str) -> None:
         with open(path, encoding="utf-8") as f:
             if f.read() == text:
                 return
-    with open(path, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
 
 

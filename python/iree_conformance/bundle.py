@@ -8,7 +8,7 @@ iree-base-runtime and numpy, and writes the same results JSON as a normal run.
 
 Layout::
 
-    DIR/manifest.json      versions, flags, targets, one entry per case
+    DIR/manifest.json      versions, flags, targets, one record per case
     DIR/modules/<sha256>.vmfb
     DIR/data/<key>.npz     input_<set>_<i>, expected_<set>_<i>
     DIR/cases/<key>.json   per-case fragments (pytest-xdist workers write these;
@@ -24,7 +24,6 @@ import hashlib
 import importlib.metadata
 import io
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -33,21 +32,19 @@ from typing import Any
 import numpy as np
 
 from .compare import Tolerance, compare_outputs
+from .expectations import Entry, Expectations
+from .fsutil import atomic_write_bytes
 from .outcome import Outcome
 from .timing import time_iree_call
 
-BUNDLE_SCHEMA = 1
+# 2: a case's function name is "entry_function" (schema 1 called it "entry").
+# 3: "checks" holds the check sites that run-bundle's check module records (schema 2 held
+#    (actual, expected) pairs of returned values).
+BUNDLE_SCHEMA = 3
 
 
 class BundleError(ValueError):
     pass
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _sha256(data: bytes) -> str:
@@ -77,28 +74,28 @@ class BundleWriter:
         digest = _sha256(vmfb)
         module_path = self.root / "modules" / f"{digest}.vmfb"
         if not module_path.exists():
-            _atomic_write(module_path, vmfb)
+            atomic_write_bytes(module_path, vmfb, exists_ok=True)  # named by its sha256
         key = _sha256(f"{target.name}:{case.case_id}".encode())[:24]
         input_sets = case.input_sets()
         arrays: dict[str, np.ndarray] = {}
         for s, inputs in enumerate(input_sets):
             for i, value in enumerate(inputs):
                 arrays[f"input_{s}_{i}"] = np.asarray(value)
-        entry: dict[str, Any] = {
+        record: dict[str, Any] = {
             "case_id": case.case_id,
             "suite": case.suite,
             "target": target.name,
             "module": f"modules/{digest}.vmfb",
             "module_sha256": digest,
-            "entry": case.entry,
+            "entry_function": case.entry_function,
             "input_sets": len(input_sets),
             "info": result.get("info", {}),
         }
         override = expectations.tolerance_for(case.case_id)
         tolerances = [override.merged_over(t) if override else t for t in case.set_tolerances(max(len(input_sets), 1))]
-        entry["tolerances"] = [dataclasses.asdict(t) for t in tolerances]
+        record["tolerances"] = [dataclasses.asdict(t) for t in tolerances]
         if result.get("checks") is not None:
-            entry["checks"] = result["checks"]
+            record["checks"] = result["checks"]
         else:
             for s, expected in enumerate(case.expected_sets(input_sets)):
                 for i, value in enumerate(expected):
@@ -106,13 +103,13 @@ class BundleWriter:
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)
         data = buffer.getvalue()
-        _atomic_write(self.root / "data" / f"{key}.npz", data)
-        entry["data"] = f"data/{key}.npz"
-        entry["data_sha256"] = _sha256(data)
+        atomic_write_bytes(self.root / "data" / f"{key}.npz", data)
+        record["data"] = f"data/{key}.npz"
+        record["data_sha256"] = _sha256(data)
         listed = expectations.xfail.get(case.case_id)
         if listed is not None:
-            entry["expected"] = {"stage": listed.stage, "reason": listed.reason}
-        _atomic_write(self.root / "cases" / f"{key}.json", json.dumps(entry, sort_keys=True).encode())
+            record["expected"] = {"stage": list(listed.stages) if listed.flaky else listed.stages[0], "reason": listed.reason}
+        atomic_write_bytes(self.root / "cases" / f"{key}.json", json.dumps(record, sort_keys=True).encode())
 
     def finish(self, outcomes: list[dict[str, Any]], targets) -> Path:
         passed = {(o["target"], o["case_id"]) for o in outcomes if o["status"] == "pass"}
@@ -129,7 +126,7 @@ class BundleWriter:
             "cases": sorted(cases, key=lambda c: (c["target"], c["case_id"])),
         }
         path = self.root / "manifest.json"
-        _atomic_write(path, json.dumps(manifest, indent=1).encode())
+        atomic_write_bytes(path, json.dumps(manifest, indent=1).encode())
         size = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
         print(f"\niree-conformance: bundle {self.root}: {len(cases)} cases, {size / 1e6:.1f} MB")
         return path
@@ -143,8 +140,13 @@ def load_manifest(root: Path) -> dict[str, Any]:
         raise BundleError(f"{path} not found: is {root} a bundle made by --compile-only --bundle?") from None
     except json.JSONDecodeError as e:
         raise BundleError(f"{path}: not valid JSON ({e})") from None
-    if manifest.get("schema") != BUNDLE_SCHEMA or not isinstance(manifest.get("cases"), list):
-        raise BundleError(f"{path}: not a bundle manifest of schema {BUNDLE_SCHEMA}")
+    if not isinstance(manifest.get("cases"), list):
+        raise BundleError(f"{path}: not a bundle manifest (no list of cases)")
+    if manifest.get("schema") != BUNDLE_SCHEMA:
+        raise BundleError(
+            f"{path}: bundle schema {manifest.get('schema')!r}, but this iree-conformance reads schema "
+            f"{BUNDLE_SCHEMA}; rebuild the bundle with this version (--compile-only --bundle)"
+        )
     return manifest
 
 
@@ -159,17 +161,27 @@ def _read_verified(root: Path, relative: str, digest: str) -> bytes:
     return data
 
 
-def _checks_from(entry: dict[str, Any], arrays, outputs_by_set: list[list[np.ndarray]], records=None):
-    tols = [Tolerance(**t) for t in entry["tolerances"]]
-    if "checks" in entry:
+def _checks_from(record: dict[str, Any], arrays, outputs_by_set: list[list[np.ndarray]], records=None):
+    tols = [Tolerance(**t) for t in record["tolerances"]]
+    if "checks" in record:
         from .suites.check_pairs import checks_from_records
 
-        return checks_from_records(entry["checks"], records[0] if records else [])
+        return checks_from_records(record["checks"], records[0] if records else [])
     checks = []
     for s, outputs in enumerate(outputs_by_set):
         count = sum(1 for k in arrays.files if k.startswith(f"expected_{s}_"))
         checks.append((outputs, [arrays[f"expected_{s}_{i}"] for i in range(count)], tols[s]))
     return checks
+
+
+def bundle_expectations(root: Path, record: dict[str, Any]) -> Expectations:
+    """The manifest entry the bundle carries for one case, judged like a normal run."""
+    expectations = Expectations(record["target"])
+    listed = record.get("expected")
+    if listed:
+        stages = tuple(listed["stage"]) if isinstance(listed["stage"], list) else (listed["stage"],)
+        expectations.xfail[record["case_id"]] = Entry(stages, listed["reason"], root / "manifest.json", None)
+    return expectations
 
 
 def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = None, force: bool = False, timing_runs: int = 0) -> dict[str, int]:
@@ -191,59 +203,54 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
     drivers = rt.query_available_drivers()
     if driver not in drivers:
         raise BundleError(f"unknown HAL driver {driver!r}; this runtime has: {', '.join(drivers)}")
-    for entry in manifest["cases"]:  # verify everything before running anything
-        _read_verified(root, entry["module"], entry["module_sha256"])
-        _read_verified(root, entry["data"], entry["data_sha256"])
+    for record in manifest["cases"]:  # verify everything before running anything
+        _read_verified(root, record["module"], record["module_sha256"])
+        _read_verified(root, record["data"], record["data_sha256"])
     executor = Executor(ArtifactStore(None), lambda: "")
     started = datetime.datetime.now(datetime.timezone.utc)
     outcomes: list[dict[str, Any]] = []
     counts: collections.Counter = collections.Counter()
-    for entry in manifest["cases"]:
-        outcome = Outcome(entry["case_id"], entry["suite"], entry["target"], stage="load", info={"driver": driver, **entry.get("info", {})})
+    for record in manifest["cases"]:
+        outcome = Outcome(record["case_id"], record["suite"], record["target"], stage="load", info={"driver": driver, **record.get("info", {})})
         start = time.perf_counter()
-        vmfb = _read_verified(root, entry["module"], entry["module_sha256"])
-        with np.load(root / entry["data"]) as arrays:
+        vmfb = _read_verified(root, record["module"], record["module_sha256"])
+        with np.load(root / record["data"]) as arrays:
             input_sets = []
-            for s in range(entry["input_sets"]):
+            for s in range(record["input_sets"]):
                 count = sum(1 for k in arrays.files if k.startswith(f"input_{s}_"))
                 input_sets.append([arrays[f"input_{s}_{i}"] for i in range(count)])
             try:
-                vm_module, context = executor.load(vmfb, driver, device, entry.get("checks"))
+                vm_module, context = executor.load(vmfb, driver, device, record.get("checks"))
                 outcome.stage = "run"
                 t = time.perf_counter()
                 outputs, records = [], []
                 for inputs in input_sets:
-                    outputs.append(executor.run(vm_module, context, entry.get("entry"), inputs))
+                    outputs.append(executor.run(vm_module, context, record.get("entry_function"), inputs))
                     if context.check_recorder is not None:
                         records.append(context.check_recorder.take())
                 outcome.stage_times["run"] = time.perf_counter() - t
                 outcome.stage = "compare"
                 problems: list[str] = []
-                for actual, expected, tol, *_ in _checks_from(entry, arrays, outputs, records):
+                for actual, expected, tol, *_ in _checks_from(record, arrays, outputs, records):
                     comparison = compare_outputs(actual, expected, tol)
                     problems += comparison.messages
                     outcome.metrics = comparison.metrics if not outcome.metrics or comparison.messages else outcome.metrics
                 if problems:
                     outcome.status, outcome.diagnostics = "fail", problems[:8]
                 elif timing_runs > 0:
-                    outcome.metrics["timing"] = time_iree_call(executor, vm_module, context, entry.get("entry"), input_sets[0], timing_runs)
+                    outcome.metrics["timing"] = time_iree_call(executor, vm_module, context, record.get("entry_function"), input_sets[0], timing_runs)
             except StageError as e:
                 outcome.status, outcome.stage, outcome.diagnostics = "error", e.stage, e.lines
             except Exception as e:  # noqa: BLE001 - one broken case must not lose the others' results
                 outcome.status, outcome.diagnostics = "error", [f"{type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
-        listed = entry.get("expected")
-        kind = outcome.failure_kind
-        if kind is None:
-            outcome.verdict = "xpass" if listed else "pass"
-        elif listed and listed["stage"] == kind:
-            outcome.verdict, outcome.reason = "xfail", listed["reason"]
-        else:
-            outcome.verdict = "fail"
-        outcome.expected = listed["stage"] if listed else None
+        verdict = bundle_expectations(root, record).judge(outcome)
+        outcome.verdict, outcome.expected = verdict.name, verdict.expected
+        if verdict.name in ("xfail", "flaky"):
+            outcome.reason = verdict.message
         counts[outcome.verdict] += 1
         outcomes.append(outcome.to_json())
-        print(f"{outcome.verdict.upper():5} {entry['target']}:{entry['case_id']} ({outcome.duration:.2f} s)", flush=True)
+        print(f"{outcome.verdict.upper():5} {record['target']}:{record['case_id']} ({outcome.duration:.2f} s)", flush=True)
     meta = run_metadata(sorted(manifest.get("targets", {})), started, ["run-bundle", str(root), driver])
     meta["bundle"] = {"iree_compiler": manifest.get("iree_compiler"), "driver": driver, "device": device}
     write_results(Path(report_json), meta, outcomes)

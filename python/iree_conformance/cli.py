@@ -8,16 +8,27 @@ import sys
 from pathlib import Path
 
 from . import report as report_mod
+from .html import command as html_command
+from .html import inputs as html_inputs
 
 DEFAULT_TARGETS = Path(__file__).resolve().parents[2] / "conformance" / "targets.toml"
 
 
 def _targets_path(value: str | None) -> Path:
-    """--targets, else ./conformance/targets.toml, else the one beside this checkout."""
+    """--targets, else ./conformance/targets.toml, else the one beside this checkout
+    (which an installed, non-editable package does not have)."""
+    from .targets import TargetError
+
     if value:
         return Path(value)
     here = Path.cwd() / "conformance" / "targets.toml"
-    return here if here.exists() else DEFAULT_TARGETS
+    for candidate in (here, DEFAULT_TARGETS):
+        if candidate.exists():
+            return candidate
+    raise TargetError(
+        f"no targets file: neither {here} nor {DEFAULT_TARGETS} exists; pass --targets PATH "
+        "(conformance/targets.toml of an iree-conformance checkout) or run from the checkout"
+    )
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
@@ -36,14 +47,16 @@ def cmd_devices(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     try:
-        data = report_mod.load_results(Path(args.results))
+        loaded = html_inputs.load([Path(p) for p in args.results])
+        if args.html or args.trend_out:
+            html_command.write_html(args, loaded)
     except report_mod.ReportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    markdown = report_mod.render_markdown(data, slowest=args.slowest)
+    markdown = report_mod.render_markdown(html_command.current_document(loaded), slowest=args.slowest)
     if args.output:
         Path(args.output).write_text(markdown, encoding="utf-8", newline="\n")
-    else:
+    elif not args.html:
         sys.stdout.write(markdown)
     if not args.no_step_summary and report_mod.append_step_summary(markdown):
         print("appended to $GITHUB_STEP_SUMMARY", file=sys.stderr)
@@ -70,6 +83,7 @@ def cmd_update_expectations(args: argparse.Namespace) -> int:
     """Applies a results JSON to the manifests, as --update-expectations would have."""
     from .expectations import manifest_paths, write_updated_manifest
     from .outcome import Outcome
+    from .targets import TargetError, load_targets
     from .tomlio import load_toml
 
     try:
@@ -80,6 +94,11 @@ def cmd_update_expectations(args: argparse.Namespace) -> int:
     os_name = args.os or data.get("metadata", {}).get("os", "linux")
     directory = Path(args.expectations_dir) if args.expectations_dir else Path.cwd() / "conformance" / "expectations"
     outcomes = [Outcome.from_json(o) for o in data["outcomes"]]
+    try:
+        host_specific = {name for name, t in load_targets(_targets_path(None)).items() if t.host_specific}
+    except TargetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     for target in sorted({o.target for o in outcomes}):
         ran = [o for o in outcomes if o.target == target]
         base_path, overlay_path = manifest_paths(directory, target, os_name)
@@ -87,9 +106,80 @@ def cmd_update_expectations(args: argparse.Namespace) -> int:
             base = load_toml(base_path).get("xfail", {}) if base_path.exists() else {}
             path, changed = overlay_path, write_updated_manifest(overlay_path, target, ran, base=base)
         else:
-            path, changed = base_path, write_updated_manifest(base_path, target, ran)
+            host = data.get("metadata", {}).get("cpu_fingerprint") if target in host_specific else None
+            path, changed = base_path, write_updated_manifest(base_path, target, ran, host=host)
         print(f"{'updated' if changed else 'unchanged'} {path}")
     return 0
+
+
+def cmd_flakes(args: argparse.Namespace) -> int:
+    """Runs a selection --repeat times and lists the cases whose result varied."""
+    from .expectations import manifest_paths, write_updated_manifest
+    from .flakes import FlakesError, as_outcomes, find_flakes, render, to_json
+
+    conformance_dir = Path(args.conformance_dir) if args.conformance_dir else Path.cwd() / "conformance"
+    if not (conformance_dir / "targets.toml").exists():
+        print(f"error: {conformance_dir} holds no targets.toml; pass --conformance-dir (the folder `pytest conformance` runs)", file=sys.stderr)
+        return 2
+    pytest_args = [a for a in args.pytest_args if a != "--"]
+    try:
+        results = find_flakes(conformance_dir, pytest_args, args.repeat, args.keep_store, lambda line: print(line, file=sys.stderr, flush=True))
+    except FlakesError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(render(results, args.repeat))
+    if args.json:
+        Path(args.json).write_text(json.dumps(to_json(results, args.repeat), indent=1) + "\n", encoding="utf-8", newline="\n")
+    flaky = as_outcomes(results)
+    if args.update_expectations and flaky:
+        directory = Path(args.expectations_dir) if args.expectations_dir else conformance_dir / "expectations"
+        from .platform_info import host_os
+
+        for target in sorted({o.target for o in flaky}):
+            path = manifest_paths(directory, target, host_os())[0]
+            changed = write_updated_manifest(path, target, [o for o in flaky if o.target == target])
+            print(f"{'updated' if changed else 'unchanged'} {path}")
+    return 1 if flaky else 0
+
+
+def cmd_compare_upstream(args: argparse.Namespace) -> int:
+    """Lines our ONNX operator verdicts up with an iree-test-suites config."""
+    from . import upstream
+
+    try:
+        view = upstream.upstream_view(upstream.load_config(args.config))
+        if args.results:
+            ours = upstream.ours_from_results(report_mod.load_results(Path(args.results)), args.target, args.results)
+        else:
+            ours = upstream.ours_from_manifest(_operator_case_ids(args.onnx_data_dir), Path(args.manifest or f"conformance/expectations/{args.target}.toml"))
+        tests = None
+        if args.upstream_tests:
+            listed = Path(args.upstream_tests).read_text(encoding="utf-8").split()
+            tests = {upstream.case_id_of(p) or upstream.CASE_PREFIX + p.rsplit("/", 1)[-1] for p in listed}
+        notes = upstream.load_notes(Path(args.notes) if args.notes else Path("conformance/expectations/iree-ci-notes.toml"))
+    except (upstream.UpstreamError, report_mod.ReportError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not ours.kinds:
+        print(f"error: no ONNX operator results for target {args.target} in {ours.source}", file=sys.stderr)
+        return 2
+    data = upstream.report(ours, view, upstream.agree(ours, view, tests), notes)
+    if args.json:
+        Path(args.json).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8", newline="\n")
+    markdown = upstream.render(data)
+    print(markdown)
+    if args.step_summary and report_mod.append_step_summary(markdown + "\n"):
+        print("appended to $GITHUB_STEP_SUMMARY", file=sys.stderr)
+    return 1 if data["unexplained"] and args.fail_on_unexplained else 0
+
+
+def _operator_case_ids(data_dir: str | None) -> list[str]:
+    """Every runnable ONNX operator case id (materializes the tests once, ~12 s)."""
+    from .onnx import node_tests
+    from .suites.onnx_ops import data_dir as default_data_dir
+
+    root = node_tests.materialize(default_data_dir(data_dir))
+    return [c.case_id for c in node_tests.load_cases(root) if not c.unsupported_reason]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -99,11 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--targets", help="targets file (default: conformance/targets.toml)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_devices)
-    p = sub.add_parser("report", help="render a results JSON file (from --report-json) as Markdown")
-    p.add_argument("results", help="results JSON file")
-    p.add_argument("--output", "-o", help="write the Markdown here instead of stdout")
+    p = sub.add_parser("report", help="render results JSON files (from --report-json, or merged) as Markdown and HTML")
+    p.add_argument("results", nargs="+", help="results JSON files: one run (several OSes, targets, shards) and optionally older runs (the trend)")
+    p.add_argument("--output", "-o", help="write the Markdown here instead of stdout (with --html: only here)")
     p.add_argument("--slowest", type=int, default=10, help="how many slowest cases to list")
     p.add_argument("--no-step-summary", action="store_true", help="do not append to $GITHUB_STEP_SUMMARY")
+    html_command.add_arguments(p)
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("update-expectations", help="apply a results JSON to the expectations manifests (like --update-expectations)")
     p.add_argument("results", help="results JSON file")
@@ -111,6 +202,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overlay", action="store_true", help="write the per-OS overlay with the differences only")
     p.add_argument("--os", help="OS of the overlay (default: the results' metadata.os)")
     p.set_defaults(func=cmd_update_expectations)
+    p = sub.add_parser("flakes", help="run a selection several times (fresh workers, shuffled order) and list cases whose result varied",
+                       description="Exit status: 0 no case varied, 1 some did, 2 the runs could not be made.")
+    p.add_argument("--repeat", type=int, default=4, help="how many runs (default 4; alternately fresh workers and shuffled shared workers)")
+    p.add_argument("--keep-store", action="store_true", help="use the usual artifact store instead of an empty one per run (faster; misses compiler flakes)")
+    p.add_argument("--conformance-dir", help="the conformance folder (default ./conformance)")
+    p.add_argument("--json", help="also write the findings as JSON here")
+    p.add_argument("--update-expectations", action="store_true", help="record each varied case in its target's base manifest as flaky (its kinds as a stage list)")
+    p.add_argument("--expectations-dir", help="manifest folder (default: <conformance-dir>/expectations)")
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="pytest selection after --, e.g. -- -m stablehlo -k scatter_ --offline")
+    p.set_defaults(func=cmd_flakes)
+    p = sub.add_parser("compare-upstream", help="agreement of our ONNX operator verdicts with IREE's own CI (an iree-test-suites config)")
+    p.add_argument("config", help="iree-test-suites config JSON (file or http(s) URL), e.g. onnx_ops_cpu_llvm_sync.json")
+    p.add_argument("--results", help="our results JSON (default: our manifest's view: listed cases fail, others pass)")
+    p.add_argument("--target", default="llvm-cpu", help="our target to compare (default llvm-cpu)")
+    p.add_argument("--manifest", help="manifest to use without --results (default conformance/expectations/<target>.toml)")
+    p.add_argument("--onnx-data-dir", help="generated ONNX test data (without --results)")
+    p.add_argument("--upstream-tests", help="file listing IREE CI's test paths (one per line); default: assume it has every case of ours")
+    p.add_argument("--notes", help="explanations of disagreements (default conformance/expectations/iree-ci-notes.toml)")
+    p.add_argument("--json", help="also write the comparison as JSON here")
+    p.add_argument("--step-summary", action="store_true", help="append the Markdown to $GITHUB_STEP_SUMMARY")
+    p.add_argument("--fail-on-unexplained", action="store_true", help="exit 1 when a disagreement has no explanation")
+    p.set_defaults(func=cmd_compare_upstream)
     p = sub.add_parser("run-bundle", help="run a bundle made by --compile-only --bundle (needs only iree-base-runtime and numpy)")
     p.add_argument("bundle", help="bundle folder")
     p.add_argument("--driver", required=True, help="HAL driver, e.g. cuda, local-task")
@@ -124,6 +237,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.func in (cmd_devices, cmd_run_bundle):  # the ones that load IREE's binaries
+        from .platform_info import unsupported_host_reason
+
+        unsupported = unsupported_host_reason()
+        if unsupported:
+            print(f"error: iree-conformance cannot run here: {unsupported}", file=sys.stderr)
+            return 2
     return args.func(args)
 
 

@@ -73,13 +73,26 @@ def _ulp_distance(a: np.ndarray, e: np.ndarray) -> np.ndarray:
     return np.abs(_ordered_bits(a).astype(np.float64) - _ordered_bits(e).astype(np.float64))
 
 
+def as_declared_unsigned(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """The IREE runtime returns integers signless, as the signed numpy type of their width.
+
+    When the expected output (which carries the program's declared type) is unsigned and
+    the actual one is the signed type of the same width, the bits are the same value:
+    view them as the declared type. Every other dtype difference stays a mismatch.
+    """
+    if expected.dtype.kind == "u" and actual.dtype.kind == "i" and actual.dtype.itemsize == expected.dtype.itemsize:
+        return actual.view(expected.dtype)
+    return actual
+
+
 def _compare_one(index: int, actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> tuple[list[str], dict[str, Any]]:
     """Returns (problems, metrics) for one output."""
-    metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "first_mismatch_index": None}
+    metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "first_mismatch_index": None, "compared_elements": 0}
     if actual.shape != expected.shape:
         return [f"output {index}: shape {list(actual.shape)} != expected {list(expected.shape)}"], metrics
     if actual.dtype != expected.dtype:
         return [f"output {index}: dtype {actual.dtype} != expected {expected.dtype}"], metrics
+    metrics["compared_elements"] = int(actual.size)
     if actual.size == 0:
         return [], metrics
     if not _is_inexact(expected.dtype):
@@ -122,12 +135,13 @@ def _compare_one(index: int, actual: np.ndarray, expected: np.ndarray, tol: Tole
 
 def compare_outputs(actual: list[np.ndarray], expected: list[np.ndarray], tolerance: Tolerance = Tolerance()) -> Comparison:
     """Compares every output; metrics aggregate the worst figures over all outputs."""
-    actual = [np.asarray(a) for a in actual]
     expected = [np.asarray(e) for e in expected]
+    actual = [as_declared_unsigned(np.asarray(a), e) for a, e in zip(actual, expected)] + [np.asarray(a) for a in actual[len(expected) :]]
     metrics: dict[str, Any] = {
         "max_abs_error": 0.0,
         "max_rel_error": 0.0,
         "mismatch_count": 0,
+        "compared_elements": 0,
         "first_mismatch_index": None,
         "outputs": [{"dtype": a.dtype.name, "shape": list(a.shape)} for a in actual],
     }
@@ -140,6 +154,7 @@ def compare_outputs(actual: list[np.ndarray], expected: list[np.ndarray], tolera
         metrics["max_abs_error"] = max(metrics["max_abs_error"], m["max_abs_error"])
         metrics["max_rel_error"] = max(metrics["max_rel_error"], m["max_rel_error"])
         metrics["mismatch_count"] += m["mismatch_count"]
+        metrics["compared_elements"] += m["compared_elements"]
         if "max_ulp_error" in m:
             metrics["max_ulp_error"] = max(metrics.get("max_ulp_error", 0.0), m["max_ulp_error"])
         if m["first_mismatch_index"] is not None and metrics["first_mismatch_index"] is None:

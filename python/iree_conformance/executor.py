@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .diagnostics import first_meaningful_lines
+from .platform_info import cpu_fingerprint, host_arch
 from .store import ArtifactStore, make_key
 
 
@@ -174,21 +175,27 @@ class Executor:
         source_digest = hashlib.sha256(source).digest()
         importer = _onnx_version() if job["kind"] == "onnx" else ""
         import_key = make_key("import", PIPELINE_VERSION, source_digest, job["kind"], import_opts, importer, version)
-        compile_key = make_key("compile", import_key, json.dumps(flags), job["target"])
+        # Keyed by flags and host, not by target name: targets that share flags (llvm-cpu,
+        # llvm-cpu-sync) share modules; machine code never crosses architectures, and a
+        # host-specific target's modules never cross CPUs.
+        host = cpu_fingerprint() if job.get("host_specific") else host_arch()
+        compile_key = make_key("compile", import_key, json.dumps(flags), host)
         hits = {"import": False, "compile": False}
-        cached = self.store.get("vmfb", compile_key)
+        # A retry compiles afresh: a flaky compile must not be answered from the store.
+        bypass = bool(job.get("bypass_store"))
+        cached = None if bypass else self.store.get("vmfb", compile_key)
         if cached is not None:
             hits["import"] = hits["compile"] = True
             times["store"] = time.perf_counter() - t0
             return cached[1], cached[0], hits
-        failure = self.store.get("failure", compile_key)
+        failure = None if bypass else self.store.get("failure", compile_key)
         if failure is not None:
             meta = failure[0]
             times["store"] = time.perf_counter() - t0
             stage(meta["stage"])
             raise StageError(meta["stage"], "\n".join(meta["lines"]), meta["lines"])
         try:
-            imported = self.store.get("mlir", import_key)
+            imported = None if bypass else self.store.get("mlir", import_key)
             if imported is not None:
                 hits["import"] = True
                 meta, mlir = imported
@@ -294,7 +301,7 @@ class Executor:
             t = time.perf_counter()
             result["outputs"], records = [], []
             for inputs in job.get("input_sets") or [[]]:
-                result["outputs"].append(self.run(vm_module, context, job.get("entry"), inputs))
+                result["outputs"].append(self.run(vm_module, context, job.get("entry_function"), inputs))
                 if context.check_recorder is not None:
                     records.append(context.check_recorder.take())
             if checks is not None:
@@ -305,7 +312,7 @@ class Executor:
                 from .timing import time_iree_call
 
                 inputs = (job.get("input_sets") or [[]])[0]
-                result["timing"] = time_iree_call(self, vm_module, context, job.get("entry"), inputs, job["timing_runs"])
+                result["timing"] = time_iree_call(self, vm_module, context, job.get("entry_function"), inputs, job["timing_runs"])
         except StageError as e:
             result.update(status="error", stage=e.stage, diagnostics=e.lines)
         return result

@@ -6,6 +6,10 @@ overlay says the case passes on that OS) holds two tables, one line per case::
 
     [xfail]
     "stablehlo/foo" = { stage = "fail-compile", reason = "error: failed to legalize ..." }
+    "onnx-ops/test_baz" = { stage = ["pass", "fail-numerics"], reason = "flaky: reads uninitialized memory" }
+
+A list of stages declares a nondeterministic case: any of them gives the verdict
+``flaky``, which never turns a run red and never counts as a pass.
 
     [tolerance]
     "onnx-ops/test_bar" = { rtol = 1e-3, atol = 1e-5, reason = "fast exp approximation" }
@@ -32,10 +36,19 @@ class ExpectationsError(ValueError):
 
 @dataclasses.dataclass
 class Entry:
-    stage: str
+    stages: tuple[str, ...]  # one expected kind, or several for a flaky case ("pass" allowed)
     reason: str
     path: Path
     line: int | None
+
+    @property
+    def stage(self) -> str:
+        """The expected kind as written: "fail-compile", or "pass|fail-numerics" when flaky."""
+        return "|".join(self.stages)
+
+    @property
+    def flaky(self) -> bool:
+        return len(self.stages) > 1
 
     @property
     def where(self) -> str:
@@ -44,7 +57,7 @@ class Entry:
 
 @dataclasses.dataclass
 class Verdict:
-    name: str  # pass | xfail | fail | xpass | skip
+    name: str  # pass | xfail | flaky | fail | xpass | skip
     message: str
     expected: str | None
 
@@ -56,6 +69,7 @@ class Expectations:
     tolerance: dict[str, Tolerance] = dataclasses.field(default_factory=dict)
     tolerance_reasons: dict[str, str] = dataclasses.field(default_factory=dict)
     files: list[Path] = dataclasses.field(default_factory=list)
+    recorded_on: str | None = None  # a host-specific target's manifest: the CPU it was recorded on
 
     def tolerance_for(self, case_id: str) -> Tolerance | None:
         return self.tolerance.get(case_id)
@@ -66,6 +80,10 @@ class Expectations:
         kind = outcome.failure_kind
         if outcome.status == "skip":
             return Verdict("skip", outcome.reason or "skipped", expected)
+        if entry is not None and entry.flaky:
+            if outcome.observed in entry.stages:
+                return Verdict("flaky", f"flaky ({entry.stage}), {outcome.observed} this time: {entry.reason}", expected)
+            return Verdict("fail", f"expected one of {entry.stage} ({entry.where}) but got {outcome.observed}: {outcome.summary()}", expected)
         if kind is None:
             if entry is None:
                 return Verdict("pass", "", None)
@@ -125,6 +143,22 @@ def _key_lines(path: Path) -> dict[str, int]:
     return lines
 
 
+def _parse_stages(stage: Any, allow_pass: bool, case_id: str, where: str) -> tuple[str, ...]:
+    """One kind ("fail-compile"), or a list of two or more for a flaky case ("pass" allowed)."""
+    if isinstance(stage, list):
+        allowed = EXPECTATION_KINDS + ("pass",)
+        bad = [s for s in stage if s not in allowed]
+        if bad or len(set(stage)) < 2 or len(set(stage)) != len(stage):
+            raise ExpectationsError(
+                f"{where}: flaky stage list {stage!r} for {case_id!r} must name two or more different kinds of {', '.join(allowed)}"
+            )
+        return tuple(stage)
+    allowed = EXPECTATION_KINDS + (("pass",) if allow_pass else ())
+    if stage not in allowed:
+        raise ExpectationsError(f"{where}: stage {stage!r} for {case_id!r} is not one of {', '.join(allowed)} (or a list of them for a flaky case)")
+    return (stage,)
+
+
 def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, Entry], dict[str, tuple[Tolerance, str]]]:
     try:
         data = load_toml(path)
@@ -144,15 +178,13 @@ def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, Entry], dict[st
         if not isinstance(spec, dict):
             raise ExpectationsError(f"{where}: entry for {case_id!r} must be an inline table {{ stage = ..., reason = ... }}")
         stage, reason = spec.get("stage"), spec.get("reason")
-        allowed = EXPECTATION_KINDS + (("pass",) if allow_pass else ())
-        if stage not in allowed:
-            raise ExpectationsError(f"{where}: stage {stage!r} for {case_id!r} is not one of {', '.join(allowed)}")
+        stages = _parse_stages(stage, allow_pass, case_id, where)
         if not isinstance(reason, str) or not reason.strip():
             raise ExpectationsError(f"{where}: {case_id!r} needs a non-empty reason (first error line or issue link)")
         extra = set(spec) - {"stage", "reason"}
         if extra:
             raise ExpectationsError(f"{where}: unknown keys {sorted(extra)} for {case_id!r}")
-        xfail[case_id] = Entry(stage, reason, path, line)
+        xfail[case_id] = Entry(stages, reason, path, line)
     tolerance: dict[str, tuple[Tolerance, str]] = {}
     for case_id, spec in data.get("tolerance", {}).items():
         where = f"{path}:{key_lines.get(case_id)}"
@@ -177,8 +209,9 @@ def load_expectations(directory: Path, target: str, os_name: str) -> Expectation
         if not path.exists():
             continue
         xfail, tolerance = _parse_file(path, allow_pass=is_overlay)
+        result.recorded_on = recorded_on(path) or result.recorded_on
         for case_id, entry in xfail.items():
-            if entry.stage == "pass":
+            if entry.stages == ("pass",):
                 result.xfail.pop(case_id, None)
             else:
                 result.xfail[case_id] = entry
@@ -203,14 +236,36 @@ def updated_entries(current: dict[str, dict[str, Any]], outcomes: list[Outcome])
         kind = outcome.failure_kind
         if outcome.status == "skip":
             continue
+        seen = sorted({a["kind"] for a in outcome.attempts} | {outcome.observed}, key=_kind_order)
+        old = entries.get(outcome.case_id)
+        old_stages = _as_list(old.get("stage")) if old else []
+        if len(old_stages) > 1 and set(seen) <= set(old_stages):
+            continue  # a declared flaky case stays declared while it keeps to its kinds
+        if len(seen) > 1:
+            entries[outcome.case_id] = {"stage": seen, "reason": f"flaky: {' and '.join(seen)} in one run (retried in a fresh worker)"}
+            continue
         if kind is None:
             entries.pop(outcome.case_id, None)
             continue
-        old = entries.get(outcome.case_id)
         if old and old.get("stage") == kind:
             continue
         entries[outcome.case_id] = {"stage": kind, "reason": _reason_for(outcome)}
     return entries
+
+
+def _as_list(stage: Any) -> list[str]:
+    return list(stage) if isinstance(stage, list) else [stage] if stage else []
+
+
+def _kind_order(kind: str) -> int:
+    order = ("pass",) + EXPECTATION_KINDS
+    return order.index(kind) if kind in order else len(order)
+
+
+def _toml_stage(stage: Any) -> str:
+    if isinstance(stage, list):
+        return "[" + ", ".join(_toml_string(s) for s in stage) + "]"
+    return _toml_string(stage)
 
 
 def _toml_string(value: str) -> str:
@@ -222,7 +277,7 @@ def render_manifest(target: str, xfail: dict[str, dict[str, Any]], tolerance: di
     lines += ["", "[xfail]"]
     for case_id in sorted(xfail):
         e = xfail[case_id]
-        lines.append(f"{_toml_string(case_id)} = {{ stage = {_toml_string(e['stage'])}, reason = {_toml_string(e['reason'])} }}")
+        lines.append(f"{_toml_string(case_id)} = {{ stage = {_toml_stage(e['stage'])}, reason = {_toml_string(e['reason'])} }}")
     lines += ["", "[tolerance]"]
     for case_id in sorted(tolerance):
         t = tolerance[case_id]
@@ -230,6 +285,23 @@ def render_manifest(target: str, xfail: dict[str, dict[str, Any]], tolerance: di
         parts.append(f"reason = {_toml_string(t['reason'])}")
         lines.append(f"{_toml_string(case_id)} = {{ {', '.join(parts)} }}")
     return "\n".join(lines) + "\n"
+
+
+RECORDED_ON = "# recorded on: "
+
+
+def recorded_on(path: Path) -> str | None:
+    """The CPU fingerprint in a host-specific manifest's header (``# recorded on: ...``)."""
+    for line in _header_of(path).splitlines():
+        if line.startswith(RECORDED_ON):
+            return line[len(RECORDED_ON) :].strip()
+    return None
+
+
+def with_recorded_on(header: str, fingerprint: str) -> str:
+    """The header with its ``# recorded on:`` line set to fingerprint."""
+    lines = [ln for ln in header.splitlines() if not ln.startswith(RECORDED_ON)]
+    return "\n".join([*lines, RECORDED_ON + fingerprint])
 
 
 def _header_of(path: Path) -> str:
@@ -243,10 +315,13 @@ def _header_of(path: Path) -> str:
     return "\n".join(header)
 
 
-def write_updated_manifest(path: Path, target: str, outcomes: list[Outcome], base: dict[str, dict[str, Any]] | None = None) -> bool:
+def write_updated_manifest(
+    path: Path, target: str, outcomes: list[Outcome], base: dict[str, dict[str, Any]] | None = None, host: str | None = None
+) -> bool:
     """Rewrites path from a run; with base given (an overlay), keeps only the differences.
 
-    Returns True when the file changed.
+    host: for a host-specific target, the CPU fingerprint the header records. Returns
+    True when the file changed.
     """
     data = load_toml(path) if path.exists() else {}
     if base is None:
@@ -260,7 +335,10 @@ def write_updated_manifest(path: Path, target: str, outcomes: list[Outcome], bas
         for case_id in base:
             if case_id not in entries_all:
                 entries[case_id] = {"stage": "pass", "reason": "passes on this OS"}
-    text = render_manifest(target, entries, data.get("tolerance", {}), _header_of(path))
+    header = _header_of(path)
+    if host is not None:
+        header = with_recorded_on(header or f"# Known IREE failures and tolerance overrides for target {target}.", host)
+    text = render_manifest(target, entries, data.get("tolerance", {}), header)
     old = path.read_text(encoding="utf-8") if path.exists() else None
     if text == old:
         return False

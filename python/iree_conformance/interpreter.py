@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -39,9 +38,9 @@ _INPUTS_FILE = "inputs.npz"
 _OUTPUTS_FILE = "outputs.npz"
 _ERROR_FILE = "error.txt"
 
-# Exit status the child uses for a clean, reported failure (parse error, bad inputs, ...).
-_CHILD_REPORTED_ERROR = 3
-
+# Exit status the child uses for a clean, reported failure (parse error, bad inputs, ...),
+# always together with the error file. Not 3: that is also what MSVC's abort() exits with.
+_CHILD_REPORTED_ERROR = 97
 
 class InterpreterError(RuntimeError):
     """The reference interpreter could not evaluate the program.
@@ -75,24 +74,43 @@ def interpreter_available() -> bool:
 _UNSUPPORTED_RE = re.compile(r"Unsupported op:\s*(?:%[^=]*=\s*)?\"?([A-Za-z_][\w.]*)")
 
 
-def _describe_death(returncode: int, stderr: str) -> InterpreterError:
+def _describe_death(returncode: int, stderr: str, platform: str = sys.platform) -> InterpreterError:
     match = _UNSUPPORTED_RE.search(stderr)
     op = match.group(1) if match else None
     if op is not None:
         reason = f"interpreter aborted: op {op} unsupported"
     else:
         fatal = re.search(r"LLVM ERROR:\s*(.*)", stderr)
-        if returncode < 0:
-            try:
-                what = signal.Signals(-returncode).name
-            except ValueError:
-                what = f"signal {-returncode}"
-        else:
-            what = f"exit status {returncode}"
-        reason = f"interpreter aborted ({what})"
+        from iree_conformance.platform_info import describe_exit  # parent side only
+
+        reason = f"interpreter aborted ({describe_exit(returncode, platform)})"
         if fatal:
             reason += f": {fatal.group(1).strip()}"
     return InterpreterError(reason, unsupported_op=op, stderr=stderr)
+
+
+def _run_child(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run the child; its output is read as UTF-8 whatever the console's code page."""
+    env = {**os.environ, "PYTHONUTF8": "1"}
+    try:
+        return subprocess.run(
+            cmd, capture_output=True, encoding="utf-8", errors="replace",
+            timeout=timeout, check=False, env=env,
+        )
+    except subprocess.TimeoutExpired as e:
+        err = e.stderr.decode("utf-8", errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        raise InterpreterError(f"interpreter timed out after {timeout:g} s", stderr=err) from None
+
+
+def _reported_error(workdir: str, returncode: int) -> str | None:
+    """The child's own error message: its exit code *and* its error file, else None."""
+    if returncode != _CHILD_REPORTED_ERROR:
+        return None
+    try:
+        with open(os.path.join(workdir, _ERROR_FILE), encoding="utf-8", errors="replace") as f:
+            return f.read().strip() or "interpreter failed"
+    except OSError:
+        return None  # the code without the file: something else exited with it
 
 
 def run_interpreter(
@@ -108,24 +126,14 @@ def run_interpreter(
             aborted (e.g. an unsupported op), or it ran past ``timeout`` seconds.
     """
     with tempfile.TemporaryDirectory(prefix="shlo-interp-") as tmp:
-        with open(os.path.join(tmp, _MODULE_FILE), "w", encoding="utf-8") as f:
+        with open(os.path.join(tmp, _MODULE_FILE), "w", encoding="utf-8", newline="\n") as f:
             f.write(mlir_text)
         arrays = {f"input_{i}": np.asarray(x) for i, x in enumerate(inputs)}
         np.savez(os.path.join(tmp, _INPUTS_FILE), **arrays)
         cmd = [sys.executable, os.path.abspath(__file__), "--child", tmp]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired as e:
-            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else ""
-            raise InterpreterError(
-                f"interpreter timed out after {timeout:g} s", stderr=err or ""
-            ) from None
-        if proc.returncode == _CHILD_REPORTED_ERROR:
-            try:
-                with open(os.path.join(tmp, _ERROR_FILE), encoding="utf-8") as f:
-                    message = f.read().strip()
-            except OSError:
-                message = "interpreter failed"
+        proc = _run_child(cmd, timeout)
+        message = _reported_error(tmp, proc.returncode)
+        if message is not None:
             diagnostics = [ln.strip() for ln in proc.stderr.splitlines() if "error:" in ln]
             if diagnostics:
                 message += ": " + "; ".join(diagnostics[:3])
@@ -165,7 +173,7 @@ def _element_dtype(type_str: str) -> np.dtype | None:
 
 def _child_main(workdir: str) -> int:
     def fail(message: str) -> int:
-        with open(os.path.join(workdir, _ERROR_FILE), "w", encoding="utf-8") as f:
+        with open(os.path.join(workdir, _ERROR_FILE), "w", encoding="utf-8", newline="\n") as f:
             f.write(message)
         return _CHILD_REPORTED_ERROR
 

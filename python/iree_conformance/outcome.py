@@ -67,6 +67,9 @@ class Outcome:
     verdict: str | None = None
     expected: str | None = None
     duration: float = 0.0
+    # Earlier tries of this case in this run (retries in a fresh worker), oldest first,
+    # each {"status", "stage", "kind", "diagnostics"}; the fields above are the last try.
+    attempts: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def failure_kind(self) -> str | None:
@@ -88,6 +91,25 @@ class Outcome:
     def from_json(cls, data: dict[str, Any]) -> Outcome:
         fields = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in fields})
+
+    @property
+    def observed(self) -> str:
+        """What this try counts as in a manifest: its failure kind, or "pass"."""
+        return self.failure_kind or "pass"
+
+    @classmethod
+    def of_kind(cls, case_id: str, suite: str, target: str, kind: str) -> Outcome:
+        """An Outcome that counts as kind ("pass", "crash", "fail-compile", ...)."""
+        if kind in ("pass", "crash", "timeout"):
+            return cls(case_id, suite, target, stage="compare" if kind == "pass" else "run", status=kind)
+        if kind == "fail-numerics":
+            return cls(case_id, suite, target, stage="compare", status="fail")
+        stage = {v: k for k, v in _ERROR_KIND_BY_STAGE.items() if k != "load"}.get(kind, "run")
+        return cls(case_id, suite, target, stage=stage, status="error")
+
+    def as_attempt(self) -> dict[str, Any]:
+        """A compact record of this try, for the attempts of a later one."""
+        return {"status": self.status, "stage": self.stage, "kind": self.observed, "diagnostics": self.diagnostics[:3]}
 
     def summary(self) -> str:
         """One line for a pytest failure message."""

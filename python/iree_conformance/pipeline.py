@@ -12,8 +12,9 @@ from .targets import Target
 from .worker import WorkerClient
 
 
-def build_job(case: Case, target: Target, input_sets: list, compile_only: bool = False, timing_runs: int = 0) -> dict[str, Any]:
+def build_job(case: Case, target: Target, input_sets: list, compile_only: bool = False, timing_runs: int = 0, retry: bool = False) -> dict[str, Any]:
     return {
+        "bypass_store": retry,
         "case_id": case.case_id,
         "kind": case.kind,
         "source_path": str(case.source_path) if case.source_path else None,
@@ -21,9 +22,10 @@ def build_job(case: Case, target: Target, input_sets: list, compile_only: bool =
         "import_options": case.import_options,
         "compile_flags": case.compile_flags(target.compile_flags),
         "target": target.name,
+        "host_specific": target.host_specific,
         "driver": target.driver,
         "device": target.device,
-        "entry": case.entry,
+        "entry_function": case.entry_function,
         "input_sets": input_sets,
         "compile_only": compile_only,
         "timing_runs": timing_runs,
@@ -37,6 +39,7 @@ def run_case(
     tolerance_override: Tolerance | None = None,
     compile_only: bool = False,
     timing_runs: int = 0,
+    retry: bool = False,
 ) -> tuple[Outcome, dict[str, Any]]:
     """Returns the Outcome and the worker's raw result (which holds the vmfb when compile_only)."""
     start = time.perf_counter()
@@ -59,7 +62,7 @@ def run_case(
         outcome.status, outcome.diagnostics = "error", [f"cannot load the case's inputs: {type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
         return outcome, {}
-    result = worker.execute(build_job(case, target, [] if compile_only else input_sets, compile_only, timing_runs))
+    result = worker.execute(build_job(case, target, [] if compile_only else input_sets, compile_only, timing_runs, retry))
     outcome.stage = result.get("stage", "prepare")
     outcome.status = result.get("status", "error")
     outcome.diagnostics = list(result.get("diagnostics", []))
@@ -94,7 +97,7 @@ def run_case(
     outcome.stage = "compare"
     t = time.perf_counter()
     messages: list[str] = []
-    metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "first_mismatch_index": None, "outputs": []}
+    metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "compared_elements": 0, "first_mismatch_index": None, "outputs": []}
     for index, (actual, expected, tolerance, *label) in enumerate(checks):
         tol = tolerance_override.merged_over(tolerance) if tolerance_override else tolerance
         comparison = compare_outputs(actual, expected, tol)
@@ -104,11 +107,15 @@ def run_case(
         metrics["max_abs_error"] = max(metrics["max_abs_error"], m["max_abs_error"])
         metrics["max_rel_error"] = max(metrics["max_rel_error"], m["max_rel_error"])
         metrics["mismatch_count"] += m["mismatch_count"]
+        metrics["compared_elements"] += m["compared_elements"]
         metrics["outputs"] += m["outputs"]
         if m["first_mismatch_index"] is not None and metrics["first_mismatch_index"] is None:
             metrics["first_mismatch_index"] = m["first_mismatch_index"]
     outcome.stage_times["compare"] = time.perf_counter() - t
     outcome.metrics = metrics
+    if not messages and metrics["compared_elements"] == 0:
+        # Shapes and dtypes matched, but there was no value to compare: say so.
+        outcome.info["note"] = "no elements compared: every output is empty (shapes and dtypes match)"
     if messages:
         outcome.status = "fail"
         outcome.diagnostics = messages[:8]

@@ -26,10 +26,17 @@ from .expectations import (
     write_updated_manifest,
 )
 from .outcome import Outcome
-from .platform_info import host_os
+from .platform_info import cpu_fingerprint, host_os, unsupported_host_reason
 from .sharding import ShardError, assign, load_durations, parse_shard, record_durations
 from .store import ArtifactStore, default_store_dir
-from .targets import Target, TargetError, load_targets, select_targets, unavailable_reason
+from .targets import (
+    Target,
+    TargetError,
+    load_targets,
+    select_targets,
+    unavailable_reason,
+    uncompilable_reason,
+)
 from .tomlio import load_toml
 from .worker import DEFAULT_STAGE_TIMEOUTS, WorkerClient
 
@@ -64,6 +71,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--zoo-max-bytes", type=int, metavar="N", help="select zoo models of at most N bytes")
     g.addoption("--zoo-mirror", metavar="TEMPLATE", help="URL template for zoo downloads (default: $IREE_CONFORMANCE_ZOO_MIRROR)")
     g.addoption("--offline", action="store_true", help="never download; cases that need a download are skipped with reason 'offline'")
+    g.addoption("--retries", type=int, default=1, metavar="N", help="retry an unexpected result up to N times in a fresh worker, compiling afresh (default 1; 0: off); a case whose result then changes is reported flaky with every try, never as a pass")
+    g.addoption("--fresh-worker", action="store_true", help="run every case in a new worker process (slower; for flake hunting: no state shared between cases)")
+    g.addoption("--shuffle", type=int, metavar="SEED", help="run the selected cases in an order shuffled by SEED (for flake hunting: order-dependent failures)")
     g.addoption("--bisect-numerics", action="store_true", help="on a model numerics failure, report the first diverging node")
 
 
@@ -97,6 +107,9 @@ class ConformanceSession:
         self.config = config
         self.dir = conformance_dir
         opt = config.getoption
+        unsupported = unsupported_host_reason()
+        if unsupported:
+            raise pytest.UsageError(f"iree-conformance cannot run here: {unsupported}")
         try:
             known = load_targets(conformance_dir / "targets.toml")
             self.targets: list[Target] = select_targets(known, opt("--target") or ["llvm-cpu"])
@@ -120,6 +133,10 @@ class ConformanceSession:
             raise pytest.UsageError("--update-expectations needs a full run: with --compile-only, run-stage failures would be dropped")
         if opt("--timing-runs") < 0:
             raise pytest.UsageError("--timing-runs must be 0 or more")
+        if opt("--retries") < 0:
+            raise pytest.UsageError("--retries must be 0 or more")
+        self.retries = 0 if self.compile_only else opt("--retries")
+        self.fresh_worker = bool(opt("--fresh-worker"))
         if opt("--onnx-ops-sample") is not None and opt("--onnx-ops-sample") < 1:
             raise pytest.UsageError("--onnx-ops-sample must be 1 or more")
         try:
@@ -156,12 +173,14 @@ class ConformanceSession:
     def check(self, case: Case, target: Target, item: pytest.Item) -> None:
         from .pipeline import run_case
 
-        reason = None if self.compile_only else unavailable_reason(target)
+        reason = (None if self.compile_only else unavailable_reason(target)) or uncompilable_reason(target)
         expectations = self.expectations[target.name]
         if reason:
             outcome = Outcome(case.case_id, case.suite, target.name, status="skip", reason=reason)
             result: dict[str, Any] = {}
         else:
+            if self.fresh_worker:
+                self.close()
             outcome, result = run_case(
                 case, target, self.worker, expectations.tolerance_for(case.case_id), self.compile_only, self.config.getoption("--timing-runs")
             )
@@ -174,8 +193,10 @@ class ConformanceSession:
             outcome.verdict, outcome.expected, message = verdict.name, verdict.expected, verdict.message
         else:
             verdict = expectations.judge(outcome)
+            if verdict.name in ("fail", "xpass") and self.retries:
+                outcome, verdict = self._retry(case, target, expectations, outcome, verdict)
             outcome.verdict, outcome.expected, message = verdict.name, verdict.expected, verdict.message
-            if verdict.name in ("skip", "xfail"):
+            if verdict.name in ("skip", "xfail", "flaky"):
                 outcome.reason = message
         item.user_properties.append((OUTCOME_PROPERTY, outcome.to_json()))
         if outcome.verdict == "skip":
@@ -184,7 +205,31 @@ class ConformanceSession:
             pytest.xfail(message)
         if outcome.verdict in ("fail", "xpass"):
             pytest.fail(message, pytrace=False)
+        # "flaky" returns normally: never red, and pytest_report_teststatus shows it as FLAKY.
 
+
+    def _retry(self, case: Case, target: Target, expectations: Expectations, outcome: Outcome, verdict):
+        """Tries an unexpected result again in a fresh worker, compiling afresh.
+
+        The same unexpected result again confirms it. Any other result makes the case
+        flaky: the verdict names every try, and flaky never counts as a pass.
+        """
+        from .expectations import Verdict
+        from .pipeline import run_case
+
+        tries = [outcome]
+        for _ in range(self.retries):
+            self.close()  # a fresh worker: no state (or heap) left over from other cases
+            again, _ = run_case(case, target, self.worker, expectations.tolerance_for(case.case_id), retry=True)
+            tries.append(again)
+            if again.observed != outcome.observed:
+                break
+        last = tries[-1]
+        last.attempts = [t.as_attempt() for t in tries[:-1]]
+        if all(t.observed == outcome.observed for t in tries):
+            return last, expectations.judge(last)
+        seen = " then ".join(t.observed for t in tries)
+        return last, Verdict("flaky", f"flaky: {seen} (retried in a fresh worker); first try: {outcome.summary()}", verdict.expected)
 
     def _bisect(self, case: Case, target: Target) -> str:
         """Runs the model with every node output exposed; names the first diverging node."""
@@ -205,6 +250,10 @@ class ConformanceSession:
     # -- hooks (this object is registered as a plugin) -------------------------
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if config.getoption("--shuffle") is not None:
+            import random
+
+            random.Random(config.getoption("--shuffle")).shuffle(items)
         if self.case_filter is not None:
             wanted = self.case_filter
             drop = [item for item in items if (_item_key(item) or "").split(":", 1)[-1] not in wanted]
@@ -221,6 +270,30 @@ class ConformanceSession:
         if drop:
             config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config):
+        """A flaky verdict is its own category in pytest's summary line, not a pass."""
+        if report.when == "call" and report.passed and _verdict_of(report) == "flaky":
+            return "flaky", "K", ("FLAKY", {"yellow": True})
+        return None
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        lines = []
+        for target in self.targets:
+            recorded = self.expectations[target.name].recorded_on
+            if target.host_specific and recorded and recorded != cpu_fingerprint():
+                lines.append(
+                    f"iree-conformance: WARNING: the {target.name} manifest was recorded on {recorded}; this host is "
+                    f"{cpu_fingerprint()}: its verdicts may differ here (record them with --update-expectations)"
+                )
+        return lines
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+        flaky = [o for o in self.outcomes.values() if o.get("verdict") == "flaky"]
+        if flaky:
+            terminalreporter.section("flaky cases (never red, never a pass)", yellow=True)
+            for o in sorted(flaky, key=lambda o: (o["target"], o["case_id"])):
+                terminalreporter.write_line(f"FLAKY {o['target']}:{o['case_id']}: {o.get('reason', '').splitlines()[0] if o.get('reason') else ''}")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in getattr(report, "user_properties", []):
@@ -256,7 +329,8 @@ class ConformanceSession:
             else:
                 path = overlay_path
                 base = load_toml(base_path).get("xfail", {}) if base_path.exists() else {}
-            changed = write_updated_manifest(path, target.name, ran, base=base)
+            host = cpu_fingerprint() if target.host_specific else None
+            changed = write_updated_manifest(path, target.name, ran, base=base, host=host)
             if reporter is not None:
                 reporter.write_line(f"iree-conformance: {'updated' if changed else 'unchanged'} {path}")
 
@@ -272,6 +346,13 @@ def _compile_only_verdict(expectations: Expectations, outcome: Outcome):
     if outcome.status == "pass" and entry is not None and entry.stage not in _COMPILE_STAGE_KINDS:
         return Verdict("pass", "", entry.stage)
     return expectations.judge(outcome)
+
+
+def _verdict_of(report: pytest.TestReport) -> str | None:
+    for name, value in getattr(report, "user_properties", []):
+        if name == OUTCOME_PROPERTY and isinstance(value, dict):
+            return value.get("verdict")
+    return None
 
 
 def _session(config: pytest.Config) -> ConformanceSession:

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import normalize
-from .platform_info import host_arch, host_os
+from .fsutil import atomic_write_text
+from .platform_info import cpu_fingerprint, host_arch, host_cpu, host_os
 
 SCHEMA = 1
-VERDICTS = ("pass", "xfail", "fail", "xpass", "skip")
+VERDICTS = ("pass", "xfail", "flaky", "fail", "xpass", "skip")
 
 
 class ReportError(ValueError):
@@ -42,6 +43,8 @@ def run_metadata(targets: list[str], started: datetime.datetime, argv: list[str]
         "platform": platform.platform(),
         "os": host_os(),
         "arch": host_arch(),
+        "cpu": host_cpu(),
+        "cpu_fingerprint": cpu_fingerprint(),
         "targets": targets,
         "started": started.isoformat(timespec="seconds"),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -59,9 +62,7 @@ def write_results(path: Path, metadata: dict[str, Any], outcomes: list[dict[str,
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {"schema": SCHEMA, "metadata": metadata, "outcomes": sorted(outcomes, key=lambda o: (o["suite"], o["target"], o["case_id"]))}
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8", newline="\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(data, indent=1, default=str))
 
 
 def load_results(path: Path) -> dict[str, Any]:
@@ -101,6 +102,18 @@ def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
             ids = ", ".join(f"`{m['case_id']}` ({m['target']})" for m in members[:10])
             more = f" and {len(members) - 10} more" if len(members) > 10 else ""
             lines.append(f"- **{stage}** x{len(members)}: `{line}`: {ids}{more}")
+    flaky = [o for o in outcomes if o.get("verdict") == "flaky"]
+    if flaky:
+        lines += ["", f"### Flaky ({len(flaky)}): never red, never counted as a pass", ""]
+        for o in sorted(flaky, key=lambda o: (o["case_id"], o["target"])):
+            seen = " then ".join([a.get("kind", "?") for a in o.get("attempts", [])] + [o.get("status", "?")]) if o.get("attempts") else o.get("expected", "")
+            lines.append(f"- `{o['case_id']}` ({o['target']}): {seen}")
+    differ = differs_across_targets(outcomes)
+    if differ:
+        targets = sorted({o["target"] for o in outcomes})
+        lines += ["", f"### Differs across targets ({len(differ)})", "", "| case | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
+        for case_id, by_target in differ:
+            lines.append(f"| `{case_id}` | " + " | ".join(by_target.get(t, "-") for t in targets) + " |")
     xfails = collections.Counter(o.get("expected") for o in outcomes if o.get("verdict") == "xfail")
     if xfails:
         lines += ["", "### Expected failures by stage", ""]
@@ -124,12 +137,24 @@ def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
     return "\n".join(lines) + "\n"
 
 
+def differs_across_targets(outcomes: list[dict[str, Any]]) -> list[tuple[str, dict[str, str]]]:
+    """Cases whose result (pass, or the failure kind) is not the same on every target that ran them."""
+    from .outcome import Outcome
+
+    by_case: dict[str, dict[str, str]] = collections.defaultdict(dict)
+    for o in outcomes:
+        if o.get("status") == "skip":
+            continue
+        by_case[o["case_id"]][o["target"]] = Outcome.from_json(o).observed
+    return [(case_id, seen) for case_id, seen in sorted(by_case.items()) if len(seen) > 1 and len(set(seen.values())) > 1]
+
+
 def append_step_summary(markdown: str) -> bool:
     """Appends to $GITHUB_STEP_SUMMARY when set; returns whether it did."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         return False
-    with open(path, "a", encoding="utf-8") as f:
+    with open(path, "a", encoding="utf-8", newline="\n") as f:
         f.write(markdown)
     return True
 

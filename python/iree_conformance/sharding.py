@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import heapq
 import json
-import os
 from pathlib import Path
+
+from .fsutil import atomic_write_text
 
 DEFAULT_SECONDS = 1.0
 
@@ -58,6 +59,4 @@ def record_durations(path: Path, measured: dict[str, float]) -> None:
     merged = load_durations(path) if path.exists() else {}
     merged.update({k: round(v, 4) for k, v in measured.items()})
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(dict(sorted(merged.items())), indent=0), encoding="utf-8", newline="\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(dict(sorted(merged.items())), indent=0))

@@ -2,9 +2,9 @@
 
 An entry is one file, ``<root>/<kind>/<key[:2]>/<key>.bin``: a magic line, a JSON
 header (small metadata such as the entry function or a cached failure) and the payload
-bytes. Writers build the file under a temporary name in the same folder and
-``os.replace`` it into place, so concurrent writers (pytest-xdist) and a process killed
-mid-write never leave a file that a reader takes as valid: a reader also checks the
+bytes. Writers build the file under a temporary name in the same folder and move it
+into place (``fsutil.atomic_write_bytes``), so concurrent writers (pytest-xdist) and a
+process killed mid-write never leave a file that a reader takes as valid: a reader also checks the
 payload length and digest recorded in the header.
 """
 
@@ -13,10 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from .fsutil import atomic_write_bytes
 
 STORE_ENV = "IREE_CONFORMANCE_STORE"
 _MAGIC = b"IREE-CONFORMANCE-STORE 1\n"
@@ -29,18 +29,6 @@ def default_store_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("iree-conformance")) / "store"
-
-
-def _replace(tmp: str, path: Path) -> None:
-    """os.replace, retried: on Windows it fails while another process reads the target."""
-    for attempt in range(5):
-        try:
-            os.replace(tmp, path)
-            return
-        except PermissionError:
-            if attempt == 4:
-                raise
-            time.sleep(0.05 * (attempt + 1))
 
 
 def make_key(*parts: bytes | str) -> str:
@@ -93,18 +81,7 @@ class ArtifactStore:
         path = self._path(kind, key)
         path.parent.mkdir(parents=True, exist_ok=True)
         header = {"size": len(payload), "sha256": hashlib.sha256(payload).hexdigest(), "meta": meta or {}}
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(_MAGIC)
-                f.write(json.dumps(header, sort_keys=True).encode())
-                f.write(b"\n")
-                f.write(payload)
-            _replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        return path
+        data = (_MAGIC, json.dumps(header, sort_keys=True).encode(), b"\n", payload)
+        # Keyed by a hash of its inputs: an entry another writer already put there is
+        # as good as ours (Windows refuses the replace while a reader has it open).
+        return atomic_write_bytes(path, data, exists_ok=True)

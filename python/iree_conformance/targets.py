@@ -93,6 +93,46 @@ def driver_devices(driver: str) -> tuple[dict, ...]:
         return ()
 
 
+#: The compiler backend a ``--iree-hal-target-device`` needs (local devices name theirs).
+_DEVICE_BACKENDS = {"cuda": "cuda", "hip": "rocm", "vulkan": "vulkan-spirv", "metal": "metal-spirv"}
+
+
+def required_backend(target: Target) -> str | None:
+    """The compiler target backend a non-local target needs; None for local devices."""
+    for flag in target.compile_flags:
+        if flag.startswith("--iree-hal-target-device="):
+            device = flag.split("=", 1)[1].split("[", 1)[0]
+            return _DEVICE_BACKENDS.get(device, device) if device != "local" else None
+    return None
+
+
+@functools.cache
+def compiler_backends() -> tuple[str, ...]:
+    """Target backends of the installed compiler (``iree-compile --iree-hal-list-target-backends``)."""
+    from iree.compiler.tools.core import query_available_targets
+
+    return tuple(query_available_targets())
+
+
+def uncompilable_reason(target: Target, backends: tuple[str, ...] | None = None) -> str | None:
+    """Why the installed compiler cannot compile for the target, or None when it can.
+
+    The macOS iree-base-compiler wheel is built without the cuda and rocm backends (the
+    Linux and Windows ones have them), so ``--compile-only --target cuda`` cannot work there.
+    """
+    backend = required_backend(target)
+    if backend is None:
+        return None
+    have = compiler_backends() if backends is None else backends
+    if backend in have:
+        return None
+    return (
+        f"target {target.name} needs the compiler's '{backend}' backend, which this "
+        f"iree-base-compiler build on {host_os()} lacks (it has {', '.join(have) or 'none'}); "
+        f"compile on a host whose wheel has it (the Linux and Windows wheels have cuda and rocm)"
+    )
+
+
 def unavailable_reason(target: Target) -> str | None:
     """Why the target cannot run on this host, or None when it can."""
     os_name = host_os()

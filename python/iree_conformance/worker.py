@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import first_meaningful_lines
+from .platform_info import describe_exit
 from .worker_main import _read_frame, _write_frame
 
 DEFAULT_STAGE_TIMEOUTS = {"prepare": 120.0, "import": 120.0, "compile": 300.0, "load": 60.0, "run": 120.0}
@@ -172,5 +173,5 @@ class WorkerClient:
             "status": "crash",
             "stage": stage,
             "stage_times": times,
-            "diagnostics": [f"the worker process died during {stage} (exit code {code})", *lines],
+            "diagnostics": [f"the worker process died during {stage} ({describe_exit(code) if code is not None else 'no exit status'})", *lines],
         }

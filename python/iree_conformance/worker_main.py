@@ -46,8 +46,8 @@ def main(argv: list[str]) -> int:
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
-    sys.stdout = open(1, "w", closefd=False, buffering=1, encoding="utf-8", errors="backslashreplace")
-    sys.stderr = open(2, "w", closefd=False, buffering=1, encoding="utf-8", errors="backslashreplace")
+    sys.stdout = open(1, "w", closefd=False, buffering=1, encoding="utf-8", errors="backslashreplace", newline="\n")
+    sys.stderr = open(2, "w", closefd=False, buffering=1, encoding="utf-8", errors="backslashreplace", newline="\n")
 
     from .executor import Executor
     from .store import ArtifactStore

@@ -62,10 +62,46 @@ def test_native_tools_are_the_wheels_binaries(ss):
         native = ss.iree_tools(native=True)
     except FileNotFoundError as e:
         pytest.skip(str(e))
-    assert native["compile"].endswith("/_mlir_libs/iree-compile")
-    assert native["run"].endswith("/_runtime_libs/iree-run-module")
-    with open(native["compile"], "rb") as f:
-        assert f.read(4) == b"\x7fELF"
+    compile_, run = Path(native["compile"]), Path(native["run"])
+    assert (compile_.parent.name, compile_.name) == ("_mlir_libs", "iree-compile" + ss.EXE)
+    assert (run.parent.name, run.name) == ("_runtime_libs", "iree-run-module" + ss.EXE)
+    with open(compile_, "rb") as f:
+        assert binary_format(f.read(4)) in NATIVE_FORMATS[sys.platform]
+
+
+#: The first bytes of an executable, per format (64-bit little-endian Mach-O; a
+#: universal2 wheel's binaries may be fat files).
+MAGIC = {
+    b"\x7fELF": "elf",
+    b"\xcf\xfa\xed\xfe": "mach-o",
+    b"\xca\xfe\xba\xbe": "mach-o-fat",
+}
+NATIVE_FORMATS = {"linux": {"elf"}, "darwin": {"mach-o", "mach-o-fat"}, "win32": {"pe"}}
+
+
+def binary_format(head: bytes) -> str:
+    if head[:2] == b"MZ":
+        return "pe"
+    return MAGIC.get(head[:4], f"unknown {head[:4]!r}")
+
+
+def test_binary_format_knows_each_os_executables():
+    assert binary_format(b"\x7fELF") == "elf"
+    assert binary_format(bytes.fromhex("cffaedfe")) == "mach-o"  # arm64 and x86_64 Mach-O
+    assert binary_format(bytes.fromhex("cafebabe")) == "mach-o-fat"
+    assert binary_format(b"MZ\x90\x00") == "pe"
+    assert binary_format(b"#!/u").startswith("unknown")
+
+
+def test_import_needs_no_resource_module(monkeypatch):
+    """Windows has no ``resource``; the module must import and count CPU as unknown."""
+    monkeypatch.setitem(sys.modules, "resource", None)  # import resource -> ImportError
+    spec = importlib.util.spec_from_file_location("suite_speed_nores", ROOT / "benchmarks" / "suite_speed.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "suite_speed_nores", module)  # dataclasses look it up
+    spec.loader.exec_module(module)
+    assert module.children_cpu() == 0.0
+    assert module.counts_children_cpu() is False
 
 
 def test_baseline_pipeline_on_two_stablehlo_cases(ss, tools, tmp_path):
@@ -227,3 +263,9 @@ def test_report_from_a_saved_json(ss, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "MET    cold >= 2.5x baseline, cases/min: 3.75x" in out
     assert "MET    --shard I/2 within 10% on recorded durations: spread 5.0%" in out
+
+
+def test_baseline_work_dirs_differ_when_case_is_folded(ss, tmp_path):
+    plans = ss.plan_baseline(["onnx-ops/test_elu", "onnx-ops/test_ELU"], tmp_path)
+    folded = {Path(p.work_dir).name.casefold() for p in plans}
+    assert len(folded) == 2

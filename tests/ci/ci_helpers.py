@@ -41,7 +41,10 @@ def load_ci(relpath: str):
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment minus GitHub Actions' file commands and CIBW_* settings."""
     drop = ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS")
-    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("CIBW_")}
+    # and the URL overrides of a local (act) run, which would change what the scripts print
+    overrides = ("IREE_CONFORMANCE_ZOO_MANIFEST", "IREE_CONFORMANCE_ZOO_MIRROR", "IREE_CONFORMANCE_STABLEHLO_")
+    env = {k: v for k, v in os.environ.items()
+           if k not in drop and not k.startswith("CIBW_") and not k.startswith(overrides)}
     env["PYTHONUTF8"] = "1"
     env.update(extra)
     return env

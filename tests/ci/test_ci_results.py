@@ -74,8 +74,8 @@ def test_merge_script_writes_json_markdown_and_summary(tmp_path, gh):
     merged = load(out / "merged.json")
     assert merged["kind"] == "merged" and len(merged["runs"]) == 2
     markdown = (out / "merged.md").read_text(encoding="utf-8")
-    assert "| OS | Python | Target | Suite | pass | xfail | fail | xpass | skip | total |" in markdown
-    assert "| macos/arm64 | 3.12 | llvm-cpu | stablehlo | 82 | 1 | 0 | 0 | 0 | 83 |" in markdown
+    assert "| OS | Python | Target | Suite | pass | xfail | flaky | fail | xpass | skip | total |" in markdown
+    assert "| macos/arm64 | 3.12 | llvm-cpu | stablehlo | 82 | 1 | 0 | 0 | 0 | 0 | 83 |" in markdown
     assert "No unexpected results." in markdown
     assert gh.summary_text().strip() == markdown.strip()
 

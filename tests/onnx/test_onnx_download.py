@@ -195,3 +195,27 @@ def test_progress_lines_in_logs(server: LoopbackServer, tmp_path: Path) -> None:
 def test_partial_names_are_recognisable() -> None:
     assert is_partial_name(".m.onnx.part-0123456789ab")
     assert not is_partial_name("m.onnx")
+
+
+# -- file:// URLs with each OS's path semantics (no Windows run is claimed) ------------
+
+
+def test_file_url_on_windows_becomes_a_drive_path() -> None:
+    import nturl2path
+
+    from iree_conformance.onnx.download import _local_path
+
+    path = _local_path("file:///C:/mirror/mnist%2012.tar.gz", nturl2path.url2pathname)
+    assert str(path) == r"C:\mirror\mnist 12.tar.gz"
+    unc = _local_path("file://server/share/m.onnx", nturl2path.url2pathname)
+    assert str(unc) == r"\\server\share\m.onnx"
+
+
+def test_file_url_on_posix_keeps_its_path() -> None:
+    from urllib.parse import unquote  # POSIX's url2pathname
+
+    from iree_conformance.onnx.download import _local_path
+
+    assert _local_path("file:///tmp/a%20b.onnx", unquote).as_posix() == "/tmp/a b.onnx"
+    assert _local_path("file://localhost/tmp/x", unquote).as_posix() == "/tmp/x"
+    assert _local_path("https://example.org/x") is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 from pathlib import Path
 
@@ -131,6 +132,44 @@ def test_small_tree_layout(tmp_path: Path, empty_wheel: Path) -> None:
     assert (case.name, case.rtol, case.atol) == ("test_a", 2e-3, 1e-6)
     inputs, outputs = load_data_set(case.data_set_dirs[0])
     np.testing.assert_array_equal(outputs[0], [0.0, 2.0])
+
+
+def test_full_tree_folders_are_unique_when_case_is_folded(full_tree: Path) -> None:
+    folded = [p.name.casefold() for p in full_tree.iterdir()]
+    assert len(folded) == len(set(folded))
+    cases = {c.name: c for c in load_cases(full_tree)}
+    # onnx 1.23.2 ships both spellings: generated test_elu, pytorch-converted test_ELU.
+    elu, ELU = cases["test_elu"], cases["test_ELU"]
+    assert (elu.case_id, ELU.case_id) == ("onnx-ops/test_elu", "onnx-ops/test_ELU")
+    assert (elu.source, ELU.source) == ("node", "pytorch-converted")
+    assert elu.model_path.parent.name.casefold() != ELU.model_path.parent.name.casefold()
+
+
+def test_folder_names_suffix_only_names_that_fold_together() -> None:
+    folders = node_tests.folder_names(["test_elu", "test_ELU", "test_add"])
+    assert folders["test_add"] == "test_add"
+    assert folders["test_elu"].startswith("test_elu-") and folders["test_ELU"].startswith("test_ELU-")
+    assert folders["test_elu"][-8:] != folders["test_ELU"][-8:]
+    # Derived from the exact name: the same on every machine, whatever the order.
+    assert node_tests.folder_names(["test_ELU", "test_elu"]) == {
+        k: v for k, v in folders.items() if k != "test_add"
+    }
+
+
+def test_case_folded_names_keep_their_case_and_data(tmp_path: Path) -> None:
+    wheel = tmp_path / "wheel"
+    shipped = materialize(
+        tmp_path / "src", generated=[fake_case("test_ReLU", op="Relu")], wheel_data=tmp_path / "none"
+    )
+    (wheel / "pytorch-converted").mkdir(parents=True)
+    shipped_case = load_cases(shipped)[0]
+    shutil.copytree(shipped_case.model_path.parent, wheel / "pytorch-converted" / "test_ReLU")
+    root = materialize(tmp_path / "c", generated=[fake_case("test_relu", op="Abs")], wheel_data=wheel)
+    cases = {c.name: c for c in load_cases(root)}
+    assert sorted(cases) == ["test_ReLU", "test_relu"]
+    assert cases["test_ReLU"].source == "pytorch-converted"
+    ops = {n: onnx.load(str(c.model_path)).graph.node[0].op_type for n, c in cases.items()}
+    assert ops == {"test_ReLU": "Relu", "test_relu": "Abs"}
 
 
 def test_duplicate_names_are_refused(tmp_path: Path, empty_wheel: Path) -> None:

@@ -178,4 +178,4 @@ def test_unsupported_inputs_and_case_selection(tmp_path: Path) -> None:
     assert cases[0].unsupported_reason is None
     assert cases[1].unsupported_reason == "sequence input 'x' is unsupported by the runtime path"
     assert [c.name for c in zoo_cases(path, names="seq-9")] == ["seq-9"]
-    assert unsupported_reason(cases[0].entry) is None
+    assert unsupported_reason(cases[0].zoo_entry) is None

@@ -12,7 +12,6 @@ an unpacked folder that exists is complete.
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 import shutil
@@ -20,6 +19,8 @@ import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..fsutil import rename_dir
 
 __all__ = ["ArchiveError", "ModelData", "check_members", "find_model_data", "safe_extract"]
 
@@ -78,12 +79,8 @@ def safe_extract(archive: Path, dest: Path) -> Path:
                     tar.extractall(tmp, members=members)
         except (tarfile.TarError, EOFError, OSError) as e:
             raise ArchiveError(f"{archive}: cannot unpack ({e})") from e
-        try:
-            os.rename(tmp, dest)
-        except OSError:
-            if not dest.is_dir():
-                raise
-            # Another process unpacked the same archive first; keep the winner's.
+        # False: another process unpacked the same archive first; keep the winner's.
+        rename_dir(tmp, dest)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -17,7 +17,6 @@ and verified the same way.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import time
@@ -25,11 +24,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import requests
 import urllib3.exceptions
 
+from ..fsutil import replace_file
 from .progress import NullProgress, Progress, make_progress
 from .stale import remove_stale
 
@@ -131,9 +132,18 @@ def _unreachable(exc: BaseException) -> bool:
     return False
 
 
-def _local_path(url: str) -> Path | None:
+def _local_path(url: str, url2pathname: Callable[[str], str] = url2pathname) -> Path | None:
+    """The local file a ``file://`` URL or a plain path names; None for other URLs.
+
+    ``url2pathname`` is the OS's own conversion (on Windows ``file:///C:/x`` is
+    ``C:\\x``, not ``/C:/x``); tests pass ``nturl2path.url2pathname`` to check that.
+    """
     if url.startswith("file://"):
-        return Path(unquote(urlparse(url).path))
+        parsed = urlparse(url)
+        path = parsed.path
+        if parsed.netloc and parsed.netloc != "localhost":
+            path = f"//{parsed.netloc}{path}"  # a UNC share: file://server/share/x
+        return Path(url2pathname(path))
     if "://" not in url:
         return Path(url)
     return None
@@ -182,7 +192,7 @@ class Downloader:
                 reporter = self.progress()
                 self._download(url, partial, size, reporter, dest.name)
             self._verify(url, partial, sha256, size)
-            os.replace(partial, dest)
+            replace_file(partial, dest, exists_ok=True)  # only verified files get this name
             ok = True
             return dest
         finally:

@@ -7,6 +7,8 @@ standard layout ``<name>/model.onnx`` + ``<name>/test_data_set_N/{input,output}_
 together with copies of the wheel's ``simple``, ``pytorch-converted`` and
 ``pytorch-operator`` folders (copies, so the cache does not point into one venv), and
 an ``index.json`` that later runs read instead of importing the generators (~12 s).
+Names that collide when case is folded (``test_elu``, ``test_ELU``) get folders with a
+hash suffix (``folder_names``), so the tree works on case-insensitive file systems.
 
 Concurrency: the tree is built in a private temporary folder next to the target and
 renamed into place; ``index.json`` is written last inside it, so a target folder that
@@ -16,12 +18,14 @@ the first rename wins and the loser deletes its copy and uses the winner's.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 import uuid
 import warnings
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +33,7 @@ from typing import Any
 
 import onnx
 
+from ..fsutil import atomic_write_text, rename_dir
 from .stale import remove_stale
 from .values import UnsupportedValue, graph_inputs, load_data_set, value_kind, write_value
 
@@ -39,6 +44,7 @@ __all__ = [
     "NodeTestCase",
     "NodeTestsError",
     "UnsupportedValue",
+    "folder_names",
     "load_cases",
     "load_data_set",
     "materialize",
@@ -97,7 +103,32 @@ def _io_report(model: onnx.ModelProto) -> tuple[dict[str, bool], str | None]:
     return flags, reason
 
 
-def _entry(root: Path, case_dir: Path, source: str, rtol: float, atol: float) -> dict[str, Any]:
+def folder_names(names: Iterable[str]) -> dict[str, str]:
+    """A folder name per case name that stays unique when case is folded.
+
+    macOS (APFS) and Windows (NTFS) fold case by default, and onnx ships both
+    ``test_elu`` (generated) and ``test_ELU`` (pytorch-converted). A name that shares its
+    case-folded form with another gets ``-<8 hex digits of sha256(name)>``; the case id
+    keeps the exact name, ``index.json`` maps it to its folder.
+    """
+    groups: dict[str, list[str]] = defaultdict(list)
+    for name in names:
+        groups[name.casefold()].append(name)
+    folders = {}
+    for group in groups.values():
+        for name in group:
+            suffix = hashlib.sha256(name.encode()).hexdigest()[:8]
+            folders[name] = name if len(group) == 1 else f"{name}-{suffix}"
+    folded = [f.casefold() for f in folders.values()]
+    if len(set(folded)) != len(folded):
+        clash = sorted(f for f in folders.values() if folded.count(f.casefold()) > 1)
+        raise NodeTestsError(f"operator test folders {clash} collide when case is folded")
+    return folders
+
+
+def _entry(
+    root: Path, name: str, case_dir: Path, source: str, rtol: float, atol: float
+) -> dict[str, Any]:
     model = onnx.load(str(case_dir / "model.onnx"), load_external_data=False)
     flags, reason = _io_report(model)
     data_sets = sorted(
@@ -105,7 +136,7 @@ def _entry(root: Path, case_dir: Path, source: str, rtol: float, atol: float) ->
         key=lambda p: int(p.name.rsplit("_", 1)[1]),
     )
     return {
-        "name": case_dir.name,
+        "name": name,
         "source": source,
         "model": (case_dir / "model.onnx").relative_to(root).as_posix(),
         "data_sets": [d.relative_to(root).as_posix() for d in data_sets],
@@ -116,9 +147,8 @@ def _entry(root: Path, case_dir: Path, source: str, rtol: float, atol: float) ->
     }
 
 
-def _write_generated_case(root: Path, case: Any) -> Path:
+def _write_generated_case(case_dir: Path, case: Any) -> Path:
     """Write one in-memory ``onnx.backend.test`` TestCase in the standard layout."""
-    case_dir = root / case.name
     case_dir.mkdir()
     model: onnx.ModelProto = case.model
     (case_dir / "model.onnx").write_bytes(model.SerializeToString())
@@ -176,25 +206,32 @@ def _build(tmp: Path, generated: Iterable[Any], wheel_data: Path) -> None:
             )
         seen[name] = source
 
+    generated = list(generated)
+    wheel_cases = [
+        (folder, case_src)
+        for folder in WHEEL_FOLDERS
+        if (wheel_data / folder).is_dir()
+        for case_src in sorted((wheel_data / folder).iterdir())
+        if (case_src / "model.onnx").is_file()
+    ]
     for case in generated:
         claim(case.name, "node")
-        case_dir = _write_generated_case(tmp, case)
-        entries.append(_entry(tmp, case_dir, "node", float(case.rtol), float(case.atol)))
-    for folder in WHEEL_FOLDERS:
-        src = wheel_data / folder
-        if not src.is_dir():
-            continue
-        for case_src in sorted(src.iterdir()):
-            if not (case_src / "model.onnx").is_file():
-                continue
-            claim(case_src.name, folder)
-            shutil.copytree(case_src, tmp / case_src.name)
-            rtol, atol = _wheel_tolerances(case_src)
-            entries.append(_entry(tmp, tmp / case_src.name, folder, rtol, atol))
+    for folder, case_src in wheel_cases:
+        claim(case_src.name, folder)
+    folders = folder_names(seen)
+
+    for case in generated:
+        case_dir = _write_generated_case(tmp / folders[case.name], case)
+        entries.append(_entry(tmp, case.name, case_dir, "node", float(case.rtol), float(case.atol)))
+    for folder, case_src in wheel_cases:
+        case_dir = tmp / folders[case_src.name]
+        shutil.copytree(case_src, case_dir)
+        rtol, atol = _wheel_tolerances(case_src)
+        entries.append(_entry(tmp, case_src.name, case_dir, folder, rtol, atol))
     entries.sort(key=lambda e: e["name"])
     index = {"schema": INDEX_SCHEMA, "onnx_version": onnx.__version__, "cases": entries}
     # Written last: its presence marks the tree as complete.
-    (tmp / INDEX_NAME).write_text(json.dumps(index, indent=1, sort_keys=True))
+    atomic_write_text(tmp / INDEX_NAME, json.dumps(index, indent=1, sort_keys=True))
 
 
 def _discard(path: Path) -> None:
@@ -233,15 +270,12 @@ def materialize(
                 _discard(stale)
             except OSError:
                 pass
-        try:
-            os.rename(tmp, root)
-        except OSError:
-            # Another process renamed its complete tree first: use the winner's.
-            if not (root / INDEX_NAME).is_file():
-                raise NodeTestsError(
-                    f"cannot move the operator-test tree into {root}: the folder exists "
-                    f"without {INDEX_NAME}; delete {root} and run again"
-                ) from None
+        # False: another process renamed its complete tree first; use the winner's.
+        if not rename_dir(tmp, root) and not (root / INDEX_NAME).is_file():
+            raise NodeTestsError(
+                f"cannot move the operator-test tree into {root}: the folder exists "
+                f"without {INDEX_NAME}; delete {root} and run again"
+            )
     finally:
         if tmp.exists():
             _discard(tmp)

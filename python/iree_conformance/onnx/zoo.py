@@ -88,21 +88,21 @@ def unsupported_reason(entry: ZooEntry) -> str | None:
 
 @dataclass(frozen=True)
 class ZooCase:
-    """One selected model; ``entry`` holds everything the manifest says about it."""
+    """One selected model; ``zoo_entry`` holds everything the manifest says about it."""
 
-    entry: ZooEntry
+    zoo_entry: ZooEntry
 
     @property
     def case_id(self) -> str:
-        return self.entry.case_id
+        return self.zoo_entry.case_id
 
     @property
     def name(self) -> str:
-        return self.entry.name
+        return self.zoo_entry.name
 
     @property
     def unsupported_reason(self) -> str | None:
-        return unsupported_reason(self.entry)
+        return unsupported_reason(self.zoo_entry)
 
 
 def zoo_cases(

@@ -2,8 +2,9 @@
 
 Light models are checked twice in one case: their shipped inputs against the shipped
 expected output, and seeded random inputs against onnxruntime. Zoo models are
-downloaded (verified by the manifest's sha256 and size) and checked against onnxruntime
-on their own test data sets when the manifest has them, else on seeded random inputs.
+downloaded (verified by the manifest's sha256 and size) and checked on their own test
+data sets against the outputs shipped with them when the manifest has a tarball, else
+on seeded random inputs against onnxruntime.
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import platformdirs
 
 from ..cases import Case, CaseSkipped
 from ..compare import Tolerance
+
+if TYPE_CHECKING:
+    from ..onnx.zoo import ZooStore
+    from ..onnx.zoo_manifest import ZooEntry
 
 SUITE = "onnx_models"
 LIGHT_FLOOR = 9
@@ -107,27 +112,43 @@ class LightModelCase(ModelCase):
 
 @dataclasses.dataclass
 class ZooModelCase(ModelCase):
-    entry: Any = None
-    store: Any = None
+    """A Model Zoo model. ``zoo_entry`` is its manifest record; the function to run is
+    ``Case.entry_function`` (None: the module's only function)."""
+
+    zoo_entry: ZooEntry | None = None
+    zoo_store: ZooStore | None = None
     _sets: list | None = dataclasses.field(default=None, repr=False)
+    _shipped: list | None = dataclasses.field(default=None, repr=False)
+    _data_dirs: tuple[Path, ...] = dataclasses.field(default=(), repr=False)
 
     def input_sets(self) -> list[list[np.ndarray]]:
         if self._sets is None:
             from ..onnx.download import DownloadSkipped
             from ..onnx.values import load_data_set
 
+            assert self.zoo_entry is not None and self.zoo_store is not None
             try:
-                data = self.store.fetch(self.entry)
+                data = self.zoo_store.fetch(self.zoo_entry)
             except DownloadSkipped as e:
                 raise CaseSkipped(e.reason) from None
             self.source_path = data.model_path
             if data.data_set_dirs:
-                self._sets = [load_data_set(d)[0] for d in data.data_set_dirs]
+                loaded = [load_data_set(d) for d in data.data_set_dirs]
+                self._sets = [inputs for inputs, _ in loaded]
+                self._shipped = [outputs for _, outputs in loaded]
+                self._data_dirs = tuple(data.data_set_dirs)
             else:
-                self._sets = [_random_inputs(data.model_path, self.entry.io_ports)]
+                self._sets = [_random_inputs(data.model_path, self.zoo_entry.io_ports)]
         return self._sets
 
     def expected_sets(self, input_sets):
+        """The outputs shipped in the model's test data sets, else onnxruntime's outputs on
+        the seeded random inputs."""
+        if self._shipped is not None and all(self._shipped):
+            return self._shipped
+        if self._shipped is not None:
+            empty = [str(d) for d, outputs in zip(self._data_dirs, self._shipped) if not outputs]
+            raise ValueError(f"{self.case_id}: data set {empty[0]} holds no output_*.pb files to check against")
         return [_onnxruntime(self.source_path, inputs) for inputs in input_sets]
 
 
@@ -174,8 +195,8 @@ def zoo_model_cases(config: Any) -> list[Case]:
             tolerance=MODEL_TOLERANCE,
             skip_reason=z.unsupported_reason,
             reference_name="onnxruntime",
-            entry=z.entry,
-            store=store,
+            zoo_entry=z.zoo_entry,
+            zoo_store=store,
         )
         for z in selected
     ]

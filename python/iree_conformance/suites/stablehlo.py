@@ -34,7 +34,7 @@ def bundled_cases(corpus_dir: Path, reference: str = "shipped") -> list[Case]:
                 kind="mlir",
                 source_path=mlir,
                 input_type="stablehlo",
-                entry="main",
+                entry_function="main",
                 tolerance=Tolerance(spec.get("rtol"), spec.get("atol")),
                 data_path=data,
                 reference_name=reference if reference == "interpreter" else spec.get("reference", "shipped"),

@@ -45,7 +45,7 @@ class CheckCase(Case):
     def checks(self, input_sets, output_sets, worker_result: dict[str, Any]) -> list[Check]:
         sites, records = worker_result.get("checks"), worker_result.get("check_records")
         if sites is None or not records:
-            raise ValueError(f"the module reported no checks for function {self.entry!r}")
+            raise ValueError(f"the module reported no checks for function {self.entry_function!r}")
         return checks_from_records(sites, records[0], self.source_path.name if self.source_path else "")
 
 
@@ -77,7 +77,7 @@ class LitCase(Case):
         from ..iree_output import filecheck, format_results
 
         assert self.run is not None and self.source_path is not None
-        output = format_results(self.entry or "main", output_sets[0])
+        output = format_results(self.entry_function or "main", output_sets[0])
         matched, diagnostic = filecheck(str(self.source_path), output, self.run.filecheck_args)
         if not matched:
             shown = output.splitlines()
@@ -146,7 +146,7 @@ def file_cases(path: Path, case_stem: str) -> list[Case]:
                 suite=SUITE,
                 kind="mlir",
                 source_path=path,
-                entry=None if run.problem else _entry_of(text, run),
+                entry_function=None if run.problem else _entry_of(text, run),
                 input_type=run.input_type,
                 reference_name="filecheck",
                 run=run,
@@ -164,7 +164,7 @@ def _check_case(path: Path, case_id: str, func: str | None) -> CheckCase:
         suite=SUITE,
         kind="mlir",
         source_path=path,
-        entry=func,
+        entry_function=func,
         input_type="stablehlo",
         import_options=dict(_CHECK_OPTIONS),
         reference_name="checks",

@@ -1,0 +1,121 @@
+"""Atomic file and folder replacement that survives Windows' transient sharing errors.
+
+Every write that replaces a file goes through here: the content is written under a
+private temporary name in the target's folder and moved into place. On Windows the move
+fails with ``PermissionError`` while another process (a reader, a virus scanner, the
+search indexer) holds the target or the source open; that clears within moments, so the
+move is retried with backoff for up to ``RETRY_SECONDS``. For content-addressed targets
+(``exists_ok=True``) a target that already exists is success: whoever wrote it wrote the
+same content.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+__all__ = ["RETRY_SECONDS", "atomic_write_bytes", "atomic_write_text", "rename_dir", "replace_file"]
+
+#: How long a move is retried on ``PermissionError`` before it is an error.
+RETRY_SECONDS = 5.0
+
+_Sleep = Callable[[float], None]
+
+
+def _retry(move: Callable[[], None], done: Callable[[], bool], retry_for: float, sleep: _Sleep) -> None:
+    """Run ``move``; on PermissionError retry with backoff unless ``done()`` says it is moot."""
+    delay, waited = 0.01, 0.0
+    while True:
+        try:
+            move()
+            return
+        except PermissionError:
+            if done():
+                return
+            if waited >= retry_for:
+                raise
+        sleep(delay)
+        waited += delay
+        delay = min(delay * 2, 0.5)
+
+
+def replace_file(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    *,
+    exists_ok: bool = False,
+    retry_for: float = RETRY_SECONDS,
+    sleep: _Sleep = time.sleep,
+) -> None:
+    """``os.replace(src, dst)``, retried on PermissionError.
+
+    With ``exists_ok`` (content-addressed targets) an existing ``dst`` counts as done and
+    ``src`` is removed.
+    """
+    dst_path = Path(dst)
+
+    def done() -> bool:
+        if exists_ok and dst_path.is_file():
+            Path(src).unlink(missing_ok=True)
+            return True
+        return False
+
+    _retry(lambda: os.replace(src, dst), done, retry_for, sleep)
+
+
+def atomic_write_bytes(
+    path: str | os.PathLike[str],
+    data: bytes | Iterable[bytes],
+    *,
+    exists_ok: bool = False,
+    retry_for: float = RETRY_SECONDS,
+    sleep: _Sleep = time.sleep,
+) -> Path:
+    """Write ``data`` (bytes, or chunks of it) to ``path`` through a temporary file in
+    the same folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:32]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for chunk in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
+                f.write(chunk)
+        replace_file(tmp, path, exists_ok=exists_ok, retry_for=retry_for, sleep=sleep)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, **kwargs: object) -> Path:
+    """``atomic_write_bytes`` of UTF-8 text with ``\\n`` line ends on every OS."""
+    return atomic_write_bytes(path, text.encode("utf-8"), **kwargs)  # type: ignore[arg-type]
+
+
+def rename_dir(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    *,
+    retry_for: float = RETRY_SECONDS,
+    sleep: _Sleep = time.sleep,
+) -> bool:
+    """Rename a finished folder into place; False if ``dst`` already exists (another
+    process won the race), True if this call put it there.
+
+    PermissionError is retried while ``dst`` does not exist (Windows: a scanner holds a
+    file inside ``src``); any other error propagates.
+    """
+    dst_path = Path(dst)
+    if dst_path.exists():
+        return False
+    try:
+        _retry(lambda: os.rename(src, dst), dst_path.exists, retry_for, sleep)
+    except OSError:
+        if dst_path.exists():
+            return False
+        raise
+    # _retry also returns when dst appeared meanwhile; then src is still there.
+    return not Path(src).exists()

@@ -1,0 +1,71 @@
+"""Host names shared with ci/_common.py, and the Intel Mac refusal.
+
+Other OSes are given by name (``platform_name``, ``machine``) or by replacing the
+module's view of ``sys``/``platform``; no test here claims to have run on macOS.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from iree_conformance import cli, platform_info
+from iree_conformance.platform_info import host_arch, host_os, unsupported_host_reason
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "AMD64", "arm64", "aarch64", "ARM64"])
+def test_arch_names_match_the_ci_layer(machine):
+    sys.path.insert(0, str(ROOT / "ci"))
+    try:
+        from _common import normalize_arch
+    finally:
+        sys.path.remove(str(ROOT / "ci"))
+    assert host_arch(machine) == normalize_arch(machine)
+
+
+def test_apple_silicon_and_linux_arm_are_one_platform_name():
+    assert host_arch("arm64") == host_arch("aarch64") == "arm64"
+    assert (host_os("darwin"), host_os("linux"), host_os("win32")) == ("macos", "linux", "windows")
+
+
+def test_only_an_x86_64_python_on_macos_is_refused():
+    reason = unsupported_host_reason("darwin", "x86_64")
+    assert reason is not None and "arm64 binaries only" in reason and "Rosetta" in reason
+    assert unsupported_host_reason("darwin", "arm64") is None
+    assert unsupported_host_reason("linux", "x86_64") is None
+    assert unsupported_host_reason("win32", "AMD64") is None
+
+
+def _pretend_intel_mac(monkeypatch):
+    monkeypatch.setattr(platform_info, "sys", types.SimpleNamespace(platform="darwin"))
+    monkeypatch.setattr(platform_info, "platform", types.SimpleNamespace(machine=lambda: "x86_64"))
+
+
+def test_cli_refuses_an_intel_mac_clearly(monkeypatch, capsys):
+    _pretend_intel_mac(monkeypatch)
+    assert cli.main(["devices"]) == 2
+    assert "cannot run here" in capsys.readouterr().err
+
+
+def test_pytest_run_refuses_an_intel_mac_clearly(tmp_path):
+    (tmp_path / "fake_intel_mac.py").write_text(
+        "import types\n"
+        "import iree_conformance.platform_info as p\n"
+        "p.sys = types.SimpleNamespace(platform='darwin')\n"
+        "p.platform = types.SimpleNamespace(machine=lambda: 'x86_64')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "conformance", "-p", "fake_intel_mac", "-p", "no:cacheprovider",
+         "--collect-only", "-q", "-m", "stablehlo", "--no-cache"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage error
+    assert "arm64 binaries only" in proc.stderr
