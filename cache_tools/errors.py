@@ -6,7 +6,6 @@ contain a credential (the API client redacts tokens before raising).
 
 from __future__ import annotations
 
-EXIT_OK = 0
 EXIT_INPUT = 2  # bad arguments, config, paths
 EXIT_THRESHOLD = 3  # audit --fail-over tripped
 EXIT_API = 4  # GitHub API failed or answered nonsense

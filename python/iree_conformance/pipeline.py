@@ -20,7 +20,7 @@ def build_job(case: Case, target: Target, input_sets: list, compile_only: bool =
         "source_path": str(case.source_path) if case.source_path else None,
         "source_bytes": case.source_bytes,
         "import_options": case.import_options,
-        "compile_flags": case.compile_flags(target.compile_flags),
+        "compile_flags": case.compile_flags(target.flags_for(case.kind)),
         "target": target.name,
         "host_specific": target.host_specific,
         "driver": target.driver,

@@ -41,7 +41,6 @@ from .tomlio import load_toml
 from .worker import DEFAULT_STAGE_TIMEOUTS, WorkerClient
 
 OUTCOME_PROPERTY = "iree_conformance_outcome"
-CONFORMANCE_DIR = Path(__file__).resolve().parent  # replaced by the conftest's folder
 _SESSION_KEY = pytest.StashKey["ConformanceSession"]()
 
 

@@ -9,7 +9,6 @@ import json
 import os
 import platform
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -157,7 +156,3 @@ def append_step_summary(markdown: str) -> bool:
     with open(path, "a", encoding="utf-8", newline="\n") as f:
         f.write(markdown)
     return True
-
-
-def main_argv() -> list[str]:
-    return list(sys.argv)

@@ -23,6 +23,12 @@ class Target:
     platforms: tuple[str, ...] = ("linux", "macos", "windows")
     description: str = ""
     host_specific: bool = False
+    # Extra flags for one kind of source only ("mlir" or "onnx"), after compile_flags.
+    kind_flags: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def flags_for(self, kind: str) -> tuple[str, ...]:
+        """The compile flags for a source of this kind: compile_flags plus its kind's flags."""
+        return self.compile_flags + dict(self.kind_flags).get(kind, ())
 
     @property
     def device_uri(self) -> str:
@@ -50,7 +56,12 @@ def load_targets(path: Path) -> dict[str, Target]:
         platforms = spec.get("platforms", ["linux", "macos", "windows"])
         if not isinstance(platforms, list) or not all(isinstance(p, str) for p in platforms):
             raise TargetError(f"{where}: platforms must be a list of strings, e.g. [\"linux\", \"macos\"]")
-        unknown = set(spec) - {"compile_flags", "driver", "device", "platforms", "description", "host_specific"}
+        kind_flags = spec.get("kind_flags", {})
+        if not isinstance(kind_flags, dict) or not all(
+            k in ("mlir", "onnx") and isinstance(v, list) and all(isinstance(f, str) for f in v) for k, v in kind_flags.items()
+        ):
+            raise TargetError(f"{where}: kind_flags must map mlir or onnx to a list of strings, e.g. {{ mlir = [\"--iree-opt-const-eval=false\"] }}")
+        unknown = set(spec) - {"compile_flags", "driver", "device", "platforms", "description", "host_specific", "kind_flags"}
         if unknown:
             raise TargetError(f"{where}: unknown keys {sorted(unknown)}")
         targets[name] = Target(
@@ -61,6 +72,7 @@ def load_targets(path: Path) -> dict[str, Target]:
             platforms=tuple(platforms),
             description=spec.get("description", ""),
             host_specific=bool(spec.get("host_specific", False)),
+            kind_flags=tuple((k, tuple(v)) for k, v in sorted(kind_flags.items())),
         )
     return targets
 

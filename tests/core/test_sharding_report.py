@@ -62,7 +62,7 @@ def test_results_round_trip_and_markdown(tmp_path):
     write_results(path, {"iree_compiler": "3.13.0", "os": "linux"}, outcomes)
     data = load_results(path)
     md = render_markdown(data)
-    assert "| stablehlo | llvm-cpu | 1 | 1 | 2 | 0 | 0 | 4 |" in md
+    assert "| stablehlo | llvm-cpu | 1 | 1 | 0 | 2 | 0 | 0 | 4 |" in md
     assert "**compile** x2" in md  # grouped by normalized first error line
     assert "fail-run: 1" in md
 

@@ -56,4 +56,4 @@ def combine(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[s
 
 def write_trend(path: Path, points: list[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"schema": SCHEMA, "kind": KIND, "points": points}, indent=1) + "\n", encoding="utf-8")
+    path.write_text(json.dumps({"schema": SCHEMA, "kind": KIND, "points": points}, indent=1) + "\n", encoding="utf-8", newline="\n")
