@@ -149,13 +149,15 @@ def cmd_compare_upstream(args: argparse.Namespace) -> int:
     try:
         view = upstream.upstream_view(upstream.load_config(args.config))
         if args.results:
-            ours = upstream.ours_from_results(report_mod.load_results(Path(args.results)), args.target, args.results)
+            merged: dict = {"outcomes": []}
+            for path in args.results:
+                data = report_mod.load_results(Path(path))
+                metadata_os = data.get("metadata", {}).get("os")
+                merged["outcomes"] += [{"os": metadata_os, **o} for o in data["outcomes"]]
+            ours = upstream.ours_from_results(merged, args.target, ", ".join(args.results), args.os)
         else:
             ours = upstream.ours_from_manifest(_operator_case_ids(args.onnx_data_dir), Path(args.manifest or f"conformance/expectations/{args.target}.toml"))
-        tests = None
-        if args.upstream_tests:
-            listed = Path(args.upstream_tests).read_text(encoding="utf-8").split()
-            tests = {upstream.case_id_of(p) or upstream.CASE_PREFIX + p.rsplit("/", 1)[-1] for p in listed}
+        tests = upstream.load_test_list(args.upstream_tests) if args.upstream_tests else None
         notes = upstream.load_notes(Path(args.notes) if args.notes else Path("conformance/expectations/iree-ci-notes.toml"))
     except (upstream.UpstreamError, report_mod.ReportError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -214,11 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_flakes)
     p = sub.add_parser("compare-upstream", help="agreement of our ONNX operator verdicts with IREE's own CI (an iree-test-suites config)")
     p.add_argument("config", help="iree-test-suites config JSON (file or http(s) URL), e.g. onnx_ops_cpu_llvm_sync.json")
-    p.add_argument("--results", help="our results JSON (default: our manifest's view: listed cases fail, others pass)")
+    p.add_argument("--results", action="append", help="our results JSON, or a merged one (repeatable; default: our manifest's view: listed cases fail, others pass)")
+    p.add_argument("--os", help="keep the results of this OS only (linux, macos, windows), e.g. from a merged file")
     p.add_argument("--target", default="llvm-cpu", help="our target to compare (default llvm-cpu)")
     p.add_argument("--manifest", help="manifest to use without --results (default conformance/expectations/<target>.toml)")
     p.add_argument("--onnx-data-dir", help="generated ONNX test data (without --results)")
-    p.add_argument("--upstream-tests", help="file listing IREE CI's test paths (one per line); default: assume it has every case of ours")
+    p.add_argument("--upstream-tests", help="IREE CI's tests, one path or test name per line (file or URL, e.g. its import_successes.txt); default: assume it has every case of ours")
     p.add_argument("--notes", help="explanations of disagreements (default conformance/expectations/iree-ci-notes.toml)")
     p.add_argument("--json", help="also write the comparison as JSON here")
     p.add_argument("--step-summary", action="store_true", help="append the Markdown to $GITHUB_STEP_SUMMARY")

@@ -59,8 +59,8 @@ def _strip_jsonc(text: str) -> str:
     return re.sub(r",(\s*[\]}])", r"\1", "".join(out))
 
 
-def load_config(source: str, timeout: float = 30.0) -> dict[str, Any]:
-    """A config from a file path or an http(s) URL."""
+def read_text(source: str, what: str, timeout: float = 30.0) -> str:
+    """A file's text, or an http(s) URL's; errors name the source and what it was for."""
     if re.match(r"^https?://", source):
         import requests
 
@@ -68,13 +68,23 @@ def load_config(source: str, timeout: float = 30.0) -> dict[str, Any]:
             response = requests.get(source, timeout=timeout)
             response.raise_for_status()
         except requests.RequestException as e:
-            raise UpstreamError(f"{source}: cannot download the config ({e}); pass a local copy instead") from None
-        text = response.text
-    else:
-        try:
-            text = Path(source).read_text(encoding="utf-8")
-        except OSError as e:
-            raise UpstreamError(f"{source}: cannot read the config ({e.strerror or e})") from None
+            raise UpstreamError(f"{source}: cannot download the {what} ({e}); pass a local copy instead") from None
+        return response.text
+    try:
+        return Path(source).read_text(encoding="utf-8")
+    except OSError as e:
+        raise UpstreamError(f"{source}: cannot read the {what} ({e.strerror or e})") from None
+
+
+def load_test_list(source: str) -> set[str]:
+    """IREE CI's tests as case ids, from a list of paths or bare test names (file or URL)."""
+    names = read_text(source, "test list").split()
+    return {case_id_of(n) or CASE_PREFIX + n.rsplit("/", 1)[-1] for n in names}
+
+
+def load_config(source: str, timeout: float = 30.0) -> dict[str, Any]:
+    """A config from a file path or an http(s) URL."""
+    text = read_text(source, "config", timeout)
     try:
         data = json.loads(_strip_jsonc(text))
     except json.JSONDecodeError as e:
@@ -129,12 +139,15 @@ class Ours:
     source: str
 
 
-def ours_from_results(data: dict[str, Any], target: str, source: str = "results") -> Ours:
+def ours_from_results(data: dict[str, Any], target: str, source: str = "results", os_name: str | None = None) -> Ours:
+    """Our results for target; os_name keeps one OS of a merged results file."""
     from .outcome import Outcome
 
     kinds, lines = {}, {}
     for o in data.get("outcomes", []):
         if o.get("suite") != "onnx_ops" or o.get("target") != target or o.get("status") == "skip":
+            continue
+        if os_name and o.get("os", data.get("metadata", {}).get("os")) != os_name:
             continue
         outcome = Outcome.from_json(o)
         kinds[outcome.case_id] = outcome.observed

@@ -134,3 +134,13 @@ def test_cli_json_and_exit_codes(config_file, tmp_path):
     assert json.loads(out.read_text())["table"]["pass in both"] == 2  # test_pass, test_new_op_2
     proc = subprocess.run([*base, "--target", "vmvx"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "no ONNX operator results for target vmvx" in proc.stderr
+
+
+def test_os_filter_and_a_test_list_of_bare_names(config_file, tmp_path):
+    merged = {"outcomes": [{**o, "os": "linux"} for o in RESULTS["outcomes"]]
+              + [{**outcome("test_pass", "error", "compile", "boom"), "os": "windows"}]}
+    ours = upstream.ours_from_results(merged, "llvm-cpu", os_name="linux")
+    assert ours.kinds["onnx-ops/test_pass"] == "pass"
+    listed = tmp_path / "import_successes.txt"
+    listed.write_text("test_pass\ntest_we_fail\nonnx/node/generated/test_both_fail\n")
+    assert upstream.load_test_list(str(listed)) == {"onnx-ops/test_pass", "onnx-ops/test_we_fail", "onnx-ops/test_both_fail"}

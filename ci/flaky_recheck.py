@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Re-runs the cases whose verdict changed against the last baseline with the flake finder.
+
+Reads the diff of ci/diff_results.py, keeps the cases of one platform (the runner's own,
+by default), writes them to a cases file per target, and runs
+``iree-conformance flakes --repeat N`` on each target's cases, so that a verdict that
+changed by chance is named as flaky before anyone chases it as a regression.
+
+  python ci/flaky_recheck.py nightly/diff.json --platform linux/x86_64 --repeat 3 \
+      --json nightly/flakes.json -- -m "stablehlo or onnx_ops" --stablehlo-dir DIR
+
+Exit status: 0 nothing varied (or nothing to recheck), 1 some case varied, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import current_arch, current_os, run_main  # noqa: E402
+
+KINDS = ("new_failures", "new_passes", "changed")
+
+
+def changed_cases(diff: dict[str, Any], platform: str) -> dict[str, list[str]]:
+    """Case ids per target whose verdict changed on platform, sorted."""
+    by_target: dict[str, set[str]] = {}
+    for kind in KINDS:
+        for entry in diff.get(kind, []):
+            if entry.get("platform") == platform:
+                by_target.setdefault(entry["target"], set()).add(entry["case_id"])
+    return {t: sorted(ids) for t, ids in sorted(by_target.items())}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Example:\n  python ci/flaky_recheck.py nightly/diff.json --repeat 3 --json flakes.json -- -m onnx_ops --offline\n"
+               "Arguments after -- go to pytest (the selection the flake finder re-runs).",
+    )
+    p.add_argument("diff", help="diff JSON written by ci/diff_results.py --output")
+    p.add_argument("--platform", help="os/arch whose cases to recheck (default: this runner's)")
+    p.add_argument("--repeat", type=int, default=3, help="runs per target (default 3)")
+    p.add_argument("--max-cases", type=int, default=200, help="recheck at most this many cases per target (default 200)")
+    p.add_argument("--json", help="write every target's findings here")
+    p.add_argument("--dry-run", action="store_true", help="print the commands instead of running them")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = build_parser().parse_args(argv[:cut])
+    args.pytest_args = argv[cut + 1 :]  # the pytest selection after --
+    try:
+        diff = json.loads(Path(args.diff).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"error: {args.diff}: cannot read the diff ({e}); run ci/diff_results.py --output first", file=sys.stderr)
+        return 2
+    platform = args.platform or f"{current_os()}/{current_arch()}"
+    cases = changed_cases(diff, platform)
+    if not cases:
+        print(f"no verdict changed on {platform}: nothing to recheck")
+        return 0
+    extra = args.pytest_args
+    findings: dict[str, Any] = {}
+    worst = 0
+    with tempfile.TemporaryDirectory(prefix="flaky-recheck-") as tmp:
+        for target, ids in cases.items():
+            listed = Path(tmp) / f"{target}.txt"
+            listed.write_text("\n".join(ids[: args.max_cases]) + "\n", encoding="utf-8", newline="\n")
+            out = Path(tmp) / f"{target}.json"
+            command = ["iree-conformance", "flakes", "--repeat", str(args.repeat), "--json", str(out), "--",
+                       "--target", target, "--cases-file", str(listed), *extra]
+            print(f"{target}: {len(ids)} changed case(s); " + " ".join(command), flush=True)
+            if args.dry_run:
+                continue
+            rc = subprocess.run(command).returncode
+            if rc == 2 or not out.exists():
+                print(f"error: the flake finder could not run for {target} (exit {rc})", file=sys.stderr)
+                return 2
+            findings[target] = json.loads(out.read_text(encoding="utf-8"))
+            worst = max(worst, rc)
+    if args.json and not args.dry_run:
+        Path(args.json).write_text(json.dumps({"platform": platform, "targets": findings}, indent=1) + "\n", encoding="utf-8", newline="\n")
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
