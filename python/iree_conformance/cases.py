@@ -78,12 +78,7 @@ class Case:
         return None
 
     def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
-        flags = [*target_flags, f"--iree-input-type={self.input_type}"]
-        if self.kind == "onnx":
-            # ONNX float64 stays float64, as in IREE's own ONNX test CI: demoted, an f64
-            # input no longer fits its buffer (OUT_OF_RANGE) or reads as zeros.
-            flags.append(ONNX_KEEP_F64)
-        return flags
+        return [*target_flags, f"--iree-input-type={self.input_type}"]
 
 
 @dataclasses.dataclass

@@ -4,6 +4,7 @@ import pytest
 
 from iree_conformance.cases import Case
 from iree_conformance.pipeline import build_job
+from iree_conformance.suites.onnx_ops import OnnxNodeCase
 from iree_conformance.targets import TargetError, load_targets
 
 from .conftest import TARGETS_TOML
@@ -12,7 +13,9 @@ from .conftest import TARGETS_TOML
 def test_stablehlo_gets_const_eval_off_and_onnx_keeps_the_default():
     llvm_cpu = load_targets(TARGETS_TOML)["llvm-cpu"]
     mlir = build_job(Case("a", "stablehlo", "mlir", source_bytes=b""), llvm_cpu, [])["compile_flags"]
-    onnx = build_job(Case("b", "onnx_ops", "onnx", source_bytes=b""), llvm_cpu, [])["compile_flags"]
+    onnx = build_job(OnnxNodeCase("b", "onnx_ops", "onnx", source_bytes=b""), llvm_cpu, [])["compile_flags"]
+    model = build_job(Case("m", "onnx_models", "onnx", source_bytes=b""), llvm_cpu, [])["compile_flags"]
+    assert "--iree-input-demote-f64-to-f32=false" not in model and "--iree-opt-const-eval=false" not in model
     assert "--iree-opt-const-eval=false" in mlir and "--iree-opt-const-eval=false" not in onnx
     assert "--iree-input-demote-f64-to-f32=false" in onnx and "--iree-input-demote-f64-to-f32=false" not in mlir
     assert mlir[: len(llvm_cpu.compile_flags)] == list(llvm_cpu.compile_flags)
