@@ -236,7 +236,8 @@ def categories(cases: list[str], ours: Ours, upstream: UpstreamView, notes: dict
     groups: dict[tuple[str, str, str, str], list[str]] = collections.defaultdict(list)
     for case_id in cases:
         why, text = explain(case_id, ours, notes)
-        groups[(ours.kinds[case_id], upstream.kind(case_id), why, normalize(text) if text else "")].append(case_id)
+        line = text if why else normalize(text) if text else ""  # a note is shown as written
+        groups[(ours.kinds[case_id], upstream.kind(case_id), why, line)].append(case_id)
     rows = [{"ours": k[0], "iree_ci": k[1], "why": k[2], "line": k[3], "count": len(v), "cases": v} for k, v in groups.items()]
     return sorted(rows, key=lambda r: (-r["count"], r["ours"], r["line"]))
 
