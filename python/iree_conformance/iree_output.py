@@ -63,7 +63,7 @@ def filecheck(check_file: str, output: str, args: list[str]) -> tuple[bool, str]
 
     fd, path = tempfile.mkstemp(prefix="iree-conformance-output-", suffix=".txt")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(output)
         opts = parse_argv_options(["filecheck", check_file, *args, "--input-file", path])
         matcher = Matcher.from_opts(opts)
