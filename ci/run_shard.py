@@ -6,6 +6,13 @@ with one exception: exit status 5 ("no tests collected") becomes 0 for a shard (
 of a small selection can be empty) or with --allow-empty; in that case a results JSON
 with no outcomes is written so that merge_results.py still sees the run.
 
+Environment overrides (how ci/act_local.py points a run at loopback servers and keeps it
+small; each one used is printed):
+  CI_ZOO_MANIFEST     replaces the profile's --zoo-manifest (a path or URL)
+  CI_ZOO_MODELS       replaces the profile's --zoo-models (or adds it)
+  CI_RUN_SHARD_ARGS   further pytest arguments, appended (shell-style quoting), e.g.
+                      "--onnx-ops-sample 20"; later options win over the profile's
+
 --durations-file is passed on only when the file exists and holds at least one duration
 (a first nightly has none; pytest then splits by count).
 
@@ -24,8 +31,10 @@ import datetime
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +106,36 @@ def usable_durations(path: Path | None) -> bool:
     return isinstance(data, dict) and len(data) > 0
 
 
+ENV_OPTIONS = (("--zoo-manifest", "CI_ZOO_MANIFEST"), ("--zoo-models", "CI_ZOO_MODELS"))
+EXTRA_ARGS_ENV = "CI_RUN_SHARD_ARGS"
+
+
+def profile_args(profile: dict[str, Any], env: Mapping[str, str]) -> list[str]:
+    """The profile's pytest arguments with the environment's overrides applied."""
+    args = [str(a) for a in profile.get("args", [])]
+    for option, variable in ENV_OPTIONS:
+        value = env.get(variable, "")
+        if not value:
+            continue
+        notice(f"{variable}: {option} {value}")
+        if option in args:
+            i = args.index(option)
+            if i + 1 >= len(args):
+                raise CIError(f"profile option {option} has no value")
+            args[i + 1] = value
+        else:
+            args += [option, value]
+    extra = env.get(EXTRA_ARGS_ENV, "")
+    if extra.strip():
+        try:
+            words = shlex.split(extra)
+        except ValueError as exc:
+            raise CIError(f"{EXTRA_ARGS_ENV}={extra!r}: {exc}") from None
+        notice(f"{EXTRA_ARGS_ENV}: {' '.join(words)}")
+        args += words
+    return args
+
+
 def build_command(args: argparse.Namespace, profile: dict[str, Any], corpora: dict[str, Any],
                   os_name: str) -> list[str]:
     cmd = [sys.executable, "-m", "pytest", args.tests]
@@ -104,7 +143,7 @@ def build_command(args: argparse.Namespace, profile: dict[str, Any], corpora: di
         cmd += ["-m", profile["markers"]]
     for target in args.target or profile.get("targets", []):
         cmd += ["--target", target]
-    cmd += [str(a) for a in profile.get("args", [])]
+    cmd += profile_args(profile, os.environ)
     given = parse_corpora(args.corpus)
     unknown = sorted(set(given) - set(corpora))
     if unknown:
