@@ -367,7 +367,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     api.start()
     try:
-        env.update(GITHUB_API_URL=api.url, GITHUB_GRAPHQL_URL=api.url + "/graphql", GITHUB_SERVER_URL=api.url)
+        # GITHUB_SERVER_URL stays https://github.com: nothing fetches from it (act copies
+        # the working tree instead of checking it out), and upload-artifact v4 refuses to
+        # run when it names another host (it takes that for GitHub Enterprise Server).
+        env.update(GITHUB_API_URL=api.url, GITHUB_GRAPHQL_URL=api.url + "/graphql")
         if not args.no_tiny_zoo:
             zoo_root = work / "tiny-zoo"
             make_tiny_zoo(zoo_root)

@@ -4,7 +4,9 @@ Each line is one JSON object; the ones that matter carry `jobID`, `matrix`, `ste
 `stage` (Pre, Main, Post), `stepResult` (success, failure, skipped) when a step ends,
 `jobResult` when a job ends, and `raw_output: true` for what a step printed (`msg`).
 
-Cache events come from what the steps print:
+Cache events come from what the steps print (a composite action's inner steps log under
+the outer step's name, with `stepID` [outer, inner]; the class is read from the key,
+`{class}-v{schema}-...`):
 
 - actions/cache/restore: "Cache restored from key: K" (exact when K is the primary key,
   which `cache-tools key` printed in the step before), "Cache not found for input keys: ..."
@@ -31,10 +33,12 @@ _NOT_FOUND = re.compile(r"Cache not found for input keys:\s*(?P<keys>.+)")
 _SAVED = re.compile(r"Cache saved with key:\s*(?P<key>\S+)")
 _SIZE = re.compile(r"Cache Size: ~?[\d.]+ MB \((?P<bytes>\d+) B\)")
 _KEY_LINE = re.compile(r"^key[=:]\s*(?P<key>\S+)$")
+_PLAN_CMD = re.compile(r"^\+ cache-tools plan .*--class (?P<cls>\S+)")
+_KEY_CLASS = re.compile(r"^(?P<cls>[a-z0-9][a-z0-9-]*?)-v\d+-")
 _PLAN_SAVE = re.compile(r"^save:\s+(?P<save>true|false)$")
 _PLAN_REASON = re.compile(r"^reason:\s+(?P<reason>\S+)$")
 _PLAN_WHY = re.compile(r"^why:\s+(?P<why>.+)$")
-_REASON_ONLY = re.compile(r"^(?P<cls>[A-Za-z0-9_.-]+):\s*(?P<reason>[a-z][a-z0-9-]+)$")
+_REASON_ONLY = re.compile(r"^(?P<cls>[A-Za-z0-9_.-]+):\s*(?P<reason>[a-z].*)$")
 _UPLOADED = re.compile(r"Artifact (?P<name>\S+) has been successfully uploaded! Final size is (?P<size>\d+) bytes")
 _DOWNLOADED = re.compile(r"Total of (?P<count>\d+) artifact\(s\) downloaded")
 RESULTS = ("success", "failure", "skipped", "cancelled")
@@ -108,6 +112,12 @@ class ArtifactEvent:
         return {"job": self.job, "action": self.action, "name": self.name, "size": self.size}
 
 
+def key_class(key: str) -> str:
+    """The cache class a key belongs to (`{class}-v{schema}-...`, cache_tools' grammar)."""
+    m = _KEY_CLASS.match(key)
+    return m.group("cls") if m else ""
+
+
 def step_class(step: str) -> str:
     m = _CLASS_IN_STEP.search(step)
     return m.group("cls") if m else ""
@@ -125,6 +135,7 @@ class LogParser:
         self._primary: dict[tuple[str, str], str] = {}  # (job, class) -> key
         self._pending_size: dict[str, int] = {}
         self._plan_save: dict[tuple[str, str], bool] = {}
+        self._plan_class: dict[tuple[str, str], str] = {}
 
     def feed(self, line: str) -> list[CacheEvent]:
         line = line.strip()
@@ -148,59 +159,74 @@ class LogParser:
             job.result = str(rec["jobResult"])
         step_name = rec.get("step")
         stage = rec.get("stage")
-        if step_name and stage in ("Pre", "Main", "Post"):
+        if step_name and (stage == "Main" or (stage in ("Pre", "Post") and rec.get("stepResult"))):
+            # A composite action's inner steps log under the outer step's name; the outer
+            # step's own result comes last.
             step = job.step(step_name, stage)
             if rec.get("stepResult"):
                 step.result = str(rec["stepResult"])
         if rec.get("raw_output") and step_name:
-            return self._output(job, step_name, str(rec.get("msg", "")))
+            ids = rec.get("stepID") or []
+            inner = str(ids[1]) if isinstance(ids, list) and len(ids) > 1 else ""
+            return self._output(job, str(step_name), inner, str(rec.get("msg", "")))
         return []
 
-    def _output(self, job: JobRecord, step: str, msg: str) -> list[CacheEvent]:
-        cls = step_class(step)
+    def _output(self, job: JobRecord, step: str, inner: str, msg: str) -> list[CacheEvent]:
+        where = (job.job, step)
         saved: list[CacheEvent] = []
+        planning = inner == "plan" or step.startswith("Plan the save")
         for text in msg.splitlines():
             text = text.strip()
             if not text:
                 continue
-            if step.startswith("Cache key") and cls:
-                m = _KEY_LINE.match(text)
-                if m:
+            if planning:
+                self._plan_line(job, where, step, text)
+            elif (m := _KEY_LINE.match(text)) is not None and inner in ("key", ""):
+                cls = key_class(m.group("key"))
+                if cls:
                     self._primary[(job.job, cls)] = m.group("key")
                     self.caches.append(CacheEvent(job.job, "key", cls, m.group("key"), "computed"))
             if (m := _RESTORED.search(text)) is not None:
                 key = m.group("key")
-                primary = self._primary.get((job.job, cls))
-                exact = primary is not None and key == primary
+                cls = key_class(key)
+                exact = self._primary.get((job.job, cls)) == key
                 self.caches.append(CacheEvent(job.job, "restore", cls, key, "exact" if exact else "prefix"))
             elif (m := _NOT_FOUND.search(text)) is not None:
-                self.caches.append(CacheEvent(job.job, "restore", cls, m.group("keys").split(",")[0].strip(), "miss"))
+                key = m.group("keys").split(",")[0].strip()
+                self.caches.append(CacheEvent(job.job, "restore", key_class(key), key, "miss"))
             elif (m := _SIZE.search(text)) is not None:
                 self._pending_size[job.job] = int(m.group("bytes"))
             elif (m := _SAVED.search(text)) is not None:
-                event = CacheEvent(job.job, "save", cls, m.group("key"), "saved",
+                key = m.group("key")
+                event = CacheEvent(job.job, "save", key_class(key), key, "saved",
                                    size=self._pending_size.pop(job.job, None))
                 self.caches.append(event)
                 saved.append(event)
-            elif step.startswith("Plan the save"):
-                where = (job.job, cls)
-                if (m := _PLAN_SAVE.match(text)) is not None:
-                    self._plan_save[where] = m.group("save") == "true"
-                elif (m := _PLAN_REASON.match(text)) is not None and where in self._plan_save:
-                    save = self._plan_save.pop(where)
-                    self.caches.append(CacheEvent(job.job, "plan", cls, self._primary.get(where, ""),
-                                                  "save" if save else "skip", m.group("reason")))
-                elif (m := _PLAN_WHY.match(text)) is not None and self.caches and self.caches[-1].action == "plan":
-                    self.caches[-1].reason += f" ({m.group('why')})"
-                elif (m := _REASON_ONLY.match(text)) is not None and m.group("cls") == cls:
-                    # ci/cache_shards.py's last line for a sharded class: "CLASS: REASON"
-                    self.caches.append(CacheEvent(job.job, "plan", cls, self._primary.get(where, ""),
-                                                  "shards", m.group("reason")))
             if (m := _UPLOADED.search(text)) is not None:
                 self.artifacts.append(ArtifactEvent(job.job, "upload", m.group("name"), int(m.group("size"))))
             elif (m := _DOWNLOADED.search(text)) is not None:
                 self.artifacts.append(ArtifactEvent(job.job, "download", f"{m.group('count')} artifact(s)"))
         return saved
+
+    def _plan_line(self, job: JobRecord, where: tuple[str, str], step: str, text: str) -> None:
+        """`cache-tools plan`'s output, as ci/cache_shards.py plan prints it."""
+        if (m := _PLAN_CMD.search(text)) is not None:
+            self._plan_class[where] = m.group("cls")
+            return
+        cls = self._plan_class.get(where) or step_class(step)
+        if (m := _PLAN_SAVE.match(text)) is not None:
+            self._plan_save[where] = m.group("save") == "true"
+        elif (m := _PLAN_REASON.match(text)) is not None and where in self._plan_save:
+            save = self._plan_save.pop(where)
+            self.caches.append(CacheEvent(job.job, "plan", cls, self._primary.get((job.job, cls), ""),
+                                          "save" if save else "skip", m.group("reason")))
+        elif (m := _PLAN_WHY.match(text)) is not None and self.caches and self.caches[-1].action == "plan":
+            self.caches[-1].reason += f" ({m.group('why')})"
+        elif (m := _REASON_ONLY.match(text)) is not None and m.group("cls") == cls:
+            # a sharded class: ci/cache_shards.py's last line "CLASS: REASON"
+            reason = m.group("reason")
+            self.caches.append(CacheEvent(job.job, "plan", cls, self._primary.get((job.job, cls), ""),
+                                          "save" if re.match(r"save [1-9]", reason) else "skip", reason))
 
     def feed_all(self, lines: Iterable[str]) -> None:
         for line in lines:

@@ -188,7 +188,11 @@ LOG = [
     line("test", "Plan the save (pip)", "save:    false\n", raw_output=True),
     line("test", "Plan the save (pip)", "reason:  key-exists\n", raw_output=True),
     line("test", "Plan the save (pip)", "why:     an entry with this key exists\n", raw_output=True),
-    line("test", "Plan the save (zoo-models)", "zoo-models: fits\n", raw_output=True),
+    line("test", "Save zoo models", "+ cache-tools plan --config c.toml --class zoo-models --json\n",
+         raw_output=True, stepID=["18", "plan"]),
+    line("test", "Save zoo models", "shard 0: 1 member(s), 226 B staged in s000 -> zoo-models-v1-L-X-s000-fA\n",
+         raw_output=True, stepID=["18", "plan"]),
+    line("test", "Save zoo models", "zoo-models: save 1/1 shards\n", raw_output=True, stepID=["18", "plan"]),
     line("test", "Upload results",
          "Artifact results-ubuntu-latest-py3.12 has been successfully uploaded! Final size is 2048 bytes. "
          "Artifact ID is 1\n", raw_output=True),
@@ -216,7 +220,7 @@ def test_log_parser_jobs_steps_caches_and_artifacts():
         ("plan", "onnx-data", "save", "fits"),
         ("save", "onnx-data", "saved", ""),
         ("plan", "pip", "skip", "key-exists (an entry with this key exists)"),
-        ("plan", "zoo-models", "shards", "fits"),
+        ("plan", "zoo-models", "save", "save 1/1 shards"),
     ]
     assert [(s.key, s.size) for s in saved] == [("onnx-data-v1-Linux-X64-cO", 9437184)]
     assert [a.to_json() for a in parser.artifacts] == [

@@ -107,7 +107,10 @@ class LightModelCase(ModelCase):
 
 @dataclasses.dataclass
 class ZooModelCase(ModelCase):
-    entry: Any = None
+    # The manifest entry. Not `entry`: Case.entry is the function the worker runs (None:
+    # the module's only public function), and a ZooEntry there made every zoo model
+    # fail at run ("function 'ZooEntry(...)' not found").
+    zoo_entry: Any = None
     store: Any = None
     _sets: list | None = dataclasses.field(default=None, repr=False)
 
@@ -117,14 +120,14 @@ class ZooModelCase(ModelCase):
             from ..onnx.values import load_data_set
 
             try:
-                data = self.store.fetch(self.entry)
+                data = self.store.fetch(self.zoo_entry)
             except DownloadSkipped as e:
                 raise CaseSkipped(e.reason) from None
             self.source_path = data.model_path
             if data.data_set_dirs:
                 self._sets = [load_data_set(d)[0] for d in data.data_set_dirs]
             else:
-                self._sets = [_random_inputs(data.model_path, self.entry.io_ports)]
+                self._sets = [_random_inputs(data.model_path, self.zoo_entry.io_ports)]
         return self._sets
 
     def expected_sets(self, input_sets):
@@ -174,7 +177,7 @@ def zoo_model_cases(config: Any) -> list[Case]:
             tolerance=MODEL_TOLERANCE,
             skip_reason=z.unsupported_reason,
             reference_name="onnxruntime",
-            entry=z.entry,
+            zoo_entry=z.entry,
             store=store,
         )
         for z in selected
