@@ -163,8 +163,6 @@ def prepare_tool_cache(tool_cache: Path, versions: list[str], fresh: bool) -> li
         if not (target / "bin" / "python").exists():
             folder.mkdir(parents=True, exist_ok=True)
             subprocess.run([str(interpreter), "-m", "venv", str(target)], check=True)
-            subprocess.run([str(target / "bin" / "python"), "-m", "pip", "install", "-q",
-                            "--upgrade", "pip"], check=False, capture_output=True)
         (folder / "x64.complete").touch()
         made.append(f"{requested} -> {folder.name} (host {host}, {interpreter})")
     return made
@@ -187,7 +185,7 @@ def act_environment(venv_bin: Path) -> dict[str, str]:
 
 def seed_entries() -> list[dict[str, Any]]:
     """Entries that give audit and prune something to show: a superseded store on main,
-    a closed pull request's pip cache and an open one's."""
+    a closed pull request's pip cache and an open one's (SEED_PULLS)."""
     now = datetime.datetime.now(datetime.timezone.utc)
 
     def ts(days: float) -> str:
@@ -195,11 +193,14 @@ def seed_entries() -> list[dict[str, Any]]:
 
     mib = 1024 * 1024
     return [
-        entry(1, "iree-artifacts-v1-Linux-X64-cseed0000-f" + "0" * 16, "refs/heads/main", 9 * mib, ts(6), ts(5)),
-        entry(2, "iree-artifacts-v1-Linux-X64-cseed0000-f" + "1" * 16, "refs/heads/main", 10 * mib, ts(2), ts(1)),
-        entry(3, "pip-v1-Linux-X64-cseed0001-f" + "2" * 16, "refs/pull/7/merge", 180 * mib, ts(4), ts(4)),
-        entry(4, "pip-v1-Linux-X64-cseed0001-f" + "3" * 16, "refs/pull/8/merge", 175 * mib, ts(1), ts(0.5)),
+        entry(1, "iree-artifacts-v1-Linux-X64-c5eed5eed5eed5eed-f" + "0" * 16, "refs/heads/main", 9 * mib, ts(6), ts(5)),
+        entry(2, "iree-artifacts-v1-Linux-X64-c5eed5eed5eed5eed-f" + "1" * 16, "refs/heads/main", 10 * mib, ts(2), ts(1)),
+        entry(3, "pip-v1-Linux-X64-c5eed5eed5eed0001-f" + "2" * 16, "refs/pull/7/merge", 180 * mib, ts(4), ts(4)),
+        entry(4, "pip-v1-Linux-X64-c5eed5eed5eed0001-f" + "3" * 16, "refs/pull/8/merge", 175 * mib, ts(1), ts(0.5)),
     ]
+
+
+SEED_PULLS = {7: "closed", 8: "open"}
 
 
 class ApiState:
@@ -349,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         raise CIError("no actions under ../shared/actions (owner/name@commit folders)")
     act_cache = work / "act"
     api_state = ApiState(work / "fake-github.json")
-    api = FakeGitHub(api_state.load(), owner_repo=REPO, token=FAKE_TOKEN)
+    api = FakeGitHub(api_state.load(), owner_repo=REPO, token=FAKE_TOKEN, pulls=SEED_PULLS)
     zoo_server: StaticServer | None = None
     env: dict[str, str] = {
         "GITHUB_REPOSITORY": REPO,
