@@ -95,6 +95,21 @@ def find_actions_dir() -> Path:
     raise CIError("no ../shared/actions folder above the repository (set ACT_LOCAL_ACTIONS=DIR)")
 
 
+def stablehlo_sample(source: Path, dest: Path, count: int) -> Path:
+    """`count` float32 programs of a StableHLO testdata folder, laid out as a checkout
+    (`dest/stablehlo/testdata/`, the corpus' subdir in ci/profiles.toml); returns dest."""
+    files = sorted(p for p in source.glob("*_float32_*.mlir"))[:count]
+    if len(files) < count:
+        raise CIError(f"{source}: fewer than {count} *_float32_*.mlir programs")
+    folder = dest / "stablehlo" / "testdata"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for f in files:
+        shutil.copy2(f, folder / f.name)
+    return dest
+
+
 def find_act() -> str:
     here = Path(sys.executable).parent / "act"
     if here.is_file():
@@ -204,18 +219,42 @@ SEED_PULLS = {7: "closed", 8: "open"}
 
 
 class ApiState:
-    """The fake API's cache entries, kept in the work dir between runs."""
+    """What the fake API knows, kept in the work dir between runs: the cache entries, and
+    each earlier run with its artifacts (so fetch_baseline.py finds the last run's)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        self.entries: list[dict[str, Any]] = data.get("entries", seed_entries())
+        self.workflow_runs: dict[str, list[dict[str, Any]]] = data.get("workflow_runs", {})
+        self.run_artifacts: dict[int, list[dict[str, Any]]] = {
+            int(k): v for k, v in data.get("run_artifacts", {}).items()}
+        self.artifact_files: dict[int, str] = {int(k): v for k, v in data.get("artifact_files", {}).items()}
 
-    def load(self) -> list[dict[str, Any]]:
-        if self.path.is_file():
-            return json.loads(self.path.read_text(encoding="utf-8"))["entries"]
-        return seed_entries()
+    def api(self, token: str) -> FakeGitHub:
+        return FakeGitHub(self.entries, owner_repo=REPO, token=token, pulls=SEED_PULLS,
+                          workflow_runs=self.workflow_runs, run_artifacts=self.run_artifacts,
+                          artifact_files=self.artifact_files)
+
+    def record_run(self, workflow: str, run_id: int, event: str, branch: str, artifact_dir: Path) -> None:
+        """This run, newest first, with one artifact per zip act's artifact server stored."""
+        runs = self.workflow_runs.setdefault(workflow, [])
+        runs.insert(0, {"id": run_id, "event": event, "head_branch": branch, "status": "completed",
+                        "html_url": f"act_local run {run_id}"})
+        arts = []
+        for zip_path in sorted(artifact_dir.rglob("*.zip")) if artifact_dir.is_dir() else []:
+            artifact_id = max(self.artifact_files, default=0) + 1
+            self.artifact_files[artifact_id] = str(zip_path)
+            name = zip_path.relative_to(artifact_dir).parts[0]
+            arts.append({"id": artifact_id, "name": name, "expired": False,
+                         "size_in_bytes": zip_path.stat().st_size})
+        self.run_artifacts[run_id] = arts
 
     def save(self, entries: list[dict[str, Any]]) -> None:
-        self.path.write_text(json.dumps({"entries": entries}, indent=2) + "\n", encoding="utf-8")
+        data = {"entries": entries, "workflow_runs": self.workflow_runs,
+                "run_artifacts": {str(k): v for k, v in self.run_artifacts.items()},
+                "artifact_files": {str(k): v for k, v in self.artifact_files.items()}}
+        self.path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 def next_run_id(work: Path) -> int:
@@ -245,6 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--branch", default=DEFAULT_BRANCH, help="branch of the push/dispatch event (default main)")
     parser.add_argument("--pr-action", default="opened", help="pull_request event action (e.g. closed)")
     parser.add_argument("--no-tiny-zoo", action="store_true", help="do not serve the tiny zoo or point the profiles at it")
+    parser.add_argument("--stablehlo-sample", type=int, metavar="N",
+                        help="nightly: copy N float32 programs of ../shared/stablehlo-testdata into the work dir "
+                             "and pass that folder as the stablehlo-dir input (no checkout from GitHub)")
     parser.add_argument("--reuse-tool-cache", action="store_true",
                         help="keep the tool cache's Python environments from the last run (faster, less faithful)")
     parser.add_argument("--quiet", action="store_true", help="print only job and step results")
@@ -321,6 +363,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise CIError(str(exc)) from None
 
     work = Path(args.work_dir).resolve()
+    if args.stablehlo_sample:
+        if event != "workflow_dispatch":
+            raise CIError("--stablehlo-sample goes to the stablehlo-dir input of a workflow_dispatch run")
+        source = find_actions_dir().parent / "stablehlo-testdata"
+        inputs["stablehlo-dir"] = str(stablehlo_sample(source, work / "stablehlo-sample", args.stablehlo_sample))
     run_id = next_run_id(work)
     run_dir = work / "runs" / f"{run_id:03d}"
     run_dir.mkdir(parents=True)
@@ -350,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         raise CIError("no actions under ../shared/actions (owner/name@commit folders)")
     act_cache = work / "act"
     api_state = ApiState(work / "fake-github.json")
-    api = FakeGitHub(api_state.load(), owner_repo=REPO, token=FAKE_TOKEN, pulls=SEED_PULLS)
+    api = api_state.api(FAKE_TOKEN)
     zoo_server: StaticServer | None = None
     env: dict[str, str] = {
         "GITHUB_REPOSITORY": REPO,
@@ -398,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
         api.stop()
         if zoo_server is not None:
             zoo_server.stop()
+        if not args.dry_run:
+            api_state.record_run(workflow_path.name, run_id, event, args.branch, work / "artifacts" / str(run_id))
         api_state.save(api.entries)
 
     summary = build_summary(plan, parser, workflow_path.name, event, run_id, wall, code, overrides,

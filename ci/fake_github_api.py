@@ -55,6 +55,7 @@ class FakeGitHub:
         token: str = TOKEN,
         workflow_runs: dict[str, list[dict[str, Any]]] | None = None,
         run_artifacts: dict[int, list[dict[str, Any]]] | None = None,
+        artifact_files: dict[int, str] | None = None,
     ) -> None:
         self.entries = list(entries or [])
         self.repo = owner_repo
@@ -64,6 +65,9 @@ class FakeGitHub:
         self.token = token
         self.workflow_runs = dict(workflow_runs or {})  # workflow file name -> runs
         self.run_artifacts = dict(run_artifacts or {})  # run id -> artifacts
+        # artifact id -> a zip file on disk: .../actions/artifacts/ID/zip redirects to a
+        # pre-signed-style URL (no token accepted there, as blob storage behaves)
+        self.artifact_files = dict(artifact_files or {})
         self.requests: list[dict[str, Any]] = []
         self.deleted_ids: list[int] = []
         self.scripted: dict[tuple[str, str], deque] = defaultdict(deque)
@@ -159,6 +163,19 @@ class FakeGitHub:
         h.end_headers()
         h.wfile.write(raw)
 
+    def _blob(self, h: BaseHTTPRequestHandler, path: str) -> None:
+        if h.headers.get("Authorization"):
+            return self._send(h, 400, {"message": "a signed URL takes no Authorization header"})
+        try:
+            raw = open(self.artifact_files[int(path.rsplit("/", 1)[1])], "rb").read()
+        except (KeyError, ValueError, OSError):
+            return self._send(h, 404, {"message": "Not Found"})
+        h.send_response(200)
+        h.send_header("Content-Type", "application/zip")
+        h.send_header("Content-Length", str(len(raw)))
+        h.end_headers()
+        h.wfile.write(raw)
+
     def _dispatch(self, h: BaseHTTPRequestHandler, method: str) -> None:
         parts = urlsplit(h.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
@@ -175,6 +192,8 @@ class FakeGitHub:
             scripted = (
                 self.scripted[(method, path)].popleft() if self.scripted[(method, path)] else None
             )
+        if method == "GET" and path.startswith("/_blob/"):
+            return self._blob(h, path)
         if scripted is not None:
             status, headers, body = scripted
             return self._send(h, status, body, headers)
@@ -229,11 +248,16 @@ class FakeGitHub:
             if method == "GET" and rest.startswith("/actions/runs/") and rest.endswith("/artifacts"):
                 run_id = int(rest.split("/")[3])
                 arts = [
-                    a
+                    dict(a, archive_download_url=f"{self.url}{base}/actions/artifacts/{a['id']}/zip")
                     for a in self.run_artifacts.get(run_id, [])
                     if "name" not in query or a.get("name") == query["name"]
                 ]
                 return self._send(h, 200, {"total_count": len(arts), "artifacts": arts})
+            if method == "GET" and rest.startswith("/actions/artifacts/") and rest.endswith("/zip"):
+                artifact_id = rest.split("/")[3]
+                if not artifact_id.isdigit() or int(artifact_id) not in self.artifact_files:
+                    return self._send(h, 404, {"message": "Not Found"})
+                return self._send(h, 302, None, {"Location": f"{self.url}/_blob/{artifact_id}?sig=fake"})
             if method == "GET" and rest.startswith("/pulls/"):
                 number = int(rest.rsplit("/", 1)[1])
                 if number not in self.pulls:

@@ -369,3 +369,31 @@ def test_act_runs_a_tiny_workflow(tmp_path):
     data = json.loads(summary.read_text())
     assert {(j["job"], j["result"]) for j in data["jobs"]} == {("make", "success"), ("use", "success")}
     assert [r["matrix"] for r in data["left_out"]] == [{"os": "windows-latest"}]
+
+
+def test_fake_api_serves_an_earlier_runs_artifact_to_fetch_baseline(tmp_path, gh):
+    import zipfile
+
+    from ci_helpers import run_ci
+
+    act_local = load_ci("act_local.py")
+    store = tmp_path / "artifacts" / "1" / "merged-results"
+    store.mkdir(parents=True)
+    with zipfile.ZipFile(store / "merged-results.zip", "w") as zf:
+        zf.writestr("merged.json", json.dumps({"schema": 1, "outcomes": []}))
+    state = act_local.ApiState(tmp_path / "fake-github.json")
+    state.record_run("ci.yml", 1, "push", "main", tmp_path / "artifacts" / "1")
+    state.save(state.entries)
+    reloaded = act_local.ApiState(tmp_path / "fake-github.json")
+    assert reloaded.run_artifacts[1][0]["name"] == "merged-results"
+    api = reloaded.api("tok").start()
+    try:
+        env = gh.env(GITHUB_TOKEN="tok", GITHUB_REPOSITORY=act_local.REPO, GITHUB_RUN_ID="2")
+        result = run_ci("fetch_baseline.py", "--api-url", api.url, "--workflow", "ci.yml", "--artifact",
+                        "merged-results", "--branch", "main", "--event", "push", "--dest", tmp_path / "b", env=env)
+        assert "baseline: run 1" in result.stdout
+        assert json.loads((tmp_path / "b" / "merged.json").read_text())["schema"] == 1
+        blob = [r for r in api.requests if r["path"].startswith("/_blob/")]
+        assert blob and all(r["authorization"] is None for r in blob)  # no token to storage
+    finally:
+        api.stop()
