@@ -18,8 +18,9 @@ this host (`-P ubuntu-latest=-self-hosted`, no Docker). This script:
   by default, so `cache-tools plan` may save the heavy classes);
 - serves a fake GitHub REST API on 127.0.0.1 (ci/fake_github_api.py, GITHUB_API_URL)
   with a fake token and a few seeded cache entries, which learns every cache this run
-  saves; cache-tools, fetch_baseline.py and the prune jobs talk to it. Its state is
-  kept in the work dir, so the next run's `cache-tools plan` sees those entries;
+  saves, and each run with its artifacts; cache-tools, fetch_baseline.py and the prune
+  jobs talk to it. Its state is kept in the work dir, so the next run's `cache-tools
+  plan` sees those entries and fetch_baseline.py finds the last run's artifact;
 - serves a tiny Model Zoo (one small ONNX model and its manifest) on 127.0.0.1 and
   points the smoke and nightly profiles at it (CI_ZOO_MANIFEST, CI_ZOO_MODELS,
   IREE_CONFORMANCE_ZOO_MIRROR);
@@ -35,8 +36,8 @@ Examples:
   python ci/act_local.py ci.yml --env CI_UNIT_TESTS=tests/ci/test_ci_scripts.py \\
       --env CI_RUN_SHARD_ARGS="--onnx-ops-sample 20"
   python ci/act_local.py cache-audit.yml --event workflow_dispatch
-  python ci/act_local.py nightly.yml --event workflow_dispatch --matrix shard=1 \\
-      --input stablehlo-dir=/tmp/corpus --input extra-args="--onnx-ops-sample 10"
+  python ci/act_local.py nightly.yml --event workflow_dispatch --matrix shard=1 --stablehlo-sample 8 \\
+      --input "extra-args=--onnx-ops-sample 10 -k 'not light_'"
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ DEFAULT_BRANCH = "main"
 FAKE_TOKEN = "ghs_actLocalFakeToken000000000000000000"
 HOST_ENV_DROP_PREFIXES = ("GITHUB_", "ACTIONS_", "RUNNER_", "IREE_CONFORMANCE_", "CIBW_")
 HOST_ENV_DROP = ("GH_TOKEN", "VIRTUAL_ENV", "CI_UNIT_TESTS", "CI_RUN_SHARD_ARGS",
-                 "CI_ZOO_MANIFEST", "CI_ZOO_MODELS")
+                 "CI_ZOO_MANIFEST", "CI_ZOO_MODELS", "CI_CACHE_BASE")
 
 
 # -- pieces -------------------------------------------------------------------------------
@@ -399,7 +400,12 @@ def main(argv: list[str] | None = None) -> int:
     api_state = ApiState(work / "fake-github.json")
     api = api_state.api(FAKE_TOKEN)
     zoo_server: StaticServer | None = None
+    # act gives each job a random RUNNER_TEMP, and actions/cache's version hashes the
+    # absolute path: the cache folders get a fixed base instead (ci/setup_env.py), emptied
+    # before each run as a fresh runner's would be. (Jobs of one run share it.)
+    cache_base = work / "runner-temp" / "iree-ci"
     env: dict[str, str] = {
+        "CI_CACHE_BASE": str(cache_base),
         "GITHUB_REPOSITORY": REPO,
         "GITHUB_RUN_ID": str(run_id),
         "GITHUB_RUN_NUMBER": str(run_id),
@@ -432,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.dry_run:
             print(subprocess.list2cmdline(argv_act))
             return 0
+        shutil.rmtree(cache_base.parent, ignore_errors=True)
+        cache_base.mkdir(parents=True)
         tool_cache = act_cache / "tool_cache"
         versions = plan.python_versions()
         for line in prepare_tool_cache(tool_cache, versions, fresh=not args.reuse_tool_cache):

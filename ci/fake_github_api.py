@@ -8,12 +8,17 @@ queued per (method, path).
 
 Used by the cache_tools tests and by ci/act_local.py, which serves it on 127.0.0.1 to
 the workflows it runs under act (GITHUB_API_URL) with a fake token. It binds to
-127.0.0.1 only.
+127.0.0.1 only. Run alone, it serves until interrupted. Example:
+
+  python ci/fake_github_api.py --port 8765 --repo octo/repo
+  GITHUB_TOKEN=<the printed fake token> cache-tools audit --repo octo/repo --api-url http://127.0.0.1:8765
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 import threading
 from collections import defaultdict, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -56,6 +61,7 @@ class FakeGitHub:
         workflow_runs: dict[str, list[dict[str, Any]]] | None = None,
         run_artifacts: dict[int, list[dict[str, Any]]] | None = None,
         artifact_files: dict[int, str] | None = None,
+        port: int = 0,
     ) -> None:
         self.entries = list(entries or [])
         self.repo = owner_repo
@@ -74,7 +80,7 @@ class FakeGitHub:
         self.usage_override: dict[str, Any] | None = None
         self.raw_override: dict[tuple[str, str], tuple[int, dict[str, str], bytes]] = {}
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -312,3 +318,24 @@ class FakeGitHub:
         self.entries = [e for e in self.entries if e["id"] not in ids]
         self.deleted_ids.extend(sorted(ids))
         return self._send(h, 200, {"total_count": len(gone), "actions_caches": gone})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="fake_github_api.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
+    parser.add_argument("--repo", default="octo/repo", help="OWNER/NAME it answers for")
+    args = parser.parse_args(argv)
+    api = FakeGitHub(owner_repo=args.repo, port=args.port)
+    print(f"fake GitHub API for {args.repo} at {api.url} (token {TOKEN}); Ctrl-C stops it", flush=True)
+    try:
+        api.server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        api.server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -39,8 +39,11 @@ def load_ci(relpath: str):
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """The environment minus GitHub Actions' file commands and CIBW_* settings."""
-    drop = ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS")
+    """The environment minus GitHub Actions' file commands, CIBW_* settings and the
+    local-run overrides."""
+    drop = ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS",
+            # what ci/act_local.py sets for a local run (these tests may run under it)
+            "CI_CACHE_BASE", "CI_RUN_SHARD_ARGS", "CI_ZOO_MANIFEST", "CI_ZOO_MODELS", "CI_UNIT_TESTS")
     env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("CIBW_")}
     env["PYTHONUTF8"] = "1"
     env.update(extra)
