@@ -34,7 +34,7 @@ _SAVED = re.compile(r"Cache saved with key:\s*(?P<key>\S+)")
 _SIZE = re.compile(r"Cache Size: ~?[\d.]+ MB \((?P<bytes>\d+) B\)")
 _KEY_LINE = re.compile(r"^key[=:]\s*(?P<key>\S+)$")
 _PLAN_CMD = re.compile(r"^\+ cache-tools plan .*--class (?P<cls>\S+)")
-_KEY_CLASS = re.compile(r"^(?P<cls>[a-z0-9][a-z0-9-]*?)-v\d+-")
+_KEY_CLASS = re.compile(r"^(?P<cls>[A-Za-z0-9][A-Za-z0-9-]*?)-v\d+-")
 _PLAN_SAVE = re.compile(r"^save:\s+(?P<save>true|false)$")
 _PLAN_REASON = re.compile(r"^reason:\s+(?P<reason>\S+)$")
 _PLAN_WHY = re.compile(r"^why:\s+(?P<why>.+)$")
@@ -115,7 +115,7 @@ class ArtifactEvent:
 def key_class(key: str) -> str:
     """The cache class a key belongs to (`{class}-v{schema}-...`, cache_tools' grammar)."""
     m = _KEY_CLASS.match(key)
-    return m.group("cls") if m else ""
+    return m.group("cls").lower() if m else ""
 
 
 def step_class(step: str) -> str:
@@ -189,7 +189,8 @@ class LogParser:
             if (m := _RESTORED.search(text)) is not None:
                 key = m.group("key")
                 cls = key_class(key)
-                exact = self._primary.get((job.job, cls)) == key
+                # actions/cache compares keys ignoring case (act's cache server lowercases them)
+                exact = self._primary.get((job.job, cls), "").lower() == key.lower()
                 self.caches.append(CacheEvent(job.job, "restore", cls, key, "exact" if exact else "prefix"))
             elif (m := _NOT_FOUND.search(text)) is not None:
                 key = m.group("keys").split(",")[0].strip()

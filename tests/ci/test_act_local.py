@@ -175,7 +175,7 @@ LOG = [
     line("lint", msg="🏁  Job succeeded", jobResult="success"),
     line("test", "Cache key (iree-artifacts)", "key:          iree-artifacts-v1-Linux-X64-cA-fB\n", raw_output=True),
     line("test", "Restore (iree-artifacts)",
-         "Cache restored from key: iree-artifacts-v1-Linux-X64-cA-fB\n", raw_output=True),
+         "Cache restored from key: iree-artifacts-v1-linux-x64-ca-fb\n", raw_output=True),  # act lowercases
     line("test", "Cache key (pip)", "key:          pip-v1-Linux-X64-cP-fQ\n", raw_output=True),
     line("test", "Restore (pip)", "Cache restored from key: pip-v1-Linux-X64-cP-fOLD\n", raw_output=True),
     line("test", "Cache key (onnx-data)", "key:          onnx-data-v1-Linux-X64-cO\n", raw_output=True),
