@@ -56,6 +56,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO_ROOT, CIError, run_main  # noqa: E402
+from actlocal.apistate import REPO, ApiState  # noqa: E402
 from actlocal.command import (  # noqa: E402
     ActRun,
     NotLoopback,
@@ -63,6 +64,13 @@ from actlocal.command import (  # noqa: E402
     require_local_url,
 )
 from actlocal.event import EVENTS, event_payload, first_cron, triggers  # noqa: E402
+from actlocal.host import (  # noqa: E402
+    HostError,
+    act_environment,
+    host_python,
+    prepare_tool_cache,
+    stablehlo_sample,
+)
 from actlocal.logs import LogParser  # noqa: E402
 from actlocal.servers import (  # noqa: E402
     MANIFEST_NAME,
@@ -74,13 +82,9 @@ from actlocal.servers import (  # noqa: E402
 from actlocal.workflow import WorkflowPlan, plan_workflow  # noqa: E402
 from fake_github_api import FakeGitHub, entry  # noqa: E402
 
-REPO = "local/iree-conformance"
 DEFAULT_BRANCH = "main"
 # Not a credential: the fake API accepts exactly this, and nothing else sees it.
 FAKE_TOKEN = "ghs_actLocalFakeToken000000000000000000"
-HOST_ENV_DROP_PREFIXES = ("GITHUB_", "ACTIONS_", "RUNNER_", "IREE_CONFORMANCE_", "CIBW_")
-HOST_ENV_DROP = ("GH_TOKEN", "VIRTUAL_ENV", "CI_UNIT_TESTS", "CI_RUN_SHARD_ARGS",
-                 "CI_ZOO_MANIFEST", "CI_ZOO_MODELS", "CI_CACHE_BASE")
 
 
 # -- pieces -------------------------------------------------------------------------------
@@ -94,21 +98,6 @@ def find_actions_dir() -> Path:
         if candidate.is_dir():
             return candidate
     raise CIError("no ../shared/actions folder above the repository (set ACT_LOCAL_ACTIONS=DIR)")
-
-
-def stablehlo_sample(source: Path, dest: Path, count: int) -> Path:
-    """`count` float32 programs of a StableHLO testdata folder, laid out as a checkout
-    (`dest/stablehlo/testdata/`, the corpus' subdir in ci/profiles.toml); returns dest."""
-    files = sorted(p for p in source.glob("*_float32_*.mlir"))[:count]
-    if len(files) < count:
-        raise CIError(f"{source}: fewer than {count} *_float32_*.mlir programs")
-    folder = dest / "stablehlo" / "testdata"
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
-    for f in files:
-        shutil.copy2(f, folder / f.name)
-    return dest
 
 
 def find_act() -> str:
@@ -153,109 +142,9 @@ def parse_pairs(values: list[str], flag: str) -> dict[str, str]:
     return out
 
 
-def host_python() -> tuple[str, Path]:
-    version = ".".join(map(str, sys.version_info[:3]))
-    base = getattr(sys, "_base_executable", None) or sys.executable
-    return version, Path(base)
-
-
-def tool_cache_version(requested: str, host: str) -> str:
-    """The tool-cache folder name that makes setup-python's `requested` resolve."""
-    parts = requested.split(".")
-    if requested.split(".")[:2] == host.split(".")[:2]:
-        return host
-    return ".".join((parts + ["0", "0"])[:3])
-
-
-def prepare_tool_cache(tool_cache: Path, versions: list[str], fresh: bool) -> list[str]:
-    """A venv of the host interpreter per requested version (plus the `.complete` marker)."""
-    host, interpreter = host_python()
-    made = []
-    for requested in versions:
-        folder = tool_cache / "Python" / tool_cache_version(requested, host)
-        target = folder / "x64"
-        if fresh and target.exists():
-            shutil.rmtree(target)
-        if not (target / "bin" / "python").exists():
-            folder.mkdir(parents=True, exist_ok=True)
-            subprocess.run([str(interpreter), "-m", "venv", str(target)], check=True)
-        (folder / "x64.complete").touch()
-        made.append(f"{requested} -> {folder.name} (host {host}, {interpreter})")
-    return made
-
-
 def git_sha() -> str:
     result = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True)
     return result.stdout.strip() or "0" * 40
-
-
-def act_environment(venv_bin: Path) -> dict[str, str]:
-    """The host environment minus Actions variables, real tokens and this venv."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(HOST_ENV_DROP_PREFIXES) and k not in HOST_ENV_DROP}
-    path = [p for p in env.get("PATH", "").split(os.pathsep) if p and Path(p) != venv_bin]
-    env["PATH"] = os.pathsep.join(path)
-    env["GITHUB_TOKEN"] = FAKE_TOKEN  # act reads the secret's value from here (-s GITHUB_TOKEN)
-    return env
-
-
-def seed_entries() -> list[dict[str, Any]]:
-    """Entries that give audit and prune something to show: a superseded store on main,
-    a closed pull request's pip cache and an open one's (SEED_PULLS)."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-
-    def ts(days: float) -> str:
-        return (now - datetime.timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-    mib = 1024 * 1024
-    return [
-        entry(1, "iree-artifacts-v1-Linux-X64-c5eed5eed5eed5eed-f" + "0" * 16, "refs/heads/main", 9 * mib, ts(6), ts(5)),
-        entry(2, "iree-artifacts-v1-Linux-X64-c5eed5eed5eed5eed-f" + "1" * 16, "refs/heads/main", 10 * mib, ts(2), ts(1)),
-        entry(3, "pip-v1-Linux-X64-c5eed5eed5eed0001-f" + "2" * 16, "refs/pull/7/merge", 180 * mib, ts(4), ts(4)),
-        entry(4, "pip-v1-Linux-X64-c5eed5eed5eed0001-f" + "3" * 16, "refs/pull/8/merge", 175 * mib, ts(1), ts(0.5)),
-    ]
-
-
-SEED_PULLS = {7: "closed", 8: "open"}
-
-
-class ApiState:
-    """What the fake API knows, kept in the work dir between runs: the cache entries, and
-    each earlier run with its artifacts (so fetch_baseline.py finds the last run's)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        self.entries: list[dict[str, Any]] = data.get("entries", seed_entries())
-        self.workflow_runs: dict[str, list[dict[str, Any]]] = data.get("workflow_runs", {})
-        self.run_artifacts: dict[int, list[dict[str, Any]]] = {
-            int(k): v for k, v in data.get("run_artifacts", {}).items()}
-        self.artifact_files: dict[int, str] = {int(k): v for k, v in data.get("artifact_files", {}).items()}
-
-    def api(self, token: str) -> FakeGitHub:
-        return FakeGitHub(self.entries, owner_repo=REPO, token=token, pulls=SEED_PULLS,
-                          workflow_runs=self.workflow_runs, run_artifacts=self.run_artifacts,
-                          artifact_files=self.artifact_files)
-
-    def record_run(self, workflow: str, run_id: int, event: str, branch: str, artifact_dir: Path) -> None:
-        """This run, newest first, with one artifact per zip act's artifact server stored."""
-        runs = self.workflow_runs.setdefault(workflow, [])
-        runs.insert(0, {"id": run_id, "event": event, "head_branch": branch, "status": "completed",
-                        "html_url": f"act_local run {run_id}"})
-        arts = []
-        for zip_path in sorted(artifact_dir.rglob("*.zip")) if artifact_dir.is_dir() else []:
-            artifact_id = max(self.artifact_files, default=0) + 1
-            self.artifact_files[artifact_id] = str(zip_path)
-            name = zip_path.relative_to(artifact_dir).parts[0]
-            arts.append({"id": artifact_id, "name": name, "expired": False,
-                         "size_in_bytes": zip_path.stat().st_size})
-        self.run_artifacts[run_id] = arts
-
-    def save(self, entries: list[dict[str, Any]]) -> None:
-        data = {"entries": entries, "workflow_runs": self.workflow_runs,
-                "run_artifacts": {str(k): v for k, v in self.run_artifacts.items()},
-                "artifact_files": {str(k): v for k, v in self.artifact_files.items()}}
-        self.path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
 def next_run_id(work: Path) -> int:
@@ -368,7 +257,10 @@ def main(argv: list[str] | None = None) -> int:
         if event != "workflow_dispatch":
             raise CIError("--stablehlo-sample goes to the stablehlo-dir input of a workflow_dispatch run")
         source = find_actions_dir().parent / "stablehlo-testdata"
-        inputs["stablehlo-dir"] = str(stablehlo_sample(source, work / "stablehlo-sample", args.stablehlo_sample))
+        try:
+            inputs["stablehlo-dir"] = str(stablehlo_sample(source, work / "stablehlo-sample", args.stablehlo_sample))
+        except HostError as exc:
+            raise CIError(str(exc)) from None
     run_id = next_run_id(work)
     run_dir = work / "runs" / f"{run_id:03d}"
     run_dir.mkdir(parents=True)
@@ -446,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  tool cache: Python {line}")
         parser = LogParser(workflow_path.name)
         started = time.monotonic()
-        code = stream_act(argv_act, run_dir / "act.log", parser, api, ref, act_environment(Path(sys.executable).parent),
+        code = stream_act(argv_act, run_dir / "act.log", parser, api, ref, act_environment(Path(sys.executable).parent, FAKE_TOKEN),
                           quiet=args.quiet)
         wall = time.monotonic() - started
     finally:

@@ -397,3 +397,26 @@ def test_fake_api_serves_an_earlier_runs_artifact_to_fetch_baseline(tmp_path, gh
         assert blob and all(r["authorization"] is None for r in blob)  # no token to storage
     finally:
         api.stop()
+
+
+def test_tool_cache_versions_and_act_environment(monkeypatch, tmp_path):
+    from actlocal.host import act_environment, stablehlo_sample, tool_cache_version
+
+    assert tool_cache_version("3.12", "3.11.7") == "3.12.0"
+    assert tool_cache_version("3.11", "3.11.7") == "3.11.7"
+    assert tool_cache_version("3.10.4", "3.11.7") == "3.10.4"
+    venv_bin = tmp_path / "venv" / "bin"
+    monkeypatch.setenv("PATH", f"{venv_bin}:/usr/bin")
+    for name in ("GITHUB_TOKEN", "GH_TOKEN", "GITHUB_OUTPUT", "IREE_CONFORMANCE_STORE", "CI_RUN_SHARD_ARGS",
+                 "VIRTUAL_ENV"):
+        monkeypatch.setenv(name, "host value")
+    env = act_environment(venv_bin, "fake")
+    assert env["GITHUB_TOKEN"] == "fake" and env["PATH"] == "/usr/bin"
+    assert not {"GH_TOKEN", "GITHUB_OUTPUT", "IREE_CONFORMANCE_STORE", "CI_RUN_SHARD_ARGS", "VIRTUAL_ENV"} & set(env)
+    src = tmp_path / "testdata"
+    src.mkdir()
+    for name in ("b_float32_1.mlir", "a_float32_2.mlir", "c_int8_1.mlir"):
+        (src / name).write_text("module {}")
+    dest = stablehlo_sample(src, tmp_path / "out", 2)
+    assert sorted(p.name for p in (dest / "stablehlo" / "testdata").iterdir()) == ["a_float32_2.mlir",
+                                                                                 "b_float32_1.mlir"]
