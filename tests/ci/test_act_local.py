@@ -193,6 +193,10 @@ LOG = [
     line("test", "Save zoo models", "shard 0: 1 member(s), 226 B staged in s000 -> zoo-models-v1-L-X-s000-fA\n",
          raw_output=True, stepID=["18", "plan"]),
     line("test", "Save zoo models", "zoo-models: save 1/1 shards\n", raw_output=True, stepID=["18", "plan"]),
+    line("test", "Save zoo", "+ cache-tools key --config c.toml --class zoo-models --json\n",
+         raw_output=True, stepID=["19", "plan"]),
+    line("test", "Save zoo", "zoo-models: nothing under /x matches ['onnx-zoo/*']; nothing to save\n",
+         raw_output=True, stepID=["19", "plan"]),
     line("test", "Upload results",
          "Artifact results-ubuntu-latest-py3.12 has been successfully uploaded! Final size is 2048 bytes. "
          "Artifact ID is 1\n", raw_output=True),
@@ -221,6 +225,7 @@ def test_log_parser_jobs_steps_caches_and_artifacts():
         ("save", "onnx-data", "saved", ""),
         ("plan", "pip", "skip", "key-exists (an entry with this key exists)"),
         ("plan", "zoo-models", "save", "save 1/1 shards"),
+        ("plan", "zoo-models", "skip", "nothing under /x matches ['onnx-zoo/*']; nothing to save"),
     ]
     assert [(s.key, s.size) for s in saved] == [("onnx-data-v1-Linux-X64-cO", 9437184)]
     assert [a.to_json() for a in parser.artifacts] == [
