@@ -1,7 +1,8 @@
 """A small GitHub REST client for the Actions cache endpoints.
 
 Retries are bounded: rate limits (403/429 with ``retry-after`` or an exhausted
-``x-ratelimit-remaining``) wait as told when that fits in ``max_wait``; 5xx and
+``x-ratelimit-remaining``; a 429, or a 403 whose message says "rate limit", without
+those headers: 60 s) wait as told when that fits in ``max_wait``; 5xx and
 connection errors back off exponentially up to ``max_retries``. The clock and
 sleep are injectable so tests run instantly. The token is only ever placed in
 the Authorization header, and only for URLs on the configured API host.
@@ -30,6 +31,8 @@ PER_PAGE = 100
 MAX_PAGES = 1000
 _LINK_RE = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_SECONDARY_RE = re.compile(r"rate limit", re.IGNORECASE)
+SECONDARY_WAIT = 60.0  # seconds: a secondary rate limit without headers
 
 
 def parse_link_header(value: str | None) -> dict[str, str]:
@@ -128,7 +131,20 @@ class GitHubClient:
                 return 60.0
         if resp.status_code == 429:
             return 60.0  # secondary limit without headers: GitHub says wait at least a minute
+        if resp.status_code == 403 and _SECONDARY_RE.search(self._message(resp)):
+            # A secondary rate limit can come as a bare 403 whose message says "rate limit"
+            # (no retry-after, no exhausted x-ratelimit-remaining); it is not a missing
+            # permission. GitHub's guidance: wait at least one minute before retrying.
+            return SECONDARY_WAIT
         return None
+
+    @staticmethod
+    def _message(resp: requests.Response) -> str:
+        try:
+            data = resp.json()
+        except ValueError:
+            return resp.text or ""
+        return str(data.get("message", "")) if isinstance(data, dict) else ""
 
     def request(
         self,
@@ -319,6 +335,10 @@ class GitHubClient:
             data = self.request("GET", f"/repos/{check_repo(repo)}/pulls/{int(number)}").data
         except ApiError as exc:
             if exc.status in (403, 404):
+                self.events.append(
+                    f"GET /repos/{repo}/pulls/{number}: HTTP {exc.status}, state unknown, its caches "
+                    "are kept (a private repository needs 'pull-requests: read'; or pass --closed-pr N)"
+                )
                 return None
             raise
         state = data.get("state") if isinstance(data, dict) else None

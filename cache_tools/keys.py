@@ -2,11 +2,15 @@
 
 Layout (optional parts in brackets, each tagged by a letter so keys parse back)::
 
-    {class}-v{schema}-{os}-{arch}[-s{shard:03d}][-c{config}][-f{content}]
+    {class}-v{schema}-{os}-{arch}[-s{shard:03d}][-c{config}][-f{content}][-h{snapshot}]
 
 Parts go from least to most volatile, so every restore key is a prefix ending
 at a part boundary and restore-keys run from most to least specific. A
-restore never crosses class, schema, OS, arch or shard index.
+restore never crosses class, schema, OS, arch or shard index, nor, for a class
+whose config hash names a variant (``config_hash_is_variant``), the config hash.
+The ``-h`` part is the hash of the saved content, taken at save time (``plan``):
+a key that does not change from run to run would freeze the first save forever,
+since GitHub never overwrites a key.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ _PART_RE = re.compile(r"^[A-Za-z0-9_.]+$")
 _HEX_RE = re.compile(r"^[0-9a-f]+$")
 _TAIL_RE = re.compile(
     r"^v(?P<schema>\d+)-(?P<os>[A-Za-z0-9_.]+)-(?P<arch>[A-Za-z0-9_.]+)"
-    r"(?:-s(?P<shard>\d+))?(?:-c(?P<config>[0-9a-f]+))?(?:-f(?P<content>[0-9a-f]+))?$"
+    r"(?:-s(?P<shard>\d+))?(?:-c(?P<config>[0-9a-f]+))?(?:-f(?P<content>[0-9a-f]+))?"
+    r"(?:-h(?P<snapshot>[0-9a-f]+))?$"
 )
 
 
@@ -41,6 +46,7 @@ class KeyParts:
     config_hash: str = ""
     content_hash: str = ""  # hashFiles() of inputs, or a shard's member hash
     shard: int | None = None
+    snapshot_hash: str = ""  # hash of the saved content, taken at save time
 
     def validate(self) -> None:
         if not _CLASS_RE.match(self.cache_class):
@@ -59,6 +65,7 @@ class KeyParts:
         for label, value in (
             ("config hash", self.config_hash),
             ("content hash", self.content_hash),
+            ("snapshot hash", self.snapshot_hash),
         ):
             if value and not _HEX_RE.match(value):
                 raise KeyRuleError(f"{label} {value!r} must be lowercase hex")
@@ -97,8 +104,13 @@ def check_keys(key: str, restore_keys: Sequence[str]) -> None:
         )
 
 
-def build_key(parts: KeyParts) -> CacheKey:
-    """Build the key and its restore keys (most specific first)."""
+def build_key(parts: KeyParts, variant: bool = False) -> CacheKey:
+    """Build the key and its restore keys (most specific first).
+
+    ``variant``: the class's config hash names a variant (``config_hash_is_variant``),
+    so the restore keys stop at the config part: a job never restores another
+    configuration's entry (e.g. another IREE version's artifact store).
+    """
     parts.validate()
     base = f"{parts.cache_class}-v{parts.schema}-{parts.os}-{parts.arch}"
     if parts.shard is not None:
@@ -108,10 +120,23 @@ def build_key(parts: KeyParts) -> CacheKey:
         segments.append(f"c{parts.config_hash}")
     if parts.content_hash:
         segments.append(f"f{parts.content_hash}")
+    if parts.snapshot_hash:
+        segments.append(f"h{parts.snapshot_hash}")
     key = "-".join(segments)
-    restore = tuple("-".join(segments[:n]) + "-" for n in range(len(segments) - 1, 0, -1))
+    shortest = 2 if variant and parts.config_hash else 1
+    restore = tuple(
+        "-".join(segments[:n]) + "-" for n in range(len(segments) - 1, shortest - 1, -1)
+    )
     check_keys(key, restore)
     return CacheKey(key, restore)
+
+
+def snapshot_base(key: str, cache_class: str) -> str:
+    """The key without its ``-h{snapshot}`` part (the restore step's key)."""
+    parts = parse_key(key, cache_class)
+    if parts is None or not parts.snapshot_hash:
+        return key
+    return key[: -len(parts.snapshot_hash) - 2]
 
 
 def class_of(key: str, classes: Iterable[str]) -> str | None:
@@ -138,6 +163,7 @@ def parse_key(key: str, cache_class: str) -> KeyParts | None:
         config_hash=m["config"] or "",
         content_hash=m["content"] or "",
         shard=int(m["shard"]) if m["shard"] is not None else None,
+        snapshot_hash=m["snapshot"] or "",
     )
 
 
@@ -147,7 +173,8 @@ def lineage(key: str, classes: Iterable[str], variant_classes: Collection[str] =
     For our keys: class, OS, arch and shard index (schema, config and content
     hashes are what change between versions), plus the config hash for the
     classes in ``variant_classes``, whose config hash names a variant that lives
-    beside the others (``config_hash_is_variant``). For foreign keys: the key minus
+    beside the others (``config_hash_is_variant``); never the snapshot hash, so a
+    newer snapshot supersedes the older ones. For foreign keys: the key minus
     its last '-' part, the usual ``prefix-<hash>`` convention.
     """
     cls = class_of(key, classes)

@@ -1,10 +1,13 @@
 """Decide, before a save, whether saving is worth it.
 
-Budget = repository limit - current usage + bytes of the entries this save
-supersedes (same lineage, same ref; they are pruned after). The lineage includes
-the config hash for classes with ``config_hash_is_variant``. A save that does
-not fit is simulated against GitHub's LRU eviction and refused if it would push
-out an entry of a higher-priority class.
+Budget = repository limit - current usage + bytes of the superseded entries that
+the scheduled prune will really delete (same lineage, same ref; only when the
+prune policy is on, and for a protected class's default-branch entries only older
+snapshots of the same key). The lineage includes the config hash for classes with
+``config_hash_is_variant``. When ``jobs`` jobs of a matrix plan at the same time
+against the same usage snapshot, each gets 1/jobs of the free space and of the
+class's headroom. A save that does not fit is simulated against GitHub's LRU
+eviction and refused if it would push out an entry of a higher-priority class.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 from .config import CacheClass, Config
 from .entries import CacheEntry, ref_kind
 from .eviction import simulate_save
-from .keys import class_of, lineage
+from .keys import class_of, lineage, snapshot_base
 from .units import human_bytes
 
 # Reason codes a workflow can test (reason=...).
@@ -29,6 +32,7 @@ LARGER_THAN_LIMIT = "larger-than-limit"
 OVER_CLASS_SHARE = "over-class-share"
 WOULD_EVICT_HIGHER = "would-evict-higher-priority"
 EMPTY = "nothing-to-save"
+UNCHANGED = "content-unchanged"
 
 
 @dataclass
@@ -53,9 +57,10 @@ class Decision:
     reason: str
     message: str
     budget: int = 0
-    replaces: list[CacheEntry] = field(default_factory=list)
+    replaces: list[CacheEntry] = field(default_factory=list)  # credited: prune deletes them
     evicts: list[CacheEntry] = field(default_factory=list)
     blocked_by: list[CacheEntry] = field(default_factory=list)
+    superseded_kept: list[CacheEntry] = field(default_factory=list)  # superseded, not deleted
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +73,7 @@ class Decision:
             "replaces": [e.to_dict() for e in self.replaces],
             "evicts": [e.to_dict() for e in self.evicts],
             "blocked_by": [e.to_dict() for e in self.blocked_by],
+            "superseded_kept": [e.to_dict() for e in self.superseded_kept],
         }
 
 
@@ -83,7 +89,17 @@ class Planner:
         ref: str,
         default_branch: str,
         now: datetime,
+        *,
+        prune_superseded: bool = False,
+        jobs: int = 1,
     ) -> None:
+        """``prune_superseded``: the scheduled prune deletes superseded entries (the
+        repository's CACHE_PRUNE_POLICY is on); otherwise none is credited as freed.
+        ``jobs``: how many jobs plan saves at the same time (a matrix), sharing the space."""
+        if jobs < 1:
+            raise ValueError(f"jobs must be >= 1, got {jobs}")
+        self.prune_superseded = prune_superseded
+        self.jobs = jobs
         self.config = config
         self.cls = cache_class
         self.entries = list(entries)
@@ -118,12 +134,39 @@ class Planner:
             ),
         )
 
-    def decide(self, key: str, size: int) -> Decision:
-        """Decide one save of ``size`` compressed bytes under ``key``; accepted saves are remembered."""
+    def pruned_once_superseded(self, entry: CacheEntry, new_key: str) -> bool:
+        """Will the scheduled prune really delete ``entry`` once ``new_key`` exists?
+
+        Only with the prune policy on; a protected class's default-branch entries are
+        kept by prune unless the newer one is a later snapshot of the same key.
+        """
+        if not self.prune_superseded:
+            return False
+        name = self._class_of(entry)
+        cls = self.config.classes.get(name) if name else None
+        on_default = ref_kind(entry.ref, self.default_branch) == "default-branch"
+        if cls is not None and cls.protected and on_default:
+            return snapshot_base(entry.key, cls.name) == snapshot_base(new_key, cls.name)
+        return True
+
+    def decide(self, key: str, size: int, unchanged_from: str = "") -> Decision:
+        """Decide one save of ``size`` compressed bytes under ``key``; accepted saves are remembered.
+
+        ``unchanged_from``: the key this job restored; the same key means the content did
+        not change (keys end in a hash of the content), so there is nothing to save.
+        """
         refused = self.ref_allowed()
         if refused is not None:
             refused.key, refused.size = key, size
             return refused
+        if unchanged_from and key == unchanged_from:
+            return Decision(
+                key,
+                size,
+                False,
+                UNCHANGED,
+                f"the content is what this job restored ({key!r}); nothing new to save",
+            )
         live = [e for e in self.entries if e.id not in self._removed] + self._pending
         if any(e.key == key and e.ref == self.ref for e in live):
             return Decision(
@@ -140,15 +183,21 @@ class Planner:
         limit = self.budget.limit
         classes, variants = self.config.classes, self.config.variant_classes
         mine = lineage(key, classes, variants)
-        replaces = [
+        superseded = [
             e
             for e in live
             if e.ref == self.ref and e.id > 0 and lineage(e.key, classes, variants) == mine
         ]
+        replaces = [e for e in superseded if self.pruned_once_superseded(e, key)]
+        kept = [e for e in superseded if e not in replaces]
         replaced_bytes = sum(e.size_in_bytes for e in replaces)
-        usage = self._usage + sum(e.size_in_bytes for e in self._pending)
-        budget = limit - usage + replaced_bytes
-        d = Decision(key, size, False, "", "", budget=budget, replaces=replaces)
+        pending_bytes = sum(e.size_in_bytes for e in self._pending)
+        free = limit - self._usage
+        quota = free // self.jobs if free > 0 else free  # this job's share of the free space
+        budget = quota - pending_bytes + replaced_bytes
+        d = Decision(
+            key, size, False, "", "", budget=budget, replaces=replaces, superseded_kept=kept
+        )
         if size > limit:
             d.reason = LARGER_THAN_LIMIT
             d.message = (
@@ -158,23 +207,38 @@ class Planner:
             return d
         cap = int(self.cls.max_share * limit)
         removed = {e.id for e in replaces}
-        class_bytes = sum(
-            e.size_in_bytes
-            for e in live
-            if e.id not in removed and self._class_of(e) == self.cls.name
+        class_now = sum(
+            e.size_in_bytes for e in live if e.id > 0 and self._class_of(e) == self.cls.name
         )
-        if class_bytes + size > cap:
+        headroom = cap - class_now
+        class_quota = headroom // self.jobs if headroom > 0 else headroom
+        if size + pending_bytes > class_quota + replaced_bytes:
             d.reason = OVER_CLASS_SHARE
-            d.message = (
-                f"class {self.cls.name!r} would hold {human_bytes(class_bytes + size)}, over its share "
-                f"{self.cls.max_share:.0%} of the limit ({human_bytes(cap)}); raise max_share or cache less"
+            held = class_now - replaced_bytes + pending_bytes + size
+            shared = (
+                f"; {self.jobs} jobs save at once, so this one may use 1/{self.jobs} of the "
+                f"class's headroom ({human_bytes(max(class_quota, 0))})"
+                if self.jobs > 1
+                else ""
             )
+            d.message = (
+                f"class {self.cls.name!r} would hold {human_bytes(held)}, over its share "
+                f"{self.cls.max_share:.0%} of the limit ({human_bytes(cap)}){shared}; "
+                "raise max_share or cache less"
+            )
+            if kept:
+                d.message += (
+                    f" ({len(kept)} superseded entr{'y' if len(kept) == 1 else 'ies'} stay: "
+                    "prune deletes them only with CACHE_PRUNE_POLICY on)"
+                )
             return d
         if size <= budget:
             d.save, d.reason = True, FITS
             d.message = f"{human_bytes(size)} fits in the free budget of {human_bytes(budget)}"
         else:
-            sim = simulate_save(live, size, limit, removed)
+            # The other jobs of a matrix take their quotas of the free space meanwhile.
+            others = (self.jobs - 1) * quota if quota > 0 else 0
+            sim = simulate_save(live, size, limit - others, removed)
             mine_priority = self.cls.priority
             higher = [e for e in sim.evicted if self._priority(e) > mine_priority]
             if higher:

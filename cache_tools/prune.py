@@ -2,7 +2,10 @@
 
 Candidates: superseded entries, and entries of closed pull requests (either
 kind can be switched off). Entries on the default branch of a protected class
-are kept unless that class is named with ``--include-protected``.
+are kept unless that class is named with ``--include-protected``, or unless the
+entry is an older snapshot of the newest entry's key (same key but for the ``-h``
+content part): that one can never be restored again, since a restore takes the
+newest entry of a prefix.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from .audit import superseded
 from .config import Config
 from .entries import CacheEntry, pull_number, ref_kind
 from .errors import ApiError
-from .keys import class_of
+from .keys import class_of, lineage, snapshot_base
 
 SUPERSEDED = "superseded"
 CLOSED_PR = "closed-pull-request"
@@ -52,8 +55,14 @@ def plan_prune(
     only_classes: Collection[str] = (),
     closed_prs: bool = True,
     superseded_entries: bool = True,
+    known_closed: Collection[int] = (),
 ) -> PrunePlan:
-    """Pick what to delete. ``pull_state(n)`` answers 'open'/'closed'/None, once per PR."""
+    """Pick what to delete. ``pull_state(n)`` answers 'open'/'closed'/None, once per PR.
+
+    Pull requests in ``known_closed`` (e.g. the one whose `closed` event runs the prune)
+    are closed without asking: reading a pull request needs `pull-requests: read` on a
+    private repository, which the deleting job does not need otherwise.
+    """
     reasons: dict[int, str] = {}
     if superseded_entries:
         reasons = {e.id: SUPERSEDED for e in superseded(entries, config.classes)}
@@ -64,9 +73,15 @@ def plan_prune(
             if number is None or e.id in reasons:
                 continue
             if number not in states:
-                states[number] = pull_state(number)
+                states[number] = "closed" if number in known_closed else pull_state(number)
             if states[number] == "closed":
                 reasons[e.id] = CLOSED_PR
+    newest: dict[tuple[str, str], CacheEntry] = {}
+    variants = config.variant_classes
+    for e in entries:
+        group = (e.ref, lineage(e.key, config.classes, variants))
+        if group not in newest or (e.created_at, e.id) > (newest[group].created_at, newest[group].id):
+            newest[group] = e
     plan = PrunePlan()
     for e in sorted(entries, key=lambda e: e.id):
         if e.id not in reasons:
@@ -78,7 +93,13 @@ def plan_prune(
         cls = config.classes.get(name) if name else None
         on_default = ref_kind(e.ref, config.settings.default_branch) == "default-branch"
         if cls is not None and cls.protected and on_default and name not in include_protected:
-            plan.kept_protected.append(item)
+            top = newest[(e.ref, lineage(e.key, config.classes, variants))]
+            if item.reason == SUPERSEDED and snapshot_base(top.key, cls.name) == snapshot_base(
+                e.key, cls.name
+            ):
+                plan.delete.append(item)  # an older snapshot of the same key
+            else:
+                plan.kept_protected.append(item)
         else:
             plan.delete.append(item)
     return plan

@@ -21,9 +21,11 @@ this host (`-P ubuntu-latest=-self-hosted`, no Docker). This script:
   saves, and each run with its artifacts; cache-tools, fetch_baseline.py and the prune
   jobs talk to it. Its state is kept in the work dir, so the next run's `cache-tools
   plan` sees those entries and fetch_baseline.py finds the last run's artifact;
-- serves a tiny Model Zoo (one small ONNX model and its manifest) on 127.0.0.1 and
-  points the smoke and nightly profiles at it (CI_ZOO_MANIFEST, CI_ZOO_MODELS,
-  IREE_CONFORMANCE_ZOO_MIRROR);
+- serves a tiny Model Zoo on 127.0.0.1 (two small ONNX models named like the smoke
+  profile's, and their manifest) and points the profiles at it
+  (IREE_CONFORMANCE_ZOO_MANIFEST, IREE_CONFORMANCE_ZOO_MIRROR);
+- with --stablehlo-sample N, gives the nightly a small local StableHLO corpus
+  (IREE_CONFORMANCE_STABLEHLO_DIR: the corpus checkout is skipped);
 - refuses any server address or URL that is not loopback.
 
 The summary (--summary, default <work dir>/runs/<n>/summary.json):
@@ -72,13 +74,7 @@ from actlocal.host import (  # noqa: E402
     stablehlo_sample,
 )
 from actlocal.logs import LogParser  # noqa: E402
-from actlocal.servers import (  # noqa: E402
-    MANIFEST_NAME,
-    TINY_MODEL_NAME,
-    StaticServer,
-    free_port,
-    make_tiny_zoo,
-)
+from actlocal.servers import MANIFEST_NAME, StaticServer, free_port, make_tiny_zoo  # noqa: E402
 from actlocal.workflow import WorkflowPlan, plan_workflow  # noqa: E402
 from fake_github_api import FakeGitHub, entry  # noqa: E402
 
@@ -176,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-tiny-zoo", action="store_true", help="do not serve the tiny zoo or point the profiles at it")
     parser.add_argument("--stablehlo-sample", type=int, metavar="N",
                         help="nightly: copy N float32 programs of ../shared/stablehlo-testdata into the work dir "
-                             "and pass that folder as the stablehlo-dir input (no checkout from GitHub)")
+                             "and point IREE_CONFORMANCE_STABLEHLO_DIR at it (no checkout from GitHub)")
     parser.add_argument("--reuse-tool-cache", action="store_true",
                         help="keep the tool cache's Python environments from the last run (faster, less faithful)")
     parser.add_argument("--quiet", action="store_true", help="print only job and step results")
@@ -247,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         raise CIError("act's --matrix filter cannot leave out: "
                       + ", ".join(f"{r.job} {dict(r.matrix)}" for r in plan.unfilterable()))
     for key, value in user_env.items():
-        if key.endswith(("_URL", "_MANIFEST", "_MIRROR")) and value:
+        if key.endswith(("_URL", "_MANIFEST", "_MIRROR", "_SERVER_URL")) and value:
             try:
                 require_local_url(value, f"--env {key}")
             except NotLoopback as exc:
@@ -255,13 +251,12 @@ def main(argv: list[str] | None = None) -> int:
 
     work = Path(args.work_dir).resolve()
     if args.stablehlo_sample:
-        if event != "workflow_dispatch":
-            raise CIError("--stablehlo-sample goes to the stablehlo-dir input of a workflow_dispatch run")
         source = find_actions_dir().parent / "stablehlo-testdata"
         try:
-            inputs["stablehlo-dir"] = str(stablehlo_sample(source, work / "stablehlo-sample", args.stablehlo_sample))
+            sample = stablehlo_sample(source, work / "stablehlo-sample", args.stablehlo_sample)
         except HostError as exc:
             raise CIError(str(exc)) from None
+        user_env.setdefault("IREE_CONFORMANCE_STABLEHLO_DIR", str(sample))
     run_id = next_run_id(work)
     run_dir = work / "runs" / f"{run_id:03d}"
     run_dir.mkdir(parents=True)
@@ -322,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
             zoo_root = work / "tiny-zoo"
             make_tiny_zoo(zoo_root)
             zoo_server = StaticServer(zoo_root).start()
-            overrides.update(CI_ZOO_MANIFEST=f"{zoo_server.url}/{MANIFEST_NAME}", CI_ZOO_MODELS=TINY_MODEL_NAME,
+            overrides.update(IREE_CONFORMANCE_ZOO_MANIFEST=f"{zoo_server.url}/{MANIFEST_NAME}",
                              IREE_CONFORMANCE_ZOO_MIRROR=zoo_server.url + "/{model_path}")
         overrides.update(user_env)
         env.update(overrides)

@@ -17,8 +17,9 @@ Subcommands:
             the class's folder (--into), keeping relative paths; a file already there
             is kept (the zoo store is content-addressed). Output restored (shard count).
   plan      Before saving, any class: asks `cache-tools key --json` whether the class is
-            sharded. Not sharded: runs `cache-tools plan` as before (its outputs save,
-            reason, key, ... are the step's outputs). Sharded: runs `cache-tools plan
+            sharded. Not sharded: runs `cache-tools plan` (its outputs save, reason, key,
+            ... are the step's outputs; key is --key plus -h<hash of the content>, and
+            --restored-key with that same key means save=false, content-unchanged). Sharded: runs `cache-tools plan
             --json` on the member folders (--members, globs under --path), hard-links
             (or copies) the members of every shard it allows into that shard's stage
             folder and outputs sharded=true, save, reason and sI-key, sI-path per shard
@@ -215,10 +216,13 @@ def stage_shards(shards: list[dict[str, Any]], root: Path, slots: int, cwd: Path
 
 def cmd_plan(args: argparse.Namespace) -> int:
     info = cache_tools(["key", "--config", args.config, "--class", args.cache_class, "--json"], json_out=True)
-    plan = ["plan", "--config", args.config, "--class", args.cache_class, "--ref", args.ref]
+    plan = ["plan", "--config", args.config, "--class", args.cache_class, "--ref", args.ref,
+            "--jobs", str(args.jobs)]
     for flag, value in (("--key", args.key), ("--default-branch", args.default_branch), ("--repo", args.repo)):
         if value:
             plan += [flag, value]
+    if args.restored_key and not info.get("shard_count"):
+        plan += ["--restored-key", args.restored_key]
     if args.offline:
         plan.append("--offline")
     if not info.get("shard_count"):
@@ -273,6 +277,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--key", default="", help="the restore step's key (a sharded class's base key)")
     p.add_argument("--members", nargs="*", default=[], metavar="GLOB",
                    help="sharded: folders under --path whose children are the members (default: --path)")
+    p.add_argument("--restored-key", default="",
+                   help="the key the restore step matched: the same content is not saved again")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="jobs saving at the same time (a matrix's strategy.job-total): each plans "
+                        "with 1/jobs of the free space")
     p.add_argument("--slots", type=int, default=1 << 30, help="save steps the action has")
     p.add_argument("--ref", required=True, help="the ref the save belongs to ($GITHUB_REF)")
     p.add_argument("--default-branch", default="", help="default branch (default: the config's)")

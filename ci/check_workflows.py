@@ -10,7 +10,12 @@
                  `cache-tools key` step (or, per shard, by ci/cache_shards.py), the
                  cache classes the workflows use defined in cache_tools.toml, shard
                  steps in the composite actions covering max_shards of every sharded
-                 class, every ci/ script that a run: calls exists and answers --help
+                 class, GitHub's own actions at the pinned node24 majors (PINNED_ACTIONS),
+                 cache saves with !cancelled() (not always()) and, in a matrix, the
+                 job count and the restore step's matched-key, scheduled cache-saving
+                 workflows at most retention_days - 1 days apart, the nightly baseline
+                 uploaded right after its merge, every ci/ script that a run: calls
+                 exists and answers --help
   cibuildwheel   `cibuildwheel --print-build-identifiers --platform P` with
                  ci/cibuildwheel.toml lists exactly the intended builds for linux,
                  macos and windows, for both IREE package folders
@@ -26,6 +31,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import re
 import shutil
@@ -67,6 +73,15 @@ _SHARD_KEY = re.compile(r"^s(\d+)-key$")
 _SHARD_RESTORE_KEYS = re.compile(r"^s(\d+)-restore-keys$")
 _SLOTS_ARG = re.compile(r"--slots\s+(\d+)")
 CACHE_CONFIG = REPO_ROOT / "cache_tools.toml"
+# The newest majors of GitHub's own actions (all node24: hosted runners moved JavaScript
+# actions from Node 20 to Node 24 in 2026). Every `uses:` of one of them must be this pin.
+PINNED_ACTIONS = {
+    "actions/cache": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
+    "actions/checkout": ("3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
+    "actions/setup-python": ("5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
+    "actions/upload-artifact": ("bbbca2ddaa5d8feaa63e36b76fdaad77386f024f", "v7.0.0"),
+    "actions/download-artifact": ("3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c", "v8.0.1"),
+}
 
 
 # -- loading ----------------------------------------------------------------------------
@@ -212,6 +227,13 @@ def check_pinned_actions() -> list[str]:
                 problems.append(f"{where}: {action} is not pinned to a full commit SHA ({version or 'no ref'})")
             elif not (m.group("comment") or "").strip().startswith("v"):
                 problems.append(f"{where}: {action}@{version[:7]}… needs its version in a comment (# vX.Y.Z)")
+            else:
+                repo = "/".join(action.split("/")[:2])
+                wanted = PINNED_ACTIONS.get(repo)
+                comment = (m.group("comment") or "").strip().split()[0]
+                if wanted is not None and (version, comment) != wanted:
+                    problems.append(f"{where}: {action}@{version[:7]}… # {comment} is not the pinned "
+                                    f"{wanted[1]} ({wanted[0][:7]}…)")
     return problems
 
 
@@ -231,8 +253,9 @@ def _runs_shard_script(step: dict[str, Any] | None) -> bool:
 
 
 def _key_source_ok(expr: str, steps_by_id: dict[str, dict[str, Any]], actions: dict[str, dict[str, Any]]) -> bool:
-    """expr is steps.X.outputs.key where X runs `cache-tools key` or is a cache-restore step,
-    or steps.X.outputs.sI-key (one shard's key) where X runs ci/cache_shards.py."""
+    """expr is steps.X.outputs.key where X runs `cache-tools key` (or ci/cache_shards.py,
+    which runs `cache-tools plan`) or is a cache-restore step, or steps.X.outputs.sI-key
+    (one shard's key) where X runs ci/cache_shards.py."""
     m = _STEP_OUTPUT.match(str(expr).strip())
     if not m:
         return False
@@ -241,8 +264,8 @@ def _key_source_ok(expr: str, steps_by_id: dict[str, dict[str, Any]], actions: d
         return _runs_shard_script(step)
     if m.group(2) != "key":
         return False
-    if _runs_cache_tools_key(step):
-        return True
+    if _runs_cache_tools_key(step) or _runs_shard_script(step):
+        return True  # ci/cache_shards.py plan: the key of `cache-tools plan` (KEY-h<content>)
     if step is not None and step.get("uses") == LOCAL_RESTORE:
         action = actions.get(LOCAL_RESTORE) or {}
         value = str(((action.get("outputs") or {}).get("key") or {}).get("value", ""))
@@ -406,6 +429,138 @@ def check_workflow_set() -> list[str]:
     return problems
 
 
+def _after_cancel_ok(condition: Any) -> bool:
+    text = str(condition or "")
+    return "!cancelled()" in text.replace(" ", "") and "always()" not in text
+
+
+def check_saves_share_the_budget() -> list[str]:
+    """Cache saves in a matrix job pass `jobs: ${{ strategy.job-total }}` (the jobs plan
+    against one usage snapshot, so each takes its quota of the free space), and every
+    save passes the restore step's matched-key (unchanged content is not saved again)."""
+    problems = []
+    for name, wf in workflows().items():
+        for job_id, job in jobs_of(wf).items():
+            in_matrix = bool((job.get("strategy") or {}).get("matrix"))
+            for step in job.get("steps") or []:
+                if step.get("uses") != LOCAL_SAVE:
+                    continue
+                with_ = step.get("with") or {}
+                where = f"{name}:{job_id}:{step.get('name')}"
+                jobs = str(with_.get("jobs", "")).replace(" ", "")
+                if in_matrix and jobs != "${{strategy.job-total}}":
+                    problems.append(f"{where}: a matrix job's save needs `jobs: ${{{{ strategy.job-total }}}}`")
+                matched = _STEP_OUTPUT.match(str(with_.get("matched-key", "")).strip())
+                if not matched or matched.group(2) != "matched-key":
+                    problems.append(f"{where}: pass the restore step's matched-key")
+    return problems
+
+
+def check_saves_skip_cancelled_runs() -> list[str]:
+    """Cache saves run after failures but not after a cancellation: `!cancelled()`, not
+    `always()` (which also runs when the run was cancelled, e.g. half-written folders)."""
+    problems = []
+    for where, step in steps_everywhere():
+        if step.get("uses") == LOCAL_SAVE and not _after_cancel_ok(step.get("if")):
+            problems.append(f"{where}: a cache-save step needs `if: ${{{{ !cancelled() && ... }}}}` "
+                            f"(has {step.get('if')!r})")
+    return problems
+
+
+def _cron_field(text: str, low: int, high: int) -> set[int] | None:
+    """The values of one cron field; None for `*` (unrestricted)."""
+    if text == "*":
+        return None
+    values: set[int] = set()
+    for item in text.split(","):
+        body, _, step = item.partition("/")
+        if body == "*":
+            start, end = low, high
+        elif "-" in body:
+            start, end = (int(v) for v in body.split("-"))
+        else:
+            start = end = int(body)
+            if step:
+                end = high
+        values.update(range(start, end + 1, int(step or 1)))
+    return values
+
+
+def cron_days(expr: str, start: datetime.date, days: int) -> list[datetime.date]:
+    """The days within [start, start + days) on which the cron expression fires."""
+    fields = expr.split()
+    if len(fields) != 5:
+        raise CIError(f"cron {expr!r}: expected 5 fields")
+    dom = _cron_field(fields[2], 1, 31)
+    month = _cron_field(fields[3], 1, 12)
+    dow = {d % 7 for d in (_cron_field(fields[4], 0, 7) or set())} or None
+    fired = []
+    for offset in range(days):
+        day = start + datetime.timedelta(days=offset)
+        if month is not None and day.month not in month:
+            continue
+        dom_ok = dom is None or day.day in dom
+        dow_ok = dow is None or (day.isoweekday() % 7) in dow
+        if (dom_ok or dow_ok) if (dom is not None and dow is not None) else (dom_ok and dow_ok):
+            fired.append(day)
+    return fired
+
+
+def max_schedule_gap_days(crons: list[str]) -> int:
+    """The longest gap, in days, between two scheduled runs over two years."""
+    start = datetime.date(2026, 1, 1)
+    days = sorted({d for expr in crons for d in cron_days(expr, start, 731)})
+    if len(days) < 2:
+        return 731
+    return max((b - a).days for a, b in zip(days, days[1:]))
+
+
+def retention_days(path: Path | None = None) -> int:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    with open(path or CACHE_CONFIG, "rb") as fh:
+        return int((tomllib.load(fh).get("settings") or {}).get("retention_days", 7))
+
+
+def check_schedules_keep_caches_alive() -> list[str]:
+    """A scheduled workflow that saves caches runs at least every retention_days - 1 days,
+    so that GitHub's expiry (entries unused for retention_days) never deletes them between
+    runs (the llvm-mlir ccache is used by build-from-source.yml only)."""
+    problems = []
+    limit = retention_days() - 1 if CACHE_CONFIG.is_file() else 6
+    for name, wf in workflows().items():
+        crons = [str(item.get("cron")) for item in ((wf.get("on") or {}).get("schedule") or [])]
+        saves = any(step.get("uses") == LOCAL_SAVE for job in jobs_of(wf).values()
+                    for step in job.get("steps") or [])
+        if crons and saves:
+            gap = max_schedule_gap_days(crons)
+            if gap > limit:
+                problems.append(f"{name}: scheduled runs are up to {gap} days apart; its caches expire "
+                                f"after {limit + 1} days unused (run at least every {limit} days)")
+    return problems
+
+
+def check_nightly_baseline_uploaded_early() -> list[str]:
+    """nightly.yml's results job uploads nightly-results right after the merge, even when
+    a step before failed (`!cancelled()`), so a later failing step cannot lose the baseline."""
+    wf = workflows().get("nightly.yml")
+    if wf is None:
+        return []
+    steps = (jobs_of(wf).get("results") or {}).get("steps") or []
+    for i, step in enumerate(steps):
+        if "ci/merge_results.py" in str(step.get("run", "")):
+            nxt = steps[i + 1] if i + 1 < len(steps) else {}
+            if (str(nxt.get("uses", "")).startswith("actions/upload-artifact@")
+                    and (nxt.get("with") or {}).get("name") == "nightly-results"
+                    and _after_cancel_ok(nxt.get("if"))):
+                return []
+            return ["nightly.yml:results: the step after the merge must upload nightly-results "
+                    "with `if: ${{ !cancelled() }}`"]
+    return ["nightly.yml:results: no ci/merge_results.py step"]
+
+
 STRUCTURE_CHECKS = (
     check_workflow_set,
     check_ci_matrix,
@@ -418,6 +573,10 @@ STRUCTURE_CHECKS = (
     check_cache_keys,
     check_cache_classes,
     check_shard_slots,
+    check_saves_skip_cancelled_runs,
+    check_saves_share_the_budget,
+    check_schedules_keep_caches_alive,
+    check_nightly_baseline_uploaded_early,
     check_scripts_exist,
 )
 

@@ -4,8 +4,9 @@ The rule (cache-audit.yml):
 
   schedule, policy "on"      delete (--yes): superseded entries and closed-PR caches
   schedule, policy not "on"  dry run: the report shows what would be deleted
-  pull_request (closed)      delete (--yes --keep-superseded): closed pull requests'
-                             caches only (the closed one and any left over)
+  pull_request (closed)      delete (--yes --keep-superseded --closed-pr N): closed pull
+                             requests' caches only: the closed one (N, from --pull-number,
+                             without an API read of it) and any left over
   workflow_dispatch, other   dry run
 
 `cache-tools prune` prunes closed pull requests' caches by default (--keep-closed-prs
@@ -17,6 +18,7 @@ Extra arguments after -- go to cache-tools unchanged.
 
 Examples:
   python ci/prune_caches.py --event schedule --policy on --print-only
+  python ci/prune_caches.py --event pull_request --pull-number 42 --print-only
   python ci/prune_caches.py --event workflow_dispatch -- --class zoo-models
 """
 
@@ -41,7 +43,8 @@ def should_delete(event: str, policy: str) -> bool:
     return event in APPLY_EVENTS
 
 
-def prune_command(event: str, policy: str, repo: str | None, extra: list[str]) -> list[str]:
+def prune_command(event: str, policy: str, repo: str | None, extra: list[str],
+                  pull_number: int | None = None) -> list[str]:
     cmd = ["cache-tools", "prune"]
     if repo:
         cmd += ["--repo", repo]
@@ -49,6 +52,10 @@ def prune_command(event: str, policy: str, repo: str | None, extra: list[str]) -
         # A closed pull request deletes its caches whatever the policy, and nothing else:
         # superseded entries wait for the scheduled prune (and CACHE_PRUNE_POLICY).
         cmd.append("--keep-superseded")
+        if pull_number:
+            # Its own entries go without reading the pull request over the API (which a
+            # private repository allows only with pull-requests: read).
+            cmd += ["--closed-pr", str(pull_number)]
     if should_delete(event, policy):
         cmd.append("--yes")
     return cmd + extra
@@ -62,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="triggering event (default $GITHUB_EVENT_NAME)")
     parser.add_argument("--policy", default="off", help='prune policy; "on" lets scheduled runs delete')
     parser.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY"), help="OWNER/NAME")
+    parser.add_argument("--pull-number", type=int, default=None,
+                        help="the closed pull request's number (pull_request event); its caches "
+                             "are deleted without reading it over the API")
     parser.add_argument("--print-only", action="store_true", help="print the command, run nothing")
     parser.add_argument("--summary", action="store_true", help="append the prune report to $GITHUB_STEP_SUMMARY")
     parser.add_argument("extra", nargs="*", help="arguments for cache-tools prune (after --)")
@@ -70,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    cmd = prune_command(args.event, args.policy, args.repo, args.extra)
+    cmd = prune_command(args.event, args.policy, args.repo, args.extra, args.pull_number)
     mode = "delete" if "--yes" in cmd else "dry run"
     print(f"event={args.event or '?'} policy={args.policy}: {mode}")
     print("+ " + subprocess.list2cmdline(cmd), flush=True)

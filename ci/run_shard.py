@@ -6,12 +6,8 @@ with one exception: exit status 5 ("no tests collected") becomes 0 for a shard (
 of a small selection can be empty) or with --allow-empty; in that case a results JSON
 with no outcomes is written so that merge_results.py still sees the run.
 
-Environment overrides (how ci/act_local.py points a run at loopback servers and keeps it
-small; each one used is printed):
-  CI_ZOO_MANIFEST     replaces the profile's --zoo-manifest (a path or URL)
-  CI_ZOO_MODELS       replaces the profile's --zoo-models (or adds it)
-  CI_RUN_SHARD_ARGS   further pytest arguments, appended (shell-style quoting), e.g.
-                      "--onnx-ops-sample 20"; later options win over the profile's
+$CI_RUN_SHARD_ARGS adds pytest arguments after the profile's (shell-style quoting; later
+options win), e.g. "--onnx-ops-sample 20": how ci/act_local.py keeps a local run small.
 
 --durations-file is passed on only when the file exists and holds at least one duration
 (a first nightly has none; pytest then splits by count).
@@ -22,6 +18,11 @@ Examples:
       --corpus stablehlo=external/stablehlo --update-expectations --report-json r.json
   python ci/run_shard.py --profile smoke --dry-run -- -k add      # print, run nothing
   python ci/run_shard.py --profile nightly --describe             # corpora as step outputs
+
+URLs come from the profile and can be overridden for a local run (act):
+$IREE_CONFORMANCE_ZOO_MANIFEST and $IREE_CONFORMANCE_ZOO_MIRROR replace the profile's
+zoo_manifest and zoo_mirror; --describe applies $IREE_CONFORMANCE_<CORPUS>_REPOSITORY,
+_REF, _SUBDIR, _SERVER_URL and _DIR (a local copy: the workflow skips the checkout).
 """
 
 from __future__ import annotations
@@ -52,6 +53,13 @@ from _common import (  # noqa: E402
 )
 
 PROFILES_FILE = Path(__file__).resolve().parent / "profiles.toml"
+# Profile settings that are URLs, and the environment variables that override them (a
+# local run under act points them at loopback servers or local copies).
+URL_SETTINGS = {
+    "zoo_manifest": ("--zoo-manifest", "IREE_CONFORMANCE_ZOO_MANIFEST"),
+    "zoo_mirror": ("--zoo-mirror", "IREE_CONFORMANCE_ZOO_MIRROR"),
+}
+CORPUS_FIELDS = ("repository", "ref", "subdir", "server_url", "dir")
 NO_TESTS_COLLECTED = 5
 UPDATE_MODES = ("base", "overlay")
 
@@ -99,6 +107,25 @@ def parse_corpora(values: list[str]) -> dict[str, Path]:
     return result
 
 
+def url_settings(profile: dict[str, Any], env: dict[str, str]) -> list[str]:
+    """pytest options of the profile's URL settings, each overridden by its variable."""
+    args: list[str] = []
+    for setting, (option, variable) in URL_SETTINGS.items():
+        value = env.get(variable) or profile.get(setting)
+        if value:
+            args += [option, str(value)]
+    return args
+
+
+def corpus_spec(name: str, spec: dict[str, Any], env: dict[str, str]) -> dict[str, str]:
+    """A corpus's settings with $IREE_CONFORMANCE_<NAME>_<FIELD> overrides applied."""
+    out = {}
+    for field in CORPUS_FIELDS:
+        variable = f"IREE_CONFORMANCE_{name.upper()}_{field.upper()}"
+        out[field] = env.get(variable) or str(spec.get(field, ""))
+    return out
+
+
 def usable_durations(path: Path | None) -> bool:
     if path is None or not path.is_file():
         return False
@@ -106,34 +133,20 @@ def usable_durations(path: Path | None) -> bool:
     return isinstance(data, dict) and len(data) > 0
 
 
-ENV_OPTIONS = (("--zoo-manifest", "CI_ZOO_MANIFEST"), ("--zoo-models", "CI_ZOO_MODELS"))
 EXTRA_ARGS_ENV = "CI_RUN_SHARD_ARGS"
 
 
-def profile_args(profile: dict[str, Any], env: Mapping[str, str]) -> list[str]:
-    """The profile's pytest arguments with the environment's overrides applied."""
-    args = [str(a) for a in profile.get("args", [])]
-    for option, variable in ENV_OPTIONS:
-        value = env.get(variable, "")
-        if not value:
-            continue
-        notice(f"{variable}: {option} {value}")
-        if option in args:
-            i = args.index(option)
-            if i + 1 >= len(args):
-                raise CIError(f"profile option {option} has no value")
-            args[i + 1] = value
-        else:
-            args += [option, value]
+def extra_args(env: Mapping[str, str]) -> list[str]:
+    """$CI_RUN_SHARD_ARGS split as a shell would: pytest arguments after the profile's."""
     extra = env.get(EXTRA_ARGS_ENV, "")
-    if extra.strip():
-        try:
-            words = shlex.split(extra)
-        except ValueError as exc:
-            raise CIError(f"{EXTRA_ARGS_ENV}={extra!r}: {exc}") from None
-        notice(f"{EXTRA_ARGS_ENV}: {' '.join(words)}")
-        args += words
-    return args
+    if not extra.strip():
+        return []
+    try:
+        words = shlex.split(extra)
+    except ValueError as exc:
+        raise CIError(f"{EXTRA_ARGS_ENV}={extra!r}: {exc}") from None
+    notice(f"{EXTRA_ARGS_ENV}: {' '.join(words)}")
+    return words
 
 
 def build_command(args: argparse.Namespace, profile: dict[str, Any], corpora: dict[str, Any],
@@ -143,7 +156,9 @@ def build_command(args: argparse.Namespace, profile: dict[str, Any], corpora: di
         cmd += ["-m", profile["markers"]]
     for target in args.target or profile.get("targets", []):
         cmd += ["--target", target]
-    cmd += profile_args(profile, os.environ)
+    cmd += [str(a) for a in profile.get("args", [])]
+    cmd += url_settings(profile, dict(os.environ))
+    cmd += extra_args(os.environ)
     given = parse_corpora(args.corpus)
     unknown = sorted(set(given) - set(corpora))
     if unknown:
@@ -202,10 +217,11 @@ def write_empty_results(path: Path, targets: list[str], argv: list[str], reason:
 
 
 def describe(profile: dict[str, Any], corpora: dict[str, Any]) -> int:
+    env = dict(os.environ)
     outputs: dict[str, Any] = {"corpora": " ".join(corpora)}
     for name, spec in corpora.items():
-        for field in ("repository", "ref", "subdir"):
-            outputs[f"{name}-{field}"] = spec.get(field, "")
+        for field, value in corpus_spec(name, spec, env).items():
+            outputs[f"{name}-{field.replace('_', '-')}"] = value
     set_outputs(outputs)
     print(profile.get("description", ""))
     for name, value in outputs.items():

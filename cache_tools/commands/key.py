@@ -18,7 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="build a cache key, restore keys and the cache version",
         description=(
             "Build {class}-v{schema}-{os}-{arch}[-s{shard}][-c{config}][-f{files}] and its "
-            "restore keys (most to least specific), check GitHub's key rules, and compute the "
+            "restore keys (most to least specific; KEY- first for a configured class, which "
+            "`plan` saves under KEY-h{content hash}; not below the config part for a class with "
+            "config_hash_is_variant), check GitHub's key rules, and compute the "
             "version actions/cache will send for --path. Writes outputs key, restore-keys, "
             "version (and shard-count for a sharded class; stage-path with --shard) when "
             "$GITHUB_OUTPUT is set."
@@ -92,11 +94,16 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     parts = key_parts(
         args, ctx, config, args.cache_class, shard=args.shard, content_hash=args.content_hash
     )
-    built = build_key(parts)
+    built = build_key(parts, variant=args.cache_class in config.variant_classes)
     restore_keys = list(built.restore_keys)
     if args.shard is not None and not parts.content_hash:
         # A shard is saved under KEY-f{members hash}; KEY itself never exists, so the
         # first restore key is KEY- (the newest entry of this shard, whatever its content).
+        restore_keys.insert(0, built.key + "-")
+        check_keys(built.key, restore_keys)
+    elif args.shard is None and cls is not None and cls.shards is None:
+        # `plan` saves a configured class under KEY-h{hash of the content at save time}:
+        # KEY itself never exists, and KEY- restores its newest snapshot.
         restore_keys.insert(0, built.key + "-")
         check_keys(built.key, restore_keys)
     version = version_for(args, ctx, paths)

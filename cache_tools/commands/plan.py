@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 from collections import Counter
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from ..config import CacheClass, Config
 from ..entries import CacheEntry, parse_entries
 from ..errors import CacheToolsError
-from ..keys import KeyParts, build_key, parse_key
+from ..keys import KeyParts, build_key, check_key, parse_key
 from ..measure import MeasureResult, measure_paths
 from ..output import markdown_table, print_json, table, write_github_outputs, write_step_summary
 from ..planner import Budget, Decision, Planner
@@ -66,6 +67,33 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--compressed-bytes",
         type=int,
         help="skip measuring and use this compressed size (non-sharded classes)",
+    )
+    p.add_argument(
+        "--restored-key",
+        default="",
+        help=(
+            "the key this job restored (the restore step's matched key): a save whose "
+            "content hash gives the same key is skipped (reason=content-unchanged)"
+        ),
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help=(
+            "how many jobs save at the same time against the same usage snapshot (a "
+            "matrix: ${{ strategy.job-total }}); each may use 1/jobs of the free space and "
+            "of the class's headroom (default 1)"
+        ),
+    )
+    p.add_argument(
+        "--prune-policy",
+        choices=["on", "off"],
+        help=(
+            "whether the scheduled prune deletes superseded entries (the repository "
+            "variable CACHE_PRUNE_POLICY); only then are they counted as freed "
+            "(default: $CACHE_PRUNE_POLICY, else off)"
+        ),
     )
     p.add_argument(
         "--offline",
@@ -157,6 +185,14 @@ def _plan_shards(
     }
 
 
+def content_hash(result: MeasureResult) -> str:
+    """16 hex digits over the names and contents of everything measured (no times):
+    the -h part of the key, so that a changed folder gets a new key and an unchanged
+    one the same key."""
+    lines = sorted(f"{g.name}\0{g.content_hash or ''}" for g in result.groups)
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
 def _base_parts(key: str, cls: CacheClass) -> KeyParts:
     """The parts of a sharded class's base key given with --key."""
     parts = parse_key(key, cls.name)
@@ -203,8 +239,21 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             None,
         )
 
+    if args.jobs < 1:
+        raise CacheToolsError(f"--jobs {args.jobs}: must be at least 1")
+    policy = (args.prune_policy or ctx.env.get("CACHE_PRUNE_POLICY") or "off").strip().lower()
     entries, budget, events = _state(args, ctx, config)
-    planner = Planner(config, cls, entries, budget, args.ref, default_branch, now)
+    planner = Planner(
+        config,
+        cls,
+        entries,
+        budget,
+        args.ref,
+        default_branch,
+        now,
+        prune_superseded=policy == "on",
+        jobs=args.jobs,
+    )
     if cls.shards is not None:
         result = measure_paths(paths, _archive_method(args), hash_groups=True)
         data = _plan_shards(args, ctx, config, cls, planner, result)
@@ -212,16 +261,27 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         data["api_events"] = events
         return _emit(args, ctx, cls, data, None)
 
+    variant = cls.name in config.variant_classes
     if args.key:
-        key, restore = args.key, []
+        base, restore = args.key, [args.key + "-"]
+        parsed = parse_key(args.key, cls.name)
+        if parsed is not None:
+            if parsed.snapshot_hash:
+                raise CacheToolsError(
+                    f"--key {args.key!r} already has a -h (content) part; give the restore "
+                    "step's key, plan adds the hash of the content"
+                )
+            restore += list(build_key(parsed, variant=variant).restore_keys)
     else:
-        built = build_key(key_parts(args, ctx, config, cls.name))
-        key, restore = built.key, list(built.restore_keys)
+        built = build_key(key_parts(args, ctx, config, cls.name), variant=variant)
+        base, restore = built.key, [built.key + "-", *built.restore_keys]
     if args.compressed_bytes is not None:
-        size = args.compressed_bytes
+        size, key = args.compressed_bytes, base  # not measured: no content hash
     else:
-        size = measure_paths(paths, _archive_method(args)).compressed_bytes
-    decision = planner.decide(key, size)
+        result = measure_paths(paths, _archive_method(args), hash_groups=True)
+        size, key = result.compressed_bytes, f"{base}-h{content_hash(result)}"
+        check_key(key)
+    decision = planner.decide(key, size, unchanged_from=args.restored_key)
     data = {
         "save": decision.save,
         "reason": decision.reason,

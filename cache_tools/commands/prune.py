@@ -49,6 +49,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="do not look up or prune closed pull requests",
     )
     p.add_argument(
+        "--closed-pr",
+        dest="closed_pr",
+        action="append",
+        type=int,
+        default=[],
+        metavar="N",
+        help=(
+            "pull request N is closed: delete its refs/pull/N/merge and /head entries without "
+            "reading it over the API (repeatable; the pull_request closed event's number)"
+        ),
+    )
+    p.add_argument(
         "--keep-superseded",
         action="store_true",
         help="do not prune superseded entries (e.g. only the caches of closed pull requests)",
@@ -69,8 +81,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         lambda n: client.pull_state(repo, n),
         include_protected=args.include_protected,
         only_classes=args.classes,
-        closed_prs=not args.keep_closed_prs,
+        closed_prs=not args.keep_closed_prs or bool(args.closed_pr),
         superseded_entries=not args.keep_superseded,
+        known_closed=args.closed_pr,
     )
     data: dict[str, Any] = {
         "repo": repo,

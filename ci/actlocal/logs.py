@@ -223,6 +223,8 @@ class LogParser:
                                           "save" if save else "skip", m.group("reason")))
         elif (m := _PLAN_WHY.match(text)) is not None and self.caches and self.caches[-1].action == "plan":
             self.caches[-1].reason += f" ({m.group('why')})"
+        elif (m := _KEY_LINE.match(text)) is not None and self.caches and self.caches[-1].action == "plan":
+            self.caches[-1].key = m.group("key")  # the key the save would use
         elif (m := _REASON_ONLY.match(text)) is not None and m.group("cls") == cls:
             # a sharded class: ci/cache_shards.py's last line "CLASS: REASON"
             reason = m.group("reason")

@@ -1,8 +1,9 @@
 """Loopback servers for a local run: static files (the tiny model zoo) on 127.0.0.1.
 
-`make_tiny_zoo` writes a Model Zoo manifest in the onnx.hub format with one small
-model built with onnx.helper (sha256 and size right), so that the smoke profile's zoo
-step downloads, verifies and runs a real file without leaving the machine.
+`make_tiny_zoo` writes a Model Zoo manifest in the onnx.hub format with two small
+models built with onnx.helper (sha256 and size right), named like the smoke profile's
+two zoo models, so that its zoo step downloads, verifies and runs real files without
+leaving the machine.
 """
 
 from __future__ import annotations
@@ -16,8 +17,12 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-TINY_MODEL_PATH = "validated/local/tiny/model/tiny-matmul-relu-17.onnx"
-TINY_MODEL_NAME = "tiny-matmul-relu-17"
+# Stand-ins for the smoke profile's two zoo models, under their names, so that the
+# profile's selection (--zoo-models mnist-12,squeezenet1.1-7) runs unchanged.
+TINY_MODELS = {
+    "mnist-12": "vision/classification/mnist/model/mnist-12.onnx",
+    "squeezenet1.1-7": "vision/classification/squeezenet/model/squeezenet1.1-7.onnx",
+}
 MANIFEST_NAME = "ONNX_HUB_MANIFEST.json"
 
 
@@ -56,14 +61,14 @@ class StaticServer:
         self.thread.join(timeout=5)
 
 
-def tiny_model_bytes() -> bytes:
-    """y = relu(x @ W + b), x: float32[1, 4], fixed weights; opset 17."""
+def tiny_model_bytes(seed: int = 0) -> bytes:
+    """y = relu(x @ W + b), x: float32[1, 4], fixed weights (varied by seed); opset 17."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3) / 10 - 0.5, "W")
-    b = numpy_helper.from_array(np.array([0.1, -0.2, 0.3], dtype=np.float32), "b")
+    b = numpy_helper.from_array(np.array([0.1, -0.2, 0.3], dtype=np.float32) + seed / 10, "b")
     graph = helper.make_graph(
         [
             helper.make_node("MatMul", ["x", "W"], ["xw"]),
@@ -82,22 +87,24 @@ def tiny_model_bytes() -> bytes:
     return model.SerializeToString()
 
 
-def make_tiny_zoo(root: Path) -> dict[str, Any]:
-    """Writes the model and the manifest under root; returns the manifest entry."""
-    data = tiny_model_bytes()
-    target = root / TINY_MODEL_PATH
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
-    entry = {
-        "model": "Tiny MatMul-Relu (local)",
-        "model_path": TINY_MODEL_PATH,
-        "onnx_version": "1.12",
-        "opset_version": 17,
-        "metadata": {
-            "model_sha": hashlib.sha256(data).hexdigest(),
-            "model_bytes": len(data),
-            "tags": ["local", "tiny"],
-        },
-    }
-    (root / MANIFEST_NAME).write_text(json.dumps([entry], indent=2) + "\n", encoding="utf-8")
-    return entry
+def make_tiny_zoo(root: Path) -> list[dict[str, Any]]:
+    """Writes the models and the manifest under root; returns the manifest."""
+    manifest = []
+    for seed, (name, model_path) in enumerate(sorted(TINY_MODELS.items())):
+        data = tiny_model_bytes(seed)
+        target = root / model_path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        manifest.append({
+            "model": f"{name} (tiny local stand-in)",
+            "model_path": model_path,
+            "onnx_version": "1.12",
+            "opset_version": 17,
+            "metadata": {
+                "model_sha": hashlib.sha256(data).hexdigest(),
+                "model_bytes": len(data),
+                "tags": ["local", "tiny"],
+            },
+        })
+    (root / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest

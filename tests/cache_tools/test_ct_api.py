@@ -242,3 +242,34 @@ def test_non_json_answer_echoing_the_token_is_redacted(fake_github: FakeGitHub) 
     with pytest.raises(ApiError, match="expected JSON") as info:
         client_for(fake_github).cache_usage(REPO)
     assert TOKEN not in str(info.value) and TOKEN[:12] not in str(info.value)
+
+
+def test_secondary_rate_limit_403_without_headers_waits_a_minute(fake_github: FakeGitHub) -> None:
+    # Issue #12.9: GitHub's secondary rate limit can be a bare 403 saying "rate limit";
+    # it is retried after 60 s, not reported as a missing permission.
+    path = f"/repos/{REPO}/actions/caches"
+    fake_github.script(
+        "GET",
+        path,
+        403,
+        {},
+        {"message": "You have exceeded a secondary rate limit. Please wait a few minutes."},
+    )
+    fake_github.entries = many(1)
+    sleeps: list[float] = []
+    c = client_for(fake_github, sleeps)
+    assert len(c.list_caches(REPO)) == 1
+    assert sleeps == [60.0]
+    assert "rate limited (HTTP 403)" in c.events[0]
+    assert len(fake_github.calls("GET", path)) == 2
+
+
+def test_persistent_secondary_rate_limit_gives_up_as_a_rate_limit(fake_github: FakeGitHub) -> None:
+    path = f"/repos/{REPO}/actions/caches"
+    for _ in range(5):
+        fake_github.script("GET", path, 403, {}, {"message": "secondary rate limit"})
+    sleeps: list[float] = []
+    with pytest.raises(ApiError, match="rate limited") as info:
+        client_for(fake_github, sleeps, max_retries=2).list_caches(REPO)
+    assert "lacks permission" not in str(info.value)
+    assert sleeps == [60.0, 60.0]

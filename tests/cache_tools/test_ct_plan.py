@@ -20,23 +20,96 @@ LLVM_KEY = "llvm-mlir-v1-Linux-X64-c0123456789abcdef-f" + "c" * 64
 
 
 def make(
-    config_file: Path, cls: str, entries: list[dict], ref: str = MAIN, limit: int = 10 * GIB
+    config_file: Path,
+    cls: str,
+    entries: list[dict],
+    ref: str = MAIN,
+    limit: int = 10 * GIB,
+    **kw: object,
 ) -> Planner:
     config = load_config(str(config_file))
     parsed = parse_entries(entries)
     usage = sum(e.size_in_bytes for e in parsed)
     return Planner(
-        config, config.get_class(cls), parsed, Budget(limit, usage, "api"), ref, "main", NOW_DT
+        config,
+        config.get_class(cls),
+        parsed,
+        Budget(limit, usage, "api"),
+        ref,
+        "main",
+        NOW_DT,
+        **kw,  # type: ignore[arg-type]
     )
 
 
 def test_fits_counts_what_the_save_replaces(config_file: Path) -> None:
-    p = make(config_file, "llvm-mlir", scenario())
-    d = p.decide(LLVM_KEY, 2 * GIB)
+    # Prune policy on: a newer snapshot of entry 2's key replaces it (prune deletes it);
+    # entry 1 is a protected default-branch entry of another key, which prune keeps.
+    new_key = scenario()[1]["key"] + "-h" + "d" * 16
+    p = make(config_file, "llvm-mlir", scenario(), prune_superseded=True)
+    d = p.decide(new_key, 2 * GIB)
     assert (d.save, d.reason) == (True, P.FITS)
-    assert {e.id for e in d.replaces} == {1, 2}  # same lineage on main
+    assert {e.id for e in d.replaces} == {2} and {e.id for e in d.superseded_kept} == {1}
     usage = sum(e["size_in_bytes"] for e in scenario())
-    assert d.budget == 10 * GIB - usage + 6 * GIB
+    assert d.budget == 10 * GIB - usage + 3 * GIB
+
+
+def test_superseded_entries_are_credited_only_when_prune_deletes_them(config_file: Path) -> None:
+    # Issue #12.6: with the prune policy off (a dry run), nothing superseded is deleted,
+    # so nothing is credited: the same save no longer fits the class's share.
+    new_key = scenario()[1]["key"] + "-h" + "d" * 16
+    d = make(config_file, "llvm-mlir", scenario()).decide(new_key, 2 * GIB)
+    assert (d.save, d.reason) == (False, P.OVER_CLASS_SHARE)
+    assert d.replaces == [] and {e.id for e in d.superseded_kept} == {1, 2}
+    assert "CACHE_PRUNE_POLICY" in d.message
+    usage = sum(e["size_in_bytes"] for e in scenario())
+    assert d.budget == 10 * GIB - usage
+    # Unprotected class, policy on: its superseded entries are credited.
+    pip = make(config_file, "pip-wheels", scenario(), ref="refs/pull/13/merge", prune_superseded=True)
+    d2 = pip.decide("pip-wheels-v1-Linux-X64-f4444-h" + "e" * 16, 50 * MIB)
+    assert {e.id for e in d2.replaces} == {5, 6}
+
+
+def test_matrix_jobs_share_the_free_space(config_file: Path) -> None:
+    # Issue #12.3: N jobs planning against the same usage snapshot each get 1/N of the
+    # free space and of the class's headroom, so together they stay within the budget.
+    llvm = [entry(1, LLVM_KEY, MAIN, 8 * GIB, "2025-03-01T00:00:00Z")]
+    size = 700 * MIB
+    alone = make(config_file, "iree-artifacts", llvm).decide("iree-artifacts-v1-Linux-X64-f01", size)
+    assert (alone.save, alone.reason) == (True, P.FITS)  # 2 GiB free: fits, for each job alone
+    # Four such jobs at once would store 2.7 GiB in 2 GiB and make GitHub evict the
+    # llvm-mlir entry; with a quota each job sees 512 MiB and refuses.
+    decisions = [
+        make(config_file, "iree-artifacts", llvm, jobs=4).decide(
+            f"iree-artifacts-v1-Linux-X64-c{i:02x}-f01", size
+        )
+        for i in range(4)
+    ]
+    assert all(d.budget == 512 * MIB for d in decisions)
+    assert all(d.reason == P.WOULD_EVICT_HIGHER for d in decisions)
+    small = [
+        make(config_file, "iree-artifacts", llvm, jobs=4).decide(
+            f"iree-artifacts-v1-Linux-X64-c{i:02x}-f02", 500 * MIB
+        )
+        for i in range(4)
+    ]
+    assert all(d.reason == P.FITS for d in small)
+    assert sum(d.size for d in small) <= 2 * GIB  # together within the free space
+    # The class's headroom is shared too: 3 GiB cap / 4 jobs.
+    zoo = [entry(1, "zoo-models-v1-Linux-X64-s000-f00aa", MAIN, GIB, "2025-03-09T00:00:00Z")]
+    big = make(config_file, "iree-artifacts", zoo, jobs=4).decide("iree-artifacts-v1-Linux-X64-f03", GIB)
+    assert big.reason == P.OVER_CLASS_SHARE and "4 jobs save at once" in big.message
+
+
+def test_content_unchanged_is_not_saved(config_file: Path) -> None:
+    # Issue #12.1: keys end in a hash of the content; restoring and saving the same
+    # content gives the same key, and the plan skips it (even where the key is not on
+    # this ref, e.g. a pull request that restored main's entry).
+    key = "pip-wheels-v1-Linux-X64-f01-h" + "a" * 16
+    p = make(config_file, "pip-wheels", [], ref="refs/pull/5/merge")
+    d = p.decide(key, MIB, unchanged_from=key)
+    assert (d.save, d.reason) == (False, P.UNCHANGED)
+    assert p.decide(key.replace("a" * 16, "b" * 16), MIB, unchanged_from=key).save
 
 
 def test_pull_requests_only_restore_heavy_classes(config_file: Path) -> None:

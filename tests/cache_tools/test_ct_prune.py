@@ -122,3 +122,42 @@ def test_execute_continues_after_a_failure_and_stops_on_auth(config_file: Path) 
         raise ApiError("forbidden", 403)
 
     assert [f["id"] for f in execute_prune(plan, denied).failed] == [4]
+
+
+def test_closed_pr_is_deleted_without_reading_the_pull_request(
+    fake_github: FakeGitHub, config_file: Path, run_cli
+) -> None:
+    # Issue #12.8: on a private repository, GET /pulls/N needs pull-requests: read; the
+    # closed event's own pull request is deleted directly (--closed-pr N).
+    fake_github.entries = scenario()
+    for _ in range(4):
+        fake_github.script(
+            "GET", f"/repos/{REPO}/pulls/12", 403, {}, {"message": "Resource not accessible by integration"}
+        )
+        fake_github.script(
+            "GET", f"/repos/{REPO}/pulls/13", 403, {}, {"message": "Resource not accessible by integration"}
+        )
+    blind = json.loads(prune(run_cli, fake_github, config_file, "--keep-superseded").out)
+    assert blind["planned_ids"] == []  # state unknown: kept, and the report says why
+    assert any("pull-requests: read" in e for e in blind["api_events"])
+    before = len(fake_github.calls("GET", f"/repos/{REPO}/pulls/12"))
+    res = prune(run_cli, fake_github, config_file, "--keep-superseded", "--closed-pr", "12", "--yes")
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert {e["id"]: e["reason"] for e in data["planned"]} == {4: "closed-pull-request"}
+    assert data["deleted"] == [4] == fake_github.deleted_ids
+    assert len(fake_github.calls("GET", f"/repos/{REPO}/pulls/12")) == before  # not asked
+
+
+def test_closed_pr_also_works_with_keep_closed_prs(config_file: Path) -> None:
+    entries = parse_entries(scenario())
+    asked: list[int] = []
+    plan = plan_prune(
+        entries,
+        load_config(str(config_file)),
+        lambda n: asked.append(n) or None,
+        superseded_entries=False,
+        known_closed=[12],
+    )
+    assert [(i.entry.id, i.reason) for i in plan.delete] == [(4, "closed-pull-request")]
+    assert 12 not in asked

@@ -79,6 +79,7 @@ def planner(config_path: Path, entries: list[dict]) -> Planner:
         MAIN,
         "main",
         NOW_DT,
+        prune_superseded=True,  # the prune policy is on: superseded entries are deleted
     )
 
 

@@ -40,11 +40,12 @@ def load_ci(relpath: str):
 
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment minus GitHub Actions' file commands, CIBW_* settings and the
-    local-run overrides."""
+    overrides of a local (act) run, which would change what the scripts print."""
     drop = ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS",
-            # what ci/act_local.py sets for a local run (these tests may run under it)
-            "CI_CACHE_BASE", "CI_RUN_SHARD_ARGS", "CI_ZOO_MANIFEST", "CI_ZOO_MODELS", "CI_UNIT_TESTS")
-    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("CIBW_")}
+            "CI_CACHE_BASE", "CI_RUN_SHARD_ARGS", "CI_UNIT_TESTS")
+    overrides = ("IREE_CONFORMANCE_ZOO_MANIFEST", "IREE_CONFORMANCE_ZOO_MIRROR", "IREE_CONFORMANCE_STABLEHLO_")
+    env = {k: v for k, v in os.environ.items()
+           if k not in drop and not k.startswith("CIBW_") and not k.startswith(overrides)}
     env["PYTHONUTF8"] = "1"
     env.update(extra)
     return env

@@ -266,32 +266,42 @@ def test_check_warm_script(tmp_path):
 
 # -- run_shard.py's environment overrides -------------------------------------------------
 
-def test_run_shard_env_overrides_replace_profile_values():
+def test_run_shard_extra_args_come_after_the_profile_and_its_url_settings(monkeypatch):
     run_shard = load_ci("run_shard.py")
-    profile = {"args": ["-n", "2", "--zoo-manifest", "https://example.invalid/m.json", "--zoo-models", "a,b"]}
-    env = {"CI_ZOO_MANIFEST": "http://127.0.0.1:1/m.json", "CI_ZOO_MODELS": "tiny",
-           "CI_RUN_SHARD_ARGS": "--onnx-ops-sample 20 -k 'not slow'"}
-    args = run_shard.profile_args(profile, env)
-    assert args == ["-n", "2", "--zoo-manifest", "http://127.0.0.1:1/m.json", "--zoo-models", "tiny",
-                    "--onnx-ops-sample", "20", "-k", "not slow"]
-    assert run_shard.profile_args({"args": ["-n", "2"]}, {"CI_ZOO_MODELS": "t"}) == ["-n", "2", "--zoo-models", "t"]
-    assert run_shard.profile_args(profile, {}) == profile["args"]
+    assert run_shard.extra_args({"CI_RUN_SHARD_ARGS": "--onnx-ops-sample 20 -k 'not slow'"}) == [
+        "--onnx-ops-sample", "20", "-k", "not slow"]
+    assert run_shard.extra_args({}) == []
+    with pytest.raises(run_shard.CIError, match="CI_RUN_SHARD_ARGS"):
+        run_shard.extra_args({"CI_RUN_SHARD_ARGS": "-k 'unclosed"})
+    monkeypatch.setenv("CI_RUN_SHARD_ARGS", "--onnx-ops-sample 7")
+    monkeypatch.setenv("IREE_CONFORMANCE_ZOO_MANIFEST", "http://127.0.0.1:1/m.json")
+    args = run_shard.build_parser().parse_args(["--profile", "smoke", "--dry-run"])
+    profile, corpora = run_shard.load_profile("smoke")
+    cmd = run_shard.build_command(args, profile, corpora, "linux")
+    assert cmd.index("--onnx-ops-sample", cmd.index("100")) > cmd.index("--zoo-manifest")
+    assert cmd[cmd.index("--zoo-manifest") + 1] == "http://127.0.0.1:1/m.json"
+    assert cmd[-2:] == ["--onnx-ops-sample", "7"]
 
 
 # -- loopback servers -------------------------------------------------------------------------
 
-def test_tiny_zoo_is_served_with_matching_sha(tmp_path):
+def test_tiny_zoo_stands_in_for_the_smoke_models_with_matching_sha(tmp_path):
     import hashlib
 
-    entry = make_tiny_zoo(tmp_path)
+    from iree_conformance.onnx.zoo_manifest import parse_manifest
+
+    manifest = make_tiny_zoo(tmp_path)
     server = StaticServer(tmp_path).start()
     try:
         assert server.url.startswith("http://127.0.0.1:")
-        manifest = json.loads(urllib.request.urlopen(f"{server.url}/{MANIFEST_NAME}", timeout=10).read())
-        assert manifest == [entry]
-        data = urllib.request.urlopen(f"{server.url}/{entry['model_path']}", timeout=10).read()
-        assert hashlib.sha256(data).hexdigest() == entry["metadata"]["model_sha"]
-        assert len(data) == entry["metadata"]["model_bytes"]
+        raw = urllib.request.urlopen(f"{server.url}/{MANIFEST_NAME}", timeout=10).read()
+        assert json.loads(raw) == manifest
+        entries = parse_manifest(raw, "tiny")
+        assert sorted(e.name for e in entries) == ["mnist-12", "squeezenet1.1-7"]  # the smoke profile's
+        for e in entries:
+            data = urllib.request.urlopen(f"{server.url}/{e.model_path}", timeout=10).read()
+            assert hashlib.sha256(data).hexdigest() == e.model_sha and len(data) == e.model_bytes
+        assert len({e.model_sha for e in entries}) == 2
     finally:
         server.stop()
 
@@ -323,7 +333,7 @@ def test_act_local_dry_run_plans_without_act(tmp_path):
     assert "left out  test" in result.stdout and "--cache-server-addr 127.0.0.1" in result.stdout
     bad = subprocess.run(
         [sys.executable, str(CI / "act_local.py"), "ci.yml", "--dry-run", "--work-dir", str(tmp_path / "w"),
-         "--env", "CI_ZOO_MANIFEST=https://raw.githubusercontent.com/onnx/models/main/x.json"],
+         "--env", "IREE_CONFORMANCE_ZOO_MANIFEST=https://raw.githubusercontent.com/onnx/models/main/x.json"],
         capture_output=True, text=True, cwd=REPO, timeout=120)
     assert bad.returncode == 2 and "not a loopback" in bad.stderr
 

@@ -259,3 +259,54 @@ def test_prune_print_only():
     result = run_ci("prune_caches.py", "--event", "schedule", "--policy", "on", "--repo", "o/r", "--print-only",
                     env=clean_env())
     assert "schedule" in result.stdout and "delete" in result.stdout and "--yes" in result.stdout
+
+
+# -- URLs: pinned, and overridable for a local run (issue #12.7) ---------------------------
+
+def test_zoo_manifest_is_pinned_to_a_commit():
+    # A manifest on a moving branch changes the selection under a run; every profile
+    # pins it to a commit of onnx/models (7c5650d… holds ONNX_HUB_MANIFEST.json).
+    rs = load_ci("run_shard.py")
+    for name in ("smoke", "nightly"):
+        profile, _ = rs.load_profile(name)
+        url = profile["zoo_manifest"]
+        assert re.fullmatch(
+            r"https://raw\.githubusercontent\.com/onnx/models/[0-9a-f]{40}/ONNX_HUB_MANIFEST\.json", url
+        ), url
+        assert "{model_path}" in profile["zoo_mirror"]
+        assert not any("/main/" in str(a) for a in profile.get("args", []))
+    line = dry_run("--profile", "smoke")
+    assert "--zoo-manifest https://raw.githubusercontent.com/onnx/models/7c5650d291ca2205c295c871f364dcfb8799f35b/" in line
+
+
+def test_zoo_urls_can_be_overridden_by_environment(tmp_path):
+    env = clean_env()
+    env["IREE_CONFORMANCE_ZOO_MANIFEST"] = str(tmp_path / "manifest.json")
+    env["IREE_CONFORMANCE_ZOO_MIRROR"] = "http://127.0.0.1:8765/{model_path}"
+    out = run_ci("run_shard.py", "--dry-run", "--profile", "smoke", env=env).stdout
+    line = next(x for x in out.splitlines() if x.startswith("+ "))
+    assert str(tmp_path / "manifest.json") in line and "githubusercontent" not in line
+    assert "--zoo-mirror http://127.0.0.1:8765/{model_path}" in line and "huggingface" not in line
+
+
+def test_describe_applies_corpus_overrides(gh, tmp_path):
+    env = gh.env()
+    env.update(IREE_CONFORMANCE_STABLEHLO_REPOSITORY="local/stablehlo",
+               IREE_CONFORMANCE_STABLEHLO_SERVER_URL="http://127.0.0.1:3000",
+               IREE_CONFORMANCE_STABLEHLO_DIR=str(tmp_path))
+    run_ci("run_shard.py", "--profile", "nightly", "--describe", env=env)
+    out = gh.outputs()
+    assert out["stablehlo-repository"] == "local/stablehlo"
+    assert out["stablehlo-server-url"] == "http://127.0.0.1:3000"
+    assert out["stablehlo-dir"] == str(tmp_path)
+
+
+def test_closed_pull_request_event_deletes_its_caches_by_number():
+    # Issue #12.8: the closed event's pull request is pruned without an API read of it.
+    from cache_tools.cli import build_parser
+
+    prune = load_ci("prune_caches.py")
+    cmd = prune.prune_command("pull_request", "off", "o/r", [], 42)
+    assert cmd[-3:] == ["--closed-pr", "42", "--yes"]
+    assert build_parser().parse_args(cmd[1:]).closed_pr == [42]
+    assert "--closed-pr" not in prune.prune_command("schedule", "on", "o/r", [], 42)

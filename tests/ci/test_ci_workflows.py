@@ -142,7 +142,22 @@ def bad_repo(tmp_path, monkeypatch):
 
 def test_workflows_use_exactly_the_configured_cache_classes():
     assert set(cw.classes_used()) == set(cw.cache_classes()) == {
-        "pip", "iree-artifacts", "onnx-data", "zoo-models", "llvm-mlir"}
+        "pip", "iree-artifacts", "onnx-data", "zoo-models", "zoo-smoke", "llvm-mlir"}
+
+
+def test_smoke_jobs_restore_only_the_zoo_models_they_need():
+    # Issue #12.11: a ci.yml job used to restore every zoo-models shard (up to 2.8 GiB)
+    # to run two small models; it restores the small zoo-smoke entry, keyed by the
+    # profile file that names those models.
+    ci = cw.workflows()["ci.yml"]
+    restores = [s for s in ci["jobs"]["test"]["steps"] if s.get("uses") == cw.LOCAL_RESTORE]
+    classes = {s["with"]["class"]: s["with"] for s in restores}
+    assert "zoo-models" not in classes and "zoo-smoke" in classes
+    assert "ci/profiles.toml" in classes["zoo-smoke"]["hash-files"]
+    zoo_smoke = cw.cache_classes()["zoo-smoke"]
+    assert "shards" not in zoo_smoke and zoo_smoke["max_share"] <= 0.01
+    nightly = cw.workflows()["nightly.yml"]
+    assert any(s.get("with", {}).get("class") == "zoo-models" for s in nightly["jobs"]["shard"]["steps"])
 
 
 def test_class_check_catches_an_undefined_class(tmp_path, monkeypatch):
@@ -183,3 +198,104 @@ def test_check_workflows_script_passes():
         args.append("--skip-actionlint")
     result = run_ci("check_workflows.py", *args)
     assert "0 failed" in result.stdout
+
+
+def test_actions_are_at_the_newest_node24_majors(bad_repo):
+    # Issue #12.12: an action pinned to an old major (node20) is flagged, even with a
+    # version comment; the repository's own workflows pass (test_structure).
+    wf = bad_repo / ".github" / "workflows" / "bad.yml"
+    wf.write_text(wf.read_text(encoding="utf-8").replace(
+        "actions/checkout@v4", "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0"),
+        encoding="utf-8")
+    problems = "\n".join(cw.check_pinned_actions())
+    assert "is not the pinned v7.0.1" in problems
+    for sha, version in cw.PINNED_ACTIONS.values():
+        assert len(sha) == 40 and version.startswith("v")
+
+
+@pytest.mark.parametrize("check", [
+    "check_saves_skip_cancelled_runs",
+    "check_schedules_keep_caches_alive",
+    "check_nightly_baseline_uploaded_early",
+])
+def test_cache_defect_checks_pass(check):
+    assert getattr(cw, check)() == []
+
+
+def _patched_workflows(monkeypatch, name, old, new):
+    """cw.workflows() with one workflow's text changed (old must occur)."""
+    real = cw.workflows
+    text = (REPO / ".github" / "workflows" / name).read_text(encoding="utf-8")
+    assert old in text
+    changed = yaml.safe_load(text.replace(old, new))
+    changed["on"] = changed.pop(True, changed.get("on"))
+
+    def fake():
+        wfs = real()
+        wfs[name] = changed
+        return wfs
+
+    monkeypatch.setattr(cw, "workflows", fake)
+
+
+def test_a_save_after_cancellation_is_flagged(monkeypatch):
+    # Issue #12.5: `always()` also runs after a cancellation.
+    _patched_workflows(monkeypatch, "ci.yml", "if: ${{ !cancelled() && steps.pip-cache.outputs.key != '' }}",
+                       "if: always() && steps.pip-cache.outputs.key != ''")
+    monkeypatch.setattr(cw, "steps_everywhere", lambda: (
+        (f"{n}:{j}", s) for n, wf in cw.workflows().items() for j, job in cw.jobs_of(wf).items()
+        for s in job.get("steps") or []))
+    problems = cw.check_saves_skip_cancelled_runs()
+    assert len(problems) == 1 and "ci.yml:test" in problems[0]
+
+
+def test_a_weekly_cache_saving_schedule_is_flagged(monkeypatch):
+    # Issue #12.2: a weekly run lets GitHub expire the ccache (7 days unused).
+    assert cw.max_schedule_gap_days(["17 3 * * 0"]) == 7
+    assert cw.max_schedule_gap_days(["17 3 * * 0,3"]) == 4
+    assert cw.max_schedule_gap_days(["0 0 */5 * *"]) == 5
+    assert cw.max_schedule_gap_days(["23 2 * * *"]) == 1
+    _patched_workflows(monkeypatch, "build-from-source.yml", '"17 3 * * 0,3"', '"17 3 * * 0"')
+    problems = cw.check_schedules_keep_caches_alive()
+    assert problems and "build-from-source.yml" in problems[0] and "7 days" in problems[0]
+
+
+def test_a_late_nightly_baseline_upload_is_flagged(monkeypatch):
+    # Issue #12.10: the baseline upload must come right after the merge, with !cancelled().
+    _patched_workflows(monkeypatch, "nightly.yml", "      - name: Upload merged results (next nightly's baseline)\n"
+                       "        if: ${{ !cancelled() }}\n", "      - name: Upload merged results (next nightly's baseline)\n")
+    assert cw.check_nightly_baseline_uploaded_early() != []
+
+
+def test_closed_pr_pruning_works_on_private_repositories():
+    # Issue #12.8: the scheduled prune may read pull requests; the closed-pr job deletes
+    # its own pull request's entries by number.
+    wf = cw.workflows()["cache-audit.yml"]
+    assert wf["jobs"]["prune"]["permissions"].get("pull-requests") == "read"
+    step = next(s for s in wf["jobs"]["closed-pr"]["steps"] if "prune_caches.py" in str(s.get("run", "")))
+    assert "--pull-number" in step["run"] and "pull_request.number" in step["env"]["PR_NUMBER"]
+
+
+def test_matrix_saves_pass_their_job_count(monkeypatch):
+    # Issue #12.3: without `jobs`, every job of a matrix plans as if it saved alone.
+    assert cw.check_saves_share_the_budget() == []
+    _patched_workflows(monkeypatch, "nightly.yml",
+                       "          matched-key: ${{ steps.store-cache.outputs.matched-key }}\n"
+                       "          jobs: ${{ strategy.job-total }} # matrix jobs that save at once share the budget\n",
+                       "")
+    problems = cw.check_saves_share_the_budget()
+    assert any("nightly.yml:shard" in p and "strategy.job-total" in p for p in problems)
+    assert any("matched-key" in p for p in problems)
+
+
+def test_save_action_saves_under_the_plans_content_key():
+    # Issue #12.1: the save is never skipped for an exact restore hit, and the key is the
+    # plan's (restore key + -h<content hash>), not the restore step's.
+    action = cw.local_actions()[cw.LOCAL_SAVE]
+    steps = action["runs"]["steps"]
+    plan = next(s for s in steps if s.get("id") == "plan")
+    assert "if" not in plan and "--restored-key" in plan["run"] and "--jobs" in plan["run"]
+    save = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache/save@")
+                and "inputs.path" in str(s["with"]["path"]))
+    assert save["with"]["key"].replace(" ", "") == "${{steps.plan.outputs.key}}"
+    assert "cache-hit" not in action["inputs"]
