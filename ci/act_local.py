@@ -64,6 +64,7 @@ from actlocal.command import (  # noqa: E402
     NotLoopback,
     local_actions,
     require_local_url,
+    with_substitutes,
 )
 from actlocal.event import EVENTS, event_payload, first_cron, triggers  # noqa: E402
 from actlocal.host import (  # noqa: E402
@@ -281,9 +282,11 @@ def main(argv: list[str] | None = None) -> int:
     if event == "schedule":
         ref = f"refs/heads/{DEFAULT_BRANCH}"
 
-    actions = local_actions(find_actions_dir())
+    actions, substituted = with_substitutes(local_actions(find_actions_dir()))
     if not actions:
         raise CIError("no actions under ../shared/actions (owner/name@commit folders)")
+    for note in substituted:
+        print(f"  substituted {note}")
     act_cache = work / "act"
     api_state = ApiState(work / "fake-github.json")
     api = api_state.api(FAKE_TOKEN)
@@ -347,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
 
     summary = build_summary(plan, parser, workflow_path.name, event, run_id, wall, code, overrides,
                             work / "artifacts" / str(run_id))
+    summary["substituted_actions"] = substituted
     summary["api_requests"] = len(api.requests)
     summary["total_seconds"] = round(time.monotonic() - begun, 1)  # with the tool cache and servers
     summary_path.parent.mkdir(parents=True, exist_ok=True)

@@ -53,6 +53,33 @@ def require_local_url(url: str, what: str) -> str:
     raise NotLoopback(f"{what}: {url!r} is neither a loopback http(s) URL nor a local path")
 
 
+# Pinned actions that do not work under act here, and the local folder that runs in their
+# place (same inputs, same protocol): name@ref -> (substitute name@ref, why).
+SUBSTITUTES: dict[str, tuple[str, str]] = {
+    "actions/upload-artifact@bbbca2ddaa5d8feaa63e36b76fdaad77386f024f": (
+        "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02",
+        "upload-artifact v7.0.0 runs as v4.6.2: act 0.2.89's artifact server answers v7's "
+        "CreateArtifact with an empty body ('Unexpected end of JSON input'); v4.6.2 uses the "
+        "same artifact API and inputs, and download-artifact v8.0.1 reads what it uploads",
+    ),
+}
+
+
+def with_substitutes(actions: list[tuple[str, Path]],
+                     substitutes: dict[str, tuple[str, str]] | None = None) -> tuple[list[tuple[str, Path]], list[str]]:
+    """The actions with each substituted one pointing at its substitute's folder, and why."""
+    substitutes = SUBSTITUTES if substitutes is None else substitutes
+    folders = dict(actions)
+    out, notes = [], []
+    for name, folder in actions:
+        if name in substitutes and substitutes[name][0] in folders:
+            out.append((name, folders[substitutes[name][0]]))
+            notes.append(f"{name}: {substitutes[name][1]}")
+        else:
+            out.append((name, folder))
+    return out, notes
+
+
 def local_actions(actions_root: Path) -> list[tuple[str, Path]]:
     """`owner/name@ref` for each `<owner>/<name>@<ref>` folder under actions_root."""
     found = []

@@ -435,3 +435,13 @@ def test_tool_cache_versions_and_act_environment(monkeypatch, tmp_path):
     dest = stablehlo_sample(src, tmp_path / "out", 2)
     assert sorted(p.name for p in (dest / "stablehlo" / "testdata").iterdir()) == ["a_float32_2.mlir",
                                                                                  "b_float32_1.mlir"]
+
+
+def test_substituted_actions_point_at_their_stand_in(tmp_path):
+    from actlocal.command import with_substitutes
+
+    v7, v4 = ("actions/upload-artifact@" + "b" * 40, tmp_path / "v7"), ("actions/upload-artifact@" + "e" * 40, tmp_path / "v4")
+    out, notes = with_substitutes([v7, v4], {v7[0]: (v4[0], "v7 breaks under act")})
+    assert out == [(v7[0], v4[1]), v4] and notes == [f"{v7[0]}: v7 breaks under act"]
+    # no stand-in folder here: the action keeps its own
+    assert with_substitutes([v7], {v7[0]: (v4[0], "why")}) == ([v7], [])
