@@ -6,6 +6,9 @@ with one exception: exit status 5 ("no tests collected") becomes 0 for a shard (
 of a small selection can be empty) or with --allow-empty; in that case a results JSON
 with no outcomes is written so that merge_results.py still sees the run.
 
+$CI_RUN_SHARD_ARGS adds pytest arguments after the profile's (shell-style quoting; later
+options win), e.g. "--onnx-ops-sample 20": how ci/act_local.py keeps a local run small.
+
 --durations-file is passed on only when the file exists and holds at least one duration
 (a first nightly has none; pytest then splits by count).
 
@@ -29,8 +32,10 @@ import datetime
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +133,22 @@ def usable_durations(path: Path | None) -> bool:
     return isinstance(data, dict) and len(data) > 0
 
 
+EXTRA_ARGS_ENV = "CI_RUN_SHARD_ARGS"
+
+
+def extra_args(env: Mapping[str, str]) -> list[str]:
+    """$CI_RUN_SHARD_ARGS split as a shell would: pytest arguments after the profile's."""
+    extra = env.get(EXTRA_ARGS_ENV, "")
+    if not extra.strip():
+        return []
+    try:
+        words = shlex.split(extra)
+    except ValueError as exc:
+        raise CIError(f"{EXTRA_ARGS_ENV}={extra!r}: {exc}") from None
+    notice(f"{EXTRA_ARGS_ENV}: {' '.join(words)}")
+    return words
+
+
 def build_command(args: argparse.Namespace, profile: dict[str, Any], corpora: dict[str, Any],
                   os_name: str) -> list[str]:
     cmd = [sys.executable, "-m", "pytest", args.tests]
@@ -137,6 +158,7 @@ def build_command(args: argparse.Namespace, profile: dict[str, Any], corpora: di
         cmd += ["--target", target]
     cmd += [str(a) for a in profile.get("args", [])]
     cmd += url_settings(profile, dict(os.environ))
+    cmd += extra_args(os.environ)
     given = parse_corpora(args.corpus)
     unknown = sorted(set(given) - set(corpora))
     if unknown:

@@ -10,8 +10,11 @@ Subcommands:
   versions  After the install: export the versions that cache keys depend on as outputs
             (python, iree-compiler, iree-runtime, onnx, onnxruntime).
 
-The folders live under $RUNNER_TEMP (outside the checkout, so `git status` stays clean
-for the expectations patch) unless --base says otherwise. Paths may contain spaces;
+The folders live under $RUNNER_TEMP/iree-ci (outside the checkout, so `git status` stays
+clean for the expectations patch) unless --base or $CI_CACHE_BASE says otherwise.
+CI_CACHE_BASE is for ci/act_local.py: act gives every job a new random RUNNER_TEMP, and
+actions/cache's version hashes the absolute path, so a later run's restore would never
+match an earlier run's save; on GitHub the runner's RUNNER_TEMP is always the same. Paths may contain spaces;
 nothing here creates symlinks.
 
 Examples (what CI would use, locally):
@@ -47,6 +50,8 @@ VERSION_PACKAGES = {
 
 
 def default_base(env: dict[str, str]) -> Path:
+    if env.get("CI_CACHE_BASE"):
+        return Path(env["CI_CACHE_BASE"])
     root = env.get("RUNNER_TEMP") or tempfile.gettempdir()
     return Path(root) / "iree-ci"
 

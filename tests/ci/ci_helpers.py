@@ -39,9 +39,10 @@ def load_ci(relpath: str):
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """The environment minus GitHub Actions' file commands and CIBW_* settings."""
-    drop = ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS")
-    # and the URL overrides of a local (act) run, which would change what the scripts print
+    """The environment minus GitHub Actions' file commands, CIBW_* settings and the
+    overrides of a local (act) run, which would change what the scripts print."""
+    drop = ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS",
+            "CI_CACHE_BASE", "CI_RUN_SHARD_ARGS", "CI_UNIT_TESTS")
     overrides = ("IREE_CONFORMANCE_ZOO_MANIFEST", "IREE_CONFORMANCE_ZOO_MIRROR", "IREE_CONFORMANCE_STABLEHLO_")
     env = {k: v for k, v in os.environ.items()
            if k not in drop and not k.startswith("CIBW_") and not k.startswith(overrides)}

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from ci_helpers import CI, REPO, clean_env, load_ci, run_ci
 
-ALL_SCRIPTS = sorted(p.relative_to(CI).as_posix() for p in CI.rglob("*.py") if not p.name.startswith("_"))
+# Scripts, not the modules of a package (ci/actlocal/ is act_local.py's library).
+ALL_SCRIPTS = sorted(p.relative_to(CI).as_posix() for p in CI.rglob("*.py")
+                     if not p.name.startswith("_") and not (p.parent / "__init__.py").exists())
 
 
 @pytest.mark.parametrize("script", ALL_SCRIPTS)
@@ -192,6 +194,16 @@ def test_setup_env_paths(tmp_path, gh, runner_os, runner_arch, want):
         assert out[name] == exported[var] and Path(out[name]).is_dir()
         assert Path(out[name]).parent == base.resolve()
     assert Path(out["results"]) == tmp_path / "work space" / "ci-results"
+
+
+def test_setup_env_base_from_runner_temp_or_ci_cache_base(tmp_path, gh):
+    env = gh.env(RUNNER_TEMP=str(tmp_path / "rt"), GITHUB_WORKSPACE=str(tmp_path / "ws"))
+    run_ci("setup_env.py", "paths", env=env)
+    assert Path(gh.outputs()["store"]) == tmp_path / "rt" / "iree-ci" / "iree-artifacts"
+    env = gh.env(RUNNER_TEMP=str(tmp_path / "rt"), CI_CACHE_BASE=str(tmp_path / "fixed"),
+                 GITHUB_WORKSPACE=str(tmp_path / "ws"))
+    run_ci("setup_env.py", "paths", env=env)
+    assert Path(gh.outputs()["store"]).parent == tmp_path / "fixed"
 
 
 def test_setup_env_versions(gh):

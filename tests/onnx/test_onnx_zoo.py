@@ -179,3 +179,19 @@ def test_unsupported_inputs_and_case_selection(tmp_path: Path) -> None:
     assert cases[1].unsupported_reason == "sequence input 'x' is unsupported by the runtime path"
     assert [c.name for c in zoo_cases(path, names="seq-9")] == ["seq-9"]
     assert unsupported_reason(cases[0].zoo_entry) is None
+
+
+def test_zoo_cases_run_the_modules_function_not_the_manifest_entry(tmp_path: Path) -> None:
+    """Case.entry_function names the function the worker runs; a zoo case keeps its manifest
+    entry elsewhere (it once shadowed the function name, and every zoo model failed at run)."""
+    from types import SimpleNamespace
+
+    from iree_conformance.suites.onnx_models import zoo_model_cases
+
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps([manifest_entry(MODEL, None, "tiny-12")]))
+    options = {"--zoo-manifest": str(path), "--zoo-models": None, "--zoo-tags": None,
+               "--zoo-max-bytes": None, "--zoo-mirror": str(tmp_path / "{model_path}"), "--offline": True}
+    (case,) = zoo_model_cases(SimpleNamespace(getoption=options.get))
+    assert case.entry_function is None
+    assert case.zoo_entry.name == "tiny-12"
