@@ -212,7 +212,7 @@ def filtered_workflow(workflow_path: Path, workflow: dict[str, Any], jobs: list[
     if True in data:  # PyYAML reads `on:` as True
         data["on"] = data.pop(True)
     dest.write_text(f"# filtered copy of {workflow_path.name} for act_local.py (jobs: {', '.join(jobs)})\n"
-                    + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+                    + yaml.safe_dump(data, sort_keys=False), encoding="utf-8", newline="\n")
     return dest
 
 
@@ -234,9 +234,9 @@ def upstream_fixtures(folder: Path) -> dict[str, str]:
         "skip_compile_tests": [], "skip_run_tests": [],
         "expected_compile_failures": ["onnx/node/generated/test_attention_3d"],
         "expected_run_failures": [],
-    }, indent=1) + "\n", encoding="utf-8")
+    }, indent=1) + "\n", encoding="utf-8", newline="\n")
     tests = folder / "import_successes.txt"
-    tests.write_text("test_abs\ntest_add\ntest_attention_3d\n", encoding="utf-8")
+    tests.write_text("test_abs\ntest_add\ntest_attention_3d\n", encoding="utf-8", newline="\n")
     return {"IREE_CI_ONNX_CONFIG": str(config), "IREE_CI_ONNX_TESTS": str(tests)}
 
 
@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     payload = event_payload(event, repo=REPO, sha=git_sha(), default_branch=DEFAULT_BRANCH, branch=args.branch,
                             inputs=inputs, cron=first_cron(workflow), pr_action=args.pr_action)
     event_path = run_dir / "event.json"
-    event_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    event_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8", newline="\n")
     ref = f"refs/pull/{payload['number']}/merge" if event == "pull_request" else f"refs/heads/{args.branch}"
     if event == "schedule":
         ref = f"refs/heads/{DEFAULT_BRANCH}"
@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         overrides.update(user_env)
         env.update(overrides)
         argv_act = run.argv()  # checks every address and URL
-        (run_dir / "act-command.txt").write_text(subprocess.list2cmdline(argv_act) + "\n", encoding="utf-8")
+        (run_dir / "act-command.txt").write_text(subprocess.list2cmdline(argv_act) + "\n", encoding="utf-8", newline="\n")
         if args.dry_run:
             print(subprocess.list2cmdline(argv_act))
             return 0
@@ -372,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     summary["api_requests"] = len(api.requests)
     summary["total_seconds"] = round(time.monotonic() - begun, 1)  # with the tool cache and servers
     summary_path.parent.mkdir(parents=True, exist_ok=True)
-    summary_path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    summary_path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8", newline="\n")
     print_summary(summary, summary_path)
     failed = [j for j in summary["jobs"] if j["result"] == "failure"]
     return 1 if failed or code != 0 else 0
@@ -383,7 +383,7 @@ def stream_act(argv: list[str], log_path: Path, parser: LogParser, api: FakeGitH
     """Runs act, tees its JSON log to log_path, feeds the parser, and tells the fake API
     about every cache the run saves (so a later `cache-tools plan` sees it)."""
     tails: dict[tuple[str, str], deque[str]] = {}
-    with open(log_path, "w", encoding="utf-8") as log, subprocess.Popen(
+    with open(log_path, "w", encoding="utf-8", newline="\n") as log, subprocess.Popen(
         argv, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         encoding="utf-8", errors="replace",
     ) as proc:

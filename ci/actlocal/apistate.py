@@ -74,4 +74,4 @@ class ApiState:
         data = {"entries": entries, "workflow_runs": self.workflow_runs,
                 "run_artifacts": {str(k): v for k, v in self.run_artifacts.items()},
                 "artifact_files": {str(k): v for k, v in self.artifact_files.items()}}
-        self.path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        self.path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8", newline="\n")

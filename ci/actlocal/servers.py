@@ -106,5 +106,5 @@ def make_tiny_zoo(root: Path) -> list[dict[str, Any]]:
                 "tags": ["local", "tiny"],
             },
         })
-    (root / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    (root / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8", newline="\n")
     return manifest
