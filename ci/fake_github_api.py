@@ -21,9 +21,11 @@ import json
 import sys
 import threading
 from collections import defaultdict, deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from _loopback import LoopbackServer
 
 TOKEN = "ghp_FAKEtokenValue0123456789abcdefSECRET"
 
@@ -48,7 +50,7 @@ def entry(
     }
 
 
-class FakeGitHub:
+class FakeGitHub(LoopbackServer):
     def __init__(
         self,
         entries: list[dict[str, Any]] | None = None,
@@ -80,11 +82,7 @@ class FakeGitHub:
         self.usage_override: dict[str, Any] | None = None
         self.raw_override: dict[tuple[str, str], tuple[int, dict[str, str], bytes]] = {}
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        super().__init__(self._handler(), port, poll_interval=0.02)
 
     def add_entry(self, cache_entry: dict[str, Any]) -> None:
         """Adds (or replaces, by key and ref) an entry while the server runs."""
@@ -100,19 +98,6 @@ class FakeGitHub:
         with self._lock:
             return max((e["id"] for e in self.entries), default=0) + 1
 
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> FakeGitHub:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
 
     def script(
         self,

@@ -12,10 +12,11 @@ import functools
 import hashlib
 import json
 import socket
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from _loopback import LoopbackServer
 
 # Stand-ins for the smoke profile's two zoo models, under their names, so that the
 # profile's selection (--zoo-models mnist-12,squeezenet1.1-7) runs unchanged.
@@ -37,28 +38,11 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
-class StaticServer:
+class StaticServer(LoopbackServer):
     """Serves one folder over HTTP on 127.0.0.1 in a thread."""
 
     def __init__(self, root: Path) -> None:
-        handler = functools.partial(_QuietHandler, directory=str(root))
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> StaticServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
+        super().__init__(functools.partial(_QuietHandler, directory=str(root)))
 
 
 def tiny_model_bytes(seed: int = 0) -> bytes:

@@ -12,24 +12,8 @@ import pytest
 
 from iree_conformance.pipeline import build_job, run_case
 from iree_conformance.suites.stablehlo import external_cases
-from iree_conformance.targets import load_targets
-from iree_conformance.worker import WorkerClient
-
-from .conftest import TARGETS_TOML
 
 FILES = Path(__file__).parent / "stablehlo_files"
-
-
-@pytest.fixture(scope="module")
-def worker(tmp_path_factory):
-    client = WorkerClient(tmp_path_factory.mktemp("store"))
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def llvm_cpu():
-    return load_targets(TARGETS_TOML)["llvm-cpu"]
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,6 @@ import pytest
 from iree_conformance.pipeline import run_case
 from iree_conformance.stablehlo_checks import list_test_functions
 from iree_conformance.suites.stablehlo import CorpusError, external_cases
-from iree_conformance.targets import load_targets
-from iree_conformance.worker import WorkerClient
-
-from .conftest import TARGETS_TOML
 
 CUSTOM_CALL = """module @jit_main {
   func.func public @main() -> (tensor<3xf32> {jax.result_info = ""}) {
@@ -46,18 +42,6 @@ func.func private @helper() {
   return
 }
 """
-
-
-@pytest.fixture(scope="module")
-def worker(tmp_path_factory):
-    client = WorkerClient(tmp_path_factory.mktemp("store"))
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def llvm_cpu():
-    return load_targets(TARGETS_TOML)["llvm-cpu"]
 
 
 def run_all(root, worker, target):

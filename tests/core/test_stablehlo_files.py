@@ -12,18 +12,10 @@ from iree_conformance.lit_runs import InputError, parse_input, parse_run_lines
 from iree_conformance.pipeline import run_case
 from iree_conformance.suites.stablehlo import external_cases
 from iree_conformance.targets import load_targets
-from iree_conformance.worker import WorkerClient
 
 from .conftest import TARGETS_TOML
 
 FILES = Path(__file__).parent / "stablehlo_files"
-
-
-@pytest.fixture(scope="module")
-def worker(tmp_path_factory):
-    client = WorkerClient(tmp_path_factory.mktemp("store"))
-    yield client
-    client.close()
 
 
 @pytest.fixture(scope="module")

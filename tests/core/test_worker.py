@@ -7,15 +7,9 @@ import pytest
 
 from iree_conformance.cases import Case, NpzCase
 from iree_conformance.pipeline import run_case
-from iree_conformance.targets import load_targets
 from iree_conformance.worker import WorkerClient
 
-from .conftest import ADD_MLIR, TARGETS_TOML
-
-
-@pytest.fixture(scope="module")
-def llvm_cpu():
-    return load_targets(TARGETS_TOML)["llvm-cpu"]
+from .conftest import ADD_MLIR
 
 
 @pytest.fixture
