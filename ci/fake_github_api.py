@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", default="octo/repo", help="OWNER/NAME it answers for")
     args = parser.parse_args(argv)
     api = FakeGitHub(owner_repo=args.repo, port=args.port)
-    print(f"fake GitHub API for {args.repo} at {api.url} (it accepts the fake token named TOKEN in ci/fake_github_api.py); Ctrl-C stops it", flush=True)
+    print(f"fake GitHub API for {args.repo} at {api.url} (credentials: see TOKEN in ci/fake_github_api.py); Ctrl-C stops it", flush=True)
     try:
         api.server.serve_forever()
     except KeyboardInterrupt:

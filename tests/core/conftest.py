@@ -27,3 +27,9 @@ def worker(tmp_path_factory):
 @pytest.fixture(scope="module")
 def llvm_cpu():
     return load_targets(TARGETS_TOML)["llvm-cpu"]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """An artifact store folder shared by one test module's pytest runs."""
+    return tmp_path_factory.mktemp("store")

@@ -14,11 +14,6 @@ from .conftest import ROOT
 from .test_stablehlo_checks import CUSTOM_CALL
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    return tmp_path_factory.mktemp("store")
-
-
 @pytest.fixture
 def corpus(tmp_path):
     root = tmp_path / "corpus"

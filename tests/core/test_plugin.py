@@ -13,11 +13,6 @@ from .test_stablehlo_checks import CUSTOM_CALL
 SELECT = ["-k", "stablehlo-ext or seed_cos_sin"]
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    return tmp_path_factory.mktemp("store")
-
-
 @pytest.fixture
 def corpus(tmp_path):
     root = tmp_path / "corpus with space"
