@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -50,6 +50,9 @@ class Case:
     tolerance: Tolerance = Tolerance()
     skip_reason: str | None = None
     reference_name: str = "shipped"
+    # May share a compiled module with other cases (batching.py): small programs whose
+    # compile is mostly the compiler's fixed cost. Models stay alone.
+    batchable: ClassVar[bool] = False
 
     def skip_reason_for(self, target: Any) -> str | None:
         """Why the case does not run on this target (a RUN line for another backend)."""
@@ -86,6 +89,7 @@ class NpzCase(Case):
     """Inputs ``input_i`` and expected outputs ``expected_i`` from one .npz file."""
 
     data_path: Path | None = None
+    batchable: ClassVar[bool] = True
 
     def _arrays(self, prefix: str) -> list[np.ndarray]:
         assert self.data_path is not None

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .diagnostics import first_meaningful_lines
+from .module_merge import MemberInfo, MergeMember, culprits_of, merge_modules
 from .platform_info import cpu_fingerprint, host_arch
 from .store import ArtifactStore, make_key
 
@@ -74,9 +75,42 @@ def _onnx_version() -> str:
         return ""
 
 
+# Part of every batch key: bump it when merging changes what it produces.
+BATCH_VERSION = "1"
+_BATCHES_KEPT = 2  # loaded batch modules a worker keeps (the current one and the last)
+
+
 def _entry_functions(vm_module) -> list[str]:
     """Exported functions, without internal (``__``) ones and ``$async`` variants."""
     return [n for n in vm_module.function_names if not n.startswith("__") and not n.endswith("$async")]
+
+
+def _resolve_entry(entry: str | None, names: list[str]) -> str:
+    """The function a case runs: its own, else ``main``, else the module's only one."""
+    if entry is None:
+        entry = "main" if "main" in names or len(names) != 1 else names[0]
+    return entry
+
+
+def _host(job: dict[str, Any]) -> str:
+    return cpu_fingerprint() if job.get("host_specific") else host_arch()
+
+
+def _member_meta(info: MemberInfo, import_meta: dict[str, Any]) -> dict[str, Any]:
+    """What a member's run needs from the batch: its names, its check sites, its import info."""
+    checks = import_meta.get("checks")
+    return {
+        "prefix": info.prefix,
+        "public_functions": info.public_functions,
+        "site_offset": info.site_offset,
+        "sites": checks["sites"] if checks else None,
+        "info": {k: v for k, v in import_meta.items() if k != "checks"},
+    }
+
+
+def _shifted(member: dict[str, Any]) -> list[dict[str, Any]]:
+    """A member's check sites under their batch-wide numbers."""
+    return [{**site, "site": site["site"] + member["site_offset"]} for site in member["sites"] or []]
 
 
 class Executor:
@@ -86,6 +120,8 @@ class Executor:
         self._sessions: dict[tuple[str, ...], Any] = {}
         self._configs: dict[tuple[str, str], Any] = {}
         self._context = None
+        self._merge_session = None
+        self._batches: dict[str, tuple[bytes, dict[str, Any], Any]] = {}
 
     # -- compiler -------------------------------------------------------------
     def _session(self, flags: tuple[str, ...]):
@@ -159,9 +195,7 @@ class Executor:
             return source, meta
         raise StageError("prepare", f"unknown source kind {kind!r}")
 
-    def compile_job(self, job: dict[str, Any], stage: Callable[[str], None], times: dict[str, float]) -> tuple[bytes, dict[str, Any], dict[str, bool]]:
-        """Returns (vmfb, metadata, cache hits); raises StageError on a clean failure."""
-        t0 = time.perf_counter()
+    def _source(self, job: dict[str, Any], stage: Callable[[str], None]) -> bytes:
         source = job.get("source_bytes")
         if source is None:
             try:
@@ -169,17 +203,36 @@ class Executor:
             except OSError as e:
                 stage("prepare")
                 raise StageError("prepare", f"cannot read {job['source_path']}: {e.strerror or e}") from None
-        flags = tuple(job["compile_flags"])
-        version = compiler_version()
+        return source
+
+    def _keys(self, job: dict[str, Any], source: bytes, flags: tuple[str, ...]) -> tuple[str, str]:
+        """(import key, compile key) of one case's source under these flags."""
         import_opts = json.dumps(job.get("import_options", {}), sort_keys=True)
-        source_digest = hashlib.sha256(source).digest()
         importer = _onnx_version() if job["kind"] == "onnx" else ""
-        import_key = make_key("import", PIPELINE_VERSION, source_digest, job["kind"], import_opts, importer, version)
+        import_key = make_key("import", PIPELINE_VERSION, hashlib.sha256(source).digest(), job["kind"], import_opts, importer, compiler_version())
         # Keyed by flags and host, not by target name: targets that share flags (llvm-cpu,
         # llvm-cpu-sync) share modules; machine code never crosses architectures, and a
         # host-specific target's modules never cross CPUs.
-        host = cpu_fingerprint() if job.get("host_specific") else host_arch()
-        compile_key = make_key("compile", import_key, json.dumps(flags), host)
+        return import_key, make_key("compile", import_key, json.dumps(flags), _host(job))
+
+    def _imported(self, job: dict[str, Any], source: bytes, import_key: str, stage: Callable[[str], None], times: dict[str, float], hits: dict[str, bool], bypass: bool) -> tuple[bytes, dict[str, Any]]:
+        imported = None if bypass else self.store.get("mlir", import_key)
+        if imported is not None:
+            hits["import"] = True
+            meta, mlir = imported
+            return mlir, meta
+        t = time.perf_counter()
+        mlir, meta = self._prepare_and_import(job, source, stage)
+        times["import"] = times.get("import", 0.0) + time.perf_counter() - t
+        self._store_put("mlir", import_key, mlir, meta)
+        return mlir, meta
+
+    def compile_job(self, job: dict[str, Any], stage: Callable[[str], None], times: dict[str, float]) -> tuple[bytes, dict[str, Any], dict[str, bool]]:
+        """Returns (vmfb, metadata, cache hits); raises StageError on a clean failure."""
+        t0 = time.perf_counter()
+        source = self._source(job, stage)
+        flags = tuple(job["compile_flags"])
+        import_key, compile_key = self._keys(job, source, flags)
         hits = {"import": False, "compile": False}
         # A retry compiles afresh: a flaky compile must not be answered from the store.
         bypass = bool(job.get("bypass_store"))
@@ -195,15 +248,7 @@ class Executor:
             stage(meta["stage"])
             raise StageError(meta["stage"], "\n".join(meta["lines"]), meta["lines"])
         try:
-            imported = None if bypass else self.store.get("mlir", import_key)
-            if imported is not None:
-                hits["import"] = True
-                meta, mlir = imported
-            else:
-                t = time.perf_counter()
-                mlir, meta = self._prepare_and_import(job, source, stage)
-                times["import"] = time.perf_counter() - t
-                self._store_put("mlir", import_key, mlir, meta)
+            mlir, meta = self._imported(job, source, import_key, stage, times, hits, bypass)
             stage("compile")
             t = time.perf_counter()
             vmfb = self._compile(mlir, flags)
@@ -213,6 +258,110 @@ class Executor:
             raise
         self._store_put("vmfb", compile_key, vmfb, meta)
         return vmfb, meta, hits
+
+    # -- batches (batching.py) ------------------------------------------------
+    def compile_batch(self, job: dict[str, Any], stage: Callable[[str], None]) -> dict[str, Any]:
+        """Imports every member, merges the modules and compiles them once.
+
+        A member whose own import fails is left out (its failure is stored under its own
+        compile key, where its solo run finds it); a failure of the merged compile fails
+        the batch, and the parent bisects it. The result names the batch's store key and
+        the members placed in it.
+        """
+        t0 = time.perf_counter()
+        times: dict[str, float] = {}
+        flags = tuple(job["compile_flags"])
+        bypass = bool(job.get("bypass_store"))
+        hits = {"import": True, "compile": False}
+        members: list[MergeMember] = []
+        parts: list[str] = []
+        left_out: dict[str, str] = {}
+        for member in job["members"]:
+            case_id = member["case_id"]
+            try:
+                source = self._source(member, stage)
+                import_key, compile_key = self._keys(member, source, flags)
+            except StageError as e:
+                left_out[case_id] = "; ".join(e.lines[:1])
+                continue
+            if not bypass and self.store.get("failure", compile_key) is not None:
+                left_out[case_id] = "its compile failed before"
+                continue
+            try:
+                mlir, meta = self._imported(member, source, import_key, stage, times, hits, bypass)
+            except StageError as e:
+                self._store_put("failure", compile_key, b"", {"stage": e.stage, "lines": e.lines})
+                left_out[case_id] = "; ".join(e.lines[:1])
+                continue
+            members.append(MergeMember(case_id, mlir, meta))
+            parts += [case_id, import_key]
+        result: dict[str, Any] = {"status": "pass", "stage": "compile", "stage_times": times, "left_out": left_out, "placed": [], "info": {"cache_hits": hits}}
+        if len(members) < 2:
+            result["left_out"].update({m.case_id: "alone after the others were left out" for m in members})
+            return result
+        batch_key = make_key("batch", PIPELINE_VERSION, BATCH_VERSION, compiler_version(), json.dumps(flags), _host(job), *parts)
+        cached = None if bypass else self.store.get("vmfb", batch_key)
+        if cached is not None:
+            hits["compile"] = True
+            times["store"] = times.get("store", 0.0) + time.perf_counter() - t0
+            self._remember_batch(batch_key, cached[1], cached[0])
+            result.update(batch_key=batch_key, placed=list(cached[0]["members"]))
+            return result
+        failure = None if bypass else self.store.get("failure", batch_key)
+        if failure is not None:
+            times["store"] = time.perf_counter() - t0
+            return {**result, "status": "error", "stage": failure[0]["stage"], "diagnostics": failure[0]["lines"], "culprits": failure[0].get("culprits", [])}
+        try:
+            stage("import")
+            merged, placed, excluded = merge_modules(members, self._fresh_context())
+            left_out.update(excluded)
+            stage("compile")
+            t = time.perf_counter()
+            vmfb = self._compile(merged, flags)
+            times["compile"] = time.perf_counter() - t
+        except StageError as e:
+            # The error lines name the members they are about: those run alone, and the
+            # parent compiles the others again without bisecting.
+            culprits = sorted(members[i].case_id for i in culprits_of(str(e)) if i < len(members))
+            self._store_put("failure", batch_key, b"", {"stage": e.stage, "lines": e.lines, "culprits": culprits})
+            return {**result, "status": "error", "stage": e.stage, "diagnostics": e.lines, "culprits": culprits}
+        by_id = {m.case_id: m for m in members}
+        meta = {"members": {case_id: _member_meta(info, by_id[case_id].meta) for case_id, info in placed.items()}}
+        self._store_put("vmfb", batch_key, vmfb, meta)
+        self._remember_batch(batch_key, vmfb, meta)
+        result.update(batch_key=batch_key, placed=list(placed))
+        return result
+
+    def _fresh_context(self):
+        """A new MLIR context for one merge, so that the members' constants do not pile
+        up in a context that lives as long as the worker."""
+        from iree.compiler.api import Session
+
+        session = Session()
+        self._merge_session = session  # the context lives as long as its session
+        return session.context
+
+    def _remember_batch(self, key: str, vmfb: bytes, meta: dict[str, Any]) -> None:
+        self._batches[key] = (vmfb, meta, None)
+        while len(self._batches) > _BATCHES_KEPT:
+            self._batches.pop(next(iter(self._batches)))
+
+    def _batch_module(self, key: str, driver: str, device: str | None):
+        """(vm_module, context, meta) of a compiled batch, loaded once per worker."""
+        entry = self._batches.get(key)
+        if entry is None:
+            cached = self.store.get("vmfb", key)
+            if cached is None:
+                raise StageError("load", "the batch's module is no longer available (the worker was replaced and the store is off)")
+            entry = (cached[1], cached[0], None)
+            self._batches[key] = entry
+        vmfb, meta, loaded = entry
+        if loaded is None or loaded[0] != (driver, device):
+            sites = [site for member in meta["members"].values() for site in _shifted(member)]
+            vm_module, context = self.load(vmfb, driver, device, sites or None)
+            loaded = ((driver, device), vm_module, context)
+            self._batches[key] = (vmfb, meta, loaded)
+        return loaded[1], loaded[2], meta
 
     def _store_put(self, kind: str, key: str, payload: bytes, meta: dict[str, Any]) -> None:
         """The store is a cache: a full disk or a locked file costs speed, not the case."""
@@ -258,11 +407,7 @@ class Executor:
 
     def run(self, vm_module, context, entry: str | None, inputs: list[np.ndarray]) -> list[np.ndarray]:
         names = _entry_functions(vm_module)
-        if entry is None:
-            if "main" in names or len(names) != 1:
-                entry = "main"
-            else:
-                entry = names[0]
+        entry = _resolve_entry(entry, names)
         if entry not in names:
             raise StageError("run", f"function '{entry}' not found in the module; it exports {names}")
         function = context.modules[vm_module.name][entry]
@@ -282,6 +427,10 @@ class Executor:
         """Runs one job; the result dict is what the worker sends back."""
         times: dict[str, float] = {}
         result: dict[str, Any] = {"stage_times": times, "info": {}, "outputs": None, "status": "pass"}
+        if job.get("members") is not None:
+            return self.compile_batch(job, stage)
+        if job.get("batch"):
+            return self._execute_member(job, stage, result)
         try:
             vmfb, meta, hits = self.compile_job(job, stage, times)
             result["info"] = {k: v for k, v in meta.items() if k != "checks"}
@@ -313,6 +462,43 @@ class Executor:
 
                 inputs = (job.get("input_sets") or [[]])[0]
                 result["timing"] = time_iree_call(self, vm_module, context, job.get("entry_function"), inputs, job["timing_runs"])
+        except StageError as e:
+            result.update(status="error", stage=e.stage, diagnostics=e.lines)
+        return result
+
+    def _execute_member(self, job: dict[str, Any], stage: Callable[[str], None], result: dict[str, Any]) -> dict[str, Any]:
+        """Runs one case's function in its compiled batch; the result reads as a solo run's."""
+        times = result["stage_times"]
+        try:
+            stage("load")
+            t = time.perf_counter()
+            vm_module, context, meta = self._batch_module(job["batch"], job["driver"], job.get("device"))
+            times["load"] = time.perf_counter() - t
+            member = meta["members"][job["case_id"]]
+            result["info"] = dict(member["info"])
+            if member["sites"] is not None:
+                result["checks"] = member["sites"]
+            entry = _resolve_entry(job.get("entry_function"), member["public_functions"])
+            if entry not in member["public_functions"]:
+                raise StageError("run", f"function '{entry}' not found in the module; it exports {member['public_functions']}")
+            entry = member["prefix"] + entry
+            stage("run")
+            t = time.perf_counter()
+            low, high = member["site_offset"], member["site_offset"] + len(member["sites"] or [])
+            result["outputs"], records = [], []
+            for inputs in job.get("input_sets") or [[]]:
+                result["outputs"].append(self.run(vm_module, context, entry, inputs))
+                if context.check_recorder is not None:
+                    records.append([(site - low, values) for site, values in context.check_recorder.take() if low <= site < high])
+            if member["sites"] is not None:
+                result["check_records"] = records
+            times["run"] = time.perf_counter() - t
+            result["stage"] = "run"
+            if job.get("timing_runs"):
+                from .timing import time_iree_call
+
+                inputs = (job.get("input_sets") or [[]])[0]
+                result["timing"] = time_iree_call(self, vm_module, context, entry, inputs, job["timing_runs"])
         except StageError as e:
             result.update(status="error", stage=e.stage, diagnostics=e.lines)
         return result

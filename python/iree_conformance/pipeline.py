@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .batching import Placement
 from .cases import Case, CaseInvalid, CaseSkipped, ChecksFailed
 from .compare import Tolerance, compare_outputs
 from .outcome import Outcome
@@ -40,8 +41,35 @@ def run_case(
     compile_only: bool = False,
     timing_runs: int = 0,
     retry: bool = False,
+    placement: Placement | None = None,
 ) -> tuple[Outcome, dict[str, Any]]:
-    """Returns the Outcome and the worker's raw result (which holds the vmfb when compile_only)."""
+    """Returns the Outcome and the worker's raw result (which holds the vmfb when compile_only).
+
+    With a placement, the case runs its function in its batch's module; a result that is
+    not a pass there is only a hint: the case then runs alone, and that is its result.
+    """
+    if placement is None or compile_only or retry:
+        return _run_case(case, target, worker, tolerance_override, compile_only, timing_runs, retry, None)
+    outcome, result = _run_case(case, target, worker, tolerance_override, False, timing_runs, False, placement)
+    if outcome.status in ("pass", "skip"):
+        outcome.info["batch"] = {"size": placement.batch_size}
+        return outcome, result
+    alone, result = _run_case(case, target, worker, tolerance_override, False, timing_runs, False, None)
+    alone.info["batch"] = {"size": placement.batch_size, "in_batch": outcome.observed, "ran_alone": True}
+    alone.duration += outcome.duration
+    return alone, result
+
+
+def _run_case(
+    case: Case,
+    target: Target,
+    worker: WorkerClient,
+    tolerance_override: Tolerance | None,
+    compile_only: bool,
+    timing_runs: int,
+    retry: bool,
+    placement: Placement | None,
+) -> tuple[Outcome, dict[str, Any]]:
     start = time.perf_counter()
     outcome = Outcome(case_id=case.case_id, suite=case.suite, target=target.name)
     skip_reason = case.skip_reason_for(target)
@@ -62,10 +90,16 @@ def run_case(
         outcome.status, outcome.diagnostics = "error", [f"cannot load the case's inputs: {type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
         return outcome, {}
-    result = worker.execute(build_job(case, target, [] if compile_only else input_sets, compile_only, timing_runs, retry))
+    job = build_job(case, target, [] if compile_only else input_sets, compile_only, timing_runs, retry)
+    if placement is not None:
+        job["batch"] = placement.batch_key
+    result = worker.execute(job)
     outcome.stage = result.get("stage", "prepare")
     outcome.status = result.get("status", "error")
     outcome.diagnostics = list(result.get("diagnostics", []))
+    if placement is not None:  # this case's share of the batch's import and compile
+        outcome.stage_times.update(placement.stage_times)
+        outcome.info["cache_hits"] = dict(placement.cache_hits)
     outcome.stage_times.update(result.get("stage_times", {}))
     outcome.info.update(result.get("info", {}))
     if outcome.status != "pass" or compile_only:

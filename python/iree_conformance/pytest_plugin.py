@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from .batching import DEFAULT_BATCH_SIZE, Batch, BatchCoordinator, plan_batches
 from .cases import Case
 from .expectations import (
     Expectations,
@@ -74,6 +75,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--fresh-worker", action="store_true", help="run every case in a new worker process (slower; for flake hunting: no state shared between cases)")
     g.addoption("--shuffle", type=int, metavar="SEED", help="run the selected cases in an order shuffled by SEED (for flake hunting: order-dependent failures)")
     g.addoption("--bisect-numerics", action="store_true", help="on a model numerics failure, report the first diverging node")
+    g.addoption("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, metavar="B", help=f"compile up to B small cases (StableHLO programs, ONNX operator tests) of one suite, target and flag set as one module (default {DEFAULT_BATCH_SIZE}; 1: each case alone); a case that is not a pass in its batch runs alone, and that is its verdict")
 
 
 def _parse_timeouts(values: list[str]) -> dict[str, float]:
@@ -144,6 +146,13 @@ class ConformanceSession:
         except ShardError as e:
             raise pytest.UsageError(str(e)) from None
         self.case_filter = _read_case_list(Path(opt("--cases-file"))) if opt("--cases-file") else None
+        if opt("--batch-size") < 1:
+            raise pytest.UsageError("--batch-size must be 1 or more")
+        # Bundles hold one module per case, and a fresh worker per case would load a
+        # whole batch for each: both run every case alone.
+        self.batch_size = 1 if self.compile_only or self.fresh_worker else opt("--batch-size")
+        self.batches: dict[tuple[str, str], Batch] = {}
+        self.coordinator = BatchCoordinator()
         self._worker: WorkerClient | None = None
         self._cases: dict[str, list[Case]] = {}
         self.outcomes: dict[tuple[str, str], dict[str, Any]] = {}
@@ -180,8 +189,11 @@ class ConformanceSession:
         else:
             if self.fresh_worker:
                 self.close()
+            batch = self.batches.get((target.name, case.case_id))
+            placement = self.coordinator.placement(batch, case, target, self.worker) if batch is not None else None
             outcome, result = run_case(
-                case, target, self.worker, expectations.tolerance_for(case.case_id), self.compile_only, self.config.getoption("--timing-runs")
+                case, target, self.worker, expectations.tolerance_for(case.case_id), self.compile_only, self.config.getoption("--timing-runs"),
+                placement=placement,
             )
         if outcome.status == "fail" and self.config.getoption("--bisect-numerics") and hasattr(case, "bisect"):
             outcome.diagnostics.append(self._bisect(case, target))
@@ -259,16 +271,41 @@ class ConformanceSession:
             if drop:
                 config.hook.pytest_deselected(items=drop)
                 items[:] = [item for item in items if (_item_key(item) or "").split(":", 1)[-1] in wanted]
-        if self.shard is None:
-            return
+        pairs = [_case_and_target(item) for item in items]
+        self.batches = plan_batches([pair for pair in pairs if pair is not None], self.batch_size)
+        if self.shard is not None:
+            self._keep_shard(config, items)
+        if getattr(config.option, "loadgroup", False):
+            # pytest-xdist's loadgroup schedules by the "@group" suffix of a node id; its
+            # own hook has run before this one (trylast), so the suffix is added here.
+            for item in items:
+                batch = self.batches.get(_pair_key(_case_and_target(item)))
+                if batch is not None and "@" not in item.nodeid:
+                    item._nodeid = f"{item.nodeid}@{batch.batch_id}"
+
+    def _keep_shard(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """Keeps this shard's items; a batch is one unit, weighed by its cases' durations."""
+        assert self.shard is not None
         index, count = self.shard
-        keys = [_item_key(item) or item.nodeid for item in items]
-        shards = assign(keys, self.durations, count)
-        keep = [item for item, shard in zip(items, shards) if shard == index - 1]
-        drop = [item for item, shard in zip(items, shards) if shard != index - 1]
+        units: dict[str, list[pytest.Item]] = {}
+        for item in items:
+            key = _item_key(item) or item.nodeid
+            batch = self.batches.get(_pair_key(_case_and_target(item)))
+            units.setdefault(batch.batch_id if batch is not None else key, []).append(item)
+        names = list(units)
+        known = {name: sum(self.durations.get(_item_key(i) or i.nodeid, math.nan) for i in group) for name, group in units.items()}
+        weights = {name: seconds for name, seconds in known.items() if not math.isnan(seconds)}
+        shards = assign(names, weights, count)
+        keep_units = {name for name, shard in zip(names, shards) if shard == index - 1}
+        keep = [item for item in items if (self._unit_of(item) in keep_units)]
+        drop = [item for item in items if self._unit_of(item) not in keep_units]
         if drop:
             config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+    def _unit_of(self, item: pytest.Item) -> str:
+        batch = self.batches.get(_pair_key(_case_and_target(item)))
+        return batch.batch_id if batch is not None else (_item_key(item) or item.nodeid)
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config):
         """A flaky verdict is its own category in pytest's summary line, not a pass."""
@@ -363,6 +400,10 @@ def configure(config: pytest.Config, conformance_dir: Path) -> None:
     for name, text in load_toml(Path(__file__).resolve().parent / "markers.toml").get("markers", {}).items():
         config.addinivalue_line("markers", f"{name}: {text}")
     session = ConformanceSession(config, conformance_dir)
+    if session.batch_size > 1 and getattr(config.option, "dist", "no") == "load" and not hasattr(config, "workerinput"):
+        # A batch is one unit of scheduling: with the default --dist load, pytest-xdist
+        # would spread a batch's cases over workers and each would compile it.
+        config.option.dist = "loadgroup"
     config.stash[_SESSION_KEY] = session
     config.pluginmanager.register(session, "iree-conformance-session")
     if session.compile_only and config.getoption("--bundle"):
@@ -391,6 +432,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         cases = [case for case in cases if case.case_id in session.case_filter]
     params = [pytest.param(case, target, id=f"{target.name}:{case.case_id}") for target in session.targets for case in cases]
     metafunc.parametrize(("conformance_case", "conformance_target"), params)
+
+
+def _case_and_target(item: pytest.Item) -> tuple[Case, Target] | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or "conformance_case" not in callspec.params:
+        return None
+    return callspec.params["conformance_case"], callspec.params["conformance_target"]
+
+
+def _pair_key(pair: tuple[Case, Target] | None) -> tuple[str, str]:
+    return ("", "") if pair is None else (pair[1].name, pair[0].case_id)
 
 
 def _item_key(item: pytest.Item) -> str | None:

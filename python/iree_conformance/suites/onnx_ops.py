@@ -6,7 +6,7 @@ import dataclasses
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import platformdirs
@@ -31,6 +31,8 @@ def data_dir(option: str | None) -> Path:
 @dataclasses.dataclass
 class OnnxNodeCase(Case):
     """One operator test; every test_data_set_N is one invocation."""
+
+    batchable: ClassVar[bool] = True
 
     data_set_dirs: tuple[Path, ...] = ()
     _loaded: tuple[list, list] | None = dataclasses.field(default=None, repr=False)

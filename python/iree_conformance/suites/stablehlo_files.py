@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -41,6 +41,8 @@ class CorpusError(ValueError):
 @dataclasses.dataclass
 class CheckCase(Case):
     """A test function of a self-checking file: every check it executed is a comparison."""
+
+    batchable: ClassVar[bool] = True
 
     def checks(self, input_sets, output_sets, worker_result: dict[str, Any]) -> list[Check]:
         sites, records = worker_result.get("checks"), worker_result.get("check_records")
