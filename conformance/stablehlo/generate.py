@@ -345,9 +345,8 @@ def verify_iree(cases: list[CorpusCase], target_name: str) -> int:
             else:
                 failures += 1
                 detail = outcome.diagnostics[0] if outcome.diagnostics else outcome.reason or ""
-                print(
-                    f"  {outcome.status.upper()}-{(outcome.stage or '').upper():8s} {c.name}: {detail}"
-                )
+                label = f"{outcome.status}-{outcome.stage}".upper()  # e.g. FAIL-COMPARE
+                print(f"  {label:12s} {c.name}: {detail}")
     finally:
         worker.close()
     print(f"IREE check: {len(cases) - failures} ok, {failures} failed")
