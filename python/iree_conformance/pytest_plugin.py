@@ -1,4 +1,7 @@
-"""The pytest side: options, case parametrization, verdicts, results and manifests.
+"""The pytest side: case parametrization, verdicts, results and manifests.
+
+The options are declared and parsed in ``run_options.py``; ``ConformanceRun`` holds them
+as one frozen ``RunOptions``.
 
 ``conformance/conftest.py`` imports this module. Each test module there names its suite
 (``SUITE = "stablehlo"``) and takes the ``conformance_case``/``conformance_target``
