@@ -558,28 +558,17 @@ def shard_balance(durations: dict[str, float], counts=(2, 3, 4)) -> dict[int, di
 # ---------------------------------------------------------------------------
 # In-process pieces: cases, a WorkerClient, profiles, memory
 # ---------------------------------------------------------------------------
-class _Options:
-    """The pytest options the suite providers read, with their defaults."""
-
-    def __init__(self, **values: Any):
-        self.values = {"--reference": "shipped", "--stablehlo-dir": [], "--onnx-data-dir": None, "--onnx-ops-sample": None, **values}
-
-    def getoption(self, name: str, default: Any = None) -> Any:
-        return self.values.get(name, default)
-
-
 def load_cases(case_ids: list[str]) -> list[Any]:
     """The suites' own Case objects for case_ids, in that order."""
+    from iree_conformance.run_options import RunOptions
     from iree_conformance.suites.registry import collect
 
-    session = type("BenchSession", (), {})()
-    session.dir = CONFORMANCE
-    session.config = _Options()
+    options = RunOptions()  # the pytest defaults
     found: dict[str, Any] = {}
     if any(c.startswith(STABLEHLO_PREFIX) for c in case_ids):
-        found.update({c.case_id: c for c in collect("stablehlo", session)})
+        found.update({c.case_id: c for c in collect("stablehlo", CONFORMANCE, options)})
     if any(c.startswith(ONNX_PREFIX) for c in case_ids):
-        found.update({c.case_id: c for c in collect("onnx_ops", session)})
+        found.update({c.case_id: c for c in collect("onnx_ops", CONFORMANCE, options)})
     missing = [c for c in case_ids if c not in found]
     if missing:
         raise KeyError(f"cases not found in the suites: {missing[:5]}")

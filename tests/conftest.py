@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+# pytester runs pytest (here: `pytest conformance ...`) from a test and parses its outcomes.
+pytest_plugins = ["pytester"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="also run the tests marked slow")

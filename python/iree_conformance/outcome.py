@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
-import enum
 from typing import Any
 
+# Stages, in the order a case goes through them; Outcome.stage is one of these strings.
+STAGE_ORDER = ("prepare", "import", "compile", "load", "run", "reference", "compare")
 
-class Stage(str, enum.Enum):
-    PREPARE = "prepare"
-    IMPORT = "import"
-    COMPILE = "compile"
-    LOAD = "load"
-    RUN = "run"
-    REFERENCE = "reference"
-    COMPARE = "compare"
-
-
-STAGE_ORDER = [s.value for s in Stage]
-
-
-class Status(str, enum.Enum):
-    PASS = "pass"
-    FAIL = "fail"  # numerics or shapes differ at compare
-    ERROR = "error"  # a stage raised a clean error
-    CRASH = "crash"  # the worker process died
-    TIMEOUT = "timeout"  # a stage ran past its limit
-    SKIP = "skip"  # cannot run here (unsupported IO, offline, target absent)
+# What happened at that stage; Outcome.status is one of these strings:
+#   pass; fail (numerics or shapes differ at compare); error (a stage raised a clean error);
+#   crash (the worker process died); timeout (a stage ran past its limit);
+#   skip (cannot run here: unsupported IO, offline, target absent).
+STATUSES = ("pass", "fail", "error", "crash", "timeout", "skip")
 
 
 # Expectation kinds a manifest may list, in the order a case reaches them.
@@ -57,8 +43,8 @@ class Outcome:
     case_id: str
     suite: str
     target: str
-    stage: str = Stage.PREPARE.value
-    status: str = Status.PASS.value
+    stage: str = "prepare"  # one of STAGE_ORDER
+    status: str = "pass"  # one of STATUSES
     diagnostics: list[str] = dataclasses.field(default_factory=list)
     stage_times: dict[str, float] = dataclasses.field(default_factory=dict)
     metrics: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -74,13 +60,11 @@ class Outcome:
     @property
     def failure_kind(self) -> str | None:
         """The expectation kind this Outcome counts as, or None for pass/skip."""
-        if self.status in (Status.PASS.value, Status.SKIP.value):
+        if self.status in ("pass", "skip"):
             return None
-        if self.status == Status.CRASH.value:
-            return "crash"
-        if self.status == Status.TIMEOUT.value:
-            return "timeout"
-        if self.status == Status.FAIL.value:
+        if self.status in ("crash", "timeout"):
+            return self.status
+        if self.status == "fail":
             return "fail-numerics"
         return _ERROR_KIND_BY_STAGE.get(self.stage, "fail-run")
 

@@ -1,4 +1,7 @@
-"""The pytest side: options, case parametrization, verdicts, results and manifests.
+"""The pytest side: case parametrization, verdicts, results and manifests.
+
+The options are declared and parsed in ``run_options.py``; ``ConformanceRun`` holds them
+as one frozen ``RunOptions``.
 
 ``conformance/conftest.py`` imports this module. Each test module there names its suite
 (``SUITE = "stablehlo"``) and takes the ``conformance_case``/``conformance_target``
@@ -17,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from .batching import DEFAULT_BATCH_SIZE, Batch, BatchCoordinator, plan_batches
+from .batching import Batch, BatchCoordinator, plan_batches
 from .cases import Case
 from .expectations import (
     Expectations,
@@ -28,7 +31,8 @@ from .expectations import (
 )
 from .outcome import Outcome
 from .platform_info import cpu_fingerprint, host_os, unsupported_host_reason
-from .sharding import ShardError, assign, load_durations, parse_shard, record_durations
+from .run_options import RunOptions, add_options
+from .sharding import ShardError, assign, load_durations, record_durations
 from .store import ArtifactStore, default_store_dir
 from .targets import (
     Target,
@@ -39,118 +43,45 @@ from .targets import (
     uncompilable_reason,
 )
 from .tomlio import load_toml
-from .worker import DEFAULT_STAGE_TIMEOUTS, WorkerClient
+from .worker import WorkerClient
 
 OUTCOME_PROPERTY = "iree_conformance_outcome"
-_SESSION_KEY = pytest.StashKey["ConformanceSession"]()
+_RUN_KEY = pytest.StashKey["ConformanceRun"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    g = parser.getgroup("iree-conformance")
-    g.addoption("--target", action="append", default=[], metavar="NAME", help="target from conformance/targets.toml (repeatable; default llvm-cpu)")
-    g.addoption("--report-json", metavar="PATH", help="write every Outcome and the run metadata to PATH")
-    g.addoption("--store-dir", metavar="DIR", help="artifact store folder (default: $IREE_CONFORMANCE_STORE or the user cache dir)")
-    g.addoption("--no-cache", action="store_true", help="neither read nor write the artifact store")
-    g.addoption("--update-expectations", nargs="?", const="base", choices=["base", "overlay"], help="rewrite the target's manifest from this run (overlay: the per-OS file, differences only)")
-    g.addoption("--expectations-dir", metavar="DIR", help="folder of <target>.toml manifests (default conformance/expectations)")
-    g.addoption("--stablehlo-dir", action="append", default=[], metavar="PATH", help="also run every self-checking .mlir file under PATH (repeatable)")
-    g.addoption("--reference", choices=["shipped", "interpreter"], default="shipped", help="bundled StableHLO expected values: shipped (default) or recomputed by the StableHLO reference interpreter")
-    g.addoption("--stage-timeout", action="append", default=[], metavar="STAGE=SECONDS", help=f"per-stage time limit, e.g. compile=600 (defaults {DEFAULT_STAGE_TIMEOUTS})")
-    g.addoption("--timing-runs", type=int, default=0, metavar="N", help="time each passing case's function N times after a warm-up (median; onnxruntime beside it for models); informative, never pass/fail")
-    g.addoption("--compile-only", action="store_true", help="stop after compile (no device needed); with --bundle, write a bundle")
-    g.addoption("--bundle", metavar="DIR", help="with --compile-only: write a self-contained bundle of the compiled cases to DIR")
-    g.addoption("--cases-file", metavar="PATH", help="run only the case ids listed in PATH (one per line, '#' comments)")
-    g.addoption("--shard", metavar="I/N", help="run the I-th of N shards, balanced by --durations-file")
-    g.addoption("--durations-file", metavar="PATH", help="recorded durations used to balance --shard")
-    g.addoption("--record-durations", metavar="PATH", help="merge this run's per-case durations into PATH")
-    g.addoption("--onnx-ops-sample", type=int, metavar="N", help="run a fixed, deterministic sample of N ONNX operator tests (the PR smoke run) instead of all")
-    g.addoption("--onnx-data-dir", metavar="DIR", help="where generated ONNX operator test data lives (default: $IREE_CONFORMANCE_DATA or the user cache dir)")
-    g.addoption("--zoo-manifest", metavar="PATH_OR_URL", help="ONNX Model Zoo manifest (onnx.hub ONNX_HUB_MANIFEST.json format)")
-    g.addoption("--zoo-models", metavar="NAMES", help="comma-separated zoo model names to select")
-    g.addoption("--zoo-tags", metavar="TAGS", help="comma-separated zoo tags to select")
-    g.addoption("--zoo-max-bytes", type=int, metavar="N", help="select zoo models of at most N bytes")
-    g.addoption("--zoo-mirror", metavar="TEMPLATE", help="URL template for zoo downloads (default: $IREE_CONFORMANCE_ZOO_MIRROR)")
-    g.addoption("--offline", action="store_true", help="never download; cases that need a download are skipped with reason 'offline'")
-    g.addoption("--retries", type=int, default=1, metavar="N", help="retry an unexpected result up to N times in a fresh worker, compiling afresh (default 1; 0: off); a case whose result then changes is reported flaky with every try, never as a pass")
-    g.addoption("--fresh-worker", action="store_true", help="run every case in a new worker process (slower; for flake hunting: no state shared between cases)")
-    g.addoption("--shuffle", type=int, metavar="SEED", help="run the selected cases in an order shuffled by SEED (for flake hunting: order-dependent failures)")
-    g.addoption("--bisect-numerics", action="store_true", help="on a model numerics failure, report the first diverging node")
-    g.addoption("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, metavar="B", help=f"compile up to B small cases (StableHLO programs, ONNX operator tests) of one suite, target and flag set as one module (default {DEFAULT_BATCH_SIZE}; 1: each case alone); a case that is not a pass in its batch runs alone, and that is its verdict")
+    add_options(parser)
 
 
-def _parse_timeouts(values: list[str]) -> dict[str, float]:
-    result = {}
-    for value in values:
-        stage, _, seconds = value.partition("=")
-        if stage not in DEFAULT_STAGE_TIMEOUTS:
-            raise pytest.UsageError(f"--stage-timeout {value!r}: stage must be one of {', '.join(DEFAULT_STAGE_TIMEOUTS)}")
-        try:
-            result[stage] = float(seconds)
-        except ValueError:
-            raise pytest.UsageError(f"--stage-timeout {value!r}: SECONDS must be a number") from None
-        if not math.isfinite(result[stage]) or result[stage] <= 0:
-            raise pytest.UsageError(f"--stage-timeout {value!r}: SECONDS must be a finite number above 0")
-    return result
+class ConformanceRun:
+    """Per-process state of a conformance run: options, targets, store, manifests, the
+    worker and the collected Outcomes. (Not pytest's Session, nor a compiler Session.)"""
 
-
-def _read_case_list(path: Path) -> set[str]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise pytest.UsageError(f"--cases-file {path}: cannot read: {e.strerror or e}") from None
-    return {line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()}
-
-
-class ConformanceSession:
-    """Per-process state: targets, store, manifests, the worker and the collected Outcomes."""
-
-    def __init__(self, config: pytest.Config, conformance_dir: Path):
+    def __init__(self, config: pytest.Config, conformance_dir: Path, options: RunOptions):
         self.config = config
-        self.dir = conformance_dir
-        opt = config.getoption
+        self.options = options
+        self.conformance_dir = conformance_dir
         unsupported = unsupported_host_reason()
         if unsupported:
             raise pytest.UsageError(f"iree-conformance cannot run here: {unsupported}")
         try:
             known = load_targets(conformance_dir / "targets.toml")
-            self.targets: list[Target] = select_targets(known, opt("--target") or ["llvm-cpu"])
+            self.targets: list[Target] = select_targets(known, list(options.targets))
         except TargetError as e:
             raise pytest.UsageError(str(e)) from None
         self.os = host_os()
-        self.expectations_dir = Path(opt("--expectations-dir") or conformance_dir / "expectations")
+        self.expectations_dir = Path(options.expectations_dir or conformance_dir / "expectations")
         try:
             self.expectations: dict[str, Expectations] = {
                 t.name: load_expectations(self.expectations_dir, t.name, self.os) for t in self.targets
             }
         except ExpectationsError as e:
             raise pytest.UsageError(f"broken expectations manifest: {e}") from None
-        store_dir = None if opt("--no-cache") else Path(opt("--store-dir") or default_store_dir())
-        self.store = ArtifactStore(store_dir)
-        self.timeouts = _parse_timeouts(opt("--stage-timeout"))
-        self.compile_only = bool(opt("--compile-only"))
-        if opt("--bundle") and not self.compile_only:
-            raise pytest.UsageError("--bundle needs --compile-only")
-        if self.compile_only and opt("--update-expectations"):
-            raise pytest.UsageError("--update-expectations needs a full run: with --compile-only, run-stage failures would be dropped")
-        if opt("--timing-runs") < 0:
-            raise pytest.UsageError("--timing-runs must be 0 or more")
-        if opt("--retries") < 0:
-            raise pytest.UsageError("--retries must be 0 or more")
-        self.retries = 0 if self.compile_only else opt("--retries")
-        self.fresh_worker = bool(opt("--fresh-worker"))
-        if opt("--onnx-ops-sample") is not None and opt("--onnx-ops-sample") < 1:
-            raise pytest.UsageError("--onnx-ops-sample must be 1 or more")
+        self.store = ArtifactStore(None if options.no_cache else Path(options.store_dir or default_store_dir()))
         try:
-            self.shard = parse_shard(opt("--shard")) if opt("--shard") else None
-            self.durations = load_durations(Path(opt("--durations-file"))) if opt("--durations-file") else {}
+            self.durations = load_durations(options.durations_file)
         except ShardError as e:
-            raise pytest.UsageError(str(e)) from None
-        self.case_filter = _read_case_list(Path(opt("--cases-file"))) if opt("--cases-file") else None
-        if opt("--batch-size") < 1:
-            raise pytest.UsageError("--batch-size must be 1 or more")
-        # Bundles hold one module per case, and a fresh worker per case would load a
-        # whole batch for each: both run every case alone.
-        self.batch_size = 1 if self.compile_only or self.fresh_worker else opt("--batch-size")
+            raise pytest.UsageError(f"--durations-file: {e}") from None
         self.batches: dict[tuple[str, str], Batch] = {}
         self.coordinator = BatchCoordinator()
         self._worker: WorkerClient | None = None
@@ -162,7 +93,7 @@ class ConformanceSession:
     @property
     def worker(self) -> WorkerClient:
         if self._worker is None:
-            self._worker = WorkerClient(self.store.root, self.timeouts)
+            self._worker = WorkerClient(self.store.root, dict(self.options.stage_timeouts))
         return self._worker
 
     def close(self) -> None:
@@ -175,36 +106,37 @@ class ConformanceSession:
             from . import suites as _  # noqa: F401
             from .suites.registry import collect
 
-            self._cases[suite] = collect(suite, self)
+            self._cases[suite] = collect(suite, self.conformance_dir, self.options)
         return self._cases[suite]
 
     def check(self, case: Case, target: Target, item: pytest.Item) -> None:
         from .pipeline import run_case
 
-        reason = (None if self.compile_only else unavailable_reason(target)) or uncompilable_reason(target)
+        options = self.options
+        reason = (None if options.compile_only else unavailable_reason(target)) or uncompilable_reason(target)
         expectations = self.expectations[target.name]
         if reason:
             outcome = Outcome(case.case_id, case.suite, target.name, status="skip", reason=reason)
             result: dict[str, Any] = {}
         else:
-            if self.fresh_worker:
+            if options.fresh_worker:
                 self.close()
             batch = self.batches.get((target.name, case.case_id))
             placement = self.coordinator.placement(batch, case, target, self.worker) if batch is not None else None
             outcome, result = run_case(
-                case, target, self.worker, expectations.tolerance_for(case.case_id), self.compile_only, self.config.getoption("--timing-runs"),
+                case, target, self.worker, expectations.tolerance_for(case.case_id), options.compile_only, options.timing_runs,
                 placement=placement,
             )
-        if outcome.status == "fail" and self.config.getoption("--bisect-numerics") and hasattr(case, "bisect"):
+        if outcome.status == "fail" and options.bisect_numerics and hasattr(case, "bisect"):
             outcome.diagnostics.append(self._bisect(case, target))
-        if self.compile_only:
+        if options.compile_only:
             if outcome.status == "pass" and self.bundle is not None:
                 self.bundle.add(case, target, result, expectations)
             verdict = _compile_only_verdict(expectations, outcome)
             outcome.verdict, outcome.expected, message = verdict.name, verdict.expected, verdict.message
         else:
             verdict = expectations.judge(outcome)
-            if verdict.name in ("fail", "xpass") and self.retries:
+            if verdict.name in ("fail", "xpass") and options.effective_retries:
                 outcome, verdict = self._retry(case, target, expectations, outcome, verdict)
             outcome.verdict, outcome.expected, message = verdict.name, verdict.expected, verdict.message
             if verdict.name in ("skip", "xfail", "flaky"):
@@ -229,7 +161,7 @@ class ConformanceSession:
         from .pipeline import run_case
 
         tries = [outcome]
-        for _ in range(self.retries):
+        for _ in range(self.options.effective_retries):
             self.close()  # a fresh worker: no state (or heap) left over from other cases
             again, _ = run_case(case, target, self.worker, expectations.tolerance_for(case.case_id), retry=True)
             tries.append(again)
@@ -261,19 +193,14 @@ class ConformanceSession:
     # -- hooks (this object is registered as a plugin) -------------------------
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-        if config.getoption("--shuffle") is not None:
+        # --cases-file is applied in pytest_generate_tests, before parametrizing.
+        if self.options.shuffle is not None:
             import random
 
-            random.Random(config.getoption("--shuffle")).shuffle(items)
-        if self.case_filter is not None:
-            wanted = self.case_filter
-            drop = [item for item in items if (_item_key(item) or "").split(":", 1)[-1] not in wanted]
-            if drop:
-                config.hook.pytest_deselected(items=drop)
-                items[:] = [item for item in items if (_item_key(item) or "").split(":", 1)[-1] in wanted]
+            random.Random(self.options.shuffle).shuffle(items)
         pairs = [_case_and_target(item) for item in items]
-        self.batches = plan_batches([pair for pair in pairs if pair is not None], self.batch_size)
-        if self.shard is not None:
+        self.batches = plan_batches([pair for pair in pairs if pair is not None], self.options.effective_batch_size)
+        if self.options.shard is not None:
             self._keep_shard(config, items)
         if getattr(config.option, "loadgroup", False):
             # pytest-xdist's loadgroup schedules by the "@group" suffix of a node id; its
@@ -285,8 +212,8 @@ class ConformanceSession:
 
     def _keep_shard(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         """Keeps this shard's items; a batch is one unit, weighed by its cases' durations."""
-        assert self.shard is not None
-        index, count = self.shard
+        assert self.options.shard is not None
+        index, count = self.options.shard
         units: dict[str, list[pytest.Item]] = {}
         for item in items:
             key = _item_key(item) or item.nodeid
@@ -337,19 +264,19 @@ class ConformanceSession:
                 self.outcomes[(value["target"], value["case_id"])] = value
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        config = self.config
-        if hasattr(config, "workerinput"):
+        if hasattr(self.config, "workerinput"):
             return
         outcomes = list(self.outcomes.values())
+        options = self.options
         from .report import run_metadata, write_results
 
-        if config.getoption("--report-json"):
+        if options.report_json:
             meta = run_metadata([t.name for t in self.targets], self.started, sys.argv)
-            write_results(Path(config.getoption("--report-json")), meta, outcomes)
-        if config.getoption("--record-durations"):
+            write_results(options.report_json, meta, outcomes)
+        if options.record_durations:
             measured = {f"{o['target']}:{o['case_id']}": o.get("duration", 0.0) for o in outcomes if o["status"] != "skip"}
-            record_durations(Path(config.getoption("--record-durations")), measured)
-        mode = config.getoption("--update-expectations")
+            record_durations(options.record_durations, measured)
+        mode = options.update_expectations
         if mode:
             self._update_manifests(mode, outcomes)
         if self.bundle is not None:
@@ -391,46 +318,48 @@ def _verdict_of(report: pytest.TestReport) -> str | None:
     return None
 
 
-def _session(config: pytest.Config) -> ConformanceSession:
-    return config.stash[_SESSION_KEY]
+def _run(config: pytest.Config) -> ConformanceRun:
+    return config.stash[_RUN_KEY]
 
 
 def configure(config: pytest.Config, conformance_dir: Path) -> None:
     """Called from conformance/conftest.py's pytest_configure."""
     for name, text in load_toml(Path(__file__).resolve().parent / "markers.toml").get("markers", {}).items():
         config.addinivalue_line("markers", f"{name}: {text}")
-    session = ConformanceSession(config, conformance_dir)
-    if session.batch_size > 1 and getattr(config.option, "dist", "no") == "load" and not hasattr(config, "workerinput"):
+    options = RunOptions.from_config(config)
+    run = ConformanceRun(config, conformance_dir, options)
+    if options.effective_batch_size > 1 and getattr(config.option, "dist", "no") == "load" and not hasattr(config, "workerinput"):
         # A batch is one unit of scheduling: with the default --dist load, pytest-xdist
         # would spread a batch's cases over workers and each would compile it.
         config.option.dist = "loadgroup"
-    config.stash[_SESSION_KEY] = session
-    config.pluginmanager.register(session, "iree-conformance-session")
-    if session.compile_only and config.getoption("--bundle"):
+    config.stash[_RUN_KEY] = run
+    config.pluginmanager.register(run, "iree-conformance-run")
+    if options.compile_only and options.bundle is not None:
         from .bundle import BundleWriter
 
-        session.bundle = BundleWriter(Path(config.getoption("--bundle")))
+        run.bundle = BundleWriter(options.bundle)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if _SESSION_KEY in config.stash:
-        _session(config).close()
+    if _RUN_KEY in config.stash:
+        _run(config).close()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "conformance_case" not in metafunc.fixturenames:
         return
-    session = _session(metafunc.config)
+    run = _run(metafunc.config)
     suite = getattr(metafunc.module, "SUITE", None)
     if suite is None:
         pytest.fail(f"{metafunc.module.__name__} uses conformance_case but names no SUITE", pytrace=False)
     try:
-        cases = session.cases(suite)
+        cases = run.cases(suite)
     except Exception as e:  # noqa: BLE001 - a broken provider is a collection error with its reason
         pytest.fail(f"cannot collect suite {suite}: {e}", pytrace=False)
-    if session.case_filter is not None:  # before parametrize: thousands of items cost time
-        cases = [case for case in cases if case.case_id in session.case_filter]
-    params = [pytest.param(case, target, id=f"{target.name}:{case.case_id}") for target in session.targets for case in cases]
+    wanted = run.options.cases
+    if wanted is not None:  # --cases-file, before parametrizing: thousands of items cost time
+        cases = [case for case in cases if case.case_id in wanted]
+    params = [pytest.param(case, target, id=f"{target.name}:{case.case_id}") for target in run.targets for case in cases]
     metafunc.parametrize(("conformance_case", "conformance_target"), params)
 
 
@@ -455,9 +384,9 @@ def _item_key(item: pytest.Item) -> str | None:
 @pytest.fixture
 def conformance(request: pytest.FixtureRequest):
     """Runs a case and turns its Outcome into a pytest verdict."""
-    session = _session(request.config)
+    run = _run(request.config)
 
     def check(case: Case, target: Target) -> None:
-        session.check(case, target, request.node)
+        run.check(case, target, request.node)
 
     return check

@@ -33,3 +33,23 @@ def llvm_cpu():
 def store(tmp_path_factory):
     """An artifact store folder shared by one test module's pytest runs."""
     return tmp_path_factory.mktemp("store")
+
+
+@pytest.fixture
+def run_conformance(pytester):
+    """`pytest conformance/<suite file> ARGS` in a subprocess through pytester.
+
+    Returns pytester's RunResult (``ret``, ``assert_outcomes``, ``stdout``/``stderr``).
+    pytester runs it from an empty folder with HOME there; the suite file is named by
+    its absolute path, so the rootdir and ``conformance/conftest.py`` are the checkout's.
+    """
+
+    def run(*args: str, suite: str = "test_stablehlo.py", timeout: float = 600):
+        return pytester.runpytest_subprocess(str(ROOT / "conformance" / suite), "-p", "no:cacheprovider", *args, timeout=timeout)
+
+    return run
+
+
+def output(result) -> str:
+    """A RunResult's stdout and stderr, for assertion messages and substring checks."""
+    return result.stdout.str() + "\n" + result.stderr.str()

@@ -10,7 +10,7 @@ import pytest
 from iree_conformance.expectations import ExpectationsError, load_expectations
 from iree_conformance.outcome import Outcome
 
-from .conftest import ROOT
+from .conftest import ROOT, output
 from .test_stablehlo_checks import CUSTOM_CALL
 
 
@@ -22,61 +22,70 @@ def corpus(tmp_path):
     return root
 
 
-def run(corpus, store, manifests, report, *args, once="", always=""):
-    env = {**os.environ, "FAULT_ONCE": once, "FAULT_ALWAYS": always, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance/test_stablehlo.py", "-p", "no:cacheprovider", "-p", "tests.core.fault_plugin",
-         "--stablehlo-dir", str(corpus), "--store-dir", str(store), "--expectations-dir", str(manifests),
-         "-k", "stablehlo-ext", "--report-json", str(report), *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, env=env,
-    )
-    outcome = json.loads(report.read_text())["outcomes"][0]
-    return proc.returncode, proc.stdout + proc.stderr, outcome
+@pytest.fixture
+def run(corpus, store, monkeypatch, run_conformance):
+    """Runs the corpus with tests.core.fault_plugin; returns pytester's RunResult and the Outcome."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # for -p tests.core.fault_plugin
+
+    def run(manifests, report, *args, once="", always=""):
+        monkeypatch.setenv("FAULT_ONCE", once)
+        monkeypatch.setenv("FAULT_ALWAYS", always)
+        result = run_conformance("-p", "tests.core.fault_plugin", "--stablehlo-dir", str(corpus), "--store-dir", str(store),
+                                 "--expectations-dir", str(manifests), "-k", "stablehlo-ext", "--report-json", str(report), *args)
+        return result, json.loads(report.read_text())["outcomes"][0]
+
+    return run
 
 
-def test_a_result_that_changes_on_retry_is_flaky_not_green(tmp_path, corpus, store):
+def counts(result) -> dict[str, int]:
+    """pytest's summary line as counts, flaky included (assert_outcomes knows no flaky)."""
+    return {k: v for k, v in result.parseoutcomes().items() if k != "deselected"}
+
+
+def test_a_result_that_changes_on_retry_is_flaky_not_green(tmp_path, run):
     manifests = tmp_path / "exp"
     manifests.mkdir()
-    code, out, outcome = run(corpus, store, manifests, tmp_path / "r.json", once="stablehlo-ext/ok")
-    assert code == 0, out
+    result, outcome = run(manifests, tmp_path / "r.json", once="stablehlo-ext/ok")
+    assert result.ret == 0, output(result)
+    assert counts(result) == {"flaky": 1}  # never counted as passed
     assert outcome["verdict"] == "flaky" and outcome["status"] == "pass"
     assert [a["kind"] for a in outcome["attempts"]] == ["crash"]
-    assert "1 flaky" in out and "FLAKY llvm-cpu:stablehlo-ext/ok" in out
-    assert "passed" not in out.splitlines()[-1]
+    assert "FLAKY llvm-cpu:stablehlo-ext/ok" in result.stdout.str()
 
 
-def test_a_result_that_repeats_on_retry_stays_red(tmp_path, corpus, store):
+def test_a_result_that_repeats_on_retry_stays_red(tmp_path, run):
     manifests = tmp_path / "exp"
     manifests.mkdir()
-    code, out, outcome = run(corpus, store, manifests, tmp_path / "r.json", always="stablehlo-ext/ok")
-    assert code == 1, out
+    result, outcome = run(manifests, tmp_path / "r.json", always="stablehlo-ext/ok")
+    result.assert_outcomes(failed=1)
     assert outcome["verdict"] == "fail" and outcome["status"] == "crash"
     assert [a["kind"] for a in outcome["attempts"]] == ["crash"]
 
 
-def test_retries_zero_reports_the_first_result(tmp_path, corpus, store):
+def test_retries_zero_reports_the_first_result(tmp_path, run):
     manifests = tmp_path / "exp"
     manifests.mkdir()
-    code, out, outcome = run(corpus, store, manifests, tmp_path / "r.json", "--retries", "0", once="stablehlo-ext/ok")
-    assert code == 1, out
+    result, outcome = run(manifests, tmp_path / "r.json", "--retries", "0", once="stablehlo-ext/ok")
+    result.assert_outcomes(failed=1)
     assert outcome["verdict"] == "fail" and outcome["attempts"] == []
 
 
-def test_update_expectations_records_a_flaky_case_and_it_stays_flaky(tmp_path, corpus, store):
+def test_update_expectations_records_a_flaky_case_and_it_stays_flaky(tmp_path, corpus, run):
     manifests = tmp_path / "exp"
     manifests.mkdir()
-    code, out, _ = run(corpus, store, manifests, tmp_path / "r.json", "--update-expectations", once="stablehlo-ext/ok")
+    run(manifests, tmp_path / "r.json", "--update-expectations", once="stablehlo-ext/ok")
     text = (manifests / "llvm-cpu.toml").read_text()
     assert '"stablehlo-ext/ok" = { stage = ["pass", "crash"], reason = "flaky: pass and crash' in text, text
     # Declared flaky: a clean pass is flaky too (never a pass), a crash is flaky, another kind is red.
-    code, out, outcome = run(corpus, store, manifests, tmp_path / "r.json")
-    assert code == 0 and outcome["verdict"] == "flaky", out
-    code, out, outcome = run(corpus, store, manifests, tmp_path / "r.json", "--retries", "0", always="stablehlo-ext/ok")
-    assert code == 0 and outcome["verdict"] == "flaky", out
+    result, outcome = run(manifests, tmp_path / "r.json")
+    assert counts(result) == {"flaky": 1} and outcome["verdict"] == "flaky", output(result)
+    result, outcome = run(manifests, tmp_path / "r.json", "--retries", "0", always="stablehlo-ext/ok")
+    assert counts(result) == {"flaky": 1} and outcome["verdict"] == "flaky", output(result)
     (corpus / "ok.mlir").write_text(CUSTOM_CALL.replace("EXPECTED", "7.0"))
-    code, out, outcome = run(corpus, store, manifests, tmp_path / "r.json", "--retries", "0")
-    assert code == 1 and outcome["verdict"] == "fail", out
-    assert "expected one of pass|crash" in out
+    result, outcome = run(manifests, tmp_path / "r.json", "--retries", "0")
+    result.assert_outcomes(failed=1)
+    assert outcome["verdict"] == "fail"
+    assert "expected one of pass|crash" in result.stdout.str()
 
 
 def test_flaky_stage_lists_are_validated(tmp_path):
@@ -151,7 +160,7 @@ def test_report_shows_flaky_and_cases_that_differ_across_targets():
     assert "### Differs across targets (1)" in text and "| `a` | pass | fail-compile |" in text
 
 
-def test_host_specific_manifest_records_the_cpu_and_warns_on_another(tmp_path):
+def test_host_specific_manifest_records_the_cpu_and_warns_on_another(tmp_path, run_conformance):
     from iree_conformance.expectations import recorded_on, write_updated_manifest
 
     path = tmp_path / "llvm-cpu-host.toml"
@@ -161,10 +170,5 @@ def test_host_specific_manifest_records_the_cpu_and_warns_on_another(tmp_path):
     assert load_expectations(tmp_path, "llvm-cpu-host", "linux").recorded_on == "x86_64:Some CPU:abc"
     write_updated_manifest(path, "llvm-cpu-host", [failing], host="x86_64:Other:def")
     assert path.read_text().count("# recorded on:") == 1 and recorded_on(path) == "x86_64:Other:def"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance/test_stablehlo.py", "-p", "no:cacheprovider", "--collect-only",
-         "--target", "llvm-cpu-host", "--expectations-dir", str(tmp_path), "-k", "add_f32"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env=env,
-    )
-    assert "the llvm-cpu-host manifest was recorded on x86_64:Other:def; this host is" in proc.stdout, proc.stdout + proc.stderr
+    result = run_conformance("--collect-only", "--target", "llvm-cpu-host", "--expectations-dir", str(tmp_path), "-k", "add_f32", timeout=300)
+    result.stdout.fnmatch_lines(["*the llvm-cpu-host manifest was recorded on x86_64:Other:def; this host is*"])

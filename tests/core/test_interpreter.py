@@ -7,7 +7,7 @@ pytest.importorskip("jaxlib", reason="the stablehlo-ref extra (jax, jaxlib) prov
 
 from iree_conformance.interpreter import InterpreterError, run_interpreter  # noqa: E402
 
-from .conftest import ADD_MLIR, ROOT  # noqa: E402
+from .conftest import ADD_MLIR  # noqa: E402
 
 
 def test_interpreter_computes_add():
@@ -23,14 +23,6 @@ def test_unsupported_op_is_an_error_not_a_dead_parent():
     assert "custom_call" in str(e.value)
 
 
-def test_reference_interpreter_option_rechecks_the_bundled_corpus(tmp_path):
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance/test_stablehlo.py", "-p", "no:cacheprovider", "--reference", "interpreter",
-         "-k", "seed_cos_sin or seed_softmax_4 or reduce_argmax", "--store-dir", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "3 passed" in proc.stdout
+def test_reference_interpreter_option_rechecks_the_bundled_corpus(tmp_path, run_conformance):
+    result = run_conformance("--reference", "interpreter", "-k", "seed_cos_sin or seed_softmax_4 or reduce_argmax", "--store-dir", str(tmp_path))
+    result.assert_outcomes(passed=3)

@@ -7,17 +7,15 @@ module's view of ``sys``/``platform``; no test here claims to have run on macOS.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
 from iree_conformance import cli, platform_info
 from iree_conformance.platform_info import host_arch, host_os, unsupported_host_reason
 
-ROOT = Path(__file__).resolve().parents[2]
+from .conftest import ROOT, output
 
 
 @pytest.mark.parametrize("machine", ["x86_64", "AMD64", "arm64", "aarch64", "ARM64"])
@@ -54,18 +52,14 @@ def test_cli_refuses_an_intel_mac_clearly(monkeypatch, capsys):
     assert "cannot run here" in capsys.readouterr().err
 
 
-def test_pytest_run_refuses_an_intel_mac_clearly(tmp_path):
+def test_pytest_run_refuses_an_intel_mac_clearly(tmp_path, monkeypatch, run_conformance):
     (tmp_path / "fake_intel_mac.py").write_text(
         "import types\n"
         "import iree_conformance.platform_info as p\n"
         "p.sys = types.SimpleNamespace(platform='darwin')\n"
         "p.platform = types.SimpleNamespace(machine=lambda: 'x86_64')\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance", "-p", "fake_intel_mac", "-p", "no:cacheprovider",
-         "--collect-only", "-q", "-m", "stablehlo", "--no-cache"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env=env,
-    )
-    assert proc.returncode == 4, proc.stdout + proc.stderr  # pytest's usage error
-    assert "arm64 binaries only" in proc.stderr
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    result = run_conformance("-p", "fake_intel_mac", "--collect-only", "-q", "-m", "stablehlo", "--no-cache", suite="", timeout=300)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, output(result)
+    assert "arm64 binaries only" in result.stderr.str()

@@ -1,16 +1,16 @@
-"""End to end: `pytest conformance` with manifests, reports and bad options."""
+"""End to end: `pytest conformance` with manifests, reports and bad options (through pytester)."""
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import output
 from .test_stablehlo_checks import CUSTOM_CALL
 
 SELECT = ["-k", "stablehlo-ext or seed_cos_sin"]
+USAGE_ERROR = pytest.ExitCode.USAGE_ERROR
 
 
 @pytest.fixture
@@ -22,35 +22,27 @@ def corpus(tmp_path):
     return root
 
 
-def run_pytest(*args, cwd=ROOT):
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance/test_stablehlo.py", "-p", "no:cacheprovider", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=600,
-    )
-    return proc.returncode, proc.stdout + proc.stderr
-
-
-def test_unlisted_failure_fails_and_listed_one_is_xfail(tmp_path, corpus, store):
+def test_unlisted_failure_fails_and_listed_one_is_xfail(tmp_path, corpus, store, run_conformance):
     manifests = tmp_path / "exp"
     manifests.mkdir()
     report = tmp_path / "results.json"
     base = ["--stablehlo-dir", str(corpus), "--store-dir", str(store), "--expectations-dir", str(manifests), *SELECT]
-    code, out = run_pytest(*base, "--report-json", str(report))
-    assert code == 1, out
-    assert "unexpected fail-numerics: stablehlo-ext/wrong" in out
+    result = run_conformance(*base, "--report-json", str(report))
+    result.assert_outcomes(passed=2, failed=1)
+    assert "unexpected fail-numerics: stablehlo-ext/wrong" in result.stdout.str()
     data = json.loads(report.read_text())
     verdicts = {o["case_id"]: o["verdict"] for o in data["outcomes"]}
     assert verdicts == {"stablehlo-ext/ok": "pass", "stablehlo-ext/wrong": "fail", "stablehlo/seed_cos_sin": "pass"}
     assert data["metadata"]["iree_compiler"] and data["metadata"]["targets"] == ["llvm-cpu"]
 
-    code, out = run_pytest(*base, "--update-expectations")
-    assert "updated" in out
+    result = run_conformance(*base, "--update-expectations")
+    assert "iree-conformance: updated" in result.stdout.str(), output(result)
     manifest = (manifests / "llvm-cpu.toml").read_text()
     assert '"stablehlo-ext/wrong" = { stage = "fail-numerics"' in manifest and "stablehlo-ext/ok" not in manifest
 
-    code, out = run_pytest(*base, "--report-json", str(report))
-    assert code == 0, out
-    assert "1 xfailed" in out
+    result = run_conformance(*base, "--report-json", str(report))
+    assert result.ret == 0, output(result)
+    result.assert_outcomes(passed=2, xfailed=1)
     verdicts = {o["case_id"]: o["verdict"] for o in json.loads(report.read_text())["outcomes"]}
     assert verdicts["stablehlo-ext/wrong"] == "xfail"
 
@@ -59,57 +51,84 @@ def test_unlisted_failure_fails_and_listed_one_is_xfail(tmp_path, corpus, store)
     assert "| stablehlo | llvm-cpu | 2 | 1 | 0 | 0 | 0 | 0 | 3 |" in md
 
 
-def test_listed_case_that_passes_is_a_strict_xpass(tmp_path, corpus, store):
+def test_listed_case_that_passes_is_a_strict_xpass(tmp_path, corpus, store, run_conformance):
     manifests = tmp_path / "exp"
     manifests.mkdir()
     (manifests / "llvm-cpu.toml").write_text(
         '[xfail]\n"stablehlo-ext/ok" = { stage = "fail-compile", reason = "was broken" }\n'
         '"stablehlo-ext/wrong" = { stage = "fail-numerics", reason = "wrong on purpose" }\n'
     )
-    code, out = run_pytest("--stablehlo-dir", str(corpus), "--store-dir", str(store), "--expectations-dir", str(manifests), *SELECT)
-    assert code == 1
+    result = run_conformance("--stablehlo-dir", str(corpus), "--store-dir", str(store), "--expectations-dir", str(manifests), *SELECT)
+    result.assert_outcomes(passed=1, failed=1, xfailed=1)  # a strict XPASS counts as failed
+    out = result.stdout.str()
     assert "XPASS(strict): stablehlo-ext/ok now passes" in out and "llvm-cpu.toml:2" in out
 
 
-def test_unknown_target_lists_known_ones():
-    code, out = run_pytest("--target", "tpu-9000", "--collect-only")
-    assert code == 4
+def test_unknown_target_lists_known_ones(run_conformance):
+    result = run_conformance("--target", "tpu-9000", "--collect-only")
+    assert result.ret == USAGE_ERROR
+    out = output(result)
     assert "unknown target 'tpu-9000'" in out and "llvm-cpu" in out and "vmvx" in out
 
 
-def test_broken_manifest_is_a_usage_error(tmp_path):
+def test_broken_manifest_is_a_usage_error(tmp_path, run_conformance):
     (tmp_path / "llvm-cpu.toml").write_text('[xfail]\n"a" = { stage = "nope", reason = "x" }\n')
-    code, out = run_pytest("--expectations-dir", str(tmp_path), "--collect-only")
-    assert code == 4
+    result = run_conformance("--expectations-dir", str(tmp_path), "--collect-only")
+    assert result.ret == USAGE_ERROR
+    out = output(result)
     assert "llvm-cpu.toml:2" in out and "stage 'nope'" in out
 
 
-def test_unavailable_target_is_skipped_with_the_missing_driver(store):
-    code, out = run_pytest("--target", "rocm", "--store-dir", str(store), "-k", "seed_cos_sin", "-rs")
-    assert code == 0, out
-    assert "HAL driver 'hip'" in out and "1 skipped" in out
+def test_unavailable_target_is_skipped_with_the_missing_driver(store, run_conformance):
+    result = run_conformance("--target", "rocm", "--store-dir", str(store), "-k", "seed_cos_sin", "-rs")
+    result.assert_outcomes(skipped=1)
+    assert "HAL driver 'hip'" in result.stdout.str()
 
 
-def test_shards_partition_the_cases(tmp_path):
+def collected(result) -> set[str]:
+    return {line for line in result.outlines if "::test_stablehlo[" in line}
+
+
+def test_shards_partition_the_cases(run_conformance):
     ids = []
     for i in (1, 2, 3):
-        code, out = run_pytest("--collect-only", "-q", "--shard", f"{i}/3")
-        assert code == 0, out
-        ids.append({line for line in out.splitlines() if "::test_stablehlo[" in line})
+        result = run_conformance("--collect-only", "-q", "--shard", f"{i}/3")
+        assert result.ret == 0, output(result)
+        ids.append(collected(result))
     assert all(ids) and not (ids[0] & ids[1]) and not (ids[1] & ids[2])
-    code, out = run_pytest("--collect-only", "-q")
-    assert ids[0] | ids[1] | ids[2] == {line for line in out.splitlines() if "::test_stablehlo[" in line}
+    assert ids[0] | ids[1] | ids[2] == collected(run_conformance("--collect-only", "-q"))
 
 
-@pytest.mark.parametrize("value", ["compile=nan", "compile=0", "compile=-1", "compile=inf", "link=5"])
-def test_bad_stage_timeout_is_a_usage_error(value):
-    code, out = run_pytest("--stage-timeout", value, "--collect-only")
-    assert code == 4 and "--stage-timeout" in out
+def test_cases_file_selects_the_listed_cases(tmp_path, run_conformance):
+    listed = tmp_path / "cases.txt"
+    listed.write_text("# two bundled cases\nstablehlo/seed_cos_sin\nstablehlo/add_f32  # and a comment\nstablehlo/no_such_case\n")
+    result = run_conformance("--collect-only", "-q", "--cases-file", str(listed), "--target", "llvm-cpu", "--target", "vmvx")
+    assert result.ret == 0, output(result)
+    assert {line.split("[", 1)[1] for line in collected(result)} == {
+        f"{t}:stablehlo/{c}]" for t in ("llvm-cpu", "vmvx") for c in ("seed_cos_sin", "add_f32")
+    }
 
 
-def test_compile_only_cannot_update_expectations():
-    code, out = run_pytest("--compile-only", "--update-expectations", "--collect-only")
-    assert code == 4 and "needs a full run" in out
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--stage-timeout", "compile=nan", "finite"),
+    ("--stage-timeout", "compile=0", "above 0"),
+    ("--stage-timeout", "compile=inf", "finite"),
+    ("--stage-timeout", "link=5", "stage must be one of"),
+    ("--shard", "3", "expected I/N"),
+    ("--retries", "-1", "0 or more"),
+    ("--timing-runs", "many", "whole number"),
+    ("--onnx-ops-sample", "0", "1 or more"),
+    ("--cases-file", "no-such-file.txt", "cannot read"),
+])
+def test_bad_option_value_is_a_usage_error_naming_the_option(run_conformance, option, value, message):
+    result = run_conformance(option, value, "--collect-only")
+    assert result.ret == USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*argument {option}: *{message}*"])
+
+
+def test_compile_only_cannot_update_expectations(run_conformance):
+    result = run_conformance("--compile-only", "--update-expectations", "--collect-only")
+    assert result.ret == USAGE_ERROR and "needs a full run" in output(result)
 
 
 ZOO_ENTRY = {
@@ -127,14 +146,12 @@ ZOO_ENTRY = {
 }
 
 
-def test_offline_zoo_models_are_skipped_with_reason_offline(tmp_path):
+def test_offline_zoo_models_are_skipped_with_reason_offline(tmp_path, monkeypatch, run_conformance):
     manifest = tmp_path / "ONNX_HUB_MANIFEST.json"
     manifest.write_text(json.dumps([ZOO_ENTRY]))
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance/test_onnx_models.py", "-p", "no:cacheprovider", "-rs",
-         "--zoo-manifest", str(manifest), "--offline", "-k", "onnx-zoo", "--report-json", str(tmp_path / "r.json")],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "IREE_CONFORMANCE_ZOO_CACHE": str(tmp_path / "zoo")},
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    monkeypatch.setenv("IREE_CONFORMANCE_ZOO_CACHE", str(tmp_path / "zoo"))
+    result = run_conformance("-rs", "--zoo-manifest", str(manifest), "--offline", "-k", "onnx-zoo",
+                             "--report-json", str(tmp_path / "r.json"), suite="test_onnx_models.py")
+    result.assert_outcomes(skipped=1)
     (outcome,) = json.loads((tmp_path / "r.json").read_text())["outcomes"]
     assert outcome["case_id"] == "onnx-zoo/mnist-12" and outcome["verdict"] == "skip" and outcome["reason"] == "offline"

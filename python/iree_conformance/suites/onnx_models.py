@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import platformdirs
@@ -23,6 +23,7 @@ from ..compare import Tolerance
 if TYPE_CHECKING:
     from ..onnx.zoo import ZooStore
     from ..onnx.zoo_manifest import ZooEntry
+    from ..run_options import RunOptions
 
 SUITE = "onnx_models"
 LIGHT_FLOOR = 9
@@ -173,20 +174,19 @@ def light_cases() -> list[Case]:
     ]
 
 
-def zoo_model_cases(config: Any) -> list[Case]:
+def zoo_model_cases(options: RunOptions) -> list[Case]:
     from ..onnx.download import Downloader
     from ..onnx.zoo import ZooStore, zoo_cases
 
-    manifest = config.getoption("--zoo-manifest")
-    if not manifest:
+    if not options.zoo_manifest:
         return []
     selected = zoo_cases(
-        manifest,
-        names=config.getoption("--zoo-models"),
-        tags=config.getoption("--zoo-tags"),
-        max_bytes=config.getoption("--zoo-max-bytes"),
+        options.zoo_manifest,
+        names=options.zoo_models,
+        tags=options.zoo_tags,
+        max_bytes=options.zoo_max_bytes,
     )
-    store = ZooStore(zoo_cache_dir(), mirror=config.getoption("--zoo-mirror"), downloader=Downloader(offline=bool(config.getoption("--offline"))))
+    store = ZooStore(zoo_cache_dir(), mirror=options.zoo_mirror, downloader=Downloader(offline=options.offline))
     return [
         ZooModelCase(
             case_id=z.case_id,
@@ -202,5 +202,5 @@ def zoo_model_cases(config: Any) -> list[Case]:
     ]
 
 
-def collect(session: Any) -> list[Case]:
-    return light_cases() + zoo_model_cases(session.config)
+def collect(options: RunOptions) -> list[Case]:
+    return light_cases() + zoo_model_cases(options)

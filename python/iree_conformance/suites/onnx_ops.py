@@ -6,13 +6,16 @@ import dataclasses
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import platformdirs
 
 from ..cases import ONNX_KEEP_F64, Case, CaseSkipped
 from ..compare import Tolerance
+
+if TYPE_CHECKING:
+    from ..run_options import RunOptions
 
 SUITE = "onnx_ops"
 FLOOR = 1800  # onnx 1.23.2 yields 1,884 generated cases plus the wheel's data folders
@@ -74,14 +77,14 @@ def sample(names: list[str], count: int) -> set[str]:
     return set(sorted(names, key=lambda n: hashlib.sha256(n.encode()).hexdigest())[:count])
 
 
-def collect(session: Any) -> list[Case]:
+def collect(options: RunOptions) -> list[Case]:
     from ..onnx import node_tests
 
-    root = node_tests.materialize(data_dir(session.config.getoption("--onnx-data-dir")))
+    root = node_tests.materialize(data_dir(options.onnx_data_dir))
     found = node_tests.load_cases(root)
     if len(found) < FLOOR:
         raise ValueError(f"{root}: {len(found)} ONNX operator cases, fewer than the floor of {FLOOR}; delete the folder to regenerate it")
-    count = session.config.getoption("--onnx-ops-sample")
+    count = options.onnx_ops_sample
     if count is not None:
         keep = sample([c.case_id for c in found], count)
         found = [c for c in found if c.case_id in keep]

@@ -4,40 +4,44 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..cases import Case
 
+if TYPE_CHECKING:
+    from ..run_options import RunOptions
 
-def _stablehlo(session: Any) -> list[Case]:
+
+def _stablehlo(conformance_dir: Path, options: RunOptions) -> list[Case]:
     from . import stablehlo
 
-    cases = stablehlo.bundled_cases(session.dir / "stablehlo", session.config.getoption("--reference"))
-    for root in session.config.getoption("--stablehlo-dir"):
+    cases = stablehlo.bundled_cases(conformance_dir / "stablehlo", options.reference)
+    for root in options.stablehlo_dirs:
         cases += stablehlo.external_cases(Path(root))
     return cases
 
 
-def _onnx_ops(session: Any) -> list[Case]:
+def _onnx_ops(conformance_dir: Path, options: RunOptions) -> list[Case]:
     from . import onnx_ops
 
-    return onnx_ops.collect(session)
+    return onnx_ops.collect(options)
 
 
-def _onnx_models(session: Any) -> list[Case]:
+def _onnx_models(conformance_dir: Path, options: RunOptions) -> list[Case]:
     from . import onnx_models
 
-    return onnx_models.collect(session)
+    return onnx_models.collect(options)
 
 
-PROVIDERS: dict[str, Callable[[Any], list[Case]]] = {
+PROVIDERS: dict[str, Callable[[Path, RunOptions], list[Case]]] = {
     "stablehlo": _stablehlo,
     "onnx_ops": _onnx_ops,
     "onnx_models": _onnx_models,
 }
 
 
-def collect(suite: str, session: Any) -> list[Case]:
+def collect(suite: str, conformance_dir: Path, options: RunOptions) -> list[Case]:
+    """The cases of suite: conformance_dir is the folder of the suites (bundled corpora)."""
     if suite not in PROVIDERS:
         raise KeyError(f"unknown suite {suite!r}; known: {', '.join(PROVIDERS)}")
-    return PROVIDERS[suite](session)
+    return PROVIDERS[suite](conformance_dir, options)
