@@ -1,0 +1,250 @@
+"""Batched compilation: planning, merging, bisection and the solo rerun."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from iree_conformance.batching import BatchCoordinator, plan_batches
+from iree_conformance.cases import Case, NpzCase
+from iree_conformance.module_merge import MergeMember, culprits_of, member_source_name, merge_modules
+from iree_conformance.pipeline import run_case
+from iree_conformance.suites.stablehlo_files import CheckCase
+from iree_conformance.worker import WorkerClient
+
+from .conftest import TARGETS_TOML
+
+
+def _program(value: float, extra: str = "") -> str:
+    """main(x) = helper(x) + value: a public function, a private helper and a global."""
+    return f"""module attributes {{mhlo.num_partitions = 1 : i32}} {{
+  util.global private @offset = dense<{value}> : tensor<4xf32>
+  func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {{
+    %c = util.global.load @offset : tensor<4xf32>
+    %0 = stablehlo.add %x, %c : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }}
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {{
+    %0 = call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    {extra}
+    return %0 : tensor<4xf32>
+  }}
+}}
+"""
+
+
+_BROKEN = """module attributes {mhlo.num_partitions = 1 : i32} {
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = "stablehlo.custom_call"(%x) {call_target_name = "no_such_target"} : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+"""
+
+
+class _AddCase(Case):
+    """main(x) = x + value on x = [0, 1, 2, 3]."""
+
+    batchable = True
+
+    def __init__(self, case_id: str, value: float, text: str | None = None):
+        super().__init__(case_id=case_id, suite="test", kind="mlir", source_bytes=(text or _program(value)).encode())
+        self.value = value
+
+    def input_sets(self):
+        return [[np.arange(4, dtype=np.float32)]]
+
+    def expected_sets(self, input_sets):
+        return [[np.arange(4, dtype=np.float32) + np.float32(self.value)]]
+
+
+@pytest.fixture(scope="module")
+def targets():
+    from iree_conformance.targets import load_targets
+
+    return load_targets(TARGETS_TOML)
+
+
+# -- planning -------------------------------------------------------------------------
+def _cases(count: int, suite: str = "s") -> list[Case]:
+    return [NpzCase(case_id=f"{suite}/case_{i:03d}", suite=suite, kind="mlir") for i in range(count)]
+
+
+def test_plan_is_deterministic_bounded_and_per_group(targets):
+    llvm, vmvx = targets["llvm-cpu"], targets["vmvx"]
+    pairs = [(c, llvm) for c in _cases(50)] + [(c, vmvx) for c in _cases(50)] + [(c, llvm) for c in _cases(7, "t")]
+    plan = plan_batches(pairs, 8)
+    shuffled = list(pairs)
+    random.Random(3).shuffle(shuffled)
+    assert plan == plan_batches(shuffled, 8)
+    batches = set(plan.values())
+    assert all(2 <= len(b.cases) <= 8 for b in batches)
+    for batch in batches:  # one suite, one target in each batch
+        assert len({c.suite for c in batch.cases}) == 1
+        assert all(plan[(batch.target, c.case_id)] == batch for c in batch.cases)
+    assert {b.target for b in batches} == {"llvm-cpu", "vmvx"}
+    # Sorted ids within a group: a batch is a run of consecutive ids.
+    for batch in batches:
+        assert list(batch.case_ids) == sorted(batch.case_ids)
+
+
+def test_plan_leaves_out_what_must_run_alone(targets):
+    llvm = targets["llvm-cpu"]
+    skipped = NpzCase(case_id="s/skipped", suite="s", kind="mlir", skip_reason="not here")
+    model = Case(case_id="s/model", suite="s", kind="onnx")  # Case.batchable is False
+    plan = plan_batches([(c, llvm) for c in [*_cases(5), skipped, model]], 16)
+    assert ("llvm-cpu", "s/skipped") not in plan and ("llvm-cpu", "s/model") not in plan
+    assert plan_batches([(c, llvm) for c in _cases(5)], 1) == {}
+
+
+def test_removing_a_case_moves_only_its_own_batch(targets):
+    llvm = targets["llvm-cpu"]
+    cases = _cases(200)
+    before = {b.case_ids for b in plan_batches([(c, llvm) for c in cases], 8).values()}
+    removed = cases[100]
+    after = {b.case_ids for b in plan_batches([(c, llvm) for c in cases if c is not removed], 8).values()}
+    changed = before - after
+    assert changed and all(removed.case_id in ids or len(ids) < 8 or ids[-1] >= removed.case_id for ids in changed)
+    # Content-defined boundaries: most batches survive (index chunking would shift all after it).
+    assert len(before & after) >= len(before) - 3
+
+
+# -- merging ---------------------------------------------------------------------------
+def test_merge_renames_every_symbol_and_keeps_each_member_apart():
+    from iree.compiler.api import Session
+
+    members = [MergeMember(f"c{i}", _program(float(i)).encode(), {}) for i in range(3)]
+    merged, placed, left_out = merge_modules(members, Session().context)
+    assert left_out == {} and list(placed) == ["c0", "c1", "c2"]
+    assert [placed[c].renamed("main") for c in placed] == ["b0_main", "b1_main", "b2_main"]
+    import iree.compiler.ir as ir
+
+    text = str(ir.Module.parse(merged, context=Session().context))
+    for i in range(3):
+        assert f"@b{i}_helper" in text and f"@b{i}_offset" in text and f"@b{i}_main" in text
+
+
+def test_merge_leaves_out_a_member_with_other_module_attributes():
+    from iree.compiler.api import Session
+
+    other = _program(1.0).replace("mhlo.num_partitions = 1", "mhlo.num_partitions = 2")
+    members = [MergeMember("a", _program(0.0).encode(), {}), MergeMember("b", other.encode(), {}), MergeMember("c", b"not mlir", {})]
+    _, placed, left_out = merge_modules(members, Session().context)
+    assert list(placed) == ["a"]
+    assert "attributes differ" in left_out["b"] and "cannot be parsed" in left_out["c"]
+
+
+def test_culprits_are_read_from_the_members_source_names():
+    text = f"{member_source_name(3)}:4:10: error: failed to legalize\n{member_source_name(5)}:2:1: note: called from\n"
+    assert culprits_of(text) == {3}
+
+
+# -- the coordinator and the pipeline, with a real worker -------------------------------
+def test_a_batch_compiles_once_and_each_case_runs_its_own_function(worker, targets):
+    llvm = targets["llvm-cpu"]
+    cases = [_AddCase(f"t/add_{i}", float(i)) for i in range(4)]
+    batch = plan_batches([(c, llvm) for c in cases], 4)[("llvm-cpu", "t/add_0")]
+    coordinator = BatchCoordinator()
+    for case in cases:
+        placement = coordinator.placement(batch, case, llvm, worker)
+        assert placement is not None and placement.batch_size == 4
+        outcome, _ = run_case(case, llvm, worker, placement=placement)
+        assert (outcome.status, outcome.info["batch"]) == ("pass", {"size": 4}), outcome.diagnostics
+    assert coordinator.compiles == 1
+
+
+def test_a_compile_error_is_named_by_the_compiler_and_runs_alone(worker, targets):
+    llvm = targets["llvm-cpu"]
+    cases = [_AddCase(f"u/add_{i}", float(i)) for i in range(5)]
+    broken = _AddCase("u/add_2", 2.0, _BROKEN)
+    cases[2] = broken
+    batch = plan_batches([(c, llvm) for c in cases], 8)[("llvm-cpu", "u/add_0")]
+    coordinator = BatchCoordinator()
+    placements = {c.case_id: coordinator.placement(batch, c, llvm, worker) for c in cases}
+    assert placements["u/add_2"] is None
+    assert all(placements[c.case_id] is not None for c in cases if c is not broken)
+    assert coordinator.compiles == 2  # the failed batch, then the others without a bisection
+    alone, _ = run_case(broken, llvm, worker)
+    assert (alone.status, alone.stage) == ("error", "compile")
+
+
+class _CrashingWorker:
+    """A WorkerClient whose batch compiles crash while they hold one chosen case."""
+
+    def __init__(self, real: WorkerClient, crash_with: str):
+        self.real, self.crash_with, self.batch_jobs = real, crash_with, 0
+
+    def execute(self, job):
+        if job.get("members") is not None:
+            self.batch_jobs += 1
+            if any(m["case_id"] == self.crash_with for m in job["members"]):
+                job = {**job, "fault": ("compile", "crash")}
+        return self.real.execute(job)
+
+
+def test_a_crashing_batch_is_bisected_until_the_crash_stands_alone(worker, targets):
+    llvm = targets["llvm-cpu"]
+    cases = [_AddCase(f"v/add_{i}", float(i)) for i in range(8)]
+    batch = plan_batches([(c, llvm) for c in cases], 8)[("llvm-cpu", "v/add_0")]
+    crashing = _CrashingWorker(worker, "v/add_5")
+    coordinator = BatchCoordinator()
+    placements = {c.case_id: coordinator.placement(batch, c, llvm, crashing) for c in cases}
+    assert placements["v/add_5"] is None
+    assert sorted(c for c, p in placements.items() if p is not None) == [f"v/add_{i}" for i in range(8) if i != 5]
+    # 8 -> 4 + 4 -> (2 + 2) -> (1 + 1): every crash halves, the good halves compile once.
+    assert crashing.batch_jobs == coordinator.compiles == 5
+
+
+class _FailingInBatch:
+    """Crashes one case's run inside its batch only; alone it runs normally."""
+
+    def __init__(self, real: WorkerClient, case_id: str):
+        self.real, self.case_id = real, case_id
+
+    def execute(self, job):
+        if job.get("batch") and job.get("case_id") == self.case_id:
+            job = {**job, "fault": ("run", "crash")}
+        return self.real.execute(job)
+
+
+def test_a_case_that_is_not_a_pass_in_its_batch_takes_its_result_from_a_solo_run(worker, targets):
+    llvm = targets["llvm-cpu"]
+    cases = [_AddCase(f"w/add_{i}", float(i)) for i in range(3)]
+    batch = plan_batches([(c, llvm) for c in cases], 4)[("llvm-cpu", "w/add_0")]
+    client = _FailingInBatch(worker, "w/add_1")
+    coordinator = BatchCoordinator()
+    results = {}
+    for case in cases:
+        results[case.case_id], _ = run_case(case, llvm, client, placement=coordinator.placement(batch, case, llvm, client))
+    assert results["w/add_1"].status == "pass"
+    assert results["w/add_1"].info["batch"] == {"size": 3, "in_batch": "crash", "ran_alone": True}
+    # The worker died with the crash; the next case of the batch loads it again from the store.
+    assert results["w/add_2"].status == "pass" and "ran_alone" not in results["w/add_2"].info["batch"]
+
+
+def test_check_sites_of_batched_programs_map_back_to_each_case(worker, targets, tmp_path):
+    llvm = targets["llvm-cpu"]
+    template = """module @jit_main attributes {{mhlo.num_partitions = 1 : i32}} {{
+  func.func public @main() -> tensor<2xf32> {{
+    %0 = stablehlo.constant dense<[1.0, {value}]> : tensor<2xf32>
+    %1 = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    stablehlo.custom_call @check.expect_close(%0, %1) {{has_side_effect = true}} : (tensor<2xf32>, tensor<2xf32>) -> ()
+    return %0 : tensor<2xf32>
+  }}
+}}
+"""
+    cases = []
+    for name, value in [("good_a", "2.0"), ("bad", "7.0"), ("good_b", "2.0")]:
+        path = tmp_path / f"{name}.mlir"
+        path.write_text(template.format(value=value))
+        cases.append(CheckCase(case_id=f"x/{name}", suite="stablehlo_files", kind="mlir", source_path=path, entry_function="main", import_options={"rewrite_checks": True}))
+    batch = plan_batches([(c, llvm) for c in cases], 4)[("llvm-cpu", "x/bad")]
+    coordinator = BatchCoordinator()
+    outcomes = {c.case_id: run_case(c, llvm, worker, placement=coordinator.placement(batch, c, llvm, worker))[0] for c in cases}
+    assert outcomes["x/good_a"].status == outcomes["x/good_b"].status == "pass"
+    assert outcomes["x/good_a"].info["batch"] == {"size": 3}
+    bad = outcomes["x/bad"]
+    assert (bad.status, bad.stage) == ("fail", "compare") and bad.info["batch"]["in_batch"] == "fail-numerics"
+    assert any("bad.mlir" in line for line in bad.diagnostics), bad.diagnostics
