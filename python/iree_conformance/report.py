@@ -13,6 +13,7 @@ from typing import Any
 
 from . import ghactions
 from .diagnostics import normalize
+from .errors import ConfigurationError
 from .fsutil import atomic_write_text
 from .platform_info import cpu_fingerprint, host_arch, host_cpu, host_os
 
@@ -20,7 +21,7 @@ SCHEMA = 1
 VERDICTS = ("pass", "xfail", "flaky", "fail", "xpass", "skip")
 
 
-class ReportError(ValueError):
+class ReportError(ConfigurationError):
     pass
 
 

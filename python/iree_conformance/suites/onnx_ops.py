@@ -13,6 +13,7 @@ import platformdirs
 
 from ..cases import ONNX_KEEP_F64, Case, CaseSkipped
 from ..compare import Tolerance
+from ..errors import CorpusError
 
 SUITE = "onnx_ops"
 FLOOR = 1800  # onnx 1.23.2 yields 1,884 generated cases plus the wheel's data folders
@@ -78,7 +79,7 @@ def collect(session: Any) -> list[Case]:
     root = node_tests.materialize(data_dir(session.config.getoption("--onnx-data-dir")))
     found = node_tests.load_cases(root)
     if len(found) < FLOOR:
-        raise ValueError(f"{root}: {len(found)} ONNX operator cases, fewer than the floor of {FLOOR}; delete the folder to regenerate it")
+        raise CorpusError(f"{root}: {len(found)} ONNX operator cases, fewer than the floor of {FLOOR}; delete the folder to regenerate it")
     count = session.config.getoption("--onnx-ops-sample")
     if count is not None:
         keep = sample([c.case_id for c in found], count)
