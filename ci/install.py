@@ -43,7 +43,6 @@ BOOTSTRAP_REQUIREMENTS = (
     "platformdirs>=4.0",
     "requests>=2.31",
     "tomli>=2.0; python_version < '3.11'",
-    "tomli-w>=1.0",
     "zstandard>=0.22",
 )
 # What `iree-conformance report --html` imports besides the standard library; the
