@@ -8,10 +8,11 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
+from iree_conformance.errors import ConformanceError
+
 from . import __version__
 from .commands import audit, key, measure, plan, prune
 from .commands.common import Context
-from .errors import CacheToolsError
 
 COMMANDS = {"measure": measure, "key": key, "plan": plan, "audit": audit, "prune": prune}
 
@@ -54,9 +55,9 @@ def main(
         ctx.sleep = sleep
     try:
         return COMMANDS[args.command].run(args, ctx)
-    except CacheToolsError as exc:
+    except ConformanceError as exc:  # CacheToolsError, or a library error it let through
         sys.stderr.write(f"cache-tools {args.command}: error: {exc}\n")
-        return exc.exit_code
+        return exc.return_code
     except KeyboardInterrupt:
         sys.stderr.write("cache-tools: interrupted\n")
         return 130

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import fnmatch
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from iree_conformance.tomlio import tomllib
 
 from .errors import ConfigError
 from .units import GIB, parse_size

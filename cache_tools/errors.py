@@ -2,19 +2,24 @@
 
 Every message names the thing that failed and what to do about it; none may
 contain a credential (the API client redacts tokens before raising).
+``CacheToolsError`` derives from the project's one error base,
+``iree_conformance.errors.ConformanceError`` (``return_code``; ``exit_code`` is
+the same number).
 """
 
 from __future__ import annotations
+
+from iree_conformance.errors import ConformanceError
 
 EXIT_INPUT = 2  # bad arguments, config, paths
 EXIT_THRESHOLD = 3  # audit --fail-over tripped
 EXIT_API = 4  # GitHub API failed or answered nonsense
 
 
-class CacheToolsError(Exception):
+class CacheToolsError(ConformanceError):
     """Base class: an expected failure with a user-facing message."""
 
-    exit_code = EXIT_INPUT
+    return_code = EXIT_INPUT
 
 
 class ConfigError(CacheToolsError):
@@ -32,7 +37,7 @@ class KeyRuleError(CacheToolsError):
 class ApiError(CacheToolsError):
     """The GitHub REST API failed, refused, or answered malformed data."""
 
-    exit_code = EXIT_API
+    return_code = EXIT_API
 
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)

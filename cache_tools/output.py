@@ -1,53 +1,27 @@
-"""Write results where a workflow reads them: GITHUB_OUTPUT and GITHUB_STEP_SUMMARY."""
+"""Write results where a workflow reads them (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY: the
+library's one writer, ``iree_conformance.ghactions``), and tables and JSON for people."""
 
 from __future__ import annotations
 
 import json
-import os
-import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
+
+from iree_conformance import ghactions
 
 
 def format_outputs(values: Mapping[str, Any]) -> str:
     """``name=value`` lines; multi-line values use the heredoc form with a random delimiter."""
-    lines: list[str] = []
-    for name, value in values.items():
-        if isinstance(value, bool):
-            text = "true" if value else "false"
-        elif isinstance(value, (list, tuple)):
-            text = "\n".join(str(v) for v in value)
-        elif isinstance(value, dict):
-            text = json.dumps(value, separators=(",", ":"))
-        else:
-            text = str(value)
-        if "\n" in text or "\r" in text:
-            delimiter = f"ghadelimiter_{uuid.uuid4()}"
-            lines.append(f"{name}<<{delimiter}\n{text}\n{delimiter}")
-        else:
-            lines.append(f"{name}={text}")
-    return "\n".join(lines) + "\n"
+    return ghactions.format_pairs(values)
 
 
 def write_github_outputs(values: Mapping[str, Any], env: Mapping[str, str] | None = None) -> bool:
     """Append to $GITHUB_OUTPUT when set; returns whether anything was written."""
-    env = os.environ if env is None else env
-    path = env.get("GITHUB_OUTPUT")
-    if not path:
-        return False
-    with open(path, "a", encoding="utf-8", newline="\n") as fh:
-        fh.write(format_outputs(values))
-    return True
+    return ghactions.write_outputs(values, env)
 
 
 def write_step_summary(markdown: str, env: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if env is None else env
-    path = env.get("GITHUB_STEP_SUMMARY")
-    if not path:
-        return False
-    with open(path, "a", encoding="utf-8", newline="\n") as fh:
-        fh.write(markdown.rstrip("\n") + "\n\n")
-    return True
+    return ghactions.append_step_summary(markdown, env)
 
 
 def print_json(data: Any, out: TextIO) -> None:

@@ -1,4 +1,10 @@
-"""Byte-size parsing and human formatting (binary units, as GitHub's limit is)."""
+"""Byte-size parsing and human formatting (binary units, as GitHub's limit is).
+
+``parse_size`` is the project's one size parser: cache_tools.toml, the ci/ scripts
+(``ci/_common.parse_size``, pins.toml's ccache budget) and every command-line size go
+through it. Decimal units K/KB, M/MB, G/GB, T/TB; binary Ki/KiB, Mi/MiB, Gi/GiB, Ti/TiB;
+case-insensitive; a bare number is bytes.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +18,19 @@ _UNITS = {
     "b": 1,
     "k": 1000,
     "kb": 1000,
+    "ki": 1024,
     "kib": 1024,
     "m": 1000**2,
     "mb": 1000**2,
+    "mi": 1024**2,
     "mib": 1024**2,
     "g": 1000**3,
     "gb": 1000**3,
+    "gi": 1024**3,
     "gib": 1024**3,
     "t": 1000**4,
     "tb": 1000**4,
+    "ti": 1024**4,
     "tib": 1024**4,
 }
 _SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
@@ -38,7 +48,7 @@ def parse_size(value: str | int | float, what: str = "size") -> int:
     if not match or match.group(2).lower() not in _UNITS:
         raise ConfigError(
             f"{what}: cannot read size {value!r}; write a number with an optional unit "
-            "(B, KB, KiB, MB, MiB, GB, GiB, TB, TiB), e.g. '1.5GiB'"
+            "(B, K/KB, Ki/KiB, M/MB, Mi/MiB, G/GB, Gi/GiB, T/TB, Ti/TiB), e.g. '1.5GiB'"
         )
     return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
 

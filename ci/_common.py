@@ -3,7 +3,11 @@ sizes and results-JSON loading.
 
 Standard library only: these scripts run before the project is installed (install.py,
 setup_env.py) and on every runner OS, so nothing here may assume bash, symlinks or a
-particular line ending.
+particular line ending. The policies the library already implements are not copied
+here: the error base (``iree_conformance.errors``), TOML reading (``tomlio``), atomic
+writes (``fsutil``) and the GitHub Actions file commands (``ghactions``) come from the
+source tree's ``python/`` folder, and sizes from ``cache_tools/units.py``; all of those
+are standard library only.
 """
 
 from __future__ import annotations
@@ -11,45 +15,54 @@ from __future__ import annotations
 import json
 import os
 import platform
-import re
 import sys
-import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+for _path in (REPO_ROOT / "python", REPO_ROOT):  # the library and cache_tools, before any install
+    if str(_path) not in sys.path:
+        sys.path.insert(1, str(_path))
+
+from cache_tools.units import parse_size as _parse_size  # noqa: E402
+from iree_conformance import ghactions  # noqa: E402
+from iree_conformance.errors import ConformanceError  # noqa: E402
+from iree_conformance.fsutil import atomic_write_text  # noqa: E402
 
 OS_NAMES = ("linux", "macos", "windows")
 RESULTS_SCHEMA = 1
 
 
-class CIError(Exception):
+class CIError(ConformanceError):
     """A problem the user can fix; scripts print it without a traceback and exit 2."""
+
+    return_code = 2
 
 
 def run_main(main, argv: list[str] | None = None) -> int:
-    """Calls main(argv), turning CIError into a one-line message and exit status 2."""
+    """Calls main(argv), turning any ConformanceError (CIError, a manifest's or a size's
+    error from the library) into a one-line message and its exit status."""
     try:
         return int(main(argv) or 0)
-    except CIError as exc:
+    except ConformanceError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return exc.return_code
 
 
-# -- GitHub Actions file commands ---------------------------------------------------------
+def load_toml(path: Path) -> dict[str, Any]:
+    """A TOML file through the library's one reader (``iree_conformance.tomlio``)."""
+    try:
+        from iree_conformance import tomlio
+    except ModuleNotFoundError as exc:  # Python 3.10 without tomli
+        raise CIError(str(exc)) from None
+    try:
+        return tomlio.load_toml(path)
+    except tomlio.TomlError as exc:
+        raise CIError(str(exc)) from None
 
-def _append(path: str, text: str) -> None:
-    # newline="\n": the runner reads these files the same way on every OS.
-    with open(path, "a", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
 
-
-def _format_pair(name: str, value: str) -> str:
-    if "\n" in value or "\r" in value:
-        delimiter = f"ghadelimiter_{uuid.uuid4().hex}"
-        return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
-    return f"{name}={value}\n"
+# -- GitHub Actions file commands (iree_conformance.ghactions) ----------------------------
 
 
 def set_outputs(values: Mapping[str, Any], env: Mapping[str, str] | None = None) -> bool:
@@ -57,33 +70,21 @@ def set_outputs(values: Mapping[str, Any], env: Mapping[str, str] | None = None)
 
     Lists become one item per line, booleans true/false. Returns False when not on Actions.
     """
-    env = os.environ if env is None else env
-    path = env.get("GITHUB_OUTPUT")
-    if not path:
-        return False
-    _append(path, "".join(_format_pair(k, _text(v)) for k, v in values.items()))
-    return True
+    return ghactions.write_outputs({k: _text(v) for k, v in values.items()}, env)
 
 
 def set_env(values: Mapping[str, Any], env: Mapping[str, str] | None = None) -> bool:
     """Appends variables for the following steps to $GITHUB_ENV."""
-    env = os.environ if env is None else env
-    path = env.get("GITHUB_ENV")
-    if not path:
-        return False
-    _append(path, "".join(_format_pair(k, _text(v)) for k, v in values.items()))
-    return True
+    return ghactions.write_env({k: _text(v) for k, v in values.items()}, env)
 
 
 def write_report(payload: Any, markdown: str, output: str | None, markdown_path: str | None, summary: bool) -> None:
     """The JSON to --output, the Markdown to --markdown (else stdout), and to the step
     summary with --summary: the output contract shared by the results scripts."""
     if output:
-        Path(output).parent.mkdir(parents=True, exist_ok=True)
-        Path(output).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8", newline="\n")
+        atomic_write_text(output, json.dumps(payload, indent=1) + "\n")
     if markdown_path:
-        Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(markdown_path).write_text(markdown, encoding="utf-8", newline="\n")
+        atomic_write_text(markdown_path, markdown)
     if summary:
         append_summary(markdown)
     if not markdown_path:
@@ -92,12 +93,7 @@ def write_report(payload: Any, markdown: str, output: str | None, markdown_path:
 
 def append_summary(markdown: str, env: Mapping[str, str] | None = None) -> bool:
     """Appends Markdown to the job's step summary ($GITHUB_STEP_SUMMARY)."""
-    env = os.environ if env is None else env
-    path = env.get("GITHUB_STEP_SUMMARY")
-    if not path:
-        return False
-    _append(path, markdown.rstrip("\n") + "\n\n")
-    return True
+    return ghactions.append_step_summary(markdown, env)
 
 
 def _text(value: Any) -> str:
@@ -160,25 +156,13 @@ def current_arch(env: Mapping[str, str] | None = None) -> str:
 
 # -- sizes ---------------------------------------------------------------------------------
 
-_UNITS = {
-    "": 1, "b": 1,
-    "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12, "tb": 10**12,
-    "ki": 2**10, "kib": 2**10, "mi": 2**20, "mib": 2**20, "gi": 2**30, "gib": 2**30, "ti": 2**40, "tib": 2**40,
-}
-
-
 def parse_size(text: str | int | float) -> int:
-    """'6GiB', '1.5G', '700M', '1024' -> bytes (decimal units for K/M/G, binary for Ki/Mi/Gi)."""
-    if isinstance(text, bool):
-        raise CIError(f"not a size: {text!r}")
-    if isinstance(text, (int, float)):
-        if text < 0:
-            raise CIError(f"size must not be negative: {text!r}")
-        return int(text)
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", str(text))
-    if not m or m.group(2).lower() not in _UNITS:
-        raise CIError(f"not a size: {text!r} (examples: 6GiB, 1.5G, 700M, 1048576)")
-    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    """'6GiB', '1.5G', '700M', '1024' -> bytes: cache_tools/units.py's parser (decimal
+    units for K/M/G/T, binary for Ki/Mi/Gi/Ti), its error as a CIError."""
+    try:
+        return _parse_size(text)
+    except ConformanceError as exc:
+        raise CIError(str(exc)) from None
 
 
 def format_size(num_bytes: int | float) -> str:

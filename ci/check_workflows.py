@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO_ROOT, CIError, run_main  # noqa: E402
+from _common import REPO_ROOT, CIError, load_toml, run_main  # noqa: E402
 
 WORKFLOWS_DIR = REPO_ROOT / ".github" / "workflows"
 ACTIONS_DIR = REPO_ROOT / ".github" / "actions"
@@ -320,12 +320,7 @@ def check_cache_keys() -> list[str]:
 
 def cache_classes(path: Path | None = None) -> dict[str, dict[str, Any]]:
     """The [classes.*] tables of cache_tools.toml."""
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    with open(path or CACHE_CONFIG, "rb") as fh:
-        classes = tomllib.load(fh).get("classes") or {}
+    classes = load_toml(path or CACHE_CONFIG).get("classes") or {}
     return {name: body for name, body in classes.items() if isinstance(body, dict)}
 
 
@@ -516,12 +511,7 @@ def max_schedule_gap_days(crons: list[str]) -> int:
 
 
 def retention_days(path: Path | None = None) -> int:
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    with open(path or CACHE_CONFIG, "rb") as fh:
-        return int((tomllib.load(fh).get("settings") or {}).get("retention_days", 7))
+    return int((load_toml(path or CACHE_CONFIG).get("settings") or {}).get("retention_days", 7))
 
 
 def check_schedules_keep_caches_alive() -> list[str]:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -38,6 +37,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO_ROOT, CIError, append_summary, load_json, notice, run_main, set_outputs  # noqa: E402
+
+# The manifest format has one reader: the library's manifest module (standard library
+# only for reading and merging; _common put the source tree's python/ on sys.path).
+from iree_conformance.fsutil import atomic_write_text  # noqa: E402
+from iree_conformance.manifest import entry_tables, merge_tables, rebuild  # noqa: E402
+from iree_conformance.tomlio import TomlError, loads_toml  # noqa: E402
 
 DEFAULT_DIR = "conformance/expectations"
 MANIFEST = "manifest.json"
@@ -114,96 +119,10 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 def valid_toml(text: str) -> bool:
     try:
-        import tomllib  # type: ignore[import-not-found]
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        loads_toml(text)
+    except TomlError:
         return False
     return True
-
-
-_HEADER = re.compile(r"^\s*\[([^\[\]]+)\]\s*(?:#.*)?$")
-_ENTRY = re.compile(r'^\s*("(?:[^"\\]|\\.)*"|[A-Za-z0-9_-]+)\s*=')
-
-Tables = dict[str, dict[str, str]]
-
-
-def entry_tables(text: str) -> Tables | None:
-    """{table: {key: line}} when every entry is one line (how the manifests are written)."""
-    tables: Tables = {"": {}}
-    current = ""
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        header = _HEADER.match(line)
-        if header:
-            current = header.group(1).strip()
-            tables.setdefault(current, {})
-            continue
-        entry = _ENTRY.match(line)
-        if not entry or not valid_toml(line):
-            return None  # a multi-line value or something else: not line-per-entry
-        tables[current][entry.group(1)] = line
-    return tables
-
-
-def merge_tables(base: Tables, ours: Tables, theirs: Tables) -> tuple[Tables, list[str]]:
-    """Three-way merge by key: a side that changed a key wins; both changing it differently conflicts."""
-    merged: Tables = {}
-    conflicts = []
-    for table in [*ours, *(t for t in theirs if t not in ours)]:
-        b, o, t = base.get(table, {}), ours.get(table, {}), theirs.get(table, {})
-        result = {}
-        for key in [*o, *(k for k in t if k not in o), *(k for k in b if k not in o and k not in t)]:
-            bv, ov, tv = b.get(key), o.get(key), t.get(key)
-            if ov == tv or tv == bv:
-                value = ov
-            elif ov == bv:
-                value = tv
-            else:
-                conflicts.append(f"[{table}] {key}" if table else key)
-                continue
-            if value is not None:
-                result[key] = value
-        merged[table] = result
-    return merged, conflicts
-
-
-def _sort_key(key: str) -> str:
-    return json.loads(key) if key.startswith('"') else key
-
-
-def rebuild(skeleton: str, tables: Tables) -> str:
-    """skeleton's comments, blank lines and headers, each table's entries sorted under its header."""
-    out: list[str] = []
-    placed = set()
-
-    def place(table: str) -> None:
-        entries = tables.get(table, {})
-        out.extend(entries[k] for k in sorted(entries, key=_sort_key))
-        placed.add(table)
-
-    lines = skeleton.splitlines()
-    first_header = next((i for i, line in enumerate(lines) if _HEADER.match(line)), len(lines))
-    for i, line in enumerate(lines):
-        if i == first_header:
-            place("")
-        header = _HEADER.match(line)
-        if header:
-            out.append(line)
-            place(header.group(1).strip())
-        elif not (line.strip() and not line.strip().startswith("#") and _ENTRY.match(line)):
-            out.append(line)
-    if first_header == len(lines):
-        place("")
-    for table in tables:
-        if table not in placed and tables[table]:
-            out += ["", f"[{table}]"]
-            place(table)
-    return "\n".join(out) + "\n"
 
 
 def merge3(ours: str, base: str | None, theirs: str, repo: Path) -> tuple[str | None, list[str]]:
@@ -283,15 +202,13 @@ def cmd_combine(args: argparse.Namespace) -> int:
             conflicts.append(f"{path} (shards {labels}: {'; '.join(problems[:5])})")
             continue
         target = repo / Path(*PurePosixPath(path).parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(result, encoding="utf-8", newline="\n")
+        atomic_write_text(target, result)
         merged_paths.append(path)
         if base is None:
             intent_to_add(repo, [path])
     patch = patch_of(repo, merged_paths)
     output = Path(args.output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(patch, encoding="utf-8", newline="\n")
+    atomic_write_text(output, patch)
     if args.files_out:
         for path in merged_paths:
             src = repo / Path(*PurePosixPath(path).parts)

@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO_ROOT, CIError, run_main  # noqa: E402
+from _common import REPO_ROOT, CIError, load_toml, run_main  # noqa: E402
 
 # What `cache-tools` imports besides the standard library. Each name must be one of the
 # project's dependencies (tests/ci checks this against pyproject.toml).
@@ -43,7 +43,6 @@ BOOTSTRAP_REQUIREMENTS = (
     "platformdirs>=4.0",
     "requests>=2.31",
     "tomli>=2.0; python_version < '3.11'",
-    "tomli-w>=1.0",
     "zstandard>=0.22",
 )
 # What `iree-conformance report --html` imports besides the standard library; the
@@ -78,15 +77,7 @@ def wheel_versions(directory: Path) -> dict[str, str]:
 
 
 def load_pyproject() -> dict:
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ModuleNotFoundError:  # Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ModuleNotFoundError:
-            raise CIError("reading pyproject.toml needs Python 3.11+ or `pip install tomli`") from None
-    with open(REPO_ROOT / "pyproject.toml", "rb") as fh:
-        return tomllib.load(fh)
+    return load_toml(REPO_ROOT / "pyproject.toml")
 
 
 def extras_spec(extras: str) -> str:

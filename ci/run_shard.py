@@ -46,6 +46,7 @@ from _common import (  # noqa: E402
     current_arch,
     current_os,
     load_json,
+    load_toml,
     normalize_os,
     notice,
     run_main,
@@ -62,15 +63,6 @@ URL_SETTINGS = {
 CORPUS_FIELDS = ("repository", "ref", "subdir", "server_url", "dir")
 NO_TESTS_COLLECTED = 5
 UPDATE_MODES = ("base", "overlay")
-
-
-def load_toml(path: Path) -> dict[str, Any]:
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ModuleNotFoundError:  # Python 3.10: tomli is a project dependency there
-        import tomli as tomllib  # type: ignore[no-redef]
-    with open(path, "rb") as fh:
-        return tomllib.load(fh)
 
 
 def load_profile(name: str, path: Path = PROFILES_FILE) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -28,23 +28,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import CIError, notice, run_main, set_outputs  # noqa: E402
+from _common import CIError, load_toml, notice, run_main, set_outputs  # noqa: E402
 
 PINS_FILE = Path(__file__).resolve().parent / "pins.toml"
 _SHA = re.compile(r"[0-9a-f]{40}")
 _REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
-
-
-def load_toml(path: Path) -> dict[str, Any]:
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise CIError(f"{path}: no such file") from None
 
 
 def load_pins(path: Path = PINS_FILE) -> dict[str, Any]:

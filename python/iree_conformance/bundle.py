@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .compare import Tolerance, compare_outputs
+from . import errors
+from .compare import Tolerance, compare_checks
 from .expectations import Entry, Expectations
 from .fsutil import atomic_write_bytes
 from .outcome import Outcome
@@ -43,8 +44,7 @@ from .timing import time_iree_call
 BUNDLE_SCHEMA = 3
 
 
-class BundleError(ValueError):
-    pass
+BundleError = errors.BundleError
 
 
 def _sha256(data: bytes) -> str:
@@ -230,11 +230,8 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
                         records.append(context.check_recorder.take())
                 outcome.stage_times["run"] = time.perf_counter() - t
                 outcome.stage = "compare"
-                problems: list[str] = []
-                for actual, expected, tol, *_ in _checks_from(record, arrays, outputs, records):
-                    comparison = compare_outputs(actual, expected, tol)
-                    problems += comparison.messages
-                    outcome.metrics = comparison.metrics if not outcome.metrics or comparison.messages else outcome.metrics
+                comparison = compare_checks(_checks_from(record, arrays, outputs, records))
+                problems, outcome.metrics = comparison.messages, comparison.metrics
                 if problems:
                     outcome.status, outcome.diagnostics = "fail", problems[:8]
                 elif timing_runs > 0:
@@ -244,10 +241,7 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
             except Exception as e:  # noqa: BLE001 - one broken case must not lose the others' results
                 outcome.status, outcome.diagnostics = "error", [f"{type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
-        verdict = bundle_expectations(root, record).judge(outcome)
-        outcome.verdict, outcome.expected = verdict.name, verdict.expected
-        if verdict.name in ("xfail", "flaky"):
-            outcome.reason = verdict.message
+        bundle_expectations(root, record).judge(outcome).record(outcome)
         counts[outcome.verdict] += 1
         outcomes.append(outcome.to_json())
         print(f"{outcome.verdict.upper():5} {record['target']}:{record['case_id']} ({outcome.duration:.2f} s)", flush=True)

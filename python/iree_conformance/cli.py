@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from . import report as report_mod
+from .errors import ConfigurationError, ConformanceError
 from .html import command as html_command
 from .html import inputs as html_inputs
 
@@ -33,26 +34,18 @@ def _targets_path(value: str | None) -> Path:
 
 def cmd_devices(args: argparse.Namespace) -> int:
     from .devices import describe, render
-    from .targets import TargetError, load_targets
+    from .targets import load_targets
 
-    try:
-        targets = load_targets(_targets_path(args.targets))
-    except TargetError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    targets = load_targets(_targets_path(args.targets))
     info = describe(targets)
     print(json.dumps(info, indent=1) if args.json else render(info))
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    try:
-        loaded = html_inputs.load([Path(p) for p in args.results])
-        if args.html or args.trend_out:
-            html_command.write_html(args, loaded)
-    except report_mod.ReportError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    loaded = html_inputs.load([Path(p) for p in args.results])
+    if args.html or args.trend_out:
+        html_command.write_html(args, loaded)
     markdown = report_mod.render_markdown(html_command.current_document(loaded), slowest=args.slowest)
     if args.output:
         Path(args.output).write_text(markdown, encoding="utf-8", newline="\n")
@@ -64,69 +57,43 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_run_bundle(args: argparse.Namespace) -> int:
-    from .bundle import BundleError, run_bundle
+    from .bundle import run_bundle
 
     if args.timing_runs < 0:
-        print("error: --timing-runs must be 0 or more", file=sys.stderr)
-        return 2
-    try:
-        counts = run_bundle(Path(args.bundle), args.driver, Path(args.report_json), device=args.device,
-                            force=args.force, timing_runs=args.timing_runs)
-    except BundleError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        raise ConfigurationError("--timing-runs must be 0 or more")
+    counts = run_bundle(Path(args.bundle), args.driver, Path(args.report_json), device=args.device,
+                        force=args.force, timing_runs=args.timing_runs)
     print(", ".join(f"{n} {k}" for k, n in counts.items()))
     return 1 if counts.get("fail", 0) or counts.get("xpass", 0) else 0
 
 
 def cmd_update_expectations(args: argparse.Namespace) -> int:
     """Applies a results JSON to the manifests, as --update-expectations would have."""
-    from .expectations import manifest_paths, write_updated_manifest
+    from .manifest import update_manifests
     from .outcome import Outcome
-    from .targets import TargetError, load_targets
-    from .tomlio import load_toml
+    from .targets import load_targets
 
-    try:
-        data = report_mod.load_results(Path(args.results))
-    except report_mod.ReportError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    data = report_mod.load_results(Path(args.results))
     os_name = args.os or data.get("metadata", {}).get("os", "linux")
     directory = Path(args.expectations_dir) if args.expectations_dir else Path.cwd() / "conformance" / "expectations"
     outcomes = [Outcome.from_json(o) for o in data["outcomes"]]
-    try:
-        host_specific = {name for name, t in load_targets(_targets_path(None)).items() if t.host_specific}
-    except TargetError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    for target in sorted({o.target for o in outcomes}):
-        ran = [o for o in outcomes if o.target == target]
-        base_path, overlay_path = manifest_paths(directory, target, os_name)
-        if args.overlay:
-            base = load_toml(base_path).get("xfail", {}) if base_path.exists() else {}
-            path, changed = overlay_path, write_updated_manifest(overlay_path, target, ran, base=base)
-        else:
-            host = data.get("metadata", {}).get("cpu_fingerprint") if target in host_specific else None
-            path, changed = base_path, write_updated_manifest(base_path, target, ran, host=host)
+    fingerprint = data.get("metadata", {}).get("cpu_fingerprint")
+    hosts = {name: fingerprint for name, t in load_targets(_targets_path(None)).items() if t.host_specific}
+    for path, changed in update_manifests(directory, outcomes, os_name, overlay=args.overlay, hosts=hosts):
         print(f"{'updated' if changed else 'unchanged'} {path}")
     return 0
 
 
 def cmd_flakes(args: argparse.Namespace) -> int:
     """Runs a selection --repeat times and lists the cases whose result varied."""
-    from .expectations import manifest_paths, write_updated_manifest
-    from .flakes import FlakesError, as_outcomes, find_flakes, render, to_json
+    from .flakes import as_outcomes, find_flakes, render, to_json
+    from .manifest import update_manifests
 
     conformance_dir = Path(args.conformance_dir) if args.conformance_dir else Path.cwd() / "conformance"
     if not (conformance_dir / "targets.toml").exists():
-        print(f"error: {conformance_dir} holds no targets.toml; pass --conformance-dir (the folder `pytest conformance` runs)", file=sys.stderr)
-        return 2
+        raise ConfigurationError(f"{conformance_dir} holds no targets.toml; pass --conformance-dir (the folder `pytest conformance` runs)")
     pytest_args = [a for a in args.pytest_args if a != "--"]
-    try:
-        results = find_flakes(conformance_dir, pytest_args, args.repeat, args.keep_store, lambda line: print(line, file=sys.stderr, flush=True))
-    except FlakesError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    results = find_flakes(conformance_dir, pytest_args, args.repeat, args.keep_store, lambda line: print(line, file=sys.stderr, flush=True))
     print(render(results, args.repeat))
     if args.json:
         Path(args.json).write_text(json.dumps(to_json(results, args.repeat), indent=1) + "\n", encoding="utf-8", newline="\n")
@@ -135,9 +102,7 @@ def cmd_flakes(args: argparse.Namespace) -> int:
         directory = Path(args.expectations_dir) if args.expectations_dir else conformance_dir / "expectations"
         from .platform_info import host_os
 
-        for target in sorted({o.target for o in flaky}):
-            path = manifest_paths(directory, target, host_os())[0]
-            changed = write_updated_manifest(path, target, [o for o in flaky if o.target == target])
+        for path, changed in update_manifests(directory, flaky, host_os()):
             print(f"{'updated' if changed else 'unchanged'} {path}")
     return 1 if flaky else 0
 
@@ -159,12 +124,10 @@ def cmd_compare_upstream(args: argparse.Namespace) -> int:
             ours = upstream.ours_from_manifest(_operator_case_ids(args.onnx_data_dir), Path(args.manifest or f"conformance/expectations/{args.target}.toml"))
         tests = upstream.load_test_list(args.upstream_tests) if args.upstream_tests else None
         notes = upstream.load_notes(Path(args.notes) if args.notes else Path("conformance/expectations/iree-ci-notes.toml"))
-    except (upstream.UpstreamError, report_mod.ReportError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except OSError as e:
+        raise ConfigurationError(str(e)) from None
     if not ours.kinds:
-        print(f"error: no ONNX operator results for target {args.target} in {ours.source}", file=sys.stderr)
-        return 2
+        raise ConfigurationError(f"no ONNX operator results for target {args.target} in {ours.source}")
     data = upstream.report(ours, view, upstream.agree(ours, view, tests), notes)
     if args.json:
         Path(args.json).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8", newline="\n")
@@ -239,15 +202,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs one subcommand. Every expected failure is a ConformanceError, caught here once:
+    ``error: <message>`` on stderr and the error's exit status (errors.py lists them)."""
     args = build_parser().parse_args(argv)
-    if args.func in (cmd_devices, cmd_run_bundle):  # the ones that load IREE's binaries
-        from .platform_info import unsupported_host_reason
+    try:
+        if args.func in (cmd_devices, cmd_run_bundle):  # the ones that load IREE's binaries
+            from .platform_info import unsupported_host_reason
 
-        unsupported = unsupported_host_reason()
-        if unsupported:
-            print(f"error: iree-conformance cannot run here: {unsupported}", file=sys.stderr)
-            return 2
-    return args.func(args)
+            unsupported = unsupported_host_reason()
+            if unsupported:
+                raise ConfigurationError(f"iree-conformance cannot run here: {unsupported}")
+        return args.func(args)
+    except ConformanceError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.return_code
 
 
 if __name__ == "__main__":

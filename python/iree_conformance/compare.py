@@ -133,31 +133,66 @@ def _compare_one(index: int, actual: np.ndarray, expected: np.ndarray, tol: Tole
     return [], metrics
 
 
-def compare_outputs(actual: list[np.ndarray], expected: list[np.ndarray], tolerance: Tolerance = Tolerance()) -> Comparison:
-    """Compares every output; metrics aggregate the worst figures over all outputs."""
-    expected = [np.asarray(e) for e in expected]
-    actual = [as_declared_unsigned(np.asarray(a), e) for a, e in zip(actual, expected)] + [np.asarray(a) for a in actual[len(expected) :]]
-    metrics: dict[str, Any] = {
+def empty_metrics(outputs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The metrics of nothing compared yet (the start of an aggregation)."""
+    return {
         "max_abs_error": 0.0,
         "max_rel_error": 0.0,
         "mismatch_count": 0,
         "compared_elements": 0,
         "first_mismatch_index": None,
-        "outputs": [{"dtype": a.dtype.name, "shape": list(a.shape)} for a in actual],
+        "outputs": list(outputs or []),
     }
+
+
+def accumulate_metrics(total: dict[str, Any], part: dict[str, Any], output: int | None = None) -> dict[str, Any]:
+    """Folds one comparison's metrics into total: the one aggregation rule (worst errors,
+    summed counts, the first mismatch seen, output descriptions appended). output: the
+    index of the output part describes, recorded with its first mismatch."""
+    total["max_abs_error"] = max(total["max_abs_error"], part.get("max_abs_error", 0.0))
+    total["max_rel_error"] = max(total["max_rel_error"], part.get("max_rel_error", 0.0))
+    total["mismatch_count"] += part.get("mismatch_count", 0)
+    total["compared_elements"] += part.get("compared_elements", 0)
+    if "max_ulp_error" in part:
+        total["max_ulp_error"] = max(total.get("max_ulp_error", 0.0), part["max_ulp_error"])
+    if part.get("first_mismatch_index") is not None and total["first_mismatch_index"] is None:
+        total["first_mismatch_index"] = part["first_mismatch_index"]
+        if output is not None:
+            total["first_mismatch_output"] = output
+        elif "first_mismatch_output" in part:
+            total["first_mismatch_output"] = part["first_mismatch_output"]
+    total["outputs"] += part.get("outputs", [])
+    return total
+
+
+def compare_outputs(actual: list[np.ndarray], expected: list[np.ndarray], tolerance: Tolerance = Tolerance()) -> Comparison:
+    """Compares every output; metrics aggregate the worst figures over all outputs."""
+    expected = [np.asarray(e) for e in expected]
+    actual = [as_declared_unsigned(np.asarray(a), e) for a, e in zip(actual, expected)] + [np.asarray(a) for a in actual[len(expected) :]]
+    metrics = empty_metrics([{"dtype": a.dtype.name, "shape": list(a.shape)} for a in actual])
     if len(actual) != len(expected):
         return Comparison(False, [f"{len(actual)} outputs != {len(expected)} expected"], metrics)
     messages: list[str] = []
     for i, (a, e) in enumerate(zip(actual, expected)):
         problems, m = _compare_one(i, a, e, tolerance)
         messages += problems
-        metrics["max_abs_error"] = max(metrics["max_abs_error"], m["max_abs_error"])
-        metrics["max_rel_error"] = max(metrics["max_rel_error"], m["max_rel_error"])
-        metrics["mismatch_count"] += m["mismatch_count"]
-        metrics["compared_elements"] += m["compared_elements"]
-        if "max_ulp_error" in m:
-            metrics["max_ulp_error"] = max(metrics.get("max_ulp_error", 0.0), m["max_ulp_error"])
-        if m["first_mismatch_index"] is not None and metrics["first_mismatch_index"] is None:
-            metrics["first_mismatch_index"] = m["first_mismatch_index"]
-            metrics["first_mismatch_output"] = i
+        accumulate_metrics(metrics, m, output=i)
+    return Comparison(not messages, messages, metrics)
+
+
+def compare_checks(checks, tolerance_override: Tolerance | None = None) -> Comparison:
+    """Compares every check of a case: ``(actual, expected, tolerance[, label])`` tuples
+    (one per input set, or one per check op). Messages are prefixed with the check's label
+    (or ``check N:`` when there are several); metrics aggregate over all of them with
+    ``accumulate_metrics``. tolerance_override: a manifest's, merged over each check's.
+    Used by pipeline.run_case and run-bundle alike."""
+    checks = list(checks)
+    messages: list[str] = []
+    metrics = empty_metrics()
+    for index, (actual, expected, tolerance, *label) in enumerate(checks):
+        tol = tolerance_override.merged_over(tolerance) if tolerance_override else tolerance
+        comparison = compare_outputs(actual, expected, tol)
+        prefix = f"{label[0]}: " if label else f"check {index}: " if len(checks) > 1 else ""
+        messages += [prefix + m for m in comparison.messages]
+        accumulate_metrics(metrics, comparison.metrics)
     return Comparison(not messages, messages, metrics)

@@ -20,10 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .errors import ConformanceError
 from .outcome import Outcome
 
 
-class FlakesError(Exception):
+class FlakesError(ConformanceError):
     """A run of the finder could not produce results (bad pytest arguments, no cases)."""
 
 

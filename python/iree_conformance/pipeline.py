@@ -7,7 +7,7 @@ from typing import Any
 
 from .batching import Placement
 from .cases import Case, CaseInvalid, CaseSkipped, ChecksFailed
-from .compare import Tolerance, compare_outputs
+from .compare import Tolerance, compare_checks
 from .outcome import Outcome
 from .targets import Target
 from .worker import WorkerClient
@@ -130,21 +130,8 @@ def _run_case(
         return outcome, result
     outcome.stage = "compare"
     t = time.perf_counter()
-    messages: list[str] = []
-    metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "compared_elements": 0, "first_mismatch_index": None, "outputs": []}
-    for index, (actual, expected, tolerance, *label) in enumerate(checks):
-        tol = tolerance_override.merged_over(tolerance) if tolerance_override else tolerance
-        comparison = compare_outputs(actual, expected, tol)
-        prefix = f"{label[0]}: " if label else f"check {index}: " if len(checks) > 1 else ""
-        messages += [prefix + m for m in comparison.messages]
-        m = comparison.metrics
-        metrics["max_abs_error"] = max(metrics["max_abs_error"], m["max_abs_error"])
-        metrics["max_rel_error"] = max(metrics["max_rel_error"], m["max_rel_error"])
-        metrics["mismatch_count"] += m["mismatch_count"]
-        metrics["compared_elements"] += m["compared_elements"]
-        metrics["outputs"] += m["outputs"]
-        if m["first_mismatch_index"] is not None and metrics["first_mismatch_index"] is None:
-            metrics["first_mismatch_index"] = m["first_mismatch_index"]
+    comparison = compare_checks(checks, tolerance_override)
+    messages, metrics = comparison.messages, comparison.metrics
     outcome.stage_times["compare"] = time.perf_counter() - t
     outcome.metrics = metrics
     if not messages and metrics["compared_elements"] == 0:

@@ -26,8 +26,6 @@ from .expectations import (
     Expectations,
     ExpectationsError,
     load_expectations,
-    manifest_paths,
-    write_updated_manifest,
 )
 from .outcome import Outcome
 from .platform_info import cpu_fingerprint, host_os, unsupported_host_reason
@@ -283,17 +281,15 @@ class ConformanceRun:
             self.bundle.finish(outcomes, self.targets)
 
     def _update_manifests(self, mode: str, outcomes: list[dict[str, Any]]) -> None:
+        from .manifest import update_manifests
+
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        for target in self.targets:
-            ran = [Outcome.from_json(o) for o in outcomes if o["target"] == target.name]
-            base_path, overlay_path = manifest_paths(self.expectations_dir, target.name, self.os)
-            if mode == "base":
-                path, base = base_path, None
-            else:
-                path = overlay_path
-                base = load_toml(base_path).get("xfail", {}) if base_path.exists() else {}
-            host = cpu_fingerprint() if target.host_specific else None
-            changed = write_updated_manifest(path, target.name, ran, base=base, host=host)
+        hosts = {t.name: cpu_fingerprint() for t in self.targets if t.host_specific}
+        written = update_manifests(
+            self.expectations_dir, [Outcome.from_json(o) for o in outcomes], self.os,
+            overlay=mode == "overlay", hosts=hosts, targets=[t.name for t in self.targets],
+        )
+        for path, changed in written:
             if reporter is not None:
                 reporter.write_line(f"iree-conformance: {'updated' if changed else 'unchanged'} {path}")
 

@@ -6,13 +6,14 @@ import collections
 import datetime
 import importlib.metadata
 import json
-import os
 import platform
 import re
 from pathlib import Path
 from typing import Any
 
+from . import ghactions
 from .diagnostics import normalize
+from .errors import ConfigurationError
 from .fsutil import atomic_write_text
 from .platform_info import cpu_fingerprint, host_arch, host_cpu, host_os
 
@@ -20,7 +21,7 @@ SCHEMA = 1
 VERDICTS = ("pass", "xfail", "flaky", "fail", "xpass", "skip")
 
 
-class ReportError(ValueError):
+class ReportError(ConfigurationError):
     pass
 
 
@@ -149,10 +150,5 @@ def differs_across_targets(outcomes: list[dict[str, Any]]) -> list[tuple[str, di
 
 
 def append_step_summary(markdown: str) -> bool:
-    """Appends to $GITHUB_STEP_SUMMARY when set; returns whether it did."""
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not path:
-        return False
-    with open(path, "a", encoding="utf-8", newline="\n") as f:
-        f.write(markdown)
-    return True
+    """Appends to $GITHUB_STEP_SUMMARY when set (``ghactions``, the one writer); returns whether it did."""
+    return ghactions.append_step_summary(markdown)

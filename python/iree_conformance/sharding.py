@@ -6,12 +6,13 @@ import heapq
 import json
 from pathlib import Path
 
+from .errors import ConfigurationError
 from .fsutil import atomic_write_text
 
 DEFAULT_SECONDS = 1.0
 
 
-class ShardError(ValueError):
+class ShardError(ConfigurationError):
     pass
 
 

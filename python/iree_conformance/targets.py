@@ -6,11 +6,12 @@ import dataclasses
 import functools
 from pathlib import Path
 
+from .errors import ConfigurationError
 from .platform_info import host_os
 from .tomlio import TomlError, load_toml
 
 
-class TargetError(ValueError):
+class TargetError(ConfigurationError):
     """An unknown target name or a malformed targets file."""
 
 

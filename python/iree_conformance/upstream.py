@@ -20,13 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import normalize
+from .errors import ConfigurationError
+from .manifest import read_manifest
 from .tomlio import TomlError, load_toml
 
 CASE_PREFIX = "onnx-ops/"
 _PATH = re.compile(r"^onnx/node/[^/]+/(test_[^/]+)$")
 
 
-class UpstreamError(Exception):
+class UpstreamError(ConfigurationError):
     """The config or the notes cannot be read; the message names the source."""
 
 
@@ -158,7 +160,7 @@ def ours_from_results(data: dict[str, Any], target: str, source: str = "results"
 def ours_from_manifest(case_ids: list[str], manifest: Path) -> Ours:
     """Our expected result per case from a manifest: listed -> its kind, else pass."""
     try:
-        xfail = load_toml(manifest).get("xfail", {})
+        xfail = read_manifest(manifest).table("xfail")
     except TomlError as e:
         raise UpstreamError(str(e)) from None
     kinds, lines = {}, {}

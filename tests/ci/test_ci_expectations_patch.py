@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from ci_helpers import FIXTURES, clean_env, run_ci
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    tomllib = pytest.importorskip("tomli")
+from iree_conformance.tomlio import tomllib
 
 if shutil.which("git") is None:
     pytest.skip("git is not on PATH", allow_module_level=True)

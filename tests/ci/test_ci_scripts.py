@@ -121,8 +121,9 @@ def test_no_tests_without_a_shard_is_an_error(no_tests):
 # -- install ----------------------------------------------------------------------------
 
 def pyproject() -> dict:
-    tomllib = pytest.importorskip("tomllib") if sys.version_info >= (3, 11) else pytest.importorskip("tomli")
-    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    from iree_conformance.tomlio import load_toml
+
+    return load_toml(REPO / "pyproject.toml")
 
 
 def requirement_name(spec: str) -> str:

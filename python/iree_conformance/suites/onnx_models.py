@@ -19,6 +19,7 @@ import platformdirs
 
 from ..cases import Case, CaseSkipped
 from ..compare import Tolerance
+from ..errors import CorpusError
 
 if TYPE_CHECKING:
     from ..onnx.zoo import ZooStore
@@ -158,7 +159,10 @@ def light_cases() -> list[Case]:
 
     found = load_light_models()
     if len(found) < LIGHT_FLOOR:
-        raise ValueError(f"{len(found)} light models in the onnx wheel, fewer than the floor of {LIGHT_FLOOR}")
+        raise CorpusError(
+            f"{len(found)} light models in the onnx wheel, fewer than the floor of {LIGHT_FLOOR}; "
+            "reinstall onnx (python -m pip install --force-reinstall onnx) or check that its backend/test/data folder is complete"
+        )
     return [
         LightModelCase(
             case_id=c.case_id,

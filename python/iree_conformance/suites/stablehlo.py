@@ -41,7 +41,10 @@ def bundled_cases(corpus_dir: Path, reference: str = "shipped") -> list[Case]:
             )
         )
     if len(cases) < BUNDLED_FLOOR:
-        raise CorpusError(f"{corpus_dir}: {len(cases)} bundled StableHLO cases, fewer than the floor of {BUNDLED_FLOOR}")
+        raise CorpusError(
+            f"{corpus_dir}: {len(cases)} bundled StableHLO cases, fewer than the floor of {BUNDLED_FLOOR}; "
+            "restore conformance/stablehlo from git or regenerate it (python conformance/stablehlo/generate.py)"
+        )
     return cases
 
 

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .. import errors
 from ..cases import Case, CaseInvalid, Check, ChecksFailed
 from ..compare import Tolerance
 from ..lit_runs import RunLine, parse_input, parse_run_lines, target_backend
@@ -34,7 +35,7 @@ _CHECK_OPTIONS = {"rewrite_checks": True, "rewrite_version": REWRITE_VERSION}
 _MAX_OUTPUT_LINES = 20
 
 
-class CorpusError(ValueError):
+class CorpusError(errors.CorpusError):
     pass
 
 

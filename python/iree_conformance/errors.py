@@ -1,0 +1,90 @@
+"""The one error base of the project, with the exit status each kind of error means.
+
+Every expected failure (a user can fix it: a broken manifest, an unknown target, a
+corpus under its floor, a bundle from another IREE version) is a ``ConformanceError``.
+Its message names the file and line (or the thing) at fault and the next step; a
+command-line entry point catches the base class once, prints ``error: <message>``
+without a traceback and exits with ``return_code``. cache_tools (``CacheToolsError``)
+and the ci/ scripts (``CIError``) derive their bases from this one.
+
+Standard library only: ci/ scripts import it from the source tree before any install.
+
+Exit statuses (0 and 1 keep their usual meaning: success, and "tests failed" or "flaky
+cases found"):
+
+====  =====================  =====================================================
+code  class                  meaning
+====  =====================  =====================================================
+2     ConfigurationError     bad arguments, targets file, shard spec, results file
+3     ManifestError          a broken expectations manifest (or other TOML input)
+4     CorpusError            a suite's cases are missing or under their floor
+5     BundleError            a bundle is incomplete, tampered or from another IREE
+====  =====================  =====================================================
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+__all__ = [
+    "EXIT_BUNDLE",
+    "EXIT_CONFIGURATION",
+    "EXIT_CORPUS",
+    "EXIT_MANIFEST",
+    "BundleError",
+    "ConfigurationError",
+    "ConformanceError",
+    "CorpusError",
+    "ManifestError",
+    "run_cli",
+]
+
+EXIT_CONFIGURATION = 2
+EXIT_MANIFEST = 3
+EXIT_CORPUS = 4
+EXIT_BUNDLE = 5
+
+
+class ConformanceError(Exception):
+    """Base class: an expected failure with a message that says what to do next."""
+
+    return_code: int = EXIT_CONFIGURATION
+
+    @property
+    def exit_code(self) -> int:  # cache_tools' older name
+        return self.return_code
+
+
+class ConfigurationError(ConformanceError):
+    """Bad arguments or configuration: options, targets.toml, a shard spec, a results file."""
+
+    return_code = EXIT_CONFIGURATION
+
+
+class ManifestError(ConformanceError):
+    """An expectations manifest (or another TOML input) that cannot be read; names file:line."""
+
+    return_code = EXIT_MANIFEST
+
+
+class CorpusError(ConformanceError):
+    """A suite's cases are missing, malformed or fewer than the suite's floor."""
+
+    return_code = EXIT_CORPUS
+
+
+class BundleError(ConformanceError):
+    """A bundle that cannot be run here: incomplete, tampered, another IREE version, no driver."""
+
+    return_code = EXIT_BUNDLE
+
+
+def run_cli(main: Callable[[], int], prog: str, stderr: TextIO | None = None) -> int:
+    """Calls main(); a ConformanceError becomes ``<prog>: error: <message>`` and its code."""
+    try:
+        return int(main() or 0)
+    except ConformanceError as exc:
+        print(f"{prog}: error: {exc}", file=stderr or sys.stderr)
+        return exc.return_code
