@@ -255,6 +255,13 @@ class ConformanceRun:
             terminalreporter.section("flaky cases (never red, never a pass)", yellow=True)
             for o in sorted(flaky, key=lambda o: (o["target"], o["case_id"])):
                 terminalreporter.write_line(f"FLAKY {o['target']}:{o['case_id']}: {o.get('reason', '').splitlines()[0] if o.get('reason') else ''}")
+        # A result in a batch that a solo run then changed: the solo result is the verdict,
+        # and the difference is shown, not hidden (a merged module is not the case alone).
+        changed = [o for o in self.outcomes.values() if (o.get("info") or {}).get("batch", {}).get("ran_alone") and o["info"]["batch"].get("in_batch") != _observed(o)]
+        if changed:
+            terminalreporter.section("cases whose result in a batch differed from their result alone (verdict: alone)", yellow=True)
+            for o in sorted(changed, key=lambda o: (o["target"], o["case_id"])):
+                terminalreporter.write_line(f"BATCH {o['target']}:{o['case_id']}: {o['info']['batch']['in_batch']} in a batch of {o['info']['batch']['size']}, {_observed(o)} alone")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in getattr(report, "user_properties", []):
@@ -368,6 +375,10 @@ def _case_and_target(item: pytest.Item) -> tuple[Case, Target] | None:
 
 def _pair_key(pair: tuple[Case, Target] | None) -> tuple[str, str]:
     return ("", "") if pair is None else (pair[1].name, pair[0].case_id)
+
+
+def _observed(outcome: dict[str, Any]) -> str:
+    return Outcome.from_json(outcome).observed
 
 
 def _item_key(item: pytest.Item) -> str | None:

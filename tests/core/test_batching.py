@@ -7,9 +7,14 @@ import random
 import numpy as np
 import pytest
 
-from iree_conformance.batching import BatchCoordinator, plan_batches
+from iree_conformance.batching import Batch, BatchCoordinator, plan_batches
 from iree_conformance.cases import Case, NpzCase
-from iree_conformance.module_merge import MergeMember, culprits_of, member_source_name, merge_modules
+from iree_conformance.module_merge import (
+    MergeMember,
+    culprits_of,
+    member_source_name,
+    merge_modules,
+)
 from iree_conformance.pipeline import run_case
 from iree_conformance.suites.stablehlo_files import CheckCase
 from iree_conformance.worker import WorkerClient
@@ -145,7 +150,7 @@ def test_culprits_are_read_from_the_members_source_names():
 def test_a_batch_compiles_once_and_each_case_runs_its_own_function(worker, targets):
     llvm = targets["llvm-cpu"]
     cases = [_AddCase(f"t/add_{i}", float(i)) for i in range(4)]
-    batch = plan_batches([(c, llvm) for c in cases], 4)[("llvm-cpu", "t/add_0")]
+    batch = Batch("test-batch", "llvm-cpu", tuple(cases))
     coordinator = BatchCoordinator()
     for case in cases:
         placement = coordinator.placement(batch, case, llvm, worker)
@@ -160,7 +165,7 @@ def test_a_compile_error_is_named_by_the_compiler_and_runs_alone(worker, targets
     cases = [_AddCase(f"u/add_{i}", float(i)) for i in range(5)]
     broken = _AddCase("u/add_2", 2.0, _BROKEN)
     cases[2] = broken
-    batch = plan_batches([(c, llvm) for c in cases], 8)[("llvm-cpu", "u/add_0")]
+    batch = Batch("test-batch", "llvm-cpu", tuple(cases))
     coordinator = BatchCoordinator()
     placements = {c.case_id: coordinator.placement(batch, c, llvm, worker) for c in cases}
     assert placements["u/add_2"] is None
@@ -187,13 +192,14 @@ class _CrashingWorker:
 def test_a_crashing_batch_is_bisected_until_the_crash_stands_alone(worker, targets):
     llvm = targets["llvm-cpu"]
     cases = [_AddCase(f"v/add_{i}", float(i)) for i in range(8)]
-    batch = plan_batches([(c, llvm) for c in cases], 8)[("llvm-cpu", "v/add_0")]
+    batch = Batch("test-batch", "llvm-cpu", tuple(cases))
     crashing = _CrashingWorker(worker, "v/add_5")
     coordinator = BatchCoordinator()
     placements = {c.case_id: coordinator.placement(batch, c, llvm, crashing) for c in cases}
     assert placements["v/add_5"] is None
-    assert sorted(c for c, p in placements.items() if p is not None) == [f"v/add_{i}" for i in range(8) if i != 5]
-    # 8 -> 4 + 4 -> (2 + 2) -> (1 + 1): every crash halves, the good halves compile once.
+    # 8 crashes -> 0-3 compile, 4-7 crash -> 4-5 crash, 6-7 compile -> 4 and 5 alone (a
+    # half of one runs solo, as without batching).
+    assert sorted(c for c, p in placements.items() if p is not None) == [f"v/add_{i}" for i in (0, 1, 2, 3, 6, 7)]
     assert crashing.batch_jobs == coordinator.compiles == 5
 
 
@@ -212,7 +218,7 @@ class _FailingInBatch:
 def test_a_case_that_is_not_a_pass_in_its_batch_takes_its_result_from_a_solo_run(worker, targets):
     llvm = targets["llvm-cpu"]
     cases = [_AddCase(f"w/add_{i}", float(i)) for i in range(3)]
-    batch = plan_batches([(c, llvm) for c in cases], 4)[("llvm-cpu", "w/add_0")]
+    batch = Batch("test-batch", "llvm-cpu", tuple(cases))
     client = _FailingInBatch(worker, "w/add_1")
     coordinator = BatchCoordinator()
     results = {}
@@ -240,7 +246,7 @@ def test_check_sites_of_batched_programs_map_back_to_each_case(worker, targets, 
         path = tmp_path / f"{name}.mlir"
         path.write_text(template.format(value=value))
         cases.append(CheckCase(case_id=f"x/{name}", suite="stablehlo_files", kind="mlir", source_path=path, entry_function="main", import_options={"rewrite_checks": True}))
-    batch = plan_batches([(c, llvm) for c in cases], 4)[("llvm-cpu", "x/bad")]
+    batch = Batch("test-batch", "llvm-cpu", tuple(cases))
     coordinator = BatchCoordinator()
     outcomes = {c.case_id: run_case(c, llvm, worker, placement=coordinator.placement(batch, c, llvm, worker))[0] for c in cases}
     assert outcomes["x/good_a"].status == outcomes["x/good_b"].status == "pass"
@@ -248,3 +254,22 @@ def test_check_sites_of_batched_programs_map_back_to_each_case(worker, targets, 
     bad = outcomes["x/bad"]
     assert (bad.status, bad.stage) == ("fail", "compare") and bad.info["batch"]["in_batch"] == "fail-numerics"
     assert any("bad.mlir" in line for line in bad.diagnostics), bad.diagnostics
+
+
+def test_a_warm_batch_reads_its_module_from_the_store_and_imports_nothing(tmp_path, targets):
+    llvm = targets["llvm-cpu"]
+    cases = [_AddCase(f"y/add_{i}", float(i)) for i in range(3)]
+    batch = Batch("test-batch", "llvm-cpu", tuple(cases))
+    runs = []
+    for _ in range(2):  # a new worker and coordinator each time: only the store is shared
+        client = WorkerClient(tmp_path / "store")
+        try:
+            coordinator = BatchCoordinator()
+            runs.append([run_case(c, llvm, client, placement=coordinator.placement(batch, c, llvm, client))[0] for c in cases])
+        finally:
+            client.close()
+    cold, warm = runs
+    assert all(o.status == "pass" for o in cold + warm)
+    assert all("compile" in o.stage_times and o.info["cache_hits"] == {"import": False, "compile": False} for o in cold)
+    assert all("compile" not in o.stage_times and "import" not in o.stage_times for o in warm)
+    assert all(o.info["cache_hits"] == {"import": True, "compile": True} and "store" in o.stage_times for o in warm)
