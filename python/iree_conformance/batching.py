@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Any
 
 from .cases import Case
+from .jobs import BatchJob
 from .targets import Target
 from .worker import WorkerClient
 
@@ -89,24 +89,14 @@ def plan_batches(pairs: list[tuple[Case, Target]], size: int) -> dict[tuple[str,
     return plan
 
 
-def batch_job(cases: list[Case] | tuple[Case, ...], target: Target) -> dict[str, Any]:
+def batch_job(cases: list[Case] | tuple[Case, ...], target: Target) -> BatchJob:
     """The worker job that imports, merges and compiles these cases (``Executor.compile_batch``)."""
     first = cases[0]
-    return {
-        "case_id": f"batch of {len(cases)} from {first.case_id}",
-        "members": [
-            {
-                "case_id": case.case_id,
-                "kind": case.kind,
-                "source_path": str(case.source_path) if case.source_path else None,
-                "source_bytes": case.source_bytes,
-                "import_options": case.import_options,
-            }
-            for case in cases
-        ],
-        "compile_flags": first.compile_flags(target.flags_for(first.kind)),
-        "host_specific": target.host_specific,
-    }
+    return BatchJob(
+        members=tuple(case.program() for case in cases),
+        compile_flags=tuple(first.compile_flags(target.flags_for(first.kind))),
+        host_specific=target.host_specific,
+    )
 
 
 @dataclasses.dataclass
@@ -128,16 +118,13 @@ class BatchCoordinator:
             return {}
         self.compiles += 1
         result = worker.execute(batch_job(cases, target))
-        left_out = set(result.get("left_out") or ())
-        if result.get("status") == "pass":
-            placed = list(result.get("placed") or ())
-            if not placed:
+        if result.status == "pass":
+            if not result.placed or result.batch_key is None:
                 return {}
-            share = {stage: seconds / len(placed) for stage, seconds in (result.get("stage_times") or {}).items()}
-            hits = dict((result.get("info") or {}).get("cache_hits") or {})
-            return {case_id: Placement(result["batch_key"], len(placed), hits, share) for case_id in placed}
-        remaining = [case for case in cases if case.case_id not in left_out]
-        culprits = set(result.get("culprits") or ())
+            share = {stage: seconds / len(result.placed) for stage, seconds in result.stage_times.items()}
+            return {case_id: Placement(result.batch_key, len(result.placed), dict(result.cache_hits), share) for case_id in result.placed}
+        remaining = [case for case in cases if case.case_id not in result.left_out]
+        culprits = set(result.culprits)
         if culprits and len(culprits) < len(remaining):
             # The compiler's errors named their cases: those run alone, the rest again.
             return self._compile([case for case in remaining if case.case_id not in culprits], target, worker)

@@ -35,6 +35,7 @@ from . import errors
 from .compare import Tolerance, compare_checks
 from .expectations import Entry, Expectations
 from .fsutil import atomic_write_bytes
+from .jobs import CaseResult
 from .outcome import Outcome
 from .timing import time_iree_call
 
@@ -66,11 +67,12 @@ class BundleWriter:
         for sub in ("modules", "data", "cases"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
 
-    def add(self, case, target, result: dict[str, Any], expectations) -> None:
+    def add(self, case, target, result: CaseResult, expectations) -> None:
         if getattr(case, "bundle_unsupported", None):
             print(f"\niree-conformance: {case.case_id} not bundled: {case.bundle_unsupported}", file=sys.stderr)
             return
-        vmfb: bytes = result["vmfb"]
+        vmfb = result.vmfb
+        assert vmfb is not None, "a bundle holds compile-only results"
         digest = _sha256(vmfb)
         module_path = self.root / "modules" / f"{digest}.vmfb"
         if not module_path.exists():
@@ -89,13 +91,13 @@ class BundleWriter:
             "module_sha256": digest,
             "entry_function": case.entry_function,
             "input_sets": len(input_sets),
-            "info": result.get("info", {}),
+            "info": result.info,
         }
         override = expectations.tolerance_for(case.case_id)
         tolerances = [override.merged_over(t) if override else t for t in case.set_tolerances(max(len(input_sets), 1))]
         record["tolerances"] = [dataclasses.asdict(t) for t in tolerances]
-        if result.get("checks") is not None:
-            record["checks"] = result["checks"]
+        if result.check_sites is not None:
+            record["checks"] = result.check_sites
         else:
             for s, expected in enumerate(case.expected_sets(input_sets)):
                 for i, value in enumerate(expected):

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .compare import Tolerance
+from .jobs import CaseResult, Program
 
 ONNX_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
 
@@ -65,7 +66,11 @@ class Case:
     def expected_sets(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
         raise NotImplementedError
 
-    def checks(self, input_sets: list[list[np.ndarray]], output_sets: list[list[np.ndarray]], worker_result: dict[str, Any]) -> list[Check]:
+    def program(self) -> Program:
+        """The program as the worker imports it."""
+        return Program(self.case_id, self.kind, str(self.source_path) if self.source_path else None, self.source_bytes, dict(self.import_options))
+
+    def checks(self, input_sets: list[list[np.ndarray]], output_sets: list[list[np.ndarray]], worker_result: CaseResult) -> list[Check]:
         """The reference stage: pairs what ran with what was expected."""
         expected = self.expected_sets(input_sets)
         if len(expected) != len(output_sets):

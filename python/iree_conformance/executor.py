@@ -7,6 +7,7 @@ store first: a warm case only computes its key and loads bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib.util
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .diagnostics import first_meaningful_lines
+from .jobs import BatchJob, BatchResult, CaseJob, CaseResult, Program
 from .module_merge import MemberInfo, MergeMember, culprits_of, merge_modules
 from .platform_info import cpu_fingerprint, host_arch
 from .store import ArtifactStore, make_key
@@ -92,8 +94,8 @@ def _resolve_entry(entry: str | None, names: list[str]) -> str:
     return entry
 
 
-def _host(job: dict[str, Any]) -> str:
-    return cpu_fingerprint() if job.get("host_specific") else host_arch()
+def _host(job: CaseJob | BatchJob) -> str:
+    return cpu_fingerprint() if job.host_specific else host_arch()
 
 
 def _member_meta(info: MemberInfo, import_meta: dict[str, Any]) -> dict[str, Any]:
@@ -161,8 +163,8 @@ class Executor:
             inv.close()
 
     # -- import ---------------------------------------------------------------
-    def _prepare_and_import(self, job: dict[str, Any], source: bytes, stage: Callable[[str], None]) -> tuple[bytes, dict[str, Any]]:
-        kind = job["kind"]
+    def _prepare_and_import(self, program: Program, source: bytes, stage: Callable[[str], None]) -> tuple[bytes, dict[str, Any]]:
+        kind = program.kind
         meta: dict[str, Any] = {}
         if kind == "onnx":
             from .onnx import prepare
@@ -182,11 +184,11 @@ class Executor:
         if kind == "mlir":
             stage("prepare")
             stage("import")
-            if job.get("import_options", {}).get("rewrite_checks"):
+            if program.import_options.get("rewrite_checks"):
                 from .stablehlo_checks import CheckRewriteError, instrument_checks
 
                 try:
-                    name = Path(job["source_path"]).name if job.get("source_path") else "-"
+                    name = Path(program.source_path).name if program.source_path else "-"
                     text, checks = instrument_checks(source.decode("utf-8", errors="replace"), self._mlir_context(), name)
                 except CheckRewriteError as e:
                     raise StageError("import", str(e)) from None
@@ -195,47 +197,46 @@ class Executor:
             return source, meta
         raise StageError("prepare", f"unknown source kind {kind!r}")
 
-    def _source(self, job: dict[str, Any], stage: Callable[[str], None]) -> bytes:
-        source = job.get("source_bytes")
-        if source is None:
-            try:
-                source = Path(job["source_path"]).read_bytes()
-            except OSError as e:
-                stage("prepare")
-                raise StageError("prepare", f"cannot read {job['source_path']}: {e.strerror or e}") from None
-        return source
+    def _source(self, program: Program, stage: Callable[[str], None]) -> bytes:
+        if program.source_bytes is not None:
+            return program.source_bytes
+        try:
+            return Path(program.source_path or "").read_bytes()
+        except OSError as e:
+            stage("prepare")
+            raise StageError("prepare", f"cannot read {program.source_path}: {e.strerror or e}") from None
 
-    def _keys(self, job: dict[str, Any], source: bytes, flags: tuple[str, ...]) -> tuple[str, str]:
-        """(import key, compile key) of one case's source under these flags."""
-        import_opts = json.dumps(job.get("import_options", {}), sort_keys=True)
-        importer = _onnx_version() if job["kind"] == "onnx" else ""
-        import_key = make_key("import", PIPELINE_VERSION, hashlib.sha256(source).digest(), job["kind"], import_opts, importer, compiler_version())
+    def _keys(self, program: Program, source: bytes, flags: tuple[str, ...], host: str) -> tuple[str, str]:
+        """(import key, compile key) of one program under these flags on this host."""
+        import_opts = json.dumps(dict(program.import_options), sort_keys=True)
+        importer = _onnx_version() if program.kind == "onnx" else ""
+        import_key = make_key("import", PIPELINE_VERSION, hashlib.sha256(source).digest(), program.kind, import_opts, importer, compiler_version())
         # Keyed by flags and host, not by target name: targets that share flags (llvm-cpu,
         # llvm-cpu-sync) share modules; machine code never crosses architectures, and a
         # host-specific target's modules never cross CPUs.
-        return import_key, make_key("compile", import_key, json.dumps(flags), _host(job))
+        return import_key, make_key("compile", import_key, json.dumps(flags), host)
 
-    def _imported(self, job: dict[str, Any], source: bytes, import_key: str, stage: Callable[[str], None], times: dict[str, float], hits: dict[str, bool], bypass: bool) -> tuple[bytes, dict[str, Any]]:
+    def _imported(self, program: Program, source: bytes, import_key: str, stage: Callable[[str], None], times: dict[str, float], hits: dict[str, bool], bypass: bool) -> tuple[bytes, dict[str, Any]]:
         imported = None if bypass else self.store.get("mlir", import_key)
         if imported is not None:
             hits["import"] = True
             meta, mlir = imported
             return mlir, meta
         t = time.perf_counter()
-        mlir, meta = self._prepare_and_import(job, source, stage)
+        mlir, meta = self._prepare_and_import(program, source, stage)
         times["import"] = times.get("import", 0.0) + time.perf_counter() - t
         self._store_put("mlir", import_key, mlir, meta)
         return mlir, meta
 
-    def compile_job(self, job: dict[str, Any], stage: Callable[[str], None], times: dict[str, float]) -> tuple[bytes, dict[str, Any], dict[str, bool]]:
+    def compile_job(self, job: CaseJob, stage: Callable[[str], None], times: dict[str, float]) -> tuple[bytes, dict[str, Any], dict[str, bool]]:
         """Returns (vmfb, metadata, cache hits); raises StageError on a clean failure."""
         t0 = time.perf_counter()
-        source = self._source(job, stage)
-        flags = tuple(job["compile_flags"])
-        import_key, compile_key = self._keys(job, source, flags)
+        source = self._source(job.program, stage)
+        flags = tuple(job.compile_flags)
+        import_key, compile_key = self._keys(job.program, source, flags, _host(job))
         hits = {"import": False, "compile": False}
         # A retry compiles afresh: a flaky compile must not be answered from the store.
-        bypass = bool(job.get("bypass_store"))
+        bypass = job.bypass_store
         cached = None if bypass else self.store.get("vmfb", compile_key)
         if cached is not None:
             hits["import"] = hits["compile"] = True
@@ -248,7 +249,7 @@ class Executor:
             stage(meta["stage"])
             raise StageError(meta["stage"], "\n".join(meta["lines"]), meta["lines"])
         try:
-            mlir, meta = self._imported(job, source, import_key, stage, times, hits, bypass)
+            mlir, meta = self._imported(job.program, source, import_key, stage, times, hits, bypass)
             stage("compile")
             t = time.perf_counter()
             vmfb = self._compile(mlir, flags)
@@ -260,7 +261,7 @@ class Executor:
         return vmfb, meta, hits
 
     # -- batches (batching.py) ------------------------------------------------
-    def compile_batch(self, job: dict[str, Any], stage: Callable[[str], None]) -> dict[str, Any]:
+    def compile_batch(self, job: BatchJob, stage: Callable[[str], None]) -> BatchResult:
         """Imports every member, merges the modules and compiles them once.
 
         A member whose own import fails is left out (its failure is stored under its own
@@ -270,42 +271,41 @@ class Executor:
         anything is imported, so a warm batch reads one file.
         """
         t0 = time.perf_counter()
-        times: dict[str, float] = {}
-        flags = tuple(job["compile_flags"])
-        bypass = bool(job.get("bypass_store"))
-        hits = {"import": True, "compile": False}
-        left_out: dict[str, str] = {}
-        result: dict[str, Any] = {"status": "pass", "stage": "compile", "stage_times": times, "left_out": left_out, "placed": [], "info": {"cache_hits": hits}}
-        entries: list[tuple[dict[str, Any], bytes, str, str]] = []
-        for member in job["members"]:
+        flags = tuple(job.compile_flags)
+        host = _host(job)
+        result = BatchResult(cache_hits={"import": True, "compile": False})
+        times, left_out = result.stage_times, result.left_out
+        entries: list[tuple[Program, bytes, str, str]] = []
+        for program in job.members:
             try:
-                source = self._source(member, stage)
-                import_key, compile_key = self._keys(member, source, flags)
+                source = self._source(program, stage)
+                import_key, compile_key = self._keys(program, source, flags, host)
             except StageError as e:
-                left_out[member["case_id"]] = "; ".join(e.lines[:1])
+                left_out[program.case_id] = "; ".join(e.lines[:1])
                 continue
-            if not bypass and self.store.get("failure", compile_key) is not None:
-                left_out[member["case_id"]] = "its import or compile failed before"
+            if not job.bypass_store and self.store.get("failure", compile_key) is not None:
+                left_out[program.case_id] = "its import or compile failed before"
                 continue
-            entries.append((member, source, import_key, compile_key))
+            entries.append((program, source, import_key, compile_key))
 
-        def key_of(kept: list[tuple[dict[str, Any], bytes, str, str]]) -> str:
-            parts = [part for member, _, import_key, _ in kept for part in (member["case_id"], import_key)]
-            return make_key("batch", PIPELINE_VERSION, BATCH_VERSION, compiler_version(), json.dumps(flags), _host(job), *parts)
+        def key_of(kept: list[tuple[Program, bytes, str, str]]) -> str:
+            parts = [part for program, _, import_key, _ in kept for part in (program.case_id, import_key)]
+            return make_key("batch", PIPELINE_VERSION, BATCH_VERSION, compiler_version(), json.dumps(flags), host, *parts)
 
-        def cached(key: str) -> dict[str, Any] | None:
-            if bypass:
+        def cached(key: str) -> BatchResult | None:
+            if job.bypass_store:
                 return None
             hit = self.store.get("vmfb", key)
             if hit is not None:
-                hits["compile"] = True
+                result.cache_hits["compile"] = True
                 times["store"] = time.perf_counter() - t0
                 self._remember_batch(key, hit[1], hit[0])
-                return {**result, "batch_key": key, "placed": list(hit[0]["members"])}
+                return dataclasses.replace(result, batch_key=key, placed=list(hit[0]["members"]))
             failure = self.store.get("failure", key)
             if failure is not None:
                 times["store"] = time.perf_counter() - t0
-                return {**result, "status": "error", "stage": failure[0]["stage"], "diagnostics": failure[0]["lines"], "culprits": failure[0].get("culprits", [])}
+                meta = failure[0]
+                return dataclasses.replace(result, status="error", stage=meta["stage"], diagnostics=meta["lines"], culprits=meta.get("culprits", []))
             return None
 
         if len(entries) >= 2:
@@ -315,16 +315,16 @@ class Executor:
         members: list[MergeMember] = []
         kept = []
         for entry in entries:
-            member, source, import_key, compile_key = entry
+            program, source, import_key, compile_key = entry
             member_hits = {"import": False}
             try:
-                mlir, meta = self._imported(member, source, import_key, stage, times, member_hits, bypass)
+                mlir, meta = self._imported(program, source, import_key, stage, times, member_hits, job.bypass_store)
             except StageError as e:
                 self._store_put("failure", compile_key, b"", {"stage": e.stage, "lines": e.lines})
-                left_out[member["case_id"]] = "; ".join(e.lines[:1])
+                left_out[program.case_id] = "; ".join(e.lines[:1])
                 continue
-            hits["import"] = hits["import"] and member_hits["import"]
-            members.append(MergeMember(member["case_id"], mlir, meta))
+            result.cache_hits["import"] = result.cache_hits["import"] and member_hits["import"]
+            members.append(MergeMember(program.case_id, mlir, meta))
             kept.append(entry)
         if len(members) < 2:
             left_out.update({m.case_id: "alone after the others were left out" for m in members})
@@ -347,13 +347,12 @@ class Executor:
             # parent compiles the others again without bisecting.
             culprits = sorted(members[i].case_id for i in culprits_of(str(e)) if i < len(members))
             self._store_put("failure", batch_key, b"", {"stage": e.stage, "lines": e.lines, "culprits": culprits})
-            return {**result, "status": "error", "stage": e.stage, "diagnostics": e.lines, "culprits": culprits}
+            return dataclasses.replace(result, status="error", stage=e.stage, diagnostics=e.lines, culprits=culprits)
         by_id = {m.case_id: m for m in members}
         meta = {"members": {case_id: _member_meta(info, by_id[case_id].meta) for case_id, info in placed.items()}}
         self._store_put("vmfb", batch_key, vmfb, meta)
         self._remember_batch(batch_key, vmfb, meta)
-        result.update(batch_key=batch_key, placed=list(placed))
-        return result
+        return dataclasses.replace(result, batch_key=batch_key, placed=list(placed))
 
     def _fresh_context(self):
         """A new MLIR context for one merge, so that the members' constants do not pile
@@ -446,82 +445,73 @@ class Executor:
         except Exception as e:  # noqa: BLE001
             raise StageError("run", f"cannot read results back to the host: {type(e).__name__}: {e}") from None
 
-    def execute(self, job: dict[str, Any], stage: Callable[[str], None]) -> dict[str, Any]:
-        """Runs one job; the result dict is what the worker sends back."""
-        times: dict[str, float] = {}
-        result: dict[str, Any] = {"stage_times": times, "info": {}, "outputs": None, "status": "pass"}
-        if job.get("members") is not None:
+    def execute(self, job: CaseJob | BatchJob, stage: Callable[[str], None]) -> CaseResult | BatchResult:
+        """Runs one job; the result is what the worker sends back."""
+        if isinstance(job, BatchJob):
             return self.compile_batch(job, stage)
-        if job.get("batch"):
-            return self._execute_member(job, stage, result)
+        if job.batch_key is not None:
+            return self._execute_member(job, stage)
+        result = CaseResult()
+        times = result.stage_times
         try:
             vmfb, meta, hits = self.compile_job(job, stage, times)
-            result["info"] = {k: v for k, v in meta.items() if k != "checks"}
-            result["info"]["cache_hits"] = hits
+            result.info = {k: v for k, v in meta.items() if k != "checks"}
+            result.info["cache_hits"] = hits
             checks = meta.get("checks")
             if checks is not None:
-                result["checks"] = checks["sites"]
-            if job.get("compile_only"):
-                result["vmfb"] = vmfb
-                result["stage"] = "compile"
+                result.check_sites = checks["sites"]
+            if job.compile_only:
+                result.vmfb = vmfb
+                result.stage = "compile"
                 return result
             stage("load")
             t = time.perf_counter()
-            vm_module, context = self.load(vmfb, job["driver"], job.get("device"), checks["sites"] if checks else None)
+            vm_module, context = self.load(vmfb, job.driver, job.device, checks["sites"] if checks else None)
             times["load"] = time.perf_counter() - t
-            stage("run")
-            t = time.perf_counter()
-            result["outputs"], records = [], []
-            for inputs in job.get("input_sets") or [[]]:
-                result["outputs"].append(self.run(vm_module, context, job.get("entry_function"), inputs))
-                if context.check_recorder is not None:
-                    records.append(context.check_recorder.take())
-            if checks is not None:
-                result["check_records"] = records
-            times["run"] = time.perf_counter() - t
-            result["stage"] = "run"
-            if job.get("timing_runs"):
-                from .timing import time_iree_call
-
-                inputs = (job.get("input_sets") or [[]])[0]
-                result["timing"] = time_iree_call(self, vm_module, context, job.get("entry_function"), inputs, job["timing_runs"])
+            self._run_sets(job, vm_module, context, job.entry_function, stage, result, (0, len(checks["sites"]) if checks else 0))
         except StageError as e:
-            result.update(status="error", stage=e.stage, diagnostics=e.lines)
+            result.status, result.stage, result.diagnostics = "error", e.stage, e.lines
         return result
 
-    def _execute_member(self, job: dict[str, Any], stage: Callable[[str], None], result: dict[str, Any]) -> dict[str, Any]:
+    def _execute_member(self, job: CaseJob, stage: Callable[[str], None]) -> CaseResult:
         """Runs one case's function in its compiled batch; the result reads as a solo run's."""
-        times = result["stage_times"]
+        assert job.batch_key is not None
+        result = CaseResult()
         try:
             stage("load")
             t = time.perf_counter()
-            vm_module, context, meta = self._batch_module(job["batch"], job["driver"], job.get("device"))
-            times["load"] = time.perf_counter() - t
-            member = meta["members"][job["case_id"]]
-            result["info"] = dict(member["info"])
-            if member["sites"] is not None:
-                result["checks"] = member["sites"]
-            entry = _resolve_entry(job.get("entry_function"), member["public_functions"])
+            vm_module, context, meta = self._batch_module(job.batch_key, job.driver, job.device)
+            result.stage_times["load"] = time.perf_counter() - t
+            member = meta["members"][job.case_id]
+            result.info = dict(member["info"])
+            result.check_sites = member["sites"]
+            entry = _resolve_entry(job.entry_function, member["public_functions"])
             if entry not in member["public_functions"]:
+                stage("run")
                 raise StageError("run", f"function '{entry}' not found in the module; it exports {member['public_functions']}")
-            entry = member["prefix"] + entry
-            stage("run")
-            t = time.perf_counter()
-            low, high = member["site_offset"], member["site_offset"] + len(member["sites"] or [])
-            result["outputs"], records = [], []
-            for inputs in job.get("input_sets") or [[]]:
-                result["outputs"].append(self.run(vm_module, context, entry, inputs))
-                if context.check_recorder is not None:
-                    records.append([(site - low, values) for site, values in context.check_recorder.take() if low <= site < high])
-            if member["sites"] is not None:
-                result["check_records"] = records
-            times["run"] = time.perf_counter() - t
-            result["stage"] = "run"
-            if job.get("timing_runs"):
-                from .timing import time_iree_call
-
-                inputs = (job.get("input_sets") or [[]])[0]
-                result["timing"] = time_iree_call(self, vm_module, context, entry, inputs, job["timing_runs"])
+            sites = (member["site_offset"], member["site_offset"] + len(member["sites"] or []))
+            self._run_sets(job, vm_module, context, member["prefix"] + entry, stage, result, sites)
         except StageError as e:
-            result.update(status="error", stage=e.stage, diagnostics=e.lines)
+            result.status, result.stage, result.diagnostics = "error", e.stage, e.lines
         return result
+
+    def _run_sets(self, job: CaseJob, vm_module, context, entry: str | None, stage: Callable[[str], None], result: CaseResult, sites: tuple[int, int]) -> None:
+        """Runs the entry function on every input set; keeps the check records of the
+        sites in [low, high), numbered from low."""
+        stage("run")
+        t = time.perf_counter()
+        low, high = sites
+        result.outputs, records = [], []
+        for inputs in job.input_sets or ([],):
+            result.outputs.append(self.run(vm_module, context, entry, inputs))
+            if context.check_recorder is not None:
+                records.append([(site - low, values) for site, values in context.check_recorder.take() if low <= site < high])
+        if result.check_sites is not None:
+            result.check_records = records
+        result.stage_times["run"] = time.perf_counter() - t
+        result.stage = "run"
+        if job.timing_runs:
+            from .timing import time_iree_call
+
+            inputs = (job.input_sets or ([],))[0]
+            result.timing = time_iree_call(self, vm_module, context, entry, inputs, job.timing_runs)

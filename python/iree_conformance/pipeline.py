@@ -2,35 +2,33 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from typing import Any
 
 from .batching import Placement
 from .cases import Case, CaseInvalid, CaseSkipped, ChecksFailed
 from .compare import Tolerance, compare_checks
+from .jobs import CaseJob, CaseResult
 from .outcome import Outcome
 from .targets import Target
 from .worker import WorkerClient
 
 
-def build_job(case: Case, target: Target, input_sets: list, compile_only: bool = False, timing_runs: int = 0, retry: bool = False) -> dict[str, Any]:
-    return {
-        "bypass_store": retry,
-        "case_id": case.case_id,
-        "kind": case.kind,
-        "source_path": str(case.source_path) if case.source_path else None,
-        "source_bytes": case.source_bytes,
-        "import_options": case.import_options,
-        "compile_flags": case.compile_flags(target.flags_for(case.kind)),
-        "target": target.name,
-        "host_specific": target.host_specific,
-        "driver": target.driver,
-        "device": target.device,
-        "entry_function": case.entry_function,
-        "input_sets": input_sets,
-        "compile_only": compile_only,
-        "timing_runs": timing_runs,
-    }
+def build_job(case: Case, target: Target, input_sets: list, compile_only: bool = False, timing_runs: int = 0, retry: bool = False) -> CaseJob:
+    """The worker's job for one case on one target (a retry compiles afresh)."""
+    return CaseJob(
+        program=case.program(),
+        compile_flags=tuple(case.compile_flags(target.flags_for(case.kind))),
+        target=target.name,
+        driver=target.driver,
+        device=target.device,
+        host_specific=target.host_specific,
+        entry_function=case.entry_function,
+        input_sets=tuple(input_sets),
+        compile_only=compile_only,
+        timing_runs=timing_runs,
+        bypass_store=retry,
+    )
 
 
 def run_case(
@@ -42,8 +40,8 @@ def run_case(
     timing_runs: int = 0,
     retry: bool = False,
     placement: Placement | None = None,
-) -> tuple[Outcome, dict[str, Any]]:
-    """Returns the Outcome and the worker's raw result (which holds the vmfb when compile_only).
+) -> tuple[Outcome, CaseResult]:
+    """Returns the Outcome and the worker's result (which holds the vmfb when compile_only).
 
     With a placement, the case runs its function in its batch's module; a result that is
     not a pass there is only a hint: the case then runs alone, and that is its result.
@@ -69,46 +67,44 @@ def _run_case(
     timing_runs: int,
     retry: bool,
     placement: Placement | None,
-) -> tuple[Outcome, dict[str, Any]]:
+) -> tuple[Outcome, CaseResult]:
     start = time.perf_counter()
     outcome = Outcome(case_id=case.case_id, suite=case.suite, target=target.name)
     skip_reason = case.skip_reason_for(target)
     if skip_reason:
         outcome.status, outcome.reason = "skip", skip_reason
-        return outcome, {}
+        return outcome, CaseResult(status=outcome.status)
     try:
         t = time.perf_counter()
         input_sets = case.input_sets()  # also when compile-only: a zoo model is fetched here
         outcome.stage_times["inputs"] = time.perf_counter() - t
     except CaseSkipped as e:
         outcome.status, outcome.reason = "skip", str(e)
-        return outcome, {}
+        return outcome, CaseResult(status=outcome.status)
     except CaseInvalid as e:
         outcome.status, outcome.diagnostics = "error", [str(e)]
-        return outcome, {}
+        return outcome, CaseResult(status=outcome.status)
     except Exception as e:  # noqa: BLE001 - bad case data is the case's error
         outcome.status, outcome.diagnostics = "error", [f"cannot load the case's inputs: {type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
-        return outcome, {}
+        return outcome, CaseResult(status=outcome.status)
     job = build_job(case, target, [] if compile_only else input_sets, compile_only, timing_runs, retry)
     if placement is not None:
-        job["batch"] = placement.batch_key
+        job = dataclasses.replace(job, batch_key=placement.batch_key)
     result = worker.execute(job)
-    outcome.stage = result.get("stage", "prepare")
-    outcome.status = result.get("status", "error")
-    outcome.diagnostics = list(result.get("diagnostics", []))
+    outcome.stage, outcome.status, outcome.diagnostics = result.stage, result.status, list(result.diagnostics)
     if placement is not None:  # this case's share of the batch's import and compile
         outcome.stage_times.update(placement.stage_times)
         outcome.info["cache_hits"] = dict(placement.cache_hits)
-    outcome.stage_times.update(result.get("stage_times", {}))
-    outcome.info.update(result.get("info", {}))
+    outcome.stage_times.update(result.stage_times)
+    outcome.info.update(result.info)
     if outcome.status != "pass" or compile_only:
         outcome.duration = time.perf_counter() - start
         return outcome, result
     outcome.stage = "reference"
     t = time.perf_counter()
     try:
-        checks = case.checks(input_sets, result["outputs"], result)
+        checks = case.checks(input_sets, result.outputs or [], result)
     except CaseSkipped as e:
         outcome.status, outcome.reason = "skip", str(e)
         outcome.duration = time.perf_counter() - start
@@ -140,8 +136,8 @@ def _run_case(
     if messages:
         outcome.status = "fail"
         outcome.diagnostics = messages[:8]
-    elif timing_runs and "timing" in result:
-        outcome.metrics["timing"] = dict(result["timing"])
+    elif timing_runs and result.timing is not None:
+        outcome.metrics["timing"] = dict(result.timing)
         reference_time = case.time_reference(input_sets[0], timing_runs) if input_sets else None
         if reference_time is not None:
             outcome.metrics["timing"][f"{case.reference_name}_median_s"] = reference_time

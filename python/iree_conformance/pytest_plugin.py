@@ -27,6 +27,7 @@ from .expectations import (
     ExpectationsError,
     load_expectations,
 )
+from .jobs import CaseResult
 from .outcome import Outcome
 from .platform_info import cpu_fingerprint, host_os, unsupported_host_reason
 from .run_options import RunOptions, add_options
@@ -115,7 +116,7 @@ class ConformanceRun:
         expectations = self.expectations[target.name]
         if reason:
             outcome = Outcome(case.case_id, case.suite, target.name, status="skip", reason=reason)
-            result: dict[str, Any] = {}
+            result = CaseResult(status="skip")
         else:
             if options.fresh_worker:
                 self.close()
@@ -179,9 +180,9 @@ class ConformanceRun:
         def run_candidate(model, inputs):
             probe = Case(case_id=f"{case.case_id}#bisect", suite=case.suite, kind="onnx", source_bytes=model.SerializeToString())
             result = self.worker.execute(build_job(probe, target, [list(inputs)]))
-            if result.get("status") != "pass":
-                raise RuntimeError(f"the widened model did not run: {result.get('diagnostics')}")
-            return dict(zip([o.name for o in model.graph.output], result["outputs"][0]))
+            if result.status != "pass" or not result.outputs:
+                raise RuntimeError(f"the widened model did not run: {result.diagnostics}")
+            return dict(zip([o.name for o in model.graph.output], result.outputs[0]))
 
         try:
             return "bisect-numerics: " + case.bisect(run_candidate)

@@ -15,9 +15,10 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import overload
 
 from .diagnostics import first_meaningful_lines
+from .jobs import BatchJob, BatchResult, CaseJob, CaseResult, failed_result
 from .platform_info import describe_exit
 from .worker_main import _read_frame, _write_frame
 
@@ -123,8 +124,14 @@ class WorkerClient:
             return ""
 
     # -- jobs -----------------------------------------------------------------
-    def execute(self, job: dict[str, Any]) -> dict[str, Any]:
-        """Runs a job; always returns a result dict (status pass/error/crash/timeout)."""
+    @overload
+    def execute(self, job: CaseJob) -> CaseResult: ...
+    @overload
+    def execute(self, job: BatchJob) -> BatchResult: ...
+
+    def execute(self, job: CaseJob | BatchJob) -> CaseResult | BatchResult:
+        """Runs a job; always returns its result (status pass/error/crash/timeout):
+        a CaseResult for a CaseJob, a BatchResult for a BatchJob."""
         if self._proc is None or self._proc.poll() is not None or self._jobs >= self.max_jobs:
             self.stop()
             self._start()
@@ -136,7 +143,7 @@ class WorkerClient:
         try:
             _write_frame(self._proc.stdin, ("job", job))
         except OSError:
-            return self._crashed(stage, times, log_offset)
+            return self._crashed(job, stage, times, log_offset)
         while True:
             limit = self.stage_timeouts.get(stage, 300.0)
             remaining = limit - (time.monotonic() - stage_start)
@@ -145,14 +152,9 @@ class WorkerClient:
             except queue.Empty:
                 self._kill()
                 times[stage] = time.monotonic() - stage_start
-                return {
-                    "status": "timeout",
-                    "stage": stage,
-                    "stage_times": times,
-                    "diagnostics": [f"{stage} ran past its {limit:g} s limit; the worker was replaced"],
-                }
+                return failed_result(job, "timeout", stage, [f"{stage} ran past its {limit:g} s limit; the worker was replaced"], times)
             if message is None:
-                return self._crashed(stage, times, log_offset)
+                return self._crashed(job, stage, times, log_offset)
             if message[0] == "stage":
                 now = time.monotonic()
                 times.setdefault(stage, now - stage_start)
@@ -160,7 +162,7 @@ class WorkerClient:
             elif message[0] == "result":
                 return message[1]
 
-    def _crashed(self, stage: str, times: dict[str, float], log_offset: int) -> dict[str, Any]:
+    def _crashed(self, job: CaseJob | BatchJob, stage: str, times: dict[str, float], log_offset: int) -> CaseResult | BatchResult:
         code = None
         if self._proc is not None:
             try:
@@ -169,9 +171,4 @@ class WorkerClient:
                 pass
             self._kill()
         lines = first_meaningful_lines(self._log_tail(log_offset))
-        return {
-            "status": "crash",
-            "stage": stage,
-            "stage_times": times,
-            "diagnostics": [f"the worker process died during {stage} ({describe_exit(code) if code is not None else 'no exit status'})", *lines],
-        }
+        return failed_result(job, "crash", stage, [f"the worker process died during {stage} ({describe_exit(code) if code is not None else 'no exit status'})", *lines], times)

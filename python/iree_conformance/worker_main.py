@@ -3,7 +3,8 @@
 The protocol runs over the process's original stdout and stdin as length-prefixed
 pickle frames; file descriptors 1 and 2 are pointed at LOG, so whatever the compiler
 or runtime prints (diagnostics, a crash's stack dump) lands there and the parent can
-read it. Messages to the parent: ("ready",), ("stage", name), ("result", dict).
+read it. Messages to the parent: ("ready",), ("stage", name), ("result", CaseResult |
+BatchResult); from it: ("job", CaseJob | BatchJob), ("exit",) (jobs.py).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def main(argv: list[str]) -> int:
     sys.stderr = open(2, "w", closefd=False, buffering=1, encoding="utf-8", errors="backslashreplace", newline="\n")
 
     from .executor import Executor
+    from .jobs import failed_result
     from .store import ArtifactStore
 
     job_start = [0]
@@ -68,7 +70,7 @@ def main(argv: list[str]) -> int:
             return 0
         _, job = message
         job_start[0] = os.path.getsize(log_path)
-        fault = job.get("fault")  # (stage, "crash" | "hang"): lets tests prove crash/timeout handling
+        fault = job.fault
 
         reached = ["prepare"]
 
@@ -82,7 +84,7 @@ def main(argv: list[str]) -> int:
             result = executor.execute(job, stage)
         except Exception:  # noqa: BLE001 - a Python error is the case's error, not a native crash
             lines = traceback.format_exc().strip().splitlines()
-            result = {"status": "error", "stage": reached[0], "stage_times": {}, "diagnostics": [lines[-1], *lines[-6:-1]]}
+            result = failed_result(job, "error", reached[0], [lines[-1], *lines[-6:-1]])
         _write_frame(channel_out, ("result", result))
 
 

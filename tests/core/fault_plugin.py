@@ -6,6 +6,7 @@ retries do not: a flaky case. FAULT_ALWAYS names cases that crash on every try.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from iree_conformance import pipeline
@@ -19,7 +20,7 @@ def pytest_configure(config) -> None:
     def build_job(case, target, input_sets, compile_only=False, timing_runs=0, retry=False):
         job = real(case, target, input_sets, compile_only, timing_runs, retry)
         if case.case_id in always or (case.case_id in once and not retry):
-            job["fault"] = ("run", "crash")
+            job = dataclasses.replace(job, fault=("run", "crash"))
         return job
 
     pipeline.build_job = build_job

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 from iree_conformance.batching import Batch, BatchCoordinator, plan_batches
 from iree_conformance.cases import Case, NpzCase
+from iree_conformance.jobs import BatchJob, CaseJob
 from iree_conformance.module_merge import (
     MergeMember,
     culprits_of,
@@ -182,10 +184,10 @@ class _CrashingWorker:
         self.real, self.crash_with, self.batch_jobs = real, crash_with, 0
 
     def execute(self, job):
-        if job.get("members") is not None:
+        if isinstance(job, BatchJob):
             self.batch_jobs += 1
-            if any(m["case_id"] == self.crash_with for m in job["members"]):
-                job = {**job, "fault": ("compile", "crash")}
+            if any(m.case_id == self.crash_with for m in job.members):
+                job = dataclasses.replace(job, fault=("compile", "crash"))
         return self.real.execute(job)
 
 
@@ -210,8 +212,8 @@ class _FailingInBatch:
         self.real, self.case_id = real, case_id
 
     def execute(self, job):
-        if job.get("batch") and job.get("case_id") == self.case_id:
-            job = {**job, "fault": ("run", "crash")}
+        if isinstance(job, CaseJob) and job.batch_key is not None and job.case_id == self.case_id:
+            job = dataclasses.replace(job, fault=("run", "crash"))
         return self.real.execute(job)
 
 

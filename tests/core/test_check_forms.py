@@ -60,7 +60,7 @@ def test_a_failure_names_the_check_op_and_its_line(outcomes):
 
 def test_loop_checks_run_on_every_iteration(check_cases, worker, llvm_cpu):
     result = worker.execute(build_job(check_cases["stablehlo-ext/control_flow:pass_scf_for"], llvm_cpu, [[]]))
-    (records,) = result["check_records"]
+    (records,) = result.check_records
     assert [int(values[0]) for _, values in records] == [1, 2, 4, 8]
     result = worker.execute(build_job(check_cases["stablehlo-ext/control_flow:pass_stablehlo_while"], llvm_cpu, [[]]))
-    assert len(result["check_records"][0]) == 4  # three loop iterations and the check after the loop
+    assert len(result.check_records[0]) == 4  # three loop iterations and the check after the loop

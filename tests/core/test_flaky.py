@@ -114,6 +114,7 @@ def test_flake_finder_lists_a_case_whose_result_varies(tmp_path, corpus):
     (manifests / "llvm-cpu.toml").write_text("[xfail]\n")
     plugin = tmp_path / "fresh_fault.py"
     plugin.write_text(
+        "import dataclasses\n"
         "from iree_conformance import pipeline\n"
         "def pytest_configure(config):\n"
         "    if not config.getoption('--fresh-worker'):\n"
@@ -122,7 +123,7 @@ def test_flake_finder_lists_a_case_whose_result_varies(tmp_path, corpus):
         "    def build_job(case, *a, **k):\n"
         "        job = real(case, *a, **k)\n"
         "        if case.case_id == 'stablehlo-ext/ok':\n"
-        "            job['fault'] = ('run', 'crash')\n"
+        "            job = dataclasses.replace(job, fault=('run', 'crash'))\n"
         "        return job\n"
         "    pipeline.build_job = build_job\n"
     )

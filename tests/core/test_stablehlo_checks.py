@@ -87,8 +87,8 @@ def test_checks_are_recorded_as_they_run(tmp_path, worker, llvm_cpu):
     from iree_conformance.pipeline import build_job
 
     result = worker.execute(build_job(case, llvm_cpu, [[]]))
-    assert [s["kind"] for s in result["checks"]] == ["close", "exact"]
-    (records,) = result["check_records"]
+    assert [s["kind"] for s in result.check_sites] == ["close", "exact"]
+    (records,) = result.check_records
     assert [site for site, _ in records] == [0, 1]
     np.testing.assert_array_equal(records[0][1][0], [2.0, 4.0, 6.0])
     np.testing.assert_array_equal(records[1][1][0], records[1][1][1])

@@ -1,5 +1,6 @@
 """The worker turns compiler crashes and hangs into Outcomes and carries on."""
 
+import dataclasses
 import sys
 
 import numpy as np
@@ -52,7 +53,7 @@ def test_crash_becomes_an_outcome_and_the_worker_is_replaced(tmp_path, worker, l
     from iree_conformance import pipeline
 
     real = pipeline.build_job
-    monkeypatch.setattr(pipeline, "build_job", lambda *a, **k: {**real(*a, **k), "fault": ("compile", "crash")})
+    monkeypatch.setattr(pipeline, "build_job", lambda *a, **k: dataclasses.replace(real(*a, **k), fault=("compile", "crash")))
     outcome, _ = run_case(case, llvm_cpu, worker)
     assert outcome.status == "crash" and outcome.stage == "compile"
     assert "worker process died during compile" in outcome.diagnostics[0]
@@ -69,7 +70,7 @@ def test_hang_becomes_a_timeout(tmp_path, worker, llvm_cpu, monkeypatch):
     from iree_conformance import pipeline
 
     real = pipeline.build_job
-    monkeypatch.setattr(pipeline, "build_job", lambda *a, **k: {**real(*a, **k), "fault": ("compile", "hang")})
+    monkeypatch.setattr(pipeline, "build_job", lambda *a, **k: dataclasses.replace(real(*a, **k), fault=("compile", "hang")))
     outcome, _ = run_case(case, llvm_cpu, worker)
     assert outcome.status == "timeout" and outcome.stage == "compile" and outcome.failure_kind == "timeout"
     monkeypatch.setattr(pipeline, "build_job", real)
@@ -121,8 +122,8 @@ def test_seed_programs_give_the_seed_documents_numbers(name, expected, worker, l
     case = NpzCase(case_id=name, suite="stablehlo", kind="mlir", source_path=cases / f"{name}.mlir",
                    input_type="stablehlo", data_path=cases / f"{name}.npz")
     result = worker.execute(build_job(case, llvm_cpu, case.input_sets()))
-    assert result["status"] == "pass", result
-    np.testing.assert_allclose(result["outputs"][0][0], expected, rtol=0, atol=2e-7)
+    assert result.status == "pass", result
+    np.testing.assert_allclose(result.outputs[0][0], expected, rtol=0, atol=2e-7)
 
 
 def test_timing_runs_record_a_median(tmp_path, worker, llvm_cpu):

@@ -23,6 +23,7 @@ import numpy as np
 from .. import errors
 from ..cases import Case, CaseInvalid, Check, ChecksFailed
 from ..compare import Tolerance
+from ..jobs import CaseResult
 from ..lit_runs import RunLine, parse_input, parse_run_lines, target_backend
 from ..stablehlo_checks import CheckRewriteError, list_test_functions, parse_module
 from .check_pairs import checks_from_records
@@ -45,8 +46,8 @@ class CheckCase(Case):
 
     batchable: ClassVar[bool] = True
 
-    def checks(self, input_sets, output_sets, worker_result: dict[str, Any]) -> list[Check]:
-        sites, records = worker_result.get("checks"), worker_result.get("check_records")
+    def checks(self, input_sets, output_sets, worker_result: CaseResult) -> list[Check]:
+        sites, records = worker_result.check_sites, worker_result.check_records
         if sites is None or not records:
             raise ValueError(f"the module reported no checks for function {self.entry_function!r}")
         return checks_from_records(sites, records[0], self.source_path.name if self.source_path else "")
@@ -76,7 +77,7 @@ class LitCase(Case):
         assert self.run is not None
         return [[parse_input(spec) for spec in self.run.inputs]]
 
-    def checks(self, input_sets, output_sets, worker_result: dict[str, Any]) -> list[Check]:
+    def checks(self, input_sets, output_sets, worker_result: CaseResult) -> list[Check]:
         from ..iree_output import filecheck, format_results
 
         assert self.run is not None and self.source_path is not None

@@ -1,0 +1,123 @@
+"""The contract between the pytest process and its worker: what a job asks, what a
+result answers. Jobs and results travel pickled (worker_main.py); everything here is a
+plain dataclass of builtins and numpy arrays.
+
+- ``CaseJob``: one case: import and compile its program (or take the batch module it
+  was compiled into, ``batch_key``), load it and run its function on each input set.
+- ``BatchJob``: import several cases' programs, merge and compile them as one module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, overload
+
+import numpy as np
+
+Fault = tuple[str, str]  # (stage, "crash" | "hang"): lets tests prove crash/timeout handling
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """A case's program as the worker imports it."""
+
+    case_id: str
+    kind: str  # "mlir" or "onnx"
+    source_path: str | None = None
+    source_bytes: bytes | None = None
+    import_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def describe(self) -> str:
+        return self.source_path or f"<{len(self.source_bytes or b'')} bytes>"
+
+
+@dataclasses.dataclass(frozen=True)
+class CaseJob:
+    """Compile (or find) one case's module, load it and run its entry function."""
+
+    program: Program
+    compile_flags: tuple[str, ...]
+    target: str
+    driver: str
+    device: str | None = None
+    host_specific: bool = False
+    entry_function: str | None = None  # None: "main", or the module's only function
+    input_sets: tuple[list[np.ndarray], ...] = ()
+    compile_only: bool = False
+    timing_runs: int = 0
+    bypass_store: bool = False  # a retry compiles afresh
+    batch_key: str | None = None  # run in this compiled batch (Executor.compile_batch)
+    fault: Fault | None = None
+
+    @property
+    def case_id(self) -> str:
+        return self.program.case_id
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchJob:
+    """Import the members' programs, merge them and compile the merged module once."""
+
+    members: tuple[Program, ...]
+    compile_flags: tuple[str, ...]
+    host_specific: bool = False
+    bypass_store: bool = False
+    fault: Fault | None = None
+
+    @property
+    def case_id(self) -> str:
+        return f"batch of {len(self.members)} from {self.members[0].case_id}" if self.members else "empty batch"
+
+
+Job = CaseJob | BatchJob
+
+
+@dataclasses.dataclass
+class CaseResult:
+    """What the worker answers for a CaseJob (or the parent, for a crash or timeout)."""
+
+    status: str = "pass"  # pass | error | crash | timeout
+    stage: str = "prepare"
+    diagnostics: list[str] = dataclasses.field(default_factory=list)
+    stage_times: dict[str, float] = dataclasses.field(default_factory=dict)
+    info: dict[str, Any] = dataclasses.field(default_factory=dict)
+    outputs: list[list[np.ndarray]] | None = None  # one list per input set
+    check_sites: list[dict[str, Any]] | None = None  # self-checking programs' sites
+    check_records: list[list[tuple[int, list[np.ndarray]]]] | None = None  # per input set
+    timing: dict[str, float] | None = None
+    vmfb: bytes | None = None  # compile-only runs
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+
+@dataclasses.dataclass
+class BatchResult:
+    """What the worker answers for a BatchJob."""
+
+    status: str = "pass"  # pass | error | crash | timeout
+    stage: str = "compile"
+    diagnostics: list[str] = dataclasses.field(default_factory=list)
+    stage_times: dict[str, float] = dataclasses.field(default_factory=dict)
+    cache_hits: dict[str, bool] = dataclasses.field(default_factory=dict)
+    batch_key: str | None = None
+    placed: list[str] = dataclasses.field(default_factory=list)  # case ids in the module
+    left_out: dict[str, str] = dataclasses.field(default_factory=dict)  # case id -> why (they run alone)
+    culprits: list[str] = dataclasses.field(default_factory=list)  # case ids the compile errors named
+
+
+Result = CaseResult | BatchResult
+
+
+@overload
+def failed_result(job: CaseJob, status: str, stage: str, diagnostics: list[str], stage_times: dict[str, float] | None = None) -> CaseResult: ...
+@overload
+def failed_result(job: BatchJob, status: str, stage: str, diagnostics: list[str], stage_times: dict[str, float] | None = None) -> BatchResult: ...
+
+
+def failed_result(job: Job, status: str, stage: str, diagnostics: list[str], stage_times: dict[str, float] | None = None) -> Result:
+    """The result of a job that did not answer (a crash, a timeout, a Python error)."""
+    result_type = BatchResult if isinstance(job, BatchJob) else CaseResult
+    return result_type(status=status, stage=stage, diagnostics=diagnostics, stage_times=dict(stage_times or {}))
