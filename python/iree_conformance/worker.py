@@ -90,6 +90,8 @@ class WorkerClient:
                     proc.wait()
         finally:
             for stream in (proc.stdin, proc.stdout):
+                if stream is None:  # both are pipes: never None
+                    continue
                 try:
                     stream.close()
                 except OSError:
@@ -101,6 +103,8 @@ class WorkerClient:
             proc.kill()
             proc.wait()
             for stream in (proc.stdin, proc.stdout):
+                if stream is None:  # both are pipes: never None
+                    continue
                 try:
                     stream.close()
                 except OSError:
