@@ -11,7 +11,7 @@ Modes:
                 versions pyproject.toml gives them: the results jobs render the page
                 without the IREE wheels.
   --dev-tools   only the requirements of the `dev` extra (ruff, actionlint, cibuildwheel,
-                pyyaml), read from pyproject.toml: enough for the lint job.
+                pyyaml), read from pyproject.toml: ruff and the workflow checks (the lint job installs the package too, for mypy).
   --wheels DIR  the default install, but with iree-base-compiler / iree-base-runtime taken
                 from wheels in DIR (the source-build lane) instead of PyPI. The version is
                 read from the wheel file names and pinned with ==, so pip cannot fall back
@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--bootstrap", action="store_true", help="only what cache-tools needs (no heavy wheels)")
     mode.add_argument("--report", action="store_true", help="only what the HTML report needs (no IREE wheels)")
-    mode.add_argument("--dev-tools", action="store_true", help="only the dev extra's tools (lint job)")
+    mode.add_argument("--dev-tools", action="store_true", help="only the dev extra's tools")
     parser.add_argument("--extras", default="dev", help="comma-separated extras (default: dev; '' for none)")
     parser.add_argument("--wheels", metavar="DIR", help="take the IREE packages from wheels in DIR")
     parser.add_argument("--no-editable", dest="editable", action="store_false", help="install a copy, not -e")

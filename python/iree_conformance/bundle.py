@@ -103,7 +103,7 @@ class BundleWriter:
                 for i, value in enumerate(expected):
                     arrays[f"expected_{s}_{i}"] = np.asarray(value)
         buffer = io.BytesIO()
-        np.savez_compressed(buffer, **arrays)
+        np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]  # numpy stubs type **kwds as bool
         data = buffer.getvalue()
         atomic_write_bytes(self.root / "data" / f"{key}.npz", data)
         record["data"] = f"data/{key}.npz"
@@ -244,6 +244,7 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
                 outcome.status, outcome.diagnostics = "error", [f"{type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
         bundle_expectations(root, record).judge(outcome).record(outcome)
+        assert outcome.verdict is not None  # record() set it
         counts[outcome.verdict] += 1
         outcomes.append(outcome.to_json())
         print(f"{outcome.verdict.upper():5} {record['target']}:{record['case_id']} ({outcome.duration:.2f} s)", flush=True)

@@ -134,7 +134,7 @@ def _direction(kind: str, stage: str, expected_kind: str) -> str:
 def _parse_stages(stage: Any, allow_pass: bool, case_id: str, where: str) -> tuple[str, ...]:
     """One kind ("fail-compile"), or a list of two or more for a flaky case ("pass" allowed)."""
     if isinstance(stage, list):
-        allowed = EXPECTATION_KINDS + ("pass",)
+        allowed: tuple[str, ...] = EXPECTATION_KINDS + ("pass",)
         bad = [s for s in stage if s not in allowed]
         if bad or len(set(stage)) < 2 or len(set(stage)) != len(stage):
             raise ExpectationsError(

@@ -129,7 +129,7 @@ def run_interpreter(
         with open(os.path.join(tmp, _MODULE_FILE), "w", encoding="utf-8", newline="\n") as f:
             f.write(mlir_text)
         arrays = {f"input_{i}": np.asarray(x) for i, x in enumerate(inputs)}
-        np.savez(os.path.join(tmp, _INPUTS_FILE), **arrays)
+        np.savez(os.path.join(tmp, _INPUTS_FILE), **arrays)  # type: ignore[arg-type]  # numpy stubs type **kwds as bool
         cmd = [sys.executable, os.path.abspath(__file__), "--child", tmp]
         proc = _run_child(cmd, timeout)
         message = _reported_error(tmp, proc.returncode)
@@ -149,7 +149,7 @@ def run_interpreter(
 # Child side.
 
 
-_ELEMENT_DTYPES = {
+_ELEMENT_DTYPES: dict[str, type[np.generic]] = {
     "f16": np.float16,
     "f32": np.float32,
     "f64": np.float64,
@@ -165,7 +165,7 @@ _ELEMENT_DTYPES = {
 }
 
 
-def _element_dtype(type_str: str) -> np.dtype | None:
+def _element_dtype(type_str: str) -> type[np.generic] | None:
     # "tensor<2x3xf32>" -> f32
     m = re.fullmatch(r"tensor<(?:[0-9?]+x)*([a-z0-9]+)>", type_str.strip())
     return _ELEMENT_DTYPES.get(m.group(1)) if m else None
@@ -213,7 +213,8 @@ def _child_main(workdir: str) -> int:
         if len(fn_type.inputs) != len(inputs):
             return fail(f"@main takes {len(fn_type.inputs)} arguments, got {len(inputs)} inputs")
         result_dtypes = [_element_dtype(str(t)) for t in fn_type.results]
-        args = [ir.DenseElementsAttr.get(x) for x in inputs]
+        # ndarray is a buffer; the MLIR stubs only accept collections.abc.Buffer (Python 3.12+).
+        args = [ir.DenseElementsAttr.get(x) for x in inputs]  # type: ignore[call-overload]
         try:
             results = stablehlo.eval_module(module, args)
         except Exception as e:
@@ -227,7 +228,7 @@ def _child_main(workdir: str) -> int:
             if dtype is not None:
                 value = value.astype(dtype, copy=False)
             outputs[f"output_{i}"] = value
-    np.savez(os.path.join(workdir, _OUTPUTS_FILE), **outputs)
+    np.savez(os.path.join(workdir, _OUTPUTS_FILE), **outputs)  # type: ignore[arg-type]  # numpy stubs type **kwds as bool
     return 0
 
 

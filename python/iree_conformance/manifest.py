@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -269,7 +269,7 @@ def update_manifests(
     outcomes: Sequence[Outcome],
     os_name: str,
     overlay: bool = False,
-    hosts: dict[str, str | None] | None = None,
+    hosts: Mapping[str, str | None] | None = None,
     targets: Iterable[str] | None = None,
 ) -> list[tuple[Path, bool]]:
     """Applies a run's Outcomes to each target's manifest: the base file, or with overlay

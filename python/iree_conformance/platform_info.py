@@ -89,7 +89,8 @@ def _cpuinfo() -> tuple[str, list[str]]:
         text = open("/proc/cpuinfo", encoding="utf-8", errors="replace").read()  # noqa: SIM115
     except OSError:
         return "", []
-    model, flags = "", []
+    model = ""
+    flags: list[str] = []
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key = key.strip().lower()

@@ -16,7 +16,7 @@ import datetime
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pytest
 
@@ -44,8 +44,18 @@ from .targets import (
 from .tomlio import load_toml
 from .worker import WorkerClient
 
+if TYPE_CHECKING:
+    from .bundle import BundleWriter
+
 OUTCOME_PROPERTY = "iree_conformance_outcome"
 _RUN_KEY = pytest.StashKey["ConformanceRun"]()
+
+
+@runtime_checkable
+class _Bisectable(Protocol):
+    """A Case that --bisect-numerics can bisect (an ONNX model case)."""
+
+    def bisect(self, run_candidate: Any) -> str: ...
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -87,7 +97,7 @@ class ConformanceRun:
         self._cases: dict[str, list[Case]] = {}
         self.outcomes: dict[tuple[str, str], dict[str, Any]] = {}
         self.started = datetime.datetime.now(datetime.timezone.utc)
-        self.bundle = None
+        self.bundle: BundleWriter | None = None
 
     @property
     def worker(self) -> WorkerClient:
@@ -126,7 +136,7 @@ class ConformanceRun:
                 case, target, self.worker, expectations.tolerance_for(case.case_id), options.compile_only, options.timing_runs,
                 placement=placement,
             )
-        if outcome.status == "fail" and options.bisect_numerics and hasattr(case, "bisect"):
+        if outcome.status == "fail" and options.bisect_numerics and isinstance(case, _Bisectable):
             outcome.diagnostics.append(self._bisect(case, target))
         if options.compile_only:
             if outcome.status == "pass" and self.bundle is not None:
@@ -175,6 +185,7 @@ class ConformanceRun:
 
     def _bisect(self, case: Case, target: Target) -> str:
         """Runs the model with every node output exposed; names the first diverging node."""
+        assert isinstance(case, _Bisectable)
         from .pipeline import build_job
 
         def run_candidate(model, inputs):
@@ -207,7 +218,7 @@ class ConformanceRun:
             for item in items:
                 batch = self.batches.get(_pair_key(_case_and_target(item)))
                 if batch is not None and "@" not in item.nodeid:
-                    item._nodeid = f"{item.nodeid}@{batch.batch_id}"
+                    item._nodeid = f"{item.nodeid}@{batch.batch_id}"  # type: ignore[attr-defined]  # pytest's private node id
 
     def _keep_shard(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         """Keeps this shard's items; a batch is one unit, weighed by its cases' durations."""

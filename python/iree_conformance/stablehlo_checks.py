@@ -136,7 +136,13 @@ def _check_kind(op) -> str | None:
 
 
 def _functions(module) -> dict[str, Any]:
-    return {_str_attr(op.operation, "sym_name"): op.operation for op in module.body.operations if op.operation.name == "func.func"}
+    functions: dict[str, Any] = {}
+    for op in module.body.operations:
+        if op.operation.name == "func.func":
+            name = _str_attr(op.operation, "sym_name")
+            assert name is not None, "func.func without sym_name (the verifier requires one)"
+            functions[name] = op.operation
+    return functions
 
 
 def _is_public_noarg(func) -> bool:

@@ -91,6 +91,8 @@ class WorkerClient:
                     proc.wait()
         finally:
             for stream in (proc.stdin, proc.stdout):
+                if stream is None:  # both are pipes: never None
+                    continue
                 try:
                     stream.close()
                 except OSError:
@@ -102,6 +104,8 @@ class WorkerClient:
             proc.kill()
             proc.wait()
             for stream in (proc.stdin, proc.stdout):
+                if stream is None:  # both are pipes: never None
+                    continue
                 try:
                     stream.close()
                 except OSError:

@@ -15,9 +15,10 @@ import struct
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 
-def _read_frame(stream) -> object | None:
+def _read_frame(stream) -> tuple[Any, ...] | None:
     header = stream.read(8)
     if len(header) < 8:
         return None

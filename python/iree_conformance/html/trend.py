@@ -29,7 +29,7 @@ def points_of(loaded: list[Loaded]) -> list[dict[str, Any]]:
             by_day.setdefault(x.started.date().isoformat(), []).append(x)
     points = []
     for day, files in sorted(by_day.items()):
-        passed, total = Counter(), Counter()
+        passed, total = Counter[str](), Counter[str]()
         for o in merge_loaded(files)["outcomes"]:
             total[suite_of(o)] += 1
             passed[suite_of(o)] += o.get("verdict") == "pass"

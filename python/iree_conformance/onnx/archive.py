@@ -27,6 +27,13 @@ __all__ = ["ArchiveError", "ModelData", "check_members", "find_model_data", "saf
 _DATA_SET = re.compile(r"^test_data_set_(\d+)$")
 
 
+def _data_set_index(path: Path) -> int:
+    """N of a test_data_set_N folder (the caller kept only names _DATA_SET matches)."""
+    m = _DATA_SET.match(path.name)
+    assert m is not None
+    return int(m.group(1))
+
+
 class ArchiveError(Exception):
     """The archive is unreadable, unsafe, or holds no model."""
 
@@ -112,5 +119,5 @@ def find_model_data(root: Path, preferred_stem: str | None = None) -> ModelData:
     data_sets = [p for p in root.rglob("test_data_set_*") if p.is_dir() and _DATA_SET.match(p.name)]
     beside = [p for p in data_sets if p.parent == chosen.parent]
     chosen_sets = beside or data_sets
-    chosen_sets.sort(key=lambda p: (str(p.parent), int(_DATA_SET.match(p.name).group(1))))
+    chosen_sets.sort(key=lambda p: (str(p.parent), _data_set_index(p)))
     return ModelData(chosen, tuple(chosen_sets))

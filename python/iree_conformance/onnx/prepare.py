@@ -64,7 +64,7 @@ class PreparedModel:
         return {"opset_from": self.original_opset, "opset_to": self.opset}
 
 
-def _first_lines(text: str, limit: int = _MAX_DIAGNOSTIC_LINES) -> str:
+def _first_lines(text: str | BaseException, limit: int = _MAX_DIAGNOSTIC_LINES) -> str:
     lines = [line.rstrip() for line in str(text).strip().splitlines() if line.strip()]
     if len(lines) > limit:
         lines = lines[:limit] + [f"... ({len(lines) - limit} more lines)"]

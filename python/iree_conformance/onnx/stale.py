@@ -18,7 +18,7 @@ STALE_AFTER = 3600.0
 
 def remove_stale(folder: Path, pattern: str, max_age: float = STALE_AFTER) -> list[Path]:
     """Delete entries of ``folder`` matching ``pattern`` not modified for ``max_age`` s."""
-    removed = []
+    removed: list[Path] = []
     if not folder.is_dir():
         return removed
     cutoff = time.time() - max_age
