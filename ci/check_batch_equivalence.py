@@ -9,8 +9,10 @@ into a temporary folder). Prints the counts, how the batched run placed the case
 CPU seconds of both runs, and every difference; exit status 1 when any case differs or
 a run did not produce results, 0 otherwise.
 
-    python ci/check_batch_equivalence.py --onnx-ops-sample 200 \\
-        --stablehlo-dir ../shared/stablehlo-testdata --stablehlo-files 200
+Examples:
+  python ci/check_batch_equivalence.py --onnx-ops-sample 200 \\
+      --stablehlo-dir ../shared/stablehlo-testdata --stablehlo-files 200
+  python ci/check_batch_equivalence.py --onnx-ops-sample 20 --batch-size 4 -- -k "add or abs"
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Callable
 
 from .cases import Case
 from .jobs import BatchJob
@@ -59,15 +60,20 @@ def group_key(case: Case, target: Target) -> tuple[str, ...]:
     return (case.suite, target.name, case.kind, *case.compile_flags(target.flags_for(case.kind)))
 
 
-def plan_batches(pairs: list[tuple[Case, Target]], size: int) -> dict[tuple[str, str], Batch]:
+def plan_batches(pairs: list[tuple[Case, Target]], size: int, alone: Callable[[Case, Target], bool] | None = None) -> dict[tuple[str, str], Batch]:
     """(target name, case id) -> its Batch, for every batchable case in a batch of two or
-    more. Cases that are not batchable, skipped on their target, or alone stay out."""
+    more. Cases that are not batchable, skipped on their target, left alone by ``alone``
+    or alone in their group stay out.
+
+    ``alone`` is for cases known to fail (listed in the target's manifest): a failure in
+    a batch costs a failed compile of the whole batch, and a case that is not a pass in
+    its batch runs alone anyway, so a known failure is cheapest alone from the start."""
     if size < 2:
         return {}
     groups: dict[tuple[str, ...], list[Case]] = {}
     targets: dict[tuple[str, ...], Target] = {}
     for case, target in pairs:
-        if not case.batchable or case.skip_reason_for(target):
+        if not case.batchable or case.skip_reason_for(target) or (alone is not None and alone(case, target)):
             continue
         key = group_key(case, target)
         groups.setdefault(key, []).append(case)

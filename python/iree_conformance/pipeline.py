@@ -49,6 +49,7 @@ def run_case(
     if placement is None or compile_only or retry:
         return _run_case(case, target, worker, tolerance_override, compile_only, timing_runs, retry, None)
     outcome, result = _run_case(case, target, worker, tolerance_override, False, timing_runs, False, placement)
+    outcome.duration += sum(placement.stage_times.values())  # its share of the batch's compile
     if outcome.status in ("pass", "skip"):
         outcome.info["batch"] = {"size": placement.batch_size}
         return outcome, result

@@ -209,7 +209,11 @@ class ConformanceRun:
 
             random.Random(self.options.shuffle).shuffle(items)
         pairs = [_case_and_target(item) for item in items]
-        self.batches = plan_batches([pair for pair in pairs if pair is not None], self.options.effective_batch_size)
+        self.batches = plan_batches(
+            [pair for pair in pairs if pair is not None],
+            self.options.effective_batch_size,
+            alone=lambda case, target: case.case_id in self.expectations[target.name].xfail,
+        )
         if self.options.shard is not None:
             self._keep_shard(config, items)
         if getattr(config.option, "loadgroup", False):

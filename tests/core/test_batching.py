@@ -275,3 +275,11 @@ def test_a_warm_batch_reads_its_module_from_the_store_and_imports_nothing(tmp_pa
     assert all("compile" in o.stage_times and o.info["cache_hits"] == {"import": False, "compile": False} for o in cold)
     assert all("compile" not in o.stage_times and "import" not in o.stage_times for o in warm)
     assert all(o.info["cache_hits"] == {"import": True, "compile": True} and "store" in o.stage_times for o in warm)
+
+
+def test_cases_known_to_fail_are_planned_alone(targets):
+    llvm = targets["llvm-cpu"]
+    cases = _cases(6)
+    known = {"s/case_002", "s/case_004"}
+    plan = plan_batches([(c, llvm) for c in cases], 16, alone=lambda case, target: case.case_id in known)
+    assert {case_id for _, case_id in plan} == {c.case_id for c in cases} - known
