@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cache_tools.measure import measure_paths  # noqa: E402
-from cache_tools.pipeline import missing_tools, run_pipeline  # noqa: E402
+from cache_tools.reference_pipe import missing_tools, run_pipeline  # noqa: E402
 
 
 def generate(root: Path, total_bytes: int, seed: int = 1) -> tuple[int, int]:

@@ -9,7 +9,7 @@ from typing import Any
 from ..compress import resolve_method
 from ..measure import MeasureResult, measure_paths
 from ..output import print_json, table, write_github_outputs
-from ..pipeline import run_pipeline
+from ..reference_pipe import run_pipeline
 from ..units import human_bytes
 from ..walk import archive_name, expand_patterns
 from .common import Context, add_json

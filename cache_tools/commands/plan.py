@@ -9,6 +9,7 @@ import json
 from collections import Counter
 from typing import Any
 
+from ..cache_shards import ShardMember, split_into_shards
 from ..config import CacheClass, Config
 from ..entries import CacheEntry, parse_entries
 from ..errors import CacheToolsError
@@ -16,7 +17,6 @@ from ..keys import KeyParts, build_key, check_key, parse_key
 from ..measure import MeasureResult, measure_paths
 from ..output import markdown_table, print_json, table, write_github_outputs, write_step_summary
 from ..planner import Budget, Decision, Planner
-from ..sharding import ShardMember, split_into_shards
 from ..units import GIB, human_bytes
 from .common import (
     Context,

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import errors
 from .compare import Tolerance, compare_checks
-from .expectations import Entry, Expectations
+from .expectations import Expectations, ManifestEntry
 from .fsutil import atomic_write_bytes
 from .jobs import CaseResult
 from .outcome import Outcome
@@ -182,7 +182,7 @@ def bundle_expectations(root: Path, record: dict[str, Any]) -> Expectations:
     listed = record.get("expected")
     if listed:
         stages = tuple(listed["stage"]) if isinstance(listed["stage"], list) else (listed["stage"],)
-        expectations.xfail[record["case_id"]] = Entry(stages, listed["reason"], root / "manifest.json", None)
+        expectations.xfail[record["case_id"]] = ManifestEntry(stages, listed["reason"], root / "manifest.json", None)
     return expectations
 
 

@@ -42,7 +42,7 @@ class ExpectationsError(ManifestError):
 
 
 @dataclasses.dataclass
-class Entry:
+class ManifestEntry:
     stages: tuple[str, ...]  # one expected kind, or several for a flaky case ("pass" allowed)
     reason: str
     path: Path
@@ -80,7 +80,7 @@ class Verdict:
 @dataclasses.dataclass
 class Expectations:
     target: str
-    xfail: dict[str, Entry] = dataclasses.field(default_factory=dict)
+    xfail: dict[str, ManifestEntry] = dataclasses.field(default_factory=dict)
     tolerance: dict[str, Tolerance] = dataclasses.field(default_factory=dict)
     tolerance_reasons: dict[str, str] = dataclasses.field(default_factory=dict)
     files: list[Path] = dataclasses.field(default_factory=list)
@@ -147,7 +147,7 @@ def _parse_stages(stage: Any, allow_pass: bool, case_id: str, where: str) -> tup
     return (stage,)
 
 
-def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, Entry], dict[str, tuple[Tolerance, str]]]:
+def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, ManifestEntry], dict[str, tuple[Tolerance, str]]]:
     try:
         manifest = read_manifest(path)
     except ManifestError as e:  # missing, unreadable or malformed TOML (names file:line)
@@ -160,7 +160,7 @@ def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, Entry], dict[st
     for table in ("xfail", "tolerance"):
         if table in data and not isinstance(data[table], dict):
             raise ExpectationsError(f"{manifest.where(table)}: {table} must be a table ([{table}]), not a value")
-    xfail: dict[str, Entry] = {}
+    xfail: dict[str, ManifestEntry] = {}
     for case_id, spec in data.get("xfail", {}).items():
         line = manifest.key_lines.get(("xfail", case_id))
         where = manifest.where("xfail", case_id)
@@ -173,7 +173,7 @@ def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, Entry], dict[st
         extra = set(spec) - {"stage", "reason"}
         if extra:
             raise ExpectationsError(f"{where}: unknown keys {sorted(extra)} for {case_id!r}")
-        xfail[case_id] = Entry(stages, reason, path, line)
+        xfail[case_id] = ManifestEntry(stages, reason, path, line)
     tolerance: dict[str, tuple[Tolerance, str]] = {}
     for case_id, spec in data.get("tolerance", {}).items():
         where = manifest.where("tolerance", case_id)

@@ -147,9 +147,8 @@ class ConformanceRun:
             verdict = expectations.judge(outcome)
             if verdict.name in ("fail", "xpass") and options.effective_retries:
                 outcome, verdict = self._retry(case, target, expectations, outcome, verdict)
-            outcome.verdict, outcome.expected, message = verdict.name, verdict.expected, verdict.message
-            if verdict.name in ("skip", "xfail", "flaky"):
-                outcome.reason = message
+            verdict.record(outcome)
+            message = verdict.message
         item.user_properties.append((OUTCOME_PROPERTY, outcome.to_json()))
         if outcome.verdict == "skip":
             pytest.skip(message or outcome.reason)

@@ -11,7 +11,7 @@ import zstandard
 from cache_tools import tarstream
 from cache_tools.errors import MeasureError
 from cache_tools.measure import measure_paths
-from cache_tools.pipeline import missing_tools, run_pipeline
+from cache_tools.reference_pipe import missing_tools, run_pipeline
 
 
 def _walk_totals(root: Path) -> tuple[int, int]:

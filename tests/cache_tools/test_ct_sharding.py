@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from cache_tools.cache_shards import ShardMember, split_into_shards
 from cache_tools.entries import CacheEntry, ref_kind
 from cache_tools.eviction import eviction_order, simulate_save
 from cache_tools.output import table
-from cache_tools.sharding import ShardMember, split_into_shards
 
 MB = 1_000_000
 
