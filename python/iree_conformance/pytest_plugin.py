@@ -262,6 +262,10 @@ class ConformanceRun:
                     f"iree-conformance: WARNING: the {target.name} manifest was recorded on {recorded}; this host is "
                     f"{cpu_fingerprint()}: its verdicts may differ here (record them with --update-expectations)"
                 )
+        size = self.options.effective_batch_size
+        if size > 1:
+            scheduling = ", scheduled as units (--dist loadgroup)" if getattr(config.option, "dist", "no") == "loadgroup" else ""
+            lines.append(f"iree-conformance: small cases compile in batches of up to {size}{scheduling}; --batch-size 1 compiles each alone")
         return lines
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
