@@ -80,7 +80,10 @@ def plan_prune(
     variants = config.variant_classes
     for e in entries:
         group = (e.ref, lineage(e.key, config.classes, variants))
-        if group not in newest or (e.created_at, e.id) > (newest[group].created_at, newest[group].id):
+        if group not in newest or (e.created_at, e.id) > (
+            newest[group].created_at,
+            newest[group].id,
+        ):
             newest[group] = e
     plan = PrunePlan()
     for e in sorted(entries, key=lambda e: e.id):

@@ -30,7 +30,9 @@ FOLDERS: dict[str, Callable[[DirsFactory], str]] = {
 _TOKEN = re.compile(r"\{([^{}]*)\}")
 
 
-def expand_user_dirs(path: str, where: str = "path", dirs: DirsFactory = platformdirs.PlatformDirs) -> str:
+def expand_user_dirs(
+    path: str, where: str = "path", dirs: DirsFactory = platformdirs.PlatformDirs
+) -> str:
     """``path`` with its ``{token}`` replaced by this OS's folder (``dirs`` picks the OS)."""
 
     def one(match: re.Match[str]) -> str:

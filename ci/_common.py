@@ -78,7 +78,9 @@ def set_env(values: Mapping[str, Any], env: Mapping[str, str] | None = None) -> 
     return ghactions.write_env({k: _text(v) for k, v in values.items()}, env)
 
 
-def write_report(payload: Any, markdown: str, output: str | None, markdown_path: str | None, summary: bool) -> None:
+def write_report(
+    payload: Any, markdown: str, output: str | None, markdown_path: str | None, summary: bool
+) -> None:
     """The JSON to --output, the Markdown to --markdown (else stdout), and to the step
     summary with --summary: the output contract shared by the results scripts."""
     if output:
@@ -115,15 +117,28 @@ def notice(message: str, level: str = "notice") -> None:
 # -- platform names -------------------------------------------------------------------------
 
 _OS_ALIASES = {
-    "linux": "linux", "ubuntu": "linux",
-    "macos": "macos", "darwin": "macos", "osx": "macos", "mac": "macos",
-    "windows": "windows", "win32": "windows", "win": "windows", "cygwin": "windows",
+    "linux": "linux",
+    "ubuntu": "linux",
+    "macos": "macos",
+    "darwin": "macos",
+    "osx": "macos",
+    "mac": "macos",
+    "windows": "windows",
+    "win32": "windows",
+    "win": "windows",
+    "cygwin": "windows",
 }
 _ARCH_ALIASES = {
-    "x64": "x86_64", "x86_64": "x86_64", "amd64": "x86_64",
-    "arm64": "arm64", "aarch64": "arm64",
-    "x86": "x86", "i386": "x86", "i686": "x86",
-    "arm": "arm", "armv7l": "arm",
+    "x64": "x86_64",
+    "x86_64": "x86_64",
+    "amd64": "x86_64",
+    "arm64": "arm64",
+    "aarch64": "arm64",
+    "x86": "x86",
+    "i386": "x86",
+    "i686": "x86",
+    "arm": "arm",
+    "armv7l": "arm",
 }
 
 
@@ -156,6 +171,7 @@ def current_arch(env: Mapping[str, str] | None = None) -> str:
 
 # -- sizes ---------------------------------------------------------------------------------
 
+
 def parse_size(text: str | int | float) -> int:
     """'6GiB', '1.5G', '700M', '1024' -> bytes: cache_tools/units.py's parser (decimal
     units for K/M/G/T, binary for Ki/Mi/Gi/Ti), its error as a CIError."""
@@ -177,6 +193,7 @@ def format_size(num_bytes: int | float) -> str:
 
 # -- results JSON --------------------------------------------------------------------------
 
+
 def load_json(path: Path) -> Any:
     try:
         # utf-8-sig: a BOM written by a Windows tool must not break the load.
@@ -193,7 +210,9 @@ def load_results(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise CIError(f"{path}: expected a JSON object")
     if data.get("schema") != RESULTS_SCHEMA:
-        raise CIError(f"{path}: unsupported results schema {data.get('schema')!r} (expected {RESULTS_SCHEMA})")
+        raise CIError(
+            f"{path}: unsupported results schema {data.get('schema')!r} (expected {RESULTS_SCHEMA})"
+        )
     outcomes = data.get("outcomes")
     if not isinstance(outcomes, list):
         raise CIError(f"{path}: 'outcomes' must be a list")
@@ -212,7 +231,11 @@ def looks_like_results(path: Path) -> bool:
         data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except (OSError, ValueError):
         return False
-    return isinstance(data, dict) and data.get("schema") == RESULTS_SCHEMA and isinstance(data.get("outcomes"), list)
+    return (
+        isinstance(data, dict)
+        and data.get("schema") == RESULTS_SCHEMA
+        and isinstance(data.get("outcomes"), list)
+    )
 
 
 def expand_json_inputs(paths: Iterable[str | Path]) -> list[Path]:
@@ -225,7 +248,9 @@ def expand_json_inputs(paths: Iterable[str | Path]) -> list[Path]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found.extend(sorted(q for q in p.rglob("*.json") if q.is_file() and looks_like_results(q)))
+            found.extend(
+                sorted(q for q in p.rglob("*.json") if q.is_file() and looks_like_results(q))
+            )
         elif p.exists():
             found.append(p)
         else:

@@ -14,7 +14,9 @@ class LoopbackServer:
     def __init__(self, handler: Any, port: int = 0, poll_interval: float = 0.5) -> None:
         self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": poll_interval}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": poll_interval}, daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -86,6 +86,7 @@ FAKE_TOKEN = "ghs_actLocalFakeToken000000000000000000"
 
 # -- pieces -------------------------------------------------------------------------------
 
+
 def find_actions_dir() -> Path:
     env = os.environ.get("ACT_LOCAL_ACTIONS")
     if env:
@@ -140,7 +141,9 @@ def parse_pairs(values: list[str], flag: str) -> dict[str, str]:
 
 
 def git_sha() -> str:
-    result = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True
+    )
     return result.stdout.strip() or "0" * 40
 
 
@@ -153,31 +156,74 @@ def next_run_id(work: Path) -> int:
 
 # -- the run ------------------------------------------------------------------------------
 
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="act_local.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="act_local.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("workflow", help="workflow file (a path, or a name in .github/workflows)")
-    parser.add_argument("--job", action="append", default=[], help="run only this job id (repeatable)")
-    parser.add_argument("--event", choices=EVENTS, help="default: push when the workflow has it, else the first it has")
-    parser.add_argument("--input", action="append", default=[], metavar="K=V", help="workflow_dispatch input")
-    parser.add_argument("--matrix", action="append", default=[], metavar="K=V",
-                        help="run only the matrix rows with this value (repeatable)")
-    parser.add_argument("--env", action="append", default=[], metavar="K=V",
-                        help="environment of every step, e.g. CI_UNIT_TESTS, CI_RUN_SHARD_ARGS")
-    parser.add_argument("--summary", metavar="PATH", help="summary JSON (default <work dir>/runs/<n>/summary.json)")
-    parser.add_argument("--work-dir", default=str(REPO_ROOT / ".ci-cache" / "act-local"),
-                        help="caches, artifacts, tool cache, fake API state and logs (default .ci-cache/act-local)")
-    parser.add_argument("--branch", default=DEFAULT_BRANCH, help="branch of the push/dispatch event (default main)")
-    parser.add_argument("--pr-action", default="opened", help="pull_request event action (e.g. closed)")
-    parser.add_argument("--no-tiny-zoo", action="store_true", help="do not serve the tiny zoo or point the profiles at it")
-    parser.add_argument("--stablehlo-sample", type=int, metavar="N",
-                        help="nightly: copy N float32 programs of ../shared/stablehlo-testdata into the work dir "
-                             "and point IREE_CONFORMANCE_STABLEHLO_DIR at it (no checkout from GitHub)")
-    parser.add_argument("--reuse-tool-cache", action="store_true",
-                        help="keep the tool cache's Python environments from the last run (faster, less faithful)")
+    parser.add_argument(
+        "--job", action="append", default=[], help="run only this job id (repeatable)"
+    )
+    parser.add_argument(
+        "--event",
+        choices=EVENTS,
+        help="default: push when the workflow has it, else the first it has",
+    )
+    parser.add_argument(
+        "--input", action="append", default=[], metavar="K=V", help="workflow_dispatch input"
+    )
+    parser.add_argument(
+        "--matrix",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="run only the matrix rows with this value (repeatable)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="environment of every step, e.g. CI_UNIT_TESTS, CI_RUN_SHARD_ARGS",
+    )
+    parser.add_argument(
+        "--summary", metavar="PATH", help="summary JSON (default <work dir>/runs/<n>/summary.json)"
+    )
+    parser.add_argument(
+        "--work-dir",
+        default=str(REPO_ROOT / ".ci-cache" / "act-local"),
+        help="caches, artifacts, tool cache, fake API state and logs (default .ci-cache/act-local)",
+    )
+    parser.add_argument(
+        "--branch", default=DEFAULT_BRANCH, help="branch of the push/dispatch event (default main)"
+    )
+    parser.add_argument(
+        "--pr-action", default="opened", help="pull_request event action (e.g. closed)"
+    )
+    parser.add_argument(
+        "--no-tiny-zoo",
+        action="store_true",
+        help="do not serve the tiny zoo or point the profiles at it",
+    )
+    parser.add_argument(
+        "--stablehlo-sample",
+        type=int,
+        metavar="N",
+        help="nightly: copy N float32 programs of ../shared/stablehlo-testdata into the work dir "
+        "and point IREE_CONFORMANCE_STABLEHLO_DIR at it (no checkout from GitHub)",
+    )
+    parser.add_argument(
+        "--reuse-tool-cache",
+        action="store_true",
+        help="keep the tool cache's Python environments from the last run (faster, less faithful)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only job and step results")
-    parser.add_argument("--dry-run", action="store_true", help="print the plan and act's command line, run nothing")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the plan and act's command line, run nothing"
+    )
     return parser
 
 
@@ -193,7 +239,9 @@ def choose_event(workflow: dict[str, Any], requested: str | None) -> str:
     raise CIError(f"the workflow runs on none of {', '.join(EVENTS)}")
 
 
-def filtered_workflow(workflow_path: Path, workflow: dict[str, Any], jobs: list[str], dest: Path) -> Path:
+def filtered_workflow(
+    workflow_path: Path, workflow: dict[str, Any], jobs: list[str], dest: Path
+) -> Path:
     """A copy with only `jobs` (act's -j takes one); needs on left-out jobs are dropped."""
     import yaml
 
@@ -211,8 +259,12 @@ def filtered_workflow(workflow_path: Path, workflow: dict[str, Any], jobs: list[
         data["jobs"][job_id] = job
     if True in data:  # PyYAML reads `on:` as True
         data["on"] = data.pop(True)
-    dest.write_text(f"# filtered copy of {workflow_path.name} for act_local.py (jobs: {', '.join(jobs)})\n"
-                    + yaml.safe_dump(data, sort_keys=False), encoding="utf-8", newline="\n")
+    dest.write_text(
+        f"# filtered copy of {workflow_path.name} for act_local.py (jobs: {', '.join(jobs)})\n"
+        + yaml.safe_dump(data, sort_keys=False),
+        encoding="utf-8",
+        newline="\n",
+    )
     return dest
 
 
@@ -228,13 +280,25 @@ def upstream_fixtures(folder: Path) -> dict[str, str]:
     step (repository variables IREE_CI_ONNX_CONFIG / _TESTS): it never reaches GitHub."""
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "onnx_ops_cpu_llvm_sync.json"
-    config.write_text(json.dumps({
-        "config_name": "cpu_llvm_sync",
-        "iree_compile_flags": ["--iree-hal-target-backends=llvm-cpu", "--iree-input-demote-f64-to-f32=false"],
-        "skip_compile_tests": [], "skip_run_tests": [],
-        "expected_compile_failures": ["onnx/node/generated/test_attention_3d"],
-        "expected_run_failures": [],
-    }, indent=1) + "\n", encoding="utf-8", newline="\n")
+    config.write_text(
+        json.dumps(
+            {
+                "config_name": "cpu_llvm_sync",
+                "iree_compile_flags": [
+                    "--iree-hal-target-backends=llvm-cpu",
+                    "--iree-input-demote-f64-to-f32=false",
+                ],
+                "skip_compile_tests": [],
+                "skip_run_tests": [],
+                "expected_compile_failures": ["onnx/node/generated/test_attention_3d"],
+                "expected_run_failures": [],
+            },
+            indent=1,
+        )
+        + "\n",
+        encoding="utf-8",
+        newline="\n",
+    )
     tests = folder / "import_successes.txt"
     tests.write_text("test_abs\ntest_add\ntest_attention_3d\n", encoding="utf-8", newline="\n")
     return {"IREE_CI_ONNX_CONFIG": str(config), "IREE_CI_ONNX_TESTS": str(tests)}
@@ -255,11 +319,15 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         raise CIError(str(exc)) from None
     if not plan.running():
-        raise CIError("no job or matrix row of this selection can run here:\n"
-                      + "\n".join(f"  {r.job} {dict(r.matrix)}: {r.reason}" for r in plan.left_out()))
+        raise CIError(
+            "no job or matrix row of this selection can run here:\n"
+            + "\n".join(f"  {r.job} {dict(r.matrix)}: {r.reason}" for r in plan.left_out())
+        )
     if plan.unfilterable():
-        raise CIError("act's --matrix filter cannot leave out: "
-                      + ", ".join(f"{r.job} {dict(r.matrix)}" for r in plan.unfilterable()))
+        raise CIError(
+            "act's --matrix filter cannot leave out: "
+            + ", ".join(f"{r.job} {dict(r.matrix)}" for r in plan.unfilterable())
+        )
     for key, value in user_env.items():
         if key.endswith(("_URL", "_MANIFEST", "_MIRROR", "_SERVER_URL")) and value:
             try:
@@ -289,13 +357,27 @@ def main(argv: list[str] | None = None) -> int:
     if args.job and len(selected_jobs) == 1:
         job_flag = selected_jobs[0]
     elif args.job and not all_selected:
-        wf_for_act = filtered_workflow(workflow_path, workflow, selected_jobs, run_dir / workflow_path.name)
+        wf_for_act = filtered_workflow(
+            workflow_path, workflow, selected_jobs, run_dir / workflow_path.name
+        )
 
-    payload = event_payload(event, repo=REPO, sha=git_sha(), default_branch=DEFAULT_BRANCH, branch=args.branch,
-                            inputs=inputs, cron=first_cron(workflow), pr_action=args.pr_action)
+    payload = event_payload(
+        event,
+        repo=REPO,
+        sha=git_sha(),
+        default_branch=DEFAULT_BRANCH,
+        branch=args.branch,
+        inputs=inputs,
+        cron=first_cron(workflow),
+        pr_action=args.pr_action,
+    )
     event_path = run_dir / "event.json"
     event_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8", newline="\n")
-    ref = f"refs/pull/{payload['number']}/merge" if event == "pull_request" else f"refs/heads/{args.branch}"
+    ref = (
+        f"refs/pull/{payload['number']}/merge"
+        if event == "pull_request"
+        else f"refs/heads/{args.branch}"
+    )
     if event == "schedule":
         ref = f"refs/heads/{DEFAULT_BRANCH}"
 
@@ -321,11 +403,20 @@ def main(argv: list[str] | None = None) -> int:
     overrides: dict[str, str] = {}
     run = ActRun(
         act="act" if args.dry_run else find_act(),
-        workflow=wf_for_act, event=event, event_path=event_path,
-        action_cache=act_cache, cache_dir=work / "cache", cache_port=free_port(),
-        artifact_dir=work / "artifacts", artifact_port=free_port(),
-        actions=actions, job=job_flag, matrix=plan.matrix_filters(),
-        env=env, inputs=inputs, secrets=("GITHUB_TOKEN",),
+        workflow=wf_for_act,
+        event=event,
+        event_path=event_path,
+        action_cache=act_cache,
+        cache_dir=work / "cache",
+        cache_port=free_port(),
+        artifact_dir=work / "artifacts",
+        artifact_port=free_port(),
+        actions=actions,
+        job=job_flag,
+        matrix=plan.matrix_filters(),
+        env=env,
+        inputs=inputs,
+        secrets=("GITHUB_TOKEN",),
         variables=upstream_fixtures(work / "iree-ci-upstream"),
     )
     api.start()
@@ -338,12 +429,16 @@ def main(argv: list[str] | None = None) -> int:
             zoo_root = work / "tiny-zoo"
             make_tiny_zoo(zoo_root)
             zoo_server = StaticServer(zoo_root).start()
-            overrides.update(IREE_CONFORMANCE_ZOO_MANIFEST=f"{zoo_server.url}/{MANIFEST_NAME}",
-                             IREE_CONFORMANCE_ZOO_MIRROR=zoo_server.url + "/{model_path}")
+            overrides.update(
+                IREE_CONFORMANCE_ZOO_MANIFEST=f"{zoo_server.url}/{MANIFEST_NAME}",
+                IREE_CONFORMANCE_ZOO_MIRROR=zoo_server.url + "/{model_path}",
+            )
         overrides.update(user_env)
         env.update(overrides)
         argv_act = run.argv()  # checks every address and URL
-        (run_dir / "act-command.txt").write_text(subprocess.list2cmdline(argv_act) + "\n", encoding="utf-8", newline="\n")
+        (run_dir / "act-command.txt").write_text(
+            subprocess.list2cmdline(argv_act) + "\n", encoding="utf-8", newline="\n"
+        )
         if args.dry_run:
             print(subprocess.list2cmdline(argv_act))
             return 0
@@ -355,19 +450,37 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  tool cache: Python {line}")
         parser = LogParser(workflow_path.name)
         started = time.monotonic()
-        code = stream_act(argv_act, run_dir / "act.log", parser, api, ref, act_environment(Path(sys.executable).parent, FAKE_TOKEN),
-                          quiet=args.quiet)
+        code = stream_act(
+            argv_act,
+            run_dir / "act.log",
+            parser,
+            api,
+            ref,
+            act_environment(Path(sys.executable).parent, FAKE_TOKEN),
+            quiet=args.quiet,
+        )
         wall = time.monotonic() - started
     finally:
         api.stop()
         if zoo_server is not None:
             zoo_server.stop()
         if not args.dry_run:
-            api_state.record_run(workflow_path.name, run_id, event, args.branch, work / "artifacts" / str(run_id))
+            api_state.record_run(
+                workflow_path.name, run_id, event, args.branch, work / "artifacts" / str(run_id)
+            )
         api_state.save(api.entries)
 
-    summary = build_summary(plan, parser, workflow_path.name, event, run_id, wall, code, overrides,
-                            work / "artifacts" / str(run_id))
+    summary = build_summary(
+        plan,
+        parser,
+        workflow_path.name,
+        event,
+        run_id,
+        wall,
+        code,
+        overrides,
+        work / "artifacts" / str(run_id),
+    )
     summary["substituted_actions"] = substituted
     summary["api_requests"] = len(api.requests)
     summary["total_seconds"] = round(time.monotonic() - begun, 1)  # with the tool cache and servers
@@ -378,15 +491,31 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed or code != 0 else 0
 
 
-def stream_act(argv: list[str], log_path: Path, parser: LogParser, api: FakeGitHub, ref: str,
-               env: dict[str, str], quiet: bool) -> int:
+def stream_act(
+    argv: list[str],
+    log_path: Path,
+    parser: LogParser,
+    api: FakeGitHub,
+    ref: str,
+    env: dict[str, str],
+    quiet: bool,
+) -> int:
     """Runs act, tees its JSON log to log_path, feeds the parser, and tells the fake API
     about every cache the run saves (so a later `cache-tools plan` sees it)."""
     tails: dict[tuple[str, str], deque[str]] = {}
-    with open(log_path, "w", encoding="utf-8", newline="\n") as log, subprocess.Popen(
-        argv, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        encoding="utf-8", errors="replace",
-    ) as proc:
+    with (
+        open(log_path, "w", encoding="utf-8", newline="\n") as log,
+        subprocess.Popen(
+            argv,
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+        ) as proc,
+    ):
         assert proc.stdout is not None
         for line in proc.stdout:
             log.write(line)
@@ -425,20 +554,40 @@ def report_line(line: str, tails: dict[tuple[str, str], deque[str]], quiet: bool
         print(f"[{job or 'act'}] {msg}", flush=True)
 
 
-def build_summary(plan: WorkflowPlan, parser: LogParser, workflow: str, event: str, run_id: int, wall: float,
-                  act_exit: int, overrides: dict[str, str], artifact_dir: Path) -> dict[str, Any]:
+def build_summary(
+    plan: WorkflowPlan,
+    parser: LogParser,
+    workflow: str,
+    event: str,
+    run_id: int,
+    wall: float,
+    act_exit: int,
+    overrides: dict[str, str],
+    artifact_dir: Path,
+) -> dict[str, Any]:
     jobs = [j.to_json() for j in parser.job_records()]
     seen = {(j["job"], json.dumps(j["matrix"], sort_keys=True)) for j in jobs}
     for row in plan.running():
         if (row.job, json.dumps(dict(row.matrix), sort_keys=True)) not in seen and not any(
             j["job"] == row.job for j in jobs
         ):
-            jobs.append({"workflow": workflow, "job": row.job, "matrix": dict(row.matrix),
-                         "result": "skipped", "steps": []})
+            jobs.append(
+                {
+                    "workflow": workflow,
+                    "job": row.job,
+                    "matrix": dict(row.matrix),
+                    "result": "skipped",
+                    "steps": [],
+                }
+            )
     for job in jobs:
         if job["result"] == "unknown" and act_exit == 0:
             job["result"] = "success"
-    files = sorted(str(p) for p in artifact_dir.rglob("*") if p.is_file()) if artifact_dir.is_dir() else []
+    files = (
+        sorted(str(p) for p in artifact_dir.rglob("*") if p.is_file())
+        if artifact_dir.is_dir()
+        else []
+    )
     return {
         "workflow": workflow,
         "event": event,
@@ -457,20 +606,26 @@ def build_summary(plan: WorkflowPlan, parser: LogParser, workflow: str, event: s
 
 
 def print_summary(summary: dict[str, Any], path: Path) -> None:
-    print(f"== {summary['workflow']} ({summary['event']}, run {summary['run_id']}): act {summary['wall_seconds']} s, "
-          f"in all {summary.get('total_seconds', '?')} s, act exit {summary['act_exit']}")
+    print(
+        f"== {summary['workflow']} ({summary['event']}, run {summary['run_id']}): act {summary['wall_seconds']} s, "
+        f"in all {summary.get('total_seconds', '?')} s, act exit {summary['act_exit']}"
+    )
     for job in summary["jobs"]:
         failed = [s["name"] for s in job["steps"] if s["result"] == "failure"]
-        print(f"  {job['result']:8} {job['job']} {json.dumps(job['matrix']) if job['matrix'] else ''}"
-              + (f"  failed steps: {', '.join(failed)}" if failed else ""))
+        print(
+            f"  {job['result']:8} {job['job']} {json.dumps(job['matrix']) if job['matrix'] else ''}"
+            + (f"  failed steps: {', '.join(failed)}" if failed else "")
+        )
     for row in summary["left_out"]:
         print(f"  left out {row['job']} {json.dumps(row['matrix'])}: {row['reason']}")
     for row in summary["mapped"]:
         print(f"  mapped   {row['job']} {json.dumps(row['matrix'])}: {row['reason']}")
     for cache in summary["caches"]:
         if cache["action"] != "key":
-            print(f"  cache    {cache['job']} {cache['action']:7} {cache['class']:15} {cache['result']:6} "
-                  f"{cache.get('reason', '')} {cache['key']}")
+            print(
+                f"  cache    {cache['job']} {cache['action']:7} {cache['class']:15} {cache['result']:6} "
+                f"{cache.get('reason', '')} {cache['key']}"
+            )
     print(f"  summary: {path}")
 
 

@@ -75,12 +75,18 @@ def cache_tools(args: list[str], *, json_out: bool = False, outputs: bool = Fals
     try:
         return json.loads(result.stdout)
     except json.JSONDecodeError:
-        raise CIError(f"cache-tools {args[0]} --json printed no JSON: {result.stdout[:200]!r}") from None
+        raise CIError(
+            f"cache-tools {args[0]} --json printed no JSON: {result.stdout[:200]!r}"
+        ) from None
 
 
 def key_part_args(args: argparse.Namespace) -> list[str]:
     out = []
-    for flag, value in (("--os", args.os), ("--arch", args.arch), ("--config-hash", args.config_hash)):
+    for flag, value in (
+        ("--os", args.os),
+        ("--arch", args.arch),
+        ("--config-hash", args.config_hash),
+    ):
         if value:
             out += [flag, value]
     return out
@@ -88,16 +94,32 @@ def key_part_args(args: argparse.Namespace) -> list[str]:
 
 # -- keys ------------------------------------------------------------------------------------
 
+
 def cmd_keys(args: argparse.Namespace) -> int:
     count = min(args.count, args.slots)
     if args.count > args.slots:
-        notice(f"{args.cache_class}: {args.count} shards but {args.slots} restore slots; "
-               f"shards {args.slots}..{args.count - 1} are not restored", "warning")
+        notice(
+            f"{args.cache_class}: {args.count} shards but {args.slots} restore slots; "
+            f"shards {args.slots}..{args.count - 1} are not restored",
+            "warning",
+        )
     outputs: dict[str, Any] = {}
     stage_dirs = set()
     for index in range(count):
-        data = cache_tools(["key", "--config", args.config, "--class", args.cache_class,
-                            "--shard", str(index), *key_part_args(args), "--json"], json_out=True)
+        data = cache_tools(
+            [
+                "key",
+                "--config",
+                args.config,
+                "--class",
+                args.cache_class,
+                "--shard",
+                str(index),
+                *key_part_args(args),
+                "--json",
+            ],
+            json_out=True,
+        )
         outputs[f"s{index}-key"] = data["key"]
         outputs[f"s{index}-restore-keys"] = data["restore_keys"]
         outputs[f"s{index}-path"] = data["stage_path"]
@@ -112,6 +134,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
 
 
 # -- unstage ---------------------------------------------------------------------------------
+
 
 def merge_move(src: Path, dest: Path) -> int:
     """Moves src into dest (renaming whole folders where dest has none); returns files moved.
@@ -155,6 +178,7 @@ def cmd_unstage(args: argparse.Namespace) -> int:
 
 # -- plan ------------------------------------------------------------------------------------
 
+
 def link_tree(src: Path, dest: Path) -> int:
     """Hard-links src (a file or folder) to dest, copying where linking fails; bytes staged."""
     if src.is_symlink():
@@ -194,8 +218,11 @@ def stage_shards(shards: list[dict[str, Any]], root: Path, slots: int, cwd: Path
             print(f"shard {index}: not saved ({shard['decision']['reason']})")
             continue
         if index >= slots:
-            notice(f"shard {index} may be saved but the cache-save action has only {slots} slots; "
-                   "raise the slots or lower max_shards", "warning")
+            notice(
+                f"shard {index} may be saved but the cache-save action has only {slots} slots; "
+                "raise the slots or lower max_shards",
+                "warning",
+            )
             continue
         stage = cwd / shard["stage_path"]
         shutil.rmtree(stage, ignore_errors=True)
@@ -209,16 +236,33 @@ def stage_shards(shards: list[dict[str, Any]], root: Path, slots: int, cwd: Path
             staged += link_tree(src, stage / rel)
         outputs[f"s{index}-key"] = shard["key"]
         outputs[f"s{index}-path"] = shard["stage_path"]
-        print(f"shard {index}: {len(shard['members'])} member(s), {format_size(staged)} staged in "
-              f"{shard['stage_path']} -> {shard['key']}")
+        print(
+            f"shard {index}: {len(shard['members'])} member(s), {format_size(staged)} staged in "
+            f"{shard['stage_path']} -> {shard['key']}"
+        )
     return outputs
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    info = cache_tools(["key", "--config", args.config, "--class", args.cache_class, "--json"], json_out=True)
-    plan = ["plan", "--config", args.config, "--class", args.cache_class, "--ref", args.ref,
-            "--jobs", str(args.jobs)]
-    for flag, value in (("--key", args.key), ("--default-branch", args.default_branch), ("--repo", args.repo)):
+    info = cache_tools(
+        ["key", "--config", args.config, "--class", args.cache_class, "--json"], json_out=True
+    )
+    plan = [
+        "plan",
+        "--config",
+        args.config,
+        "--class",
+        args.cache_class,
+        "--ref",
+        args.ref,
+        "--jobs",
+        str(args.jobs),
+    ]
+    for flag, value in (
+        ("--key", args.key),
+        ("--default-branch", args.default_branch),
+        ("--repo", args.repo),
+    ):
         if value:
             plan += [flag, value]
     if args.restored_key and not info.get("shard_count"):
@@ -233,7 +277,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     root = Path(args.path).resolve()
     dirs = member_dirs(root, args.members)
     if not dirs:
-        print(f"{args.cache_class}: nothing under {root} matches {args.members or ['.']}; nothing to save")
+        print(
+            f"{args.cache_class}: nothing under {root} matches {args.members or ['.']}; nothing to save"
+        )
         set_outputs({"sharded": True, "save": False, "reason": "nothing-to-save"})
         return 0
     for folder in dirs:
@@ -241,7 +287,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     data = cache_tools([*plan, "--json"], json_out=True)
     outputs = stage_shards(data.get("shards") or [], root, args.slots, Path.cwd())
     if data.get("left_out"):
-        notice(f"{args.cache_class}: {len(data['left_out'])} member(s) beyond max_shards are not cached")
+        notice(
+            f"{args.cache_class}: {len(data['left_out'])} member(s) beyond max_shards are not cached"
+        )
     saving = sum(1 for name in outputs if name.endswith("-key"))
     print(f"{args.cache_class}: {data['reason']}")
     set_outputs({"sharded": True, "save": saving > 0, "reason": data["reason"], **outputs})
@@ -250,19 +298,26 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 # -- command line ----------------------------------------------------------------------------
 
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="cache_shards.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="cache_shards.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
     k = sub.add_parser("keys", help="restore keys and stage folders of each shard slot")
     k.add_argument("--class", dest="cache_class", required=True, help="the sharded cache class")
-    k.add_argument("--count", type=int, required=True, help="the class's shard count (key output shard-count)")
+    k.add_argument(
+        "--count", type=int, required=True, help="the class's shard count (key output shard-count)"
+    )
     k.add_argument("--slots", type=int, required=True, help="restore steps the action has")
     k.add_argument("--os", help="OS key part (default: $RUNNER_OS)")
     k.add_argument("--arch", help="arch key part (default: $RUNNER_ARCH)")
-    k.add_argument("--config-hash", default="", help="configuration key part, as given to cache-restore")
+    k.add_argument(
+        "--config-hash", default="", help="configuration key part, as given to cache-restore"
+    )
     k.add_argument("--config", default=CONFIG, help=f"cache classes config (default {CONFIG})")
     k.set_defaults(func=cmd_keys)
 
@@ -271,22 +326,38 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--into", required=True, help="the class's folder (the cache step's path)")
     u.set_defaults(func=cmd_unstage)
 
-    p = sub.add_parser("plan", help="decide the save (any class); stage the shards of a sharded one")
+    p = sub.add_parser(
+        "plan", help="decide the save (any class); stage the shards of a sharded one"
+    )
     p.add_argument("--class", dest="cache_class", required=True, help="cache class")
     p.add_argument("--path", required=True, help="the class's folder (the cache step's path)")
     p.add_argument("--key", default="", help="the restore step's key (a sharded class's base key)")
-    p.add_argument("--members", nargs="*", default=[], metavar="GLOB",
-                   help="sharded: folders under --path whose children are the members (default: --path)")
-    p.add_argument("--restored-key", default="",
-                   help="the key the restore step matched: the same content is not saved again")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="jobs saving at the same time (a matrix's strategy.job-total): each plans "
-                        "with 1/jobs of the free space")
+    p.add_argument(
+        "--members",
+        nargs="*",
+        default=[],
+        metavar="GLOB",
+        help="sharded: folders under --path whose children are the members (default: --path)",
+    )
+    p.add_argument(
+        "--restored-key",
+        default="",
+        help="the key the restore step matched: the same content is not saved again",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="jobs saving at the same time (a matrix's strategy.job-total): each plans "
+        "with 1/jobs of the free space",
+    )
     p.add_argument("--slots", type=int, default=1 << 30, help="save steps the action has")
     p.add_argument("--ref", required=True, help="the ref the save belongs to ($GITHUB_REF)")
     p.add_argument("--default-branch", default="", help="default branch (default: the config's)")
     p.add_argument("--repo", default="", help="OWNER/NAME (default: $GITHUB_REPOSITORY)")
-    p.add_argument("--offline", action="store_true", help="plan without the API (empty cache, default limit)")
+    p.add_argument(
+        "--offline", action="store_true", help="plan without the API (empty cache, default limit)"
+    )
     p.add_argument("--config", default=CONFIG, help=f"cache classes config (default {CONFIG})")
     p.set_defaults(func=cmd_plan)
     return parser

@@ -42,8 +42,20 @@ def sample_files(folder: Path, count: int) -> list[Path]:
 def run(label: str, args: list[str], work: Path) -> tuple[dict[str, dict], float, float]:
     """Runs pytest; returns (outcomes by target:case id, wall seconds, CPU seconds)."""
     results = work / f"{label}.json"
-    command = [sys.executable, "-m", "pytest", str(ROOT / "conformance"), "-p", "no:cacheprovider", "-q",
-               "--store-dir", str(work / f"store-{label}"), "--report-json", str(results), *args]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(ROOT / "conformance"),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--store-dir",
+        str(work / f"store-{label}"),
+        "--report-json",
+        str(results),
+        *args,
+    ]
     print(f"== {label}: {' '.join(command[3:])}", flush=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -68,7 +80,10 @@ def differences(alone: dict[str, dict], batched: dict[str, dict]) -> list[str]:
         if a is None or b is None:
             lines.append(f"{key}: only in the {'batched' if a is None else 'unbatched'} run")
             continue
-        seen_a, seen_b = (a["status"], a["stage"], a["verdict"]), (b["status"], b["stage"], b["verdict"])
+        seen_a, seen_b = (
+            (a["status"], a["stage"], a["verdict"]),
+            (b["status"], b["stage"], b["verdict"]),
+        )
         if seen_a != seen_b:
             lines.append(f"{key}: alone {'/'.join(seen_a)}, batched {'/'.join(seen_b)}")
     return lines
@@ -78,25 +93,61 @@ def placement_counts(batched: dict[str, dict]) -> collections.Counter:
     counts: collections.Counter = collections.Counter()
     for outcome in batched.values():
         batch = (outcome.get("info") or {}).get("batch")
-        counts["alone (not batchable, or bisected out)" if batch is None else "ran alone after its batch" if batch.get("ran_alone") else "in a batch"] += 1
+        counts[
+            "alone (not batchable, or bisected out)"
+            if batch is None
+            else "ran alone after its batch"
+            if batch.get("ran_alone")
+            else "in a batch"
+        ] += 1
     return counts
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--onnx-ops-sample", type=int, default=200, help="ONNX operator tests (default 200)")
-    parser.add_argument("--stablehlo-dir", type=Path, help="a folder of self-checking StableHLO files (e.g. openxla/stablehlo's testdata)")
-    parser.add_argument("--stablehlo-files", type=int, default=200, help="how many of its files (default 200)")
-    parser.add_argument("--batch-size", type=int, help="the batched run's --batch-size (default: the plugin's default)")
-    parser.add_argument("-n", "--workers", default="2", help="pytest-xdist workers per run (default 2)")
-    parser.add_argument("--work-dir", type=Path, help="keep stores and results here (default: a temporary folder)")
-    parser.add_argument("pytest_args", nargs="*", help="more pytest arguments for both runs (after --)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--onnx-ops-sample", type=int, default=200, help="ONNX operator tests (default 200)"
+    )
+    parser.add_argument(
+        "--stablehlo-dir",
+        type=Path,
+        help="a folder of self-checking StableHLO files (e.g. openxla/stablehlo's testdata)",
+    )
+    parser.add_argument(
+        "--stablehlo-files", type=int, default=200, help="how many of its files (default 200)"
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        help="the batched run's --batch-size (default: the plugin's default)",
+    )
+    parser.add_argument(
+        "-n", "--workers", default="2", help="pytest-xdist workers per run (default 2)"
+    )
+    parser.add_argument(
+        "--work-dir", type=Path, help="keep stores and results here (default: a temporary folder)"
+    )
+    parser.add_argument(
+        "pytest_args", nargs="*", help="more pytest arguments for both runs (after --)"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="batch-equivalence-") as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        common = ["--offline", "-n", args.workers, "--retries", "0", "--onnx-ops-sample", str(args.onnx_ops_sample),
-                  "-m", "stablehlo or onnx_ops", *args.pytest_args]
+        common = [
+            "--offline",
+            "-n",
+            args.workers,
+            "--retries",
+            "0",
+            "--onnx-ops-sample",
+            str(args.onnx_ops_sample),
+            "-m",
+            "stablehlo or onnx_ops",
+            *args.pytest_args,
+        ]
         if args.stablehlo_dir is not None:
             if not args.stablehlo_dir.is_dir():
                 parser.error(f"--stablehlo-dir {args.stablehlo_dir}: not a folder")
@@ -108,10 +159,18 @@ def main(argv: list[str] | None = None) -> int:
                     os.symlink(path.resolve(), link)
             common += ["--stablehlo-dir", str(chosen)]
         alone, wall_a, cpu_a = run("unbatched", [*common, "--batch-size", "1"], work)
-        batched, wall_b, cpu_b = run("batched", [*common, *(["--batch-size", str(args.batch_size)] if args.batch_size else [])], work)
-        print(f"cases: {len(alone)} unbatched, {len(batched)} batched; verdicts {dict(collections.Counter(o['verdict'] for o in alone.values()))}")
+        batched, wall_b, cpu_b = run(
+            "batched",
+            [*common, *(["--batch-size", str(args.batch_size)] if args.batch_size else [])],
+            work,
+        )
+        print(
+            f"cases: {len(alone)} unbatched, {len(batched)} batched; verdicts {dict(collections.Counter(o['verdict'] for o in alone.values()))}"
+        )
         print(f"placement in the batched run: {dict(placement_counts(batched))}")
-        print(f"CPU seconds: unbatched {cpu_a:.0f}, batched {cpu_b:.0f} ({cpu_a / max(cpu_b, 1e-9):.2f}x); wall {wall_a:.0f} s vs {wall_b:.0f} s")
+        print(
+            f"CPU seconds: unbatched {cpu_a:.0f}, batched {cpu_b:.0f} ({cpu_a / max(cpu_b, 1e-9):.2f}x); wall {wall_a:.0f} s vs {wall_b:.0f} s"
+        )
         diffs = differences(alone, batched)
         for line in diffs:
             print("DIFFERS", line)

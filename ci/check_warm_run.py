@@ -63,7 +63,9 @@ def check_summary(summary: dict[str, Any], restored: list[str]) -> list[str]:
     for cls in restored:
         hits = [c for c in caches if c["action"] == "restore" and c["class"] == cls]
         if not any(c["result"] in ("exact", "prefix") for c in hits):
-            problems.append(f"{cls}: not restored (restores: {[c['result'] for c in hits] or 'none'})")
+            problems.append(
+                f"{cls}: not restored (restores: {[c['result'] for c in hits] or 'none'})"
+            )
         else:
             print(f"{cls}: restored, {', '.join(c['result'] + ' ' + c['key'] for c in hits)}")
     planned = {(c["job"], c["class"]) for c in caches if c["action"] == "plan"}
@@ -82,18 +84,29 @@ def results_from_summary(summary: dict[str, Any], pattern: str) -> Path:
     files = [Path(f) for f in summary.get("artifact_files") or []]
     matching = [f for f in files if any(fnmatch.fnmatch(part, pattern) for part in f.parts)]
     if len(matching) != 1:
-        raise CIError(f"expected one artifact file matching {pattern!r}, found {[str(f) for f in matching]}")
+        raise CIError(
+            f"expected one artifact file matching {pattern!r}, found {[str(f) for f in matching]}"
+        )
     return matching[0]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="check_warm_run.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="check_warm_run.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("results", nargs="?", help="results JSON, or a zip artifact holding one")
     parser.add_argument("--summary", help="ci/act_local.py's summary JSON of the run")
-    parser.add_argument("--artifact", default="results-*", help="with --summary: the results artifact's name")
-    parser.add_argument("--restored", action="append", default=[],
-                        help="with --summary: a cache class that must have been restored (repeatable)")
+    parser.add_argument(
+        "--artifact", default="results-*", help="with --summary: the results artifact's name"
+    )
+    parser.add_argument(
+        "--restored",
+        action="append",
+        default=[],
+        help="with --summary: a cache class that must have been restored (repeatable)",
+    )
     args = parser.parse_args(argv)
     problems: list[str] = []
     if args.summary:
@@ -102,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, json.JSONDecodeError) as exc:
             raise CIError(f"{args.summary}: {exc}") from None
         problems += check_summary(summary, args.restored)
-        results_path = Path(args.results) if args.results else results_from_summary(summary, args.artifact)
+        results_path = (
+            Path(args.results) if args.results else results_from_summary(summary, args.artifact)
+        )
     elif args.results:
         results_path = Path(args.results)
     else:
@@ -111,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{results_path}: {counts.describe()}")
     if counts.compiled_cases:
         shown = ", ".join(counts.compiled_cases[:20])
-        problems.append(f"not warm: {len(counts.compiled_cases)} outcome(s) imported or compiled: {shown}")
+        problems.append(
+            f"not warm: {len(counts.compiled_cases)} outcome(s) imported or compiled: {shown}"
+        )
     elif not counts.warm:
         problems.append("not warm: no outcome came from the artifact store")
     for problem in problems:

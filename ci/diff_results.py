@@ -61,7 +61,10 @@ def index(merged: dict[str, Any]) -> dict[Key, dict[str, Any]]:
     for o in merged["outcomes"]:
         key = (f"{o['os']}/{o['arch']}", str(o["target"]), str(o["case_id"]))
         old = table.get(key)
-        if old is None or _RANK[status_class(o.get("status"))] > _RANK[status_class(old.get("status"))]:
+        if (
+            old is None
+            or _RANK[status_class(o.get("status"))] > _RANK[status_class(old.get("status"))]
+        ):
             table[key] = o
     return table
 
@@ -82,8 +85,11 @@ def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]
         now_class = status_class(now.get("status")) if now else None
         before_class = status_class(before.get("status")) if before else None
         entry = {
-            "platform": key[0], "target": key[1], "case_id": key[2],
-            "now": describe(now), "before": describe(before),
+            "platform": key[0],
+            "target": key[1],
+            "case_id": key[2],
+            "now": describe(now),
+            "before": describe(before),
             "reason": (now or {}).get("reason") or "",
         }
         if now is None:
@@ -114,8 +120,10 @@ def _table(entries: list[dict[str, Any]], limit: int, with_reason: bool) -> list
     rule = "|---|---|---|---|---|" + ("---|" if with_reason else "")
     lines = [head, rule]
     for e in entries[:limit]:
-        line = (f"| {e['platform']} | {md_escape(e['target'])} | `{md_escape(e['case_id'], 120)}` | "
-                f"{md_escape(e['now'])} | {md_escape(e['before'])} |")
+        line = (
+            f"| {e['platform']} | {md_escape(e['target'])} | `{md_escape(e['case_id'], 120)}` | "
+            f"{md_escape(e['now'])} | {md_escape(e['before'])} |"
+        )
         lines.append(line + (f" {md_escape(e['reason'])} |" if with_reason else ""))
     if len(entries) > limit:
         lines += ["", f"…and {len(entries) - limit} more (see the diff JSON)."]
@@ -133,12 +141,17 @@ def render_markdown(diff: dict[str, Any] | None, label: str, limit: int = 50) ->
         f"{diff['added']} case(s) added, {diff['removed']} removed. "
         f"Compared on: {', '.join(diff['compared_platforms']) or 'no common platform'}."
     )
-    for name, plats in (("only in the current results", diff["only_current"]),
-                        ("only in the baseline", diff["only_baseline"])):
+    for name, plats in (
+        ("only in the current results", diff["only_current"]),
+        ("only in the baseline", diff["only_baseline"]),
+    ):
         if plats:
             lines += ["", f"Platforms {name} (not compared): {', '.join(plats)}."]
-    for title, entries, with_reason in (("New failures", nf, True), ("New passes", np_, False),
-                                        ("Changed failures", ch, True)):
+    for title, entries, with_reason in (
+        ("New failures", nf, True),
+        ("New passes", np_, False),
+        ("Changed failures", ch, True),
+    ):
         if entries:
             lines += ["", f"### {title} ({len(entries)})", ""]
             lines += _table(entries, limit, with_reason)
@@ -155,17 +168,39 @@ def load_side(inputs: list[str]) -> dict[str, Any] | None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="diff_results.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="diff_results.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--current", nargs="+", required=True, metavar="PATH", help="current results (files/folders)")
-    parser.add_argument("--baseline", nargs="+", required=True, metavar="PATH", help="baseline results (files/folders)")
-    parser.add_argument("--label", default="the last default-branch results", help="what the baseline is (heading)")
+    parser.add_argument(
+        "--current",
+        nargs="+",
+        required=True,
+        metavar="PATH",
+        help="current results (files/folders)",
+    )
+    parser.add_argument(
+        "--baseline",
+        nargs="+",
+        required=True,
+        metavar="PATH",
+        help="baseline results (files/folders)",
+    )
+    parser.add_argument(
+        "--label", default="the last default-branch results", help="what the baseline is (heading)"
+    )
     parser.add_argument("--output", metavar="FILE", help="write the diff as JSON")
     parser.add_argument("--markdown", metavar="FILE", help="write the Markdown report")
-    parser.add_argument("--summary", action="store_true", help="append the Markdown to $GITHUB_STEP_SUMMARY")
+    parser.add_argument(
+        "--summary", action="store_true", help="append the Markdown to $GITHUB_STEP_SUMMARY"
+    )
     parser.add_argument("--max-listed", type=int, default=50, help="rows per list (default 50)")
-    parser.add_argument("--missing-baseline-ok", action="store_true", help="exit 0 when there is no baseline")
-    parser.add_argument("--fail-on-new-failures", action="store_true", help="exit 1 when there are new failures")
+    parser.add_argument(
+        "--missing-baseline-ok", action="store_true", help="exit 0 when there is no baseline"
+    )
+    parser.add_argument(
+        "--fail-on-new-failures", action="store_true", help="exit 1 when there are new failures"
+    )
     return parser
 
 
@@ -176,7 +211,9 @@ def main(argv: list[str] | None = None) -> int:
         raise CIError("no current results in " + ", ".join(args.current))
     baseline = load_side(args.baseline)
     if baseline is None and not args.missing_baseline_ok:
-        raise CIError("no baseline results in " + ", ".join(args.baseline) + " (use --missing-baseline-ok)")
+        raise CIError(
+            "no baseline results in " + ", ".join(args.baseline) + " (use --missing-baseline-ok)"
+        )
     diff = compare(current, baseline) if baseline is not None else None
     markdown = render_markdown(diff, args.label, args.max_listed)
     payload = diff if diff is not None else {"baseline": None}

@@ -54,20 +54,33 @@ def with_previous(new: dict[str, float], previous: Path | None) -> dict[str, flo
 
 def write(path: Path, data: dict[str, float]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n", encoding="utf-8", newline="\n")
+    path.write_text(
+        json.dumps(data, indent=0, sort_keys=True) + "\n", encoding="utf-8", newline="\n"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="durations.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="durations.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("inputs", nargs="*", metavar="RESULTS", help="results JSON files or folders (may be none)")
+    parser.add_argument(
+        "inputs", nargs="*", metavar="RESULTS", help="results JSON files or folders (may be none)"
+    )
     out = parser.add_mutually_exclusive_group(required=True)
-    out.add_argument("--output", metavar="FILE", help="write the durations of --os (or of all OSes) here")
-    out.add_argument("--per-os", metavar="DIR", help="write DIR/durations-<os>.json for linux, macos, windows")
+    out.add_argument(
+        "--output", metavar="FILE", help="write the durations of --os (or of all OSes) here"
+    )
+    out.add_argument(
+        "--per-os", metavar="DIR", help="write DIR/durations-<os>.json for linux, macos, windows"
+    )
     parser.add_argument("--os", help="only this OS's runs (with --output)")
-    parser.add_argument("--previous", metavar="PATH",
-                        help="older durations kept for cases missing now (with --per-os: a folder of durations-<os>.json)")
+    parser.add_argument(
+        "--previous",
+        metavar="PATH",
+        help="older durations kept for cases missing now (with --per-os: a folder of durations-<os>.json)",
+    )
     return parser
 
 
@@ -79,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     previous = Path(args.previous) if args.previous else None
     if args.per_os:
         for os_name in ("linux", "macos", "windows"):
-            prev = previous / f"durations-{os_name}.json" if previous and previous.is_dir() else previous
+            prev = (
+                previous / f"durations-{os_name}.json"
+                if previous and previous.is_dir()
+                else previous
+            )
             data = with_previous(by_os.get(os_name, {}), prev)
             write(Path(args.per_os) / f"durations-{os_name}.json", data)
             print(f"{os_name}: {len(data)} case durations")

@@ -48,10 +48,18 @@ DEFAULT_DIR = "conformance/expectations"
 MANIFEST = "manifest.json"
 
 
-def git(*args: str, cwd: Path, check: bool = True, input_text: str | None = None) -> subprocess.CompletedProcess:
+def git(
+    *args: str, cwd: Path, check: bool = True, input_text: str | None = None
+) -> subprocess.CompletedProcess:
     try:
-        result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, input=input_text,
-                                text=True, encoding="utf-8")
+        result = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            input=input_text,
+            text=True,
+            encoding="utf-8",
+        )
     except FileNotFoundError:
         raise CIError("git is not on PATH") from None
     if check and result.returncode != 0:
@@ -61,7 +69,9 @@ def git(*args: str, cwd: Path, check: bool = True, input_text: str | None = None
 
 def changed_files(repo: Path, folder: str) -> list[tuple[str, str]]:
     """[(posix path, 'modified'|'added'|'deleted')] under folder, from git status."""
-    out = git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", folder, cwd=repo).stdout
+    out = git(
+        "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", folder, cwd=repo
+    ).stdout
     entries = []
     items = out.split("\0")
     i = 0
@@ -108,12 +118,18 @@ def cmd_collect(args: argparse.Namespace) -> int:
             shutil.copyfile(repo / path, target)
     head = git("rev-parse", "HEAD", cwd=repo).stdout.strip()
     manifest = {"label": args.label, "base_commit": head, "files": files}
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8", newline="\n")
+    (out / MANIFEST).write_text(
+        json.dumps(manifest, indent=1) + "\n", encoding="utf-8", newline="\n"
+    )
     intent_to_add(repo, [p for p, c in changes if c == "added"])
-    (out / f"{args.label}.patch").write_text(patch_of(repo, [p for p, _ in changes]), encoding="utf-8",
-                                             newline="\n")
+    (out / f"{args.label}.patch").write_text(
+        patch_of(repo, [p for p, _ in changes]), encoding="utf-8", newline="\n"
+    )
     set_outputs({"changed": bool(changes), "count": len(changes)})
-    print(f"{len(changes)} changed expectation file(s)" + "".join(f"\n  {c:8} {p}" for p, c in changes))
+    print(
+        f"{len(changes)} changed expectation file(s)"
+        + "".join(f"\n  {c:8} {p}" for p, c in changes)
+    )
     return 0
 
 
@@ -139,8 +155,15 @@ def merge3(ours: str, base: str | None, theirs: str, repo: Path) -> tuple[str | 
         for name, text in (("ours", ours), ("base", base or ""), ("theirs", theirs)):
             paths[name] = Path(tmp) / name
             paths[name].write_text(text, encoding="utf-8", newline="\n")
-        result = git("merge-file", "-p", str(paths["ours"]), str(paths["base"]), str(paths["theirs"]),
-                     cwd=repo, check=False)
+        result = git(
+            "merge-file",
+            "-p",
+            str(paths["ours"]),
+            str(paths["base"]),
+            str(paths["theirs"]),
+            cwd=repo,
+            check=False,
+        )
     if result.returncode < 0 or result.returncode > 127:
         raise CIError(f"git merge-file failed: {result.stderr.strip()}")
     if result.returncode == 0 and valid_toml(result.stdout):
@@ -172,12 +195,19 @@ def cmd_combine(args: argparse.Namespace) -> int:
     versions: dict[str, list[tuple[str, str | None]]] = {}
     for folder, manifest in manifests:
         if manifest.get("base_commit") and manifest["base_commit"] != head:
-            notice(f"{manifest.get('label')}: ran on {manifest['base_commit'][:12]}, combining onto {head[:12]}", "warning")
+            notice(
+                f"{manifest.get('label')}: ran on {manifest['base_commit'][:12]}, combining onto {head[:12]}",
+                "warning",
+            )
         for entry in manifest["files"]:
             path, change = entry["path"], entry["change"]
             text = None
             if change != "deleted":
-                text = normalize_newlines((folder / "files" / Path(*PurePosixPath(path).parts)).read_text(encoding="utf-8"))
+                text = normalize_newlines(
+                    (folder / "files" / Path(*PurePosixPath(path).parts)).read_text(
+                        encoding="utf-8"
+                    )
+                )
             versions.setdefault(path, []).append((str(manifest.get("label")), text))
     merged_paths, conflicts = [], []
     for path, shard_versions in sorted(versions.items()):
@@ -225,16 +255,24 @@ def cmd_combine(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_summary(patch: str, paths: list[str], conflicts: list[str], patch_name: str, shards: int) -> str:
-    added = sum(1 for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++"))
-    removed = sum(1 for line in patch.splitlines() if line.startswith("-") and not line.startswith("---"))
+def render_summary(
+    patch: str, paths: list[str], conflicts: list[str], patch_name: str, shards: int
+) -> str:
+    added = sum(
+        1 for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++")
+    )
+    removed = sum(
+        1 for line in patch.splitlines() if line.startswith("-") and not line.startswith("---")
+    )
     lines = ["## Expectation updates", ""]
     if not patch.strip() and not conflicts:
         lines.append(f"The expectation manifests are up to date ({shards} shard(s) reported).")
         return "\n".join(lines) + "\n"
     if patch.strip():
-        lines.append(f"{len(paths)} file(s) changed, {added} line(s) added, {removed} removed. "
-                     f"Download the artifact and run `git apply {patch_name}` on this commit.")
+        lines.append(
+            f"{len(paths)} file(s) changed, {added} line(s) added, {removed} removed. "
+            f"Download the artifact and run `git apply {patch_name}` on this commit."
+        )
         lines += [""] + [f"- `{p}`" for p in paths]
     if conflicts:
         lines += ["", "Not merged (apply the shard copies from the artifact by hand):", ""]
@@ -244,9 +282,13 @@ def render_summary(patch: str, paths: list[str], conflicts: list[str], patch_nam
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="expectations_patch.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="expectations_patch.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--repo", default=str(REPO_ROOT), help="repository root (default: this checkout)")
+    parser.add_argument(
+        "--repo", default=str(REPO_ROOT), help="repository root (default: this checkout)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("collect", help="save this shard's changed manifests")
     c.add_argument("--out", required=True, help="folder to write (upload it as an artifact)")
@@ -254,7 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--dir", default=DEFAULT_DIR, help=f"manifest folder (default {DEFAULT_DIR})")
     c.set_defaults(func=cmd_collect)
     m = sub.add_parser("combine", help="merge the shards' manifests into one patch")
-    m.add_argument("inputs", nargs="+", help="folders holding collect's output (searched recursively)")
+    m.add_argument(
+        "inputs", nargs="+", help="folders holding collect's output (searched recursively)"
+    )
     m.add_argument("--output", default="expectations.patch", help="patch file to write")
     m.add_argument("--files-out", metavar="DIR", help="also copy the merged manifests here")
     m.add_argument("--summary", action="store_true", help="append a report to $GITHUB_STEP_SUMMARY")

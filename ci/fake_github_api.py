@@ -98,7 +98,6 @@ class FakeGitHub(LoopbackServer):
         with self._lock:
             return max((e["id"] for e in self.entries), default=0) + 1
 
-
     def script(
         self,
         method: str,
@@ -225,7 +224,11 @@ class FakeGitHub(LoopbackServer):
                 if self.retention_days is None:
                     return self._send(h, 403, {"message": "Resource not accessible by integration"})
                 return self._send(h, 200, {"max_cache_retention_days": self.retention_days})
-            if method == "GET" and rest.startswith("/actions/workflows/") and rest.endswith("/runs"):
+            if (
+                method == "GET"
+                and rest.startswith("/actions/workflows/")
+                and rest.endswith("/runs")
+            ):
                 workflow = rest[len("/actions/workflows/") : -len("/runs")]
                 runs = [
                     r
@@ -236,10 +239,16 @@ class FakeGitHub(LoopbackServer):
                     )
                 ]
                 return self._send(h, 200, {"total_count": len(runs), "workflow_runs": runs})
-            if method == "GET" and rest.startswith("/actions/runs/") and rest.endswith("/artifacts"):
+            if (
+                method == "GET"
+                and rest.startswith("/actions/runs/")
+                and rest.endswith("/artifacts")
+            ):
                 run_id = int(rest.split("/")[3])
                 arts = [
-                    dict(a, archive_download_url=f"{self.url}{base}/actions/artifacts/{a['id']}/zip")
+                    dict(
+                        a, archive_download_url=f"{self.url}{base}/actions/artifacts/{a['id']}/zip"
+                    )
                     for a in self.run_artifacts.get(run_id, [])
                     if "name" not in query or a.get("name") == query["name"]
                 ]
@@ -248,7 +257,9 @@ class FakeGitHub(LoopbackServer):
                 artifact_id = rest.split("/")[3]
                 if not artifact_id.isdigit() or int(artifact_id) not in self.artifact_files:
                     return self._send(h, 404, {"message": "Not Found"})
-                return self._send(h, 302, None, {"Location": f"{self.url}/_blob/{artifact_id}?sig=fake"})
+                return self._send(
+                    h, 302, None, {"Location": f"{self.url}/_blob/{artifact_id}?sig=fake"}
+                )
             if method == "GET" and rest.startswith("/pulls/"):
                 number = int(rest.rsplit("/", 1)[1])
                 if number not in self.pulls:
@@ -306,13 +317,21 @@ class FakeGitHub(LoopbackServer):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="fake_github_api.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
+    parser = argparse.ArgumentParser(
+        prog="fake_github_api.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)"
+    )
     parser.add_argument("--repo", default="octo/repo", help="OWNER/NAME it answers for")
     args = parser.parse_args(argv)
     api = FakeGitHub(owner_repo=args.repo, port=args.port)
-    print(f"fake GitHub API for {args.repo} at {api.url} (credentials: see TOKEN in ci/fake_github_api.py); Ctrl-C stops it", flush=True)
+    print(
+        f"fake GitHub API for {args.repo} at {api.url} (credentials: see TOKEN in ci/fake_github_api.py); Ctrl-C stops it",
+        flush=True,
+    )
     try:
         api.server.serve_forever()
     except KeyboardInterrupt:

@@ -104,17 +104,32 @@ def _read_limited(resp) -> bytes:
     return data
 
 
-def find_artifact(api: Api, repo: str, workflow: str, branch: str, artifact: str,
-                  exclude_run: str | None, max_runs: int, event: str | None) -> tuple[dict, dict] | None:
-    params: dict[str, Any] = {"branch": branch, "status": "completed", "per_page": min(max_runs, 100)}
+def find_artifact(
+    api: Api,
+    repo: str,
+    workflow: str,
+    branch: str,
+    artifact: str,
+    exclude_run: str | None,
+    max_runs: int,
+    event: str | None,
+) -> tuple[dict, dict] | None:
+    params: dict[str, Any] = {
+        "branch": branch,
+        "status": "completed",
+        "per_page": min(max_runs, 100),
+    }
     if event:
         params["event"] = event
-    runs = api.get_json(f"/repos/{repo}/actions/workflows/{urllib.parse.quote(workflow)}/runs", params)
+    runs = api.get_json(
+        f"/repos/{repo}/actions/workflows/{urllib.parse.quote(workflow)}/runs", params
+    )
     for run in runs.get("workflow_runs", [])[:max_runs]:
         if exclude_run and str(run.get("id")) == str(exclude_run):
             continue
-        listing = api.get_json(f"/repos/{repo}/actions/runs/{run['id']}/artifacts",
-                               {"name": artifact, "per_page": 10})
+        listing = api.get_json(
+            f"/repos/{repo}/actions/runs/{run['id']}/artifacts", {"name": artifact, "per_page": 10}
+        )
         for art in listing.get("artifacts", []):
             if art.get("name") == artifact and not art.get("expired"):
                 return run, art
@@ -144,18 +159,31 @@ def extract(data: bytes, dest: Path) -> list[Path]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="fetch_baseline.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="fetch_baseline.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY"), help="OWNER/NAME (default $GITHUB_REPOSITORY)")
+    parser.add_argument(
+        "--repo",
+        default=os.environ.get("GITHUB_REPOSITORY"),
+        help="OWNER/NAME (default $GITHUB_REPOSITORY)",
+    )
     parser.add_argument("--workflow", required=True, help="workflow file name, e.g. ci.yml")
     parser.add_argument("--artifact", required=True, help="artifact name")
     parser.add_argument("--branch", default="main", help="branch whose runs count (default main)")
     parser.add_argument("--event", help="only runs of this event (e.g. push, schedule)")
     parser.add_argument("--dest", required=True, help="folder to extract into")
-    parser.add_argument("--exclude-run", default=os.environ.get("GITHUB_RUN_ID"),
-                        help="skip this run id (default $GITHUB_RUN_ID)")
-    parser.add_argument("--max-runs", type=int, default=20, help="runs to look through (default 20)")
-    parser.add_argument("--api-url", default=os.environ.get("GITHUB_API_URL") or DEFAULT_API, help="REST API root")
+    parser.add_argument(
+        "--exclude-run",
+        default=os.environ.get("GITHUB_RUN_ID"),
+        help="skip this run id (default $GITHUB_RUN_ID)",
+    )
+    parser.add_argument(
+        "--max-runs", type=int, default=20, help="runs to look through (default 20)"
+    )
+    parser.add_argument(
+        "--api-url", default=os.environ.get("GITHUB_API_URL") or DEFAULT_API, help="REST API root"
+    )
     parser.add_argument("--required", action="store_true", help="exit 1 when no artifact is found")
     return parser
 
@@ -166,8 +194,16 @@ def main(argv: list[str] | None = None) -> int:
         raise CIError("--repo OWNER/NAME is required (or set GITHUB_REPOSITORY)")
     token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or ""
     api = Api(args.api_url, token)
-    found = find_artifact(api, args.repo, args.workflow, args.branch, args.artifact,
-                          args.exclude_run, args.max_runs, args.event)
+    found = find_artifact(
+        api,
+        args.repo,
+        args.workflow,
+        args.branch,
+        args.artifact,
+        args.exclude_run,
+        args.max_runs,
+        args.event,
+    )
     if found is None:
         message = f"no artifact {args.artifact!r} in the last {args.max_runs} completed {args.workflow} runs on {args.branch}"
         set_outputs({"found": False, "run-id": "", "run-url": "", "path": ""})
@@ -177,8 +213,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     run, art = found
     files = extract(api.download(art["archive_download_url"]), Path(args.dest))
-    set_outputs({"found": True, "run-id": run["id"], "run-url": run.get("html_url", ""), "path": str(Path(args.dest))})
-    print(f"baseline: run {run['id']} ({run.get('html_url', '')}), {len(files)} file(s) in {args.dest}")
+    set_outputs(
+        {
+            "found": True,
+            "run-id": run["id"],
+            "run-url": run.get("html_url", ""),
+            "path": str(Path(args.dest)),
+        }
+    )
+    print(
+        f"baseline: run {run['id']} ({run.get('html_url', '')}), {len(files)} file(s) in {args.dest}"
+    )
     return 0
 
 

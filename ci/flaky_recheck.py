@@ -43,14 +43,21 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Example:\n  python ci/flaky_recheck.py nightly/diff.json --repeat 3 --json flakes.json -- -m onnx_ops --offline\n"
-               "Arguments after -- go to pytest (the selection the flake finder re-runs).",
+        "Arguments after -- go to pytest (the selection the flake finder re-runs).",
     )
     p.add_argument("diff", help="diff JSON written by ci/diff_results.py --output")
     p.add_argument("--platform", help="os/arch whose cases to recheck (default: this runner's)")
     p.add_argument("--repeat", type=int, default=3, help="runs per target (default 3)")
-    p.add_argument("--max-cases", type=int, default=200, help="recheck at most this many cases per target (default 200)")
+    p.add_argument(
+        "--max-cases",
+        type=int,
+        default=200,
+        help="recheck at most this many cases per target (default 200)",
+    )
     p.add_argument("--json", help="write every target's findings here")
-    p.add_argument("--dry-run", action="store_true", help="print the commands instead of running them")
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the commands instead of running them"
+    )
     return p
 
 
@@ -62,7 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         diff = json.loads(Path(args.diff).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
-        print(f"error: {args.diff}: cannot read the diff ({e}); run ci/diff_results.py --output first", file=sys.stderr)
+        print(
+            f"error: {args.diff}: cannot read the diff ({e}); run ci/diff_results.py --output first",
+            file=sys.stderr,
+        )
         return 2
     platform = args.platform or f"{current_os()}/{current_arch()}"
     cases = changed_cases(diff, platform)
@@ -75,21 +85,42 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="flaky-recheck-") as tmp:
         for target, ids in cases.items():
             listed = Path(tmp) / f"{target}.txt"
-            listed.write_text("\n".join(ids[: args.max_cases]) + "\n", encoding="utf-8", newline="\n")
+            listed.write_text(
+                "\n".join(ids[: args.max_cases]) + "\n", encoding="utf-8", newline="\n"
+            )
             out = Path(tmp) / f"{target}.json"
-            command = ["iree-conformance", "flakes", "--repeat", str(args.repeat), "--json", str(out), "--",
-                       "--target", target, "--cases-file", str(listed), *extra]
+            command = [
+                "iree-conformance",
+                "flakes",
+                "--repeat",
+                str(args.repeat),
+                "--json",
+                str(out),
+                "--",
+                "--target",
+                target,
+                "--cases-file",
+                str(listed),
+                *extra,
+            ]
             print(f"{target}: {len(ids)} changed case(s); " + " ".join(command), flush=True)
             if args.dry_run:
                 continue
             rc = subprocess.run(command).returncode
             if rc == 2 or not out.exists():
-                print(f"error: the flake finder could not run for {target} (exit {rc})", file=sys.stderr)
+                print(
+                    f"error: the flake finder could not run for {target} (exit {rc})",
+                    file=sys.stderr,
+                )
                 return 2
             findings[target] = json.loads(out.read_text(encoding="utf-8"))
             worst = max(worst, rc)
     if args.json and not args.dry_run:
-        Path(args.json).write_text(json.dumps({"platform": platform, "targets": findings}, indent=1) + "\n", encoding="utf-8", newline="\n")
+        Path(args.json).write_text(
+            json.dumps({"platform": platform, "targets": findings}, indent=1) + "\n",
+            encoding="utf-8",
+            newline="\n",
+        )
     return worst
 
 

@@ -50,7 +50,9 @@ BOOTSTRAP_REQUIREMENTS = (
 REPORT_DISTRIBUTIONS = ("jinja2", "onnx", "platformdirs")
 IREE_DISTRIBUTIONS = ("iree-base-compiler", "iree-base-runtime")
 
-_WHEEL_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
+_WHEEL_RE = re.compile(
+    r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+)(?:-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$"
+)
 
 
 def canonical(name: str) -> str:
@@ -98,7 +100,10 @@ def plan_commands(args: argparse.Namespace) -> list[list[str]]:
         commands.append([*pip, *BOOTSTRAP_REQUIREMENTS])
         return commands
     if args.report:
-        deps = {canonical(re.split(r"[<>=!~; \[]", d, maxsplit=1)[0]): d for d in load_pyproject()["project"]["dependencies"]}
+        deps = {
+            canonical(re.split(r"[<>=!~; \[]", d, maxsplit=1)[0]): d
+            for d in load_pyproject()["project"]["dependencies"]
+        }
         commands.append([*pip, "--no-deps", "-e", "."])
         commands.append([*pip, *(deps[name] for name in REPORT_DISTRIBUTIONS)])
         return commands
@@ -111,7 +116,7 @@ def plan_commands(args: argparse.Namespace) -> list[list[str]]:
     if args.wheels:
         wheel_dir = Path(args.wheels).resolve()
         versions = wheel_versions(wheel_dir)
-        install[len(pip):len(pip)] = ["--find-links", str(wheel_dir)]
+        install[len(pip) : len(pip)] = ["--find-links", str(wheel_dir)]
         install += [f"{dist}=={version}" for dist, version in sorted(versions.items())]
     commands.append(install)
     return commands
@@ -122,7 +127,9 @@ def check_versions(expected: dict[str, str]) -> None:
         "import json, importlib.metadata as m;"
         f"print(json.dumps({{d: m.version(d) for d in {sorted(expected)!r}}}))"
     )
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
     import json
 
     installed = json.loads(out)
@@ -137,12 +144,20 @@ def build_parser() -> argparse.ArgumentParser:
         prog="install.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--bootstrap", action="store_true", help="only what cache-tools needs (no heavy wheels)")
-    mode.add_argument("--report", action="store_true", help="only what the HTML report needs (no IREE wheels)")
+    mode.add_argument(
+        "--bootstrap", action="store_true", help="only what cache-tools needs (no heavy wheels)"
+    )
+    mode.add_argument(
+        "--report", action="store_true", help="only what the HTML report needs (no IREE wheels)"
+    )
     mode.add_argument("--dev-tools", action="store_true", help="only the dev extra's tools")
-    parser.add_argument("--extras", default="dev", help="comma-separated extras (default: dev; '' for none)")
+    parser.add_argument(
+        "--extras", default="dev", help="comma-separated extras (default: dev; '' for none)"
+    )
     parser.add_argument("--wheels", metavar="DIR", help="take the IREE packages from wheels in DIR")
-    parser.add_argument("--no-editable", dest="editable", action="store_false", help="install a copy, not -e")
+    parser.add_argument(
+        "--no-editable", dest="editable", action="store_false", help="install a copy, not -e"
+    )
     parser.add_argument("--upgrade-pip", action="store_true", help="upgrade pip first")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     return parser

@@ -71,7 +71,9 @@ def count_rows(merged: dict[str, Any]) -> list[tuple[tuple[str, str, str, str], 
     return sorted(table.items())
 
 
-def render_markdown(merged: dict[str, Any], title: str = "Conformance results", max_listed: int = 50) -> str:
+def render_markdown(
+    merged: dict[str, Any], title: str = "Conformance results", max_listed: int = 50
+) -> str:
     rows = count_rows(merged)
     has_other = any(c.get("other") for _, c in rows)
     columns = [*VERDICTS, *(["other"] if has_other else [])]
@@ -84,10 +86,16 @@ def render_markdown(merged: dict[str, Any], title: str = "Conformance results", 
     for (os_arch, py, target, suite), counts in rows:
         totals.update(counts)
         cells = [str(counts.get(c, 0)) for c in columns]
-        lines.append(f"| {os_arch} | {py} | {md_escape(target)} | {md_escape(suite)} | "
-                     + " | ".join(cells) + f" | {sum(counts.values())} |")
-    lines.append("| **total** | | | | " + " | ".join(f"**{totals.get(c, 0)}**" for c in columns)
-                 + f" | **{sum(totals.values())}** |")
+        lines.append(
+            f"| {os_arch} | {py} | {md_escape(target)} | {md_escape(suite)} | "
+            + " | ".join(cells)
+            + f" | {sum(counts.values())} |"
+        )
+    lines.append(
+        "| **total** | | | | "
+        + " | ".join(f"**{totals.get(c, 0)}**" for c in columns)
+        + f" | **{sum(totals.values())}** |"
+    )
     unexpected = [o for o in merged["outcomes"] if o.get("verdict") in UNEXPECTED]
     lines.append("")
     if unexpected:
@@ -97,7 +105,9 @@ def render_markdown(merged: dict[str, Any], title: str = "Conformance results", 
         lines.append("|---|---|---|---|---|---|---|---|")
         unexpected.sort(key=lambda o: (o["os"], str(o["python"]), o["target"], o["case_id"]))
         for o in unexpected[:max_listed]:
-            status = f"{o.get('status')}@{o.get('stage')}" if o.get("stage") else str(o.get("status"))
+            status = (
+                f"{o.get('status')}@{o.get('stage')}" if o.get("stage") else str(o.get("status"))
+            )
             lines.append(
                 f"| {o['os']} | {o['python']} | {md_escape(o['target'])} | `{md_escape(o['case_id'], 120)}` | "
                 f"{o['verdict']} | {md_escape(status)} | {md_escape(o.get('expected') or '')} | "
@@ -129,12 +139,24 @@ def device_matrix(merged: dict[str, Any], max_listed: int = 50) -> list[str]:
         old = row.get(str(o["target"]))
         if old is None or _SEVERITY.index(verdict) < _SEVERITY.index(old):
             row[str(o["target"])] = verdict
-    listed = sorted(case for case, row in cells.items() if any(v != "pass" for v in row.values()) or len(row) < len(targets))
-    lines = ["", f"### By target ({len(listed)} of {len(cells)} cases do not pass on every target)", ""]
+    listed = sorted(
+        case
+        for case, row in cells.items()
+        if any(v != "pass" for v in row.values()) or len(row) < len(targets)
+    )
+    lines = [
+        "",
+        f"### By target ({len(listed)} of {len(cells)} cases do not pass on every target)",
+        "",
+    ]
     lines.append("| Case | " + " | ".join(md_escape(t) for t in targets) + " |")
     lines.append("|---|" + "---|" * len(targets))
     for case in listed[:max_listed]:
-        lines.append(f"| `{md_escape(case, 120)}` | " + " | ".join(cells[case].get(t, "-") for t in targets) + " |")
+        lines.append(
+            f"| `{md_escape(case, 120)}` | "
+            + " | ".join(cells[case].get(t, "-") for t in targets)
+            + " |"
+        )
     if len(listed) > max_listed:
         lines += ["", f"…and {len(listed) - max_listed} more (see the merged JSON)."]
     return lines
@@ -142,14 +164,22 @@ def device_matrix(merged: dict[str, Any], max_listed: int = 50) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="merge_results.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="merge_results.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("inputs", nargs="+", metavar="RESULTS", help="results JSON files or folders of them")
+    parser.add_argument(
+        "inputs", nargs="+", metavar="RESULTS", help="results JSON files or folders of them"
+    )
     parser.add_argument("--output", metavar="FILE", help="write the merged JSON here")
     parser.add_argument("--markdown", metavar="FILE", help="write the Markdown table here")
     parser.add_argument("--title", default="Conformance results", help="Markdown heading")
-    parser.add_argument("--max-listed", type=int, default=50, help="unexpected results listed (default 50)")
-    parser.add_argument("--summary", action="store_true", help="append the Markdown to $GITHUB_STEP_SUMMARY")
+    parser.add_argument(
+        "--max-listed", type=int, default=50, help="unexpected results listed (default 50)"
+    )
+    parser.add_argument(
+        "--summary", action="store_true", help="append the Markdown to $GITHUB_STEP_SUMMARY"
+    )
     return parser
 
 
@@ -161,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
         paths = [p for p in paths if p.resolve() != out]  # re-running into the same folder
     if not paths:
         raise CIError("no results JSON files found in " + ", ".join(args.inputs))
-    common = Path(args.inputs[0]) if len(args.inputs) == 1 and Path(args.inputs[0]).is_dir() else None
+    common = (
+        Path(args.inputs[0]) if len(args.inputs) == 1 and Path(args.inputs[0]).is_dir() else None
+    )
     merged = merge(paths, base=common)
     markdown = render_markdown(merged, args.title, args.max_listed)
     write_report(merged, markdown, args.output, args.markdown, args.summary)

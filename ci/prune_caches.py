@@ -43,8 +43,9 @@ def should_delete(event: str, policy: str) -> bool:
     return event in APPLY_EVENTS
 
 
-def prune_command(event: str, policy: str, repo: str | None, extra: list[str],
-                  pull_number: int | None = None) -> list[str]:
+def prune_command(
+    event: str, policy: str, repo: str | None, extra: list[str], pull_number: int | None = None
+) -> list[str]:
     cmd = ["cache-tools", "prune"]
     if repo:
         cmd += ["--repo", repo]
@@ -63,17 +64,30 @@ def prune_command(event: str, policy: str, repo: str | None, extra: list[str],
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="prune_caches.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="prune_caches.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--event", default=os.environ.get("GITHUB_EVENT_NAME", ""),
-                        help="triggering event (default $GITHUB_EVENT_NAME)")
-    parser.add_argument("--policy", default="off", help='prune policy; "on" lets scheduled runs delete')
+    parser.add_argument(
+        "--event",
+        default=os.environ.get("GITHUB_EVENT_NAME", ""),
+        help="triggering event (default $GITHUB_EVENT_NAME)",
+    )
+    parser.add_argument(
+        "--policy", default="off", help='prune policy; "on" lets scheduled runs delete'
+    )
     parser.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY"), help="OWNER/NAME")
-    parser.add_argument("--pull-number", type=int, default=None,
-                        help="the closed pull request's number (pull_request event); its caches "
-                             "are deleted without reading it over the API")
+    parser.add_argument(
+        "--pull-number",
+        type=int,
+        default=None,
+        help="the closed pull request's number (pull_request event); its caches "
+        "are deleted without reading it over the API",
+    )
     parser.add_argument("--print-only", action="store_true", help="print the command, run nothing")
-    parser.add_argument("--summary", action="store_true", help="append the prune report to $GITHUB_STEP_SUMMARY")
+    parser.add_argument(
+        "--summary", action="store_true", help="append the prune report to $GITHUB_STEP_SUMMARY"
+    )
     parser.add_argument("extra", nargs="*", help="arguments for cache-tools prune (after --)")
     return parser
 

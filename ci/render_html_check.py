@@ -37,30 +37,54 @@ MIN_INK = 0.01  # share of pixels that differ from the most common (background) 
 
 
 def find_browser(explicit: str | None = None) -> str:
-    for name in ([explicit] if explicit else BROWSERS):
+    for name in [explicit] if explicit else BROWSERS:
         path = shutil.which(name) if name else None
         if path:
             return path
-    raise CIError("no Chromium found (Debian: apt-get install -y chromium); tried " + ", ".join([explicit] if explicit else BROWSERS))
+    raise CIError(
+        "no Chromium found (Debian: apt-get install -y chromium); tried "
+        + ", ".join([explicit] if explicit else BROWSERS)
+    )
 
 
 def _flags(size: str) -> list[str]:
-    return ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-            "--disable-extensions", f"--window-size={size}"]
+    return [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        "--disable-extensions",
+        f"--window-size={size}",
+    ]
 
 
 def screenshot(browser: str, page: Path, out: Path, size: str, timeout: float = 120) -> None:
     out.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory() as profile:
-        cmd = [browser, *_flags(size), f"--user-data-dir={profile}", f"--screenshot={out}", page.resolve().as_uri()]
+        cmd = [
+            browser,
+            *_flags(size),
+            f"--user-data-dir={profile}",
+            f"--screenshot={out}",
+            page.resolve().as_uri(),
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if not out.is_file():
-        raise CIError(f"chromium wrote no screenshot (exit {proc.returncode}): {proc.stderr.strip()[-400:]}")
+        raise CIError(
+            f"chromium wrote no screenshot (exit {proc.returncode}): {proc.stderr.strip()[-400:]}"
+        )
 
 
 def dump_dom(browser: str, page: Path, timeout: float = 120) -> str:
     with tempfile.TemporaryDirectory() as profile:
-        cmd = [browser, *_flags("1280,800"), f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()]
+        cmd = [
+            browser,
+            *_flags("1280,800"),
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     return proc.stdout
 
@@ -88,8 +112,8 @@ def read_png(data: bytes):
         raise ValueError("not a PNG file")
     pos, idat, header = 8, [], None
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -100,8 +124,12 @@ def read_png(data: bytes):
     width, height, depth, color_type, _, _, interlace = header
     channels = {0: 1, 2: 3, 4: 2, 6: 4}.get(color_type)
     if depth != 8 or channels is None or interlace:
-        raise ValueError(f"unsupported PNG (bit depth {depth}, colour type {color_type}, interlace {interlace})")
-    raw = np.frombuffer(zlib.decompress(b"".join(idat)), dtype=np.uint8).reshape(height, 1 + width * channels)
+        raise ValueError(
+            f"unsupported PNG (bit depth {depth}, colour type {color_type}, interlace {interlace})"
+        )
+    raw = np.frombuffer(zlib.decompress(b"".join(idat)), dtype=np.uint8).reshape(
+        height, 1 + width * channels
+    )
     out = np.zeros((height, width * channels), dtype=np.int32)
     prior = np.zeros(width * channels, dtype=np.int32)
     for y in range(height):
@@ -113,7 +141,9 @@ def read_png(data: bytes):
         elif kind == 2:  # Up
             row = (line + prior) % 256
         elif kind in (3, 4):  # Average, Paeth: byte by byte (plain lists beat numpy here)
-            row = np.array(_unfilter_sequential(kind, line.tolist(), prior.tolist(), channels), dtype=np.int32)
+            row = np.array(
+                _unfilter_sequential(kind, line.tolist(), prior.tolist(), channels), dtype=np.int32
+            )
         else:
             raise ValueError(f"bad PNG filter type {kind} in row {y}")
         out[y], prior = row, row
@@ -136,11 +166,20 @@ def matrix_rows(dom: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="render_html_check.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="render_html_check.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("page", help="the HTML report")
-    parser.add_argument("--screenshot", default="report.png", help="where to write the screenshot (default report.png)")
-    parser.add_argument("--window-size", default="1280,1600", help="WIDTH,HEIGHT (default 1280,1600)")
+    parser.add_argument(
+        "--screenshot",
+        default="report.png",
+        help="where to write the screenshot (default report.png)",
+    )
+    parser.add_argument(
+        "--window-size", default="1280,1600", help="WIDTH,HEIGHT (default 1280,1600)"
+    )
     parser.add_argument("--browser", help="the browser executable (default: chromium on the PATH)")
     return parser
 
@@ -155,13 +194,19 @@ def main(argv: list[str] | None = None) -> int:
     screenshot(browser, page, shot, args.window_size)
     colors, ink = blank_report(read_png(shot.read_bytes()))
     rows = matrix_rows(dump_dom(browser, page))
-    print(f"screenshot {shot}: {colors} distinct colours, {100 * ink:.1f} % of pixels off the background")
+    print(
+        f"screenshot {shot}: {colors} distinct colours, {100 * ink:.1f} % of pixels off the background"
+    )
     print(f"DOM: table #{MATRIX_ID} with {rows} row(s)")
     problems = []
     if colors < MIN_COLORS or ink < MIN_INK:
-        problems.append(f"the screenshot looks blank (need >= {MIN_COLORS} colours and >= {100 * MIN_INK:.0f} % ink)")
+        problems.append(
+            f"the screenshot looks blank (need >= {MIN_COLORS} colours and >= {100 * MIN_INK:.0f} % ink)"
+        )
     if rows < 2:
-        problems.append(f"the DOM has no verdict matrix (table #{MATRIX_ID} with a header and a row)")
+        problems.append(
+            f"the DOM has no verdict matrix (table #{MATRIX_ID} with a header and a row)"
+        )
     for p in problems:
         print(f"FAIL: {p}", file=sys.stderr)
     if not problems:

@@ -141,8 +141,9 @@ def extra_args(env: Mapping[str, str]) -> list[str]:
     return words
 
 
-def build_command(args: argparse.Namespace, profile: dict[str, Any], corpora: dict[str, Any],
-                  os_name: str) -> list[str]:
+def build_command(
+    args: argparse.Namespace, profile: dict[str, Any], corpora: dict[str, Any], os_name: str
+) -> list[str]:
     cmd = [sys.executable, "-m", "pytest", args.tests]
     if profile.get("markers"):
         cmd += ["-m", profile["markers"]]
@@ -154,13 +155,17 @@ def build_command(args: argparse.Namespace, profile: dict[str, Any], corpora: di
     given = parse_corpora(args.corpus)
     unknown = sorted(set(given) - set(corpora))
     if unknown:
-        raise CIError(f"--corpus {', '.join(unknown)}: not a corpus of this profile ({', '.join(corpora) or 'none'})")
+        raise CIError(
+            f"--corpus {', '.join(unknown)}: not a corpus of this profile ({', '.join(corpora) or 'none'})"
+        )
     for name, spec in corpora.items():
         if name not in given:
             if args.skip_missing_corpora:
                 notice(f"corpus {name} not given; running without it")
                 continue
-            raise CIError(f"profile needs --corpus {name}=DIR (a checkout of {spec['repository']} at {spec['ref']})")
+            raise CIError(
+                f"profile needs --corpus {name}=DIR (a checkout of {spec['repository']} at {spec['ref']})"
+            )
         folder = (given[name] / spec.get("subdir", "")).resolve()
         if not args.dry_run and not folder.is_dir():
             raise CIError(f"corpus {name}: {folder} is not a folder")
@@ -181,7 +186,9 @@ def build_command(args: argparse.Namespace, profile: dict[str, Any], corpora: di
             modes = profile.get("update_expectations", {})
             mode = modes.get(os_name, "overlay") if isinstance(modes, dict) else str(modes)
         if mode not in UPDATE_MODES:
-            raise CIError(f"update_expectations mode {mode!r}: expected one of {', '.join(UPDATE_MODES)}")
+            raise CIError(
+                f"update_expectations mode {mode!r}: expected one of {', '.join(UPDATE_MODES)}"
+            )
         cmd += [f"--update-expectations={mode}"]
     cmd += args.pytest_args
     return cmd
@@ -223,25 +230,56 @@ def describe(profile: dict[str, Any], corpora: dict[str, Any]) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="run_shard.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="run_shard.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--profile", default="smoke", help="profile in ci/profiles.toml (default: smoke)")
-    parser.add_argument("--profiles", default=str(PROFILES_FILE), help="profiles file (default ci/profiles.toml)")
-    parser.add_argument("--tests", default="conformance", help="what pytest collects (default: conformance)")
+    parser.add_argument(
+        "--profile", default="smoke", help="profile in ci/profiles.toml (default: smoke)"
+    )
+    parser.add_argument(
+        "--profiles", default=str(PROFILES_FILE), help="profiles file (default ci/profiles.toml)"
+    )
+    parser.add_argument(
+        "--tests", default="conformance", help="what pytest collects (default: conformance)"
+    )
     parser.add_argument("--shard", metavar="I/N", help="run the I-th of N shards")
-    parser.add_argument("--durations-file", metavar="PATH", help="recorded durations balancing --shard")
+    parser.add_argument(
+        "--durations-file", metavar="PATH", help="recorded durations balancing --shard"
+    )
     parser.add_argument("--report-json", metavar="PATH", help="results JSON to write")
-    parser.add_argument("--target", action="append", help="override the profile's targets (repeatable)")
-    parser.add_argument("--corpus", action="append", default=[], metavar="NAME=DIR",
-                        help="checkout of an external corpus the profile names (repeatable)")
-    parser.add_argument("--skip-missing-corpora", action="store_true",
-                        help="run without corpora that were not given (default: error)")
-    parser.add_argument("--update-expectations", nargs="?", const="auto", choices=["auto", *UPDATE_MODES],
-                        help="rewrite expectation manifests from this run (auto: the profile's mode for this OS)")
+    parser.add_argument(
+        "--target", action="append", help="override the profile's targets (repeatable)"
+    )
+    parser.add_argument(
+        "--corpus",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="checkout of an external corpus the profile names (repeatable)",
+    )
+    parser.add_argument(
+        "--skip-missing-corpora",
+        action="store_true",
+        help="run without corpora that were not given (default: error)",
+    )
+    parser.add_argument(
+        "--update-expectations",
+        nargs="?",
+        const="auto",
+        choices=["auto", *UPDATE_MODES],
+        help="rewrite expectation manifests from this run (auto: the profile's mode for this OS)",
+    )
     parser.add_argument("--os", help="OS whose update mode applies (default: this one)")
-    parser.add_argument("--allow-empty", action="store_true", help="exit 0 when no test was collected")
-    parser.add_argument("--describe", action="store_true", help="print the profile and its corpora as step outputs")
-    parser.add_argument("--dry-run", action="store_true", help="print the pytest command, run nothing")
+    parser.add_argument(
+        "--allow-empty", action="store_true", help="exit 0 when no test was collected"
+    )
+    parser.add_argument(
+        "--describe", action="store_true", help="print the profile and its corpora as step outputs"
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the pytest command, run nothing"
+    )
     parser.add_argument("pytest_args", nargs="*", help="further pytest arguments (after --)")
     return parser
 
@@ -266,7 +304,11 @@ def main(argv: list[str] | None = None) -> int:
 def finish(rc: int, args: argparse.Namespace, profile: dict[str, Any], cmd: list[str]) -> int:
     """pytest's exit status, except that 'no tests collected' is fine for a shard."""
     if rc == NO_TESTS_COLLECTED and (args.shard or args.allow_empty):
-        notice("no tests collected" + (f" in shard {args.shard}" if args.shard else "") + "; treating as success")
+        notice(
+            "no tests collected"
+            + (f" in shard {args.shard}" if args.shard else "")
+            + "; treating as success"
+        )
         if args.report_json and not Path(args.report_json).exists():
             targets = args.target or profile.get("targets", [])
             write_empty_results(Path(args.report_json), targets, cmd, "no tests collected")

@@ -101,11 +101,15 @@ def cmd_versions(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="setup_env.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="setup_env.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("paths", help="create and export the cache folders and platform names")
-    p.add_argument("--base", help="folder holding the cache folders (default: $RUNNER_TEMP/iree-ci)")
+    p.add_argument(
+        "--base", help="folder holding the cache folders (default: $RUNNER_TEMP/iree-ci)"
+    )
     p.set_defaults(func=cmd_paths)
     v = sub.add_parser("versions", help="export installed package versions used in cache keys")
     v.set_defaults(func=cmd_versions)

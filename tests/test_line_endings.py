@@ -52,5 +52,7 @@ def test_project_text_writes_use_lf():
     found = []
     for folder in SOURCES:
         for path in sorted((ROOT / folder).rglob("*.py")):
-            found += text_writes_without_newline(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+            found += text_writes_without_newline(
+                path.read_text(encoding="utf-8"), str(path.relative_to(ROOT))
+            )
     assert found == [], "\n".join(found)

@@ -28,10 +28,38 @@ def seed_entries() -> list[dict[str, Any]]:
 
     mib = 1024 * 1024
     return [
-        entry(1, "iree-artifacts-v1-Linux-X64-c5eed5eed5eed5eed-f" + "0" * 16, "refs/heads/main", 9 * mib, ts(6), ts(5)),
-        entry(2, "iree-artifacts-v1-Linux-X64-c5eed5eed5eed5eed-f" + "1" * 16, "refs/heads/main", 10 * mib, ts(2), ts(1)),
-        entry(3, "pip-v1-Linux-X64-c5eed5eed5eed0001-f" + "2" * 16, "refs/pull/7/merge", 180 * mib, ts(4), ts(4)),
-        entry(4, "pip-v1-Linux-X64-c5eed5eed5eed0001-f" + "3" * 16, "refs/pull/8/merge", 175 * mib, ts(1), ts(0.5)),
+        entry(
+            1,
+            "iree-artifacts-v1-Linux-X64-c5eed5eed5eed5eed-f" + "0" * 16,
+            "refs/heads/main",
+            9 * mib,
+            ts(6),
+            ts(5),
+        ),
+        entry(
+            2,
+            "iree-artifacts-v1-Linux-X64-c5eed5eed5eed5eed-f" + "1" * 16,
+            "refs/heads/main",
+            10 * mib,
+            ts(2),
+            ts(1),
+        ),
+        entry(
+            3,
+            "pip-v1-Linux-X64-c5eed5eed5eed0001-f" + "2" * 16,
+            "refs/pull/7/merge",
+            180 * mib,
+            ts(4),
+            ts(4),
+        ),
+        entry(
+            4,
+            "pip-v1-Linux-X64-c5eed5eed5eed0001-f" + "3" * 16,
+            "refs/pull/8/merge",
+            175 * mib,
+            ts(1),
+            ts(0.5),
+        ),
     ]
 
 
@@ -48,30 +76,58 @@ class ApiState:
         self.entries: list[dict[str, Any]] = data.get("entries", seed_entries())
         self.workflow_runs: dict[str, list[dict[str, Any]]] = data.get("workflow_runs", {})
         self.run_artifacts: dict[int, list[dict[str, Any]]] = {
-            int(k): v for k, v in data.get("run_artifacts", {}).items()}
-        self.artifact_files: dict[int, str] = {int(k): v for k, v in data.get("artifact_files", {}).items()}
+            int(k): v for k, v in data.get("run_artifacts", {}).items()
+        }
+        self.artifact_files: dict[int, str] = {
+            int(k): v for k, v in data.get("artifact_files", {}).items()
+        }
 
     def api(self, token: str) -> FakeGitHub:
-        return FakeGitHub(self.entries, owner_repo=REPO, token=token, pulls=SEED_PULLS,
-                          workflow_runs=self.workflow_runs, run_artifacts=self.run_artifacts,
-                          artifact_files=self.artifact_files)
+        return FakeGitHub(
+            self.entries,
+            owner_repo=REPO,
+            token=token,
+            pulls=SEED_PULLS,
+            workflow_runs=self.workflow_runs,
+            run_artifacts=self.run_artifacts,
+            artifact_files=self.artifact_files,
+        )
 
-    def record_run(self, workflow: str, run_id: int, event: str, branch: str, artifact_dir: Path) -> None:
+    def record_run(
+        self, workflow: str, run_id: int, event: str, branch: str, artifact_dir: Path
+    ) -> None:
         """This run, newest first, with one artifact per zip act's artifact server stored."""
         runs = self.workflow_runs.setdefault(workflow, [])
-        runs.insert(0, {"id": run_id, "event": event, "head_branch": branch, "status": "completed",
-                        "html_url": f"act_local run {run_id}"})
+        runs.insert(
+            0,
+            {
+                "id": run_id,
+                "event": event,
+                "head_branch": branch,
+                "status": "completed",
+                "html_url": f"act_local run {run_id}",
+            },
+        )
         arts = []
         for zip_path in sorted(artifact_dir.rglob("*.zip")) if artifact_dir.is_dir() else []:
             artifact_id = max(self.artifact_files, default=0) + 1
             self.artifact_files[artifact_id] = str(zip_path)
             name = zip_path.relative_to(artifact_dir).parts[0]
-            arts.append({"id": artifact_id, "name": name, "expired": False,
-                         "size_in_bytes": zip_path.stat().st_size})
+            arts.append(
+                {
+                    "id": artifact_id,
+                    "name": name,
+                    "expired": False,
+                    "size_in_bytes": zip_path.stat().st_size,
+                }
+            )
         self.run_artifacts[run_id] = arts
 
     def save(self, entries: list[dict[str, Any]]) -> None:
-        data = {"entries": entries, "workflow_runs": self.workflow_runs,
-                "run_artifacts": {str(k): v for k, v in self.run_artifacts.items()},
-                "artifact_files": {str(k): v for k, v in self.artifact_files.items()}}
+        data = {
+            "entries": entries,
+            "workflow_runs": self.workflow_runs,
+            "run_artifacts": {str(k): v for k, v in self.run_artifacts.items()},
+            "artifact_files": {str(k): v for k, v in self.artifact_files.items()},
+        }
         self.path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8", newline="\n")

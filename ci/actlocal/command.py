@@ -65,8 +65,9 @@ SUBSTITUTES: dict[str, tuple[str, str]] = {
 }
 
 
-def with_substitutes(actions: list[tuple[str, Path]],
-                     substitutes: dict[str, tuple[str, str]] | None = None) -> tuple[list[tuple[str, Path]], list[str]]:
+def with_substitutes(
+    actions: list[tuple[str, Path]], substitutes: dict[str, tuple[str, str]] | None = None
+) -> tuple[list[tuple[str, Path]], list[str]]:
     """The actions with each substituted one pointing at its substitute's folder, and why."""
     substitutes = SUBSTITUTES if substitutes is None else substitutes
     folders = dict(actions)
@@ -120,20 +121,32 @@ class ActRun:
             if name in self.env:
                 require_local_url(self.env[name], name)
         argv = [
-            self.act, self.event,
-            "-W", str(self.workflow),
-            "-e", str(self.event_path),
-            "-P", PLATFORM,
+            self.act,
+            self.event,
+            "-W",
+            str(self.workflow),
+            "-e",
+            str(self.event_path),
+            "-P",
+            PLATFORM,
             "--json",
             "--action-offline-mode",
-            "--action-cache-path", str(self.action_cache),
-            "--cache-server-addr", self.server_host,
-            "--cache-server-port", str(self.cache_port),
-            "--cache-server-path", str(self.cache_dir),
-            "--artifact-server-addr", self.server_host,
-            "--artifact-server-port", str(self.artifact_port),
-            "--artifact-server-path", str(self.artifact_dir),
-            "--concurrent-jobs", "1",
+            "--action-cache-path",
+            str(self.action_cache),
+            "--cache-server-addr",
+            self.server_host,
+            "--cache-server-port",
+            str(self.cache_port),
+            "--cache-server-path",
+            str(self.cache_dir),
+            "--artifact-server-addr",
+            self.server_host,
+            "--artifact-server-port",
+            str(self.artifact_port),
+            "--artifact-server-path",
+            str(self.artifact_dir),
+            "--concurrent-jobs",
+            "1",
         ]
         if self.job:
             argv += ["-j", self.job]

@@ -50,8 +50,11 @@ def prepare_tool_cache(tool_cache: Path, versions: list[str], fresh: bool) -> li
 
 def act_environment(venv_bin: Path, token: str) -> dict[str, str]:
     """The host environment minus Actions variables, real tokens and this venv."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(HOST_ENV_DROP_PREFIXES) and k not in HOST_ENV_DROP}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(HOST_ENV_DROP_PREFIXES) and k not in HOST_ENV_DROP
+    }
     path = [p for p in env.get("PATH", "").split(os.pathsep) if p and Path(p) != venv_bin]
     env["PATH"] = os.pathsep.join(path)
     env["GITHUB_TOKEN"] = token  # act reads the secret's value from here (-s GITHUB_TOKEN)

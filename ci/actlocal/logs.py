@@ -39,7 +39,9 @@ _PLAN_SAVE = re.compile(r"^save:\s+(?P<save>true|false)$")
 _PLAN_REASON = re.compile(r"^reason:\s+(?P<reason>\S+)$")
 _PLAN_WHY = re.compile(r"^why:\s+(?P<why>.+)$")
 _REASON_ONLY = re.compile(r"^(?P<cls>[A-Za-z0-9_.-]+):\s*(?P<reason>[a-z].*)$")
-_UPLOADED = re.compile(r"Artifact (?P<name>\S+) has been successfully uploaded! Final size is (?P<size>\d+) bytes")
+_UPLOADED = re.compile(
+    r"Artifact (?P<name>\S+) has been successfully uploaded! Final size is (?P<size>\d+) bytes"
+)
 _DOWNLOADED = re.compile(r"Total of (?P<count>\d+) artifact\(s\) downloaded")
 RESULTS = ("success", "failure", "skipped", "cancelled")
 
@@ -92,8 +94,13 @@ class CacheEvent:
     size: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"job": self.job, "action": self.action, "class": self.cls,
-                                "key": self.key, "result": self.result}
+        data: dict[str, Any] = {
+            "job": self.job,
+            "action": self.action,
+            "class": self.cls,
+            "key": self.key,
+            "result": self.result,
+        }
         if self.reason:
             data["reason"] = self.reason
         if self.size is not None:
@@ -191,7 +198,9 @@ class LogParser:
                 cls = key_class(key)
                 # actions/cache compares keys ignoring case (act's cache server lowercases them)
                 exact = self._primary.get((job.job, cls), "").lower() == key.lower()
-                self.caches.append(CacheEvent(job.job, "restore", cls, key, "exact" if exact else "prefix"))
+                self.caches.append(
+                    CacheEvent(job.job, "restore", cls, key, "exact" if exact else "prefix")
+                )
             elif (m := _NOT_FOUND.search(text)) is not None:
                 key = m.group("keys").split(",")[0].strip()
                 self.caches.append(CacheEvent(job.job, "restore", key_class(key), key, "miss"))
@@ -199,14 +208,24 @@ class LogParser:
                 self._pending_size[job.job] = int(m.group("bytes"))
             elif (m := _SAVED.search(text)) is not None:
                 key = m.group("key")
-                event = CacheEvent(job.job, "save", key_class(key), key, "saved",
-                                   size=self._pending_size.pop(job.job, None))
+                event = CacheEvent(
+                    job.job,
+                    "save",
+                    key_class(key),
+                    key,
+                    "saved",
+                    size=self._pending_size.pop(job.job, None),
+                )
                 self.caches.append(event)
                 saved.append(event)
             if (m := _UPLOADED.search(text)) is not None:
-                self.artifacts.append(ArtifactEvent(job.job, "upload", m.group("name"), int(m.group("size"))))
+                self.artifacts.append(
+                    ArtifactEvent(job.job, "upload", m.group("name"), int(m.group("size")))
+                )
             elif (m := _DOWNLOADED.search(text)) is not None:
-                self.artifacts.append(ArtifactEvent(job.job, "download", f"{m.group('count')} artifact(s)"))
+                self.artifacts.append(
+                    ArtifactEvent(job.job, "download", f"{m.group('count')} artifact(s)")
+                )
         return saved
 
     def _plan_line(self, job: JobRecord, where: tuple[str, str], step: str, text: str) -> None:
@@ -219,17 +238,41 @@ class LogParser:
             self._plan_save[where] = m.group("save") == "true"
         elif (m := _PLAN_REASON.match(text)) is not None and where in self._plan_save:
             save = self._plan_save.pop(where)
-            self.caches.append(CacheEvent(job.job, "plan", cls, self._primary.get((job.job, cls), ""),
-                                          "save" if save else "skip", m.group("reason")))
-        elif (m := _PLAN_WHY.match(text)) is not None and self.caches and self.caches[-1].action == "plan":
+            self.caches.append(
+                CacheEvent(
+                    job.job,
+                    "plan",
+                    cls,
+                    self._primary.get((job.job, cls), ""),
+                    "save" if save else "skip",
+                    m.group("reason"),
+                )
+            )
+        elif (
+            (m := _PLAN_WHY.match(text)) is not None
+            and self.caches
+            and self.caches[-1].action == "plan"
+        ):
             self.caches[-1].reason += f" ({m.group('why')})"
-        elif (m := _KEY_LINE.match(text)) is not None and self.caches and self.caches[-1].action == "plan":
+        elif (
+            (m := _KEY_LINE.match(text)) is not None
+            and self.caches
+            and self.caches[-1].action == "plan"
+        ):
             self.caches[-1].key = m.group("key")  # the key the save would use
         elif (m := _REASON_ONLY.match(text)) is not None and m.group("cls") == cls:
             # a sharded class: ci/cache_shards.py's last line "CLASS: REASON"
             reason = m.group("reason")
-            self.caches.append(CacheEvent(job.job, "plan", cls, self._primary.get((job.job, cls), ""),
-                                          "save" if re.match(r"save [1-9]", reason) else "skip", reason))
+            self.caches.append(
+                CacheEvent(
+                    job.job,
+                    "plan",
+                    cls,
+                    self._primary.get((job.job, cls), ""),
+                    "save" if re.match(r"save [1-9]", reason) else "skip",
+                    reason,
+                )
+            )
 
     def feed_all(self, lines: Iterable[str]) -> None:
         for line in lines:

@@ -64,8 +64,11 @@ def tiny_model_bytes(seed: int = 0) -> bytes:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
         initializer=[w, b],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="iree-conformance act_local")
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 17)],
+        producer_name="iree-conformance act_local",
+    )
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model.SerializeToString()
@@ -79,16 +82,20 @@ def make_tiny_zoo(root: Path) -> list[dict[str, Any]]:
         target = root / model_path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-        manifest.append({
-            "model": f"{name} (tiny local stand-in)",
-            "model_path": model_path,
-            "onnx_version": "1.12",
-            "opset_version": 17,
-            "metadata": {
-                "model_sha": hashlib.sha256(data).hexdigest(),
-                "model_bytes": len(data),
-                "tags": ["local", "tiny"],
-            },
-        })
-    (root / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8", newline="\n")
+        manifest.append(
+            {
+                "model": f"{name} (tiny local stand-in)",
+                "model_path": model_path,
+                "onnx_version": "1.12",
+                "opset_version": 17,
+                "metadata": {
+                    "model_sha": hashlib.sha256(data).hexdigest(),
+                    "model_bytes": len(data),
+                    "tags": ["local", "tiny"],
+                },
+            }
+        )
+    (root / MANIFEST_NAME).write_text(
+        json.dumps(manifest, indent=2) + "\n", encoding="utf-8", newline="\n"
+    )
     return manifest

@@ -28,10 +28,12 @@ class WarmCounts:
         return self.store > 0 and self.compiled == 0 and self.imported == 0
 
     def describe(self) -> str:
-        return (f"{self.outcomes} outcomes: {self.store} from the artifact store, "
-                f"{self.compiled} compiled, {self.imported} imported, "
-                f"{self.no_compile_stage} without a compile stage (skips and the like); "
-                f"statuses {dict(sorted(self.by_status.items()))}")
+        return (
+            f"{self.outcomes} outcomes: {self.store} from the artifact store, "
+            f"{self.compiled} compiled, {self.imported} imported, "
+            f"{self.no_compile_stage} without a compile stage (skips and the like); "
+            f"statuses {dict(sorted(self.by_status.items()))}"
+        )
 
 
 def count_stages(results: Mapping[str, Any]) -> WarmCounts:

@@ -110,7 +110,9 @@ def expand_matrix(strategy: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     axes = {k: v for k, v in matrix.items() if k not in ("include", "exclude")}
     for key, values in axes.items():
         if not isinstance(values, list):
-            raise ValueError(f"matrix axis {key!r} is not a list (expressions are not expanded here)")
+            raise ValueError(
+                f"matrix axis {key!r} is not a list (expressions are not expanded here)"
+            )
     rows = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())] if axes else []
     for ex in matrix.get("exclude") or []:
         rows = [r for r in rows if not all(r.get(k) == v for k, v in ex.items())]
@@ -175,7 +177,9 @@ def plan_workflow(
     wanted = list(jobs)
     unknown = [j for j in wanted if j not in all_jobs]
     if unknown:
-        raise ValueError(f"no job {', '.join(unknown)} in the workflow (have: {', '.join(all_jobs)})")
+        raise ValueError(
+            f"no job {', '.join(unknown)} in the workflow (have: {', '.join(all_jobs)})"
+        )
     plan = WorkflowPlan(name=str(workflow.get("name", "")))
     select = dict(select or {})
     host_minor = minor(host_python)
@@ -187,20 +191,40 @@ def plan_workflow(
             os_name = runner_os(substitute(job.get("runs-on", ""), row))
             python = setup_python_version(job, row)
             if os_name in ("macos", "windows"):
-                plan.rows.append(RowPlan(job_id, row, False,
-                                         f"{os_name} runner: act runs jobs on this Linux host only",
-                                         python))
+                plan.rows.append(
+                    RowPlan(
+                        job_id,
+                        row,
+                        False,
+                        f"{os_name} runner: act runs jobs on this Linux host only",
+                        python,
+                    )
+                )
                 continue
             if os_name == "unknown":
-                plan.rows.append(RowPlan(job_id, row, False,
-                                         f"runs-on {job.get('runs-on')!r}: not a GitHub-hosted Linux label",
-                                         python))
+                plan.rows.append(
+                    RowPlan(
+                        job_id,
+                        row,
+                        False,
+                        f"runs-on {job.get('runs-on')!r}: not a GitHub-hosted Linux label",
+                        python,
+                    )
+                )
                 continue
             off = [k for k, v in select.items() if k in row and scalar(row[k]) != v]
             if off:
-                plan.rows.append(RowPlan(job_id, row, False,
-                                         "not selected (--matrix " + ", ".join(f"{k}={select[k]}" for k in off) + ")",
-                                         python))
+                plan.rows.append(
+                    RowPlan(
+                        job_id,
+                        row,
+                        False,
+                        "not selected (--matrix "
+                        + ", ".join(f"{k}={select[k]}" for k in off)
+                        + ")",
+                        python,
+                    )
+                )
                 continue
             candidates.append(RowPlan(job_id, row, True, "", python))
         plan.rows.extend(_one_per_python_group(candidates, host_python, host_minor))
@@ -211,11 +235,14 @@ def _one_per_python_group(rows: list[RowPlan], host_python: str, host_minor: str
     """Among rows that differ only in the Python version, keep one (host's, else newest)."""
     groups: dict[str, list[RowPlan]] = {}
     for row in rows:
-        python_keys = {k for k, v in row.matrix.items() if row.python is not None and scalar(v) == row.python}
+        python_keys = {
+            k for k, v in row.matrix.items() if row.python is not None and scalar(v) == row.python
+        }
         rest = {k: scalar(v) for k, v in row.matrix.items() if k not in python_keys}
         groups.setdefault(json.dumps(rest, sort_keys=True), []).append(row)
     out: list[RowPlan] = []
     for group in groups.values():
+
         def rank(r: RowPlan) -> tuple[int, tuple[int, ...]]:
             same = r.python is not None and minor(r.python) == host_minor
             parts = tuple(int(p) for p in re.findall(r"\d+", r.python or "0"))
@@ -231,8 +258,14 @@ def _one_per_python_group(rows: list[RowPlan], host_python: str, host_minor: str
                     reason = f"Python {row.python} mapped to the host's {host_python} (tool cache)"
                 out.append(RowPlan(row.job, row.matrix, True, reason, row.python, mapped))
             else:
-                out.append(RowPlan(row.job, row.matrix, False,
-                                   f"Python {row.python}: not on this host (only {host_python}); "
-                                   f"the row with Python {keep.python} runs instead",
-                                   row.python))
+                out.append(
+                    RowPlan(
+                        row.job,
+                        row.matrix,
+                        False,
+                        f"Python {row.python}: not on this host (only {host_python}); "
+                        f"the row with Python {keep.python} runs instead",
+                        row.python,
+                    )
+                )
     return out

@@ -42,8 +42,9 @@ def cibuildwheel_exe() -> list[str]:
     return [sys.executable, "-m", "cibuildwheel"]
 
 
-def command(package: str, config: Path, output_dir: Path | None, platform: str | None,
-            print_ids: bool) -> list[str]:
+def command(
+    package: str, config: Path, output_dir: Path | None, platform: str | None, print_ids: bool
+) -> list[str]:
     cmd = [*cibuildwheel_exe(), "--config-file", str(config.resolve())]
     if platform:
         cmd += ["--platform", platform]
@@ -56,23 +57,38 @@ def command(package: str, config: Path, output_dir: Path | None, platform: str |
 
 def write_version(package_dir: Path, version: str) -> Path:
     path = package_dir / "version_local.json"
-    path.write_text(json.dumps({"package-version": version, "package-suffix": ""}, indent=2) + "\n",
-                    encoding="utf-8", newline="\n")
+    path.write_text(
+        json.dumps({"package-version": version, "package-suffix": ""}, indent=2) + "\n",
+        encoding="utf-8",
+        newline="\n",
+    )
     return path
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="build_wheels.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="build_wheels.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--iree-dir", required=True, help="IREE checkout holding compiler/ and runtime/")
-    parser.add_argument("--output-dir", default="wheelhouse", help="where the wheels go (default wheelhouse)")
-    parser.add_argument("--packages", default=",".join(PACKAGES), help="comma-separated: compiler,runtime")
+    parser.add_argument(
+        "--iree-dir", required=True, help="IREE checkout holding compiler/ and runtime/"
+    )
+    parser.add_argument(
+        "--output-dir", default="wheelhouse", help="where the wheels go (default wheelhouse)"
+    )
+    parser.add_argument(
+        "--packages", default=",".join(PACKAGES), help="comma-separated: compiler,runtime"
+    )
     parser.add_argument("--platform", help="cibuildwheel --platform (default: this runner)")
     parser.add_argument("--config-file", default=str(CIBW_CONFIG), help="cibuildwheel config")
-    parser.add_argument("--version", help="wheel version (default: from pins.toml and the checkout's HEAD)")
+    parser.add_argument(
+        "--version", help="wheel version (default: from pins.toml and the checkout's HEAD)"
+    )
     parser.add_argument("--pins", default=str(PINS_FILE), help="pins file")
-    parser.add_argument("--print-build-identifiers", action="store_true", help="list the builds, build nothing")
+    parser.add_argument(
+        "--print-build-identifiers", action="store_true", help="list the builds, build nothing"
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     return parser
 
@@ -84,16 +100,26 @@ def main(argv: list[str] | None = None) -> int:
     for package in packages:
         if package not in PACKAGES:
             raise CIError(f"unknown package {package!r}; expected {', '.join(PACKAGES)}")
-        if not (iree / package / "setup.py").is_file() and not (iree / package / "pyproject.toml").is_file():
+        if (
+            not (iree / package / "setup.py").is_file()
+            and not (iree / package / "pyproject.toml").is_file()
+        ):
             raise CIError(f"{iree / package}: not a Python package folder")
     building = not (args.print_build_identifiers or args.dry_run)
     if building:
-        version = args.version or package_version(load_pins(Path(args.pins)), git(iree, "rev-parse", "HEAD"))
+        version = args.version or package_version(
+            load_pins(Path(args.pins)), git(iree, "rev-parse", "HEAD")
+        )
         for package in packages:
             print(f"{write_version(iree / package, version)}: {version}")
     for package in packages:
-        cmd = command(package, Path(args.config_file), Path(args.output_dir), args.platform,
-                      args.print_build_identifiers)
+        cmd = command(
+            package,
+            Path(args.config_file),
+            Path(args.output_dir),
+            args.platform,
+            args.print_build_identifiers,
+        )
         print("+ (cd " + str(iree) + ") " + subprocess.list2cmdline(cmd), flush=True)
         if args.dry_run:
             continue

@@ -67,8 +67,14 @@ def budget_from_config(path: Path, cache_class: str) -> tuple[int, str] | None:
     return int(limit * share), f"{path.name}: {share:g} x {format_size(limit)}"
 
 
-def compute(budget: str | None = None, config: Path | None = None, entries: int | None = None,
-            headroom: float | None = None, min_size: str | None = None, pins_file: Path = PINS_FILE) -> Budget:
+def compute(
+    budget: str | None = None,
+    config: Path | None = None,
+    entries: int | None = None,
+    headroom: float | None = None,
+    min_size: str | None = None,
+    pins_file: Path = PINS_FILE,
+) -> Budget:
     table = load_pins(pins_file).get("ccache", {})
     entries = int(entries if entries is not None else table.get("entries", 3))
     headroom = float(headroom if headroom is not None else table.get("headroom", 0.1))
@@ -80,13 +86,23 @@ def compute(budget: str | None = None, config: Path | None = None, entries: int 
     if budget is not None:
         result = Budget(parse_size(budget), "--budget", entries, headroom, min_bytes)
     else:
-        from_config = budget_from_config(config, table.get("cache_class", "llvm-mlir")) if config else None
+        from_config = (
+            budget_from_config(config, table.get("cache_class", "llvm-mlir")) if config else None
+        )
         if from_config:
             result = Budget(from_config[0], from_config[1], entries, headroom, min_bytes)
         elif "budget" in table:
-            result = Budget(parse_size(table["budget"]), f"{pins_file.name} [ccache] budget", entries, headroom, min_bytes)
+            result = Budget(
+                parse_size(table["budget"]),
+                f"{pins_file.name} [ccache] budget",
+                entries,
+                headroom,
+                min_bytes,
+            )
         else:
-            raise CIError("no budget: pass --budget or --config, or set [ccache] budget in pins.toml")
+            raise CIError(
+                "no budget: pass --budget or --config, or set [ccache] budget in pins.toml"
+            )
     if result.max_bytes < min_bytes:
         raise CIError(
             f"a {format_size(result.budget_bytes)} budget over {entries} entries leaves "
@@ -98,19 +114,31 @@ def compute(budget: str | None = None, config: Path | None = None, entries: int 
 def add_budget_args(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("ccache budget (defaults: [ccache] in pins.toml)")
     g.add_argument("--budget", help="bytes for all ccache entries together, e.g. 3.5GiB")
-    g.add_argument("--config", default="cache_tools.toml", help="take the budget from this cache_tools.toml")
-    g.add_argument("--entries", type=int, help="ccache entries sharing the budget (one per OS/arch)")
+    g.add_argument(
+        "--config", default="cache_tools.toml", help="take the budget from this cache_tools.toml"
+    )
+    g.add_argument(
+        "--entries", type=int, help="ccache entries sharing the budget (one per OS/arch)"
+    )
     g.add_argument("--headroom", type=float, help="share kept free for overhead, e.g. 0.1")
     g.add_argument("--min-size", help="smallest useful max_size, e.g. 500MB")
 
 
 def budget_from_args(args: argparse.Namespace) -> Budget:
-    return compute(args.budget, Path(args.config) if args.config else None, args.entries, args.headroom, args.min_size)
+    return compute(
+        args.budget,
+        Path(args.config) if args.config else None,
+        args.entries,
+        args.headroom,
+        args.min_size,
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ccache_budget.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="ccache_budget.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_budget_args(parser)
     return parser
@@ -120,8 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     b = budget_from_args(args)
     set_outputs({"max-size": b.ccache_max_size, "max-bytes": b.max_bytes})
-    print(f"budget {format_size(b.budget_bytes)} ({b.source}) / {b.entries} entries x {1 - b.headroom:.2f}"
-          f" -> CCACHE_MAXSIZE={b.ccache_max_size} ({format_size(b.max_bytes)})")
+    print(
+        f"budget {format_size(b.budget_bytes)} ({b.source}) / {b.entries} entries x {1 - b.headroom:.2f}"
+        f" -> CCACHE_MAXSIZE={b.ccache_max_size} ({format_size(b.max_bytes)})"
+    )
     return 0
 
 

@@ -56,7 +56,9 @@ def build_view(path: Path) -> str:
 
 def quote(value: str) -> str:
     """A literal value for cibuildwheel's bash-like environment syntax."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$").replace("`", "\\`")
+    escaped = (
+        value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$").replace("`", "\\`")
+    )
     return f'"{escaped}"'
 
 
@@ -85,13 +87,19 @@ def manylinux_image(config: Path) -> str:
 def config_hash_text(pins: dict[str, Any], platform: str, llvm_commit: str, config: Path) -> str:
     table = pins.get("ccache", {})
     compiler = table.get("compiler", {}).get(platform, platform)
-    parts = [f"llvm={llvm_commit}", f"compiler={compiler}", f"config={table.get('build_type', 'Release')}"]
+    parts = [
+        f"llvm={llvm_commit}",
+        f"compiler={compiler}",
+        f"config={table.get('build_type', 'Release')}",
+    ]
     if platform == "linux":
         parts.append(f"image={manylinux_image(config)}")
     return ";".join(parts)
 
 
-def prepare(platform: str, ccache_dir: Path, source_dir: Path, max_size: str, config: Path) -> dict[str, str]:
+def prepare(
+    platform: str, ccache_dir: Path, source_dir: Path, max_size: str, config: Path
+) -> dict[str, str]:
     """{name: value} of everything exported, CIBW_ENVIRONMENT_<PLATFORM> included."""
     if platform == "linux":
         extra = {"CCACHE_DIR": container_path(ccache_dir), "CCACHE_BASEDIR": CONTAINER_PROJECT}
@@ -108,12 +116,18 @@ def prepare(platform: str, ccache_dir: Path, source_dir: Path, max_size: str, co
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="cibw_env.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="cibw_env.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--platform", default="auto", help="linux | macos | windows | auto (this runner)")
+    parser.add_argument(
+        "--platform", default="auto", help="linux | macos | windows | auto (this runner)"
+    )
     parser.add_argument("--ccache-dir", required=True, help="host folder for ccache (created)")
     parser.add_argument("--source-dir", required=True, help="the IREE checkout")
-    parser.add_argument("--llvm-commit", required=True, help="LLVM gitlink of the checkout (pins.py verify)")
+    parser.add_argument(
+        "--llvm-commit", required=True, help="LLVM gitlink of the checkout (pins.py verify)"
+    )
     parser.add_argument("--cibw-config", default=str(CIBW_CONFIG), help="cibuildwheel config file")
     parser.add_argument("--pins", default=str(PINS_FILE), help="pins file")
     add_budget_args(parser)

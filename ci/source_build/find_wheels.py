@@ -60,7 +60,14 @@ def parse_wheel(path: Path) -> Wheel | None:
     m = _WHEEL.match(path.name)
     if not m:
         return None
-    return Wheel(path, canonical(m.group("name")), m.group("version"), m.group("py"), m.group("abi"), m.group("plat"))
+    return Wheel(
+        path,
+        canonical(m.group("name")),
+        m.group("version"),
+        m.group("py"),
+        m.group("abi"),
+        m.group("plat"),
+    )
 
 
 def find(directory: Path) -> list[Wheel]:
@@ -69,7 +76,9 @@ def find(directory: Path) -> list[Wheel]:
     return [w for w in (parse_wheel(p) for p in sorted(directory.rglob("*.whl"))) if w is not None]
 
 
-def missing(wheels: list[Wheel], expect: list[str], platform: str | None, version: str | None) -> list[str]:
+def missing(
+    wheels: list[Wheel], expect: list[str], platform: str | None, version: str | None
+) -> list[str]:
     problems = []
     for dist in (canonical(e) for e in expect):
         matching = [w for w in wheels if w.distribution == dist]
@@ -78,17 +87,29 @@ def missing(wheels: list[Wheel], expect: list[str], platform: str | None, versio
         if version:
             matching = [w for w in matching if w.version == version]
         if not matching:
-            what = dist + (f" {version}" if version else "") + (f" for {platform}" if platform else "")
+            what = (
+                dist + (f" {version}" if version else "") + (f" for {platform}" if platform else "")
+            )
             problems.append(what)
     return problems
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="find_wheels.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="find_wheels.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--dir", default="wheelhouse", help="folder with the built wheels (default wheelhouse)")
-    parser.add_argument("--expect", action="append", default=[], metavar="DIST", help="required distribution (repeatable)")
+    parser.add_argument(
+        "--dir", default="wheelhouse", help="folder with the built wheels (default wheelhouse)"
+    )
+    parser.add_argument(
+        "--expect",
+        action="append",
+        default=[],
+        metavar="DIST",
+        help="required distribution (repeatable)",
+    )
     parser.add_argument("--platform", default="auto", help="linux | macos | windows | auto | any")
     parser.add_argument("--version", help="required version")
     return parser
@@ -96,10 +117,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    platform = None if args.platform == "any" else (current_os() if args.platform == "auto" else normalize_os(args.platform))
+    platform = (
+        None
+        if args.platform == "any"
+        else (current_os() if args.platform == "auto" else normalize_os(args.platform))
+    )
     wheels = find(Path(args.dir))
     for w in wheels:
-        print(f"{w.distribution:<22} {w.version:<28} {w.python_tag}-{w.abi_tag}-{w.platform_tag}  ({w.os})")
+        print(
+            f"{w.distribution:<22} {w.version:<28} {w.python_tag}-{w.abi_tag}-{w.platform_tag}  ({w.os})"
+        )
     set_outputs({"wheels": [str(w.path) for w in wheels], "count": len(wheels)})
     problems = missing(wheels, args.expect, platform, args.version)
     if problems:

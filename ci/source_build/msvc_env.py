@@ -50,9 +50,19 @@ def find_vcvarsall() -> Path:
     if not vswhere.is_file():
         raise CIError(f"{vswhere}: not found (is Visual Studio installed?)")
     out = subprocess.run(
-        [str(vswhere), "-latest", "-products", "*", "-requires",
-         "Microsoft.VisualStudio.Component.VC.Tools.x86.x64", "-format", "json"],
-        capture_output=True, text=True, check=True,
+        [
+            str(vswhere),
+            "-latest",
+            "-products",
+            "*",
+            "-requires",
+            "Microsoft.VisualStudio.Component.VC.Tools.x86.x64",
+            "-format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     installs = json.loads(out or "[]")
     if not installs:
@@ -69,16 +79,22 @@ def vcvars_environment(arch: str) -> dict[str, str]:
     # A string, not a list: cmd's /s /c quoting must reach it verbatim.
     result = subprocess.run(f'cmd /d /s /c "{script}"', capture_output=True, text=True)
     if result.returncode:
-        raise CIError(f"vcvarsall.bat {arch} failed: {result.stderr.strip() or result.stdout.strip()}")
+        raise CIError(
+            f"vcvarsall.bat {arch} failed: {result.stderr.strip() or result.stdout.strip()}"
+        )
     return parse_set_output(result.stdout)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="msvc_env.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="msvc_env.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--arch", default="x64", help="vcvarsall architecture (default x64)")
-    parser.add_argument("--parse", metavar="FILE", help="read `set` output from FILE instead of running vcvarsall")
+    parser.add_argument(
+        "--parse", metavar="FILE", help="read `set` output from FILE instead of running vcvarsall"
+    )
     return parser
 
 

@@ -37,7 +37,12 @@ _REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
 
 def load_pins(path: Path = PINS_FILE) -> dict[str, Any]:
     pins = load_toml(path)
-    for section, key in (("iree", "repository"), ("iree", "commit"), ("iree", "version"), ("llvm", "submodule")):
+    for section, key in (
+        ("iree", "repository"),
+        ("iree", "commit"),
+        ("iree", "version"),
+        ("llvm", "submodule"),
+    ):
         if not pins.get(section, {}).get(key):
             raise CIError(f"{path}: [{section}] {key} is required")
     if not _SHA.fullmatch(pins["iree"]["commit"]):
@@ -77,7 +82,9 @@ def gitlink(repo: Path, submodule: str) -> str:
     line = git(repo, "ls-tree", "HEAD", "--", submodule)
     parts = line.split()
     if len(parts) < 3 or parts[0] != "160000" or parts[1] != "commit":
-        raise CIError(f"{repo}: {submodule} is not a submodule in HEAD (ls-tree: {line or 'nothing'})")
+        raise CIError(
+            f"{repo}: {submodule} is not a submodule in HEAD (ls-tree: {line or 'nothing'})"
+        )
     return parts[2]
 
 
@@ -109,8 +116,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if pinned_llvm and llvm != pinned_llvm:
         if override is None:
             raise CIError(f"{pins['llvm']['submodule']} is at {llvm}, pins.toml pins {pinned_llvm}")
-        notice(f"IREE override {override}: LLVM is at {llvm}, not the pinned {pinned_llvm}", "warning")
-    values = {"iree-commit": head, "llvm-commit": llvm, "package-version": package_version(pins, head)}
+        notice(
+            f"IREE override {override}: LLVM is at {llvm}, not the pinned {pinned_llvm}", "warning"
+        )
+    values = {
+        "iree-commit": head,
+        "llvm-commit": llvm,
+        "package-version": package_version(pins, head),
+    }
     set_outputs(values)
     for key, value in values.items():
         print(f"{key}: {value}")
@@ -131,7 +144,7 @@ def replace_in_section(text: str, section: str, key: str, value: str) -> str:
         if current == section:
             a = assignment.match(line.rstrip("\r\n"))
             if a:
-                ending = line[len(line.rstrip("\r\n")):]
+                ending = line[len(line.rstrip("\r\n")) :]
                 lines[i] = f'{a.group(1)}"{value}"{a.group(2)}{ending}'
                 return "".join(lines)
     raise CIError(f'pins.toml: no {key} = "..." line in [{section}]')
@@ -158,7 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pins.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--pins", default=str(PINS_FILE), help="pins file (default ci/source_build/pins.toml)")
+    parser.add_argument(
+        "--pins", default=str(PINS_FILE), help="pins file (default ci/source_build/pins.toml)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("show", help="print the pins as step outputs")
     s.add_argument("--iree-commit", help="override the IREE commit (empty: use the pin)")

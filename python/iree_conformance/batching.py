@@ -60,7 +60,9 @@ def group_key(case: Case, target: Target) -> tuple[str, ...]:
     return (case.suite, target.name, case.kind, *case.compile_flags(target.flags_for(case.kind)))
 
 
-def plan_batches(pairs: list[tuple[Case, Target]], size: int, alone: Callable[[Case, Target], bool] | None = None) -> dict[tuple[str, str], Batch]:
+def plan_batches(
+    pairs: list[tuple[Case, Target]], size: int, alone: Callable[[Case, Target], bool] | None = None
+) -> dict[tuple[str, str], Batch]:
     """(target name, case id) -> its Batch, for every batchable case in a batch of two or
     more. Cases that are not batchable, skipped on their target, left alone by ``alone``
     or alone in their group stay out.
@@ -73,7 +75,11 @@ def plan_batches(pairs: list[tuple[Case, Target]], size: int, alone: Callable[[C
     groups: dict[tuple[str, ...], list[Case]] = {}
     targets: dict[tuple[str, ...], Target] = {}
     for case, target in pairs:
-        if not case.batchable or case.skip_reason_for(target) or (alone is not None and alone(case, target)):
+        if (
+            not case.batchable
+            or case.skip_reason_for(target)
+            or (alone is not None and alone(case, target))
+        ):
             continue
         key = group_key(case, target)
         groups.setdefault(key, []).append(case)
@@ -89,7 +95,11 @@ def plan_batches(pairs: list[tuple[Case, Target]], size: int, alone: Callable[[C
         for chunk in chunks:
             if len(chunk) < 2:
                 continue
-            batch = Batch(f"batch-{flags_digest}-{hashlib.sha256(chunk[0].case_id.encode()).hexdigest()[:8]}", targets[key].name, tuple(chunk))
+            batch = Batch(
+                f"batch-{flags_digest}-{hashlib.sha256(chunk[0].case_id.encode()).hexdigest()[:8]}",
+                targets[key].name,
+                tuple(chunk),
+            )
             for case in chunk:
                 plan[(batch.target, case.case_id)] = batch
     return plan
@@ -113,13 +123,17 @@ class BatchCoordinator:
     placements: dict[str, dict[str, Placement]] = dataclasses.field(default_factory=dict)
     compiles: int = 0
 
-    def placement(self, batch: Batch, case: Case, target: Target, worker: WorkerClient) -> Placement | None:
+    def placement(
+        self, batch: Batch, case: Case, target: Target, worker: WorkerClient
+    ) -> Placement | None:
         """Where the case runs in its batch; None: it runs alone."""
         if batch.batch_id not in self.placements:
             self.placements[batch.batch_id] = self._compile(list(batch.cases), target, worker)
         return self.placements[batch.batch_id].get(case.case_id)
 
-    def _compile(self, cases: list[Case], target: Target, worker: WorkerClient) -> dict[str, Placement]:
+    def _compile(
+        self, cases: list[Case], target: Target, worker: WorkerClient
+    ) -> dict[str, Placement]:
         if len(cases) < 2:
             return {}
         self.compiles += 1
@@ -127,17 +141,29 @@ class BatchCoordinator:
         if result.status == "pass":
             if not result.placed or result.batch_key is None:
                 return {}
-            share = {stage: seconds / len(result.placed) for stage, seconds in result.stage_times.items()}
-            return {case_id: Placement(result.batch_key, len(result.placed), dict(result.cache_hits), share) for case_id in result.placed}
+            share = {
+                stage: seconds / len(result.placed) for stage, seconds in result.stage_times.items()
+            }
+            return {
+                case_id: Placement(
+                    result.batch_key, len(result.placed), dict(result.cache_hits), share
+                )
+                for case_id in result.placed
+            }
         remaining = [case for case in cases if case.case_id not in result.left_out]
         culprits = set(result.culprits)
         if culprits and len(culprits) < len(remaining):
             # The compiler's errors named their cases: those run alone, the rest again.
-            return self._compile([case for case in remaining if case.case_id not in culprits], target, worker)
+            return self._compile(
+                [case for case in remaining if case.case_id not in culprits], target, worker
+            )
         # Otherwise (a crash, a timeout, an error that names no case) split what is left
         # in halves until the failing cases stand alone; they then run solo, exactly as
         # without batching.
         if len(remaining) < 2:
             return {}
         middle = len(remaining) // 2
-        return {**self._compile(remaining[:middle], target, worker), **self._compile(remaining[middle:], target, worker)}
+        return {
+            **self._compile(remaining[:middle], target, worker),
+            **self._compile(remaining[middle:], target, worker),
+        }

@@ -69,7 +69,10 @@ class BundleWriter:
 
     def add(self, case, target, result: CaseResult, expectations) -> None:
         if getattr(case, "bundle_unsupported", None):
-            print(f"\niree-conformance: {case.case_id} not bundled: {case.bundle_unsupported}", file=sys.stderr)
+            print(
+                f"\niree-conformance: {case.case_id} not bundled: {case.bundle_unsupported}",
+                file=sys.stderr,
+            )
             return
         vmfb = result.vmfb
         assert vmfb is not None, "a bundle holds compile-only results"
@@ -94,7 +97,10 @@ class BundleWriter:
             "info": result.info,
         }
         override = expectations.tolerance_for(case.case_id)
-        tolerances = [override.merged_over(t) if override else t for t in case.set_tolerances(max(len(input_sets), 1))]
+        tolerances = [
+            override.merged_over(t) if override else t
+            for t in case.set_tolerances(max(len(input_sets), 1))
+        ]
         record["tolerances"] = [dataclasses.asdict(t) for t in tolerances]
         if result.check_sites is not None:
             record["checks"] = result.check_sites
@@ -110,12 +116,20 @@ class BundleWriter:
         record["data_sha256"] = _sha256(data)
         listed = expectations.xfail.get(case.case_id)
         if listed is not None:
-            record["expected"] = {"stage": list(listed.stages) if listed.flaky else listed.stages[0], "reason": listed.reason}
-        atomic_write_bytes(self.root / "cases" / f"{key}.json", json.dumps(record, sort_keys=True).encode())
+            record["expected"] = {
+                "stage": list(listed.stages) if listed.flaky else listed.stages[0],
+                "reason": listed.reason,
+            }
+        atomic_write_bytes(
+            self.root / "cases" / f"{key}.json", json.dumps(record, sort_keys=True).encode()
+        )
 
     def finish(self, outcomes: list[dict[str, Any]], targets) -> Path:
         passed = {(o["target"], o["case_id"]) for o in outcomes if o["status"] == "pass"}
-        fragments = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((self.root / "cases").glob("*.json"))]
+        fragments = [
+            json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted((self.root / "cases").glob("*.json"))
+        ]
         # Fragments of earlier runs into the same folder are not part of this bundle.
         cases = [c for c in fragments if (c["target"], c["case_id"]) in passed]
         manifest = {
@@ -123,8 +137,15 @@ class BundleWriter:
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "iree_compiler": _version("iree-base-compiler"),
             "iree_runtime": _version("iree-base-runtime"),
-            "targets": {t.name: {"compile_flags": list(t.compile_flags), "driver": t.driver} for t in targets},
-            "not_bundled": sorted(f"{o['target']}:{o['case_id']} ({o['status']} at {o['stage']})" for o in outcomes if o["status"] != "pass"),
+            "targets": {
+                t.name: {"compile_flags": list(t.compile_flags), "driver": t.driver}
+                for t in targets
+            },
+            "not_bundled": sorted(
+                f"{o['target']}:{o['case_id']} ({o['status']} at {o['stage']})"
+                for o in outcomes
+                if o["status"] != "pass"
+            ),
             "cases": sorted(cases, key=lambda c: (c["target"], c["case_id"])),
         }
         path = self.root / "manifest.json"
@@ -139,7 +160,9 @@ def load_manifest(root: Path) -> dict[str, Any]:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise BundleError(f"{path} not found: is {root} a bundle made by --compile-only --bundle?") from None
+        raise BundleError(
+            f"{path} not found: is {root} a bundle made by --compile-only --bundle?"
+        ) from None
     except json.JSONDecodeError as e:
         raise BundleError(f"{path}: not valid JSON ({e})") from None
     if not isinstance(manifest.get("cases"), list):
@@ -157,13 +180,19 @@ def _read_verified(root: Path, relative: str, digest: str) -> bytes:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise BundleError(f"bundle file {path} is missing; rebuild the bundle or copy it whole") from None
+        raise BundleError(
+            f"bundle file {path} is missing; rebuild the bundle or copy it whole"
+        ) from None
     if _sha256(data) != digest:
-        raise BundleError(f"bundle file {path} does not match its sha256 in manifest.json (tampered or truncated)")
+        raise BundleError(
+            f"bundle file {path} does not match its sha256 in manifest.json (tampered or truncated)"
+        )
     return data
 
 
-def _checks_from(record: dict[str, Any], arrays, outputs_by_set: list[list[np.ndarray]], records=None):
+def _checks_from(
+    record: dict[str, Any], arrays, outputs_by_set: list[list[np.ndarray]], records=None
+):
     tols = [Tolerance(**t) for t in record["tolerances"]]
     if "checks" in record:
         from .suites.check_pairs import checks_from_records
@@ -182,11 +211,20 @@ def bundle_expectations(root: Path, record: dict[str, Any]) -> Expectations:
     listed = record.get("expected")
     if listed:
         stages = tuple(listed["stage"]) if isinstance(listed["stage"], list) else (listed["stage"],)
-        expectations.xfail[record["case_id"]] = ManifestEntry(stages, listed["reason"], root / "manifest.json", None)
+        expectations.xfail[record["case_id"]] = ManifestEntry(
+            stages, listed["reason"], root / "manifest.json", None
+        )
     return expectations
 
 
-def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = None, force: bool = False, timing_runs: int = 0) -> dict[str, int]:
+def run_bundle(
+    root: Path,
+    driver: str,
+    report_json: Path,
+    device: str | None = None,
+    force: bool = False,
+    timing_runs: int = 0,
+) -> dict[str, int]:
     """Runs every case of the bundle; returns counts per verdict."""
     import iree.runtime as rt
 
@@ -213,7 +251,13 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
     outcomes: list[dict[str, Any]] = []
     counts: collections.Counter = collections.Counter()
     for record in manifest["cases"]:
-        outcome = Outcome(record["case_id"], record["suite"], record["target"], stage="load", info={"driver": driver, **record.get("info", {})})
+        outcome = Outcome(
+            record["case_id"],
+            record["suite"],
+            record["target"],
+            stage="load",
+            info={"driver": driver, **record.get("info", {})},
+        )
         start = time.perf_counter()
         vmfb = _read_verified(root, record["module"], record["module_sha256"])
         with np.load(root / record["data"]) as arrays:
@@ -227,7 +271,9 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
                 t = time.perf_counter()
                 outputs, records = [], []
                 for inputs in input_sets:
-                    outputs.append(executor.run(vm_module, context, record.get("entry_function"), inputs))
+                    outputs.append(
+                        executor.run(vm_module, context, record.get("entry_function"), inputs)
+                    )
                     if context.check_recorder is not None:
                         records.append(context.check_recorder.take())
                 outcome.stage_times["run"] = time.perf_counter() - t
@@ -237,7 +283,14 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
                 if problems:
                     outcome.status, outcome.diagnostics = "fail", problems[:8]
                 elif timing_runs > 0:
-                    outcome.metrics["timing"] = time_iree_call(executor, vm_module, context, record.get("entry_function"), input_sets[0], timing_runs)
+                    outcome.metrics["timing"] = time_iree_call(
+                        executor,
+                        vm_module,
+                        context,
+                        record.get("entry_function"),
+                        input_sets[0],
+                        timing_runs,
+                    )
             except StageError as e:
                 outcome.status, outcome.stage, outcome.diagnostics = "error", e.stage, e.lines
             except Exception as e:  # noqa: BLE001 - one broken case must not lose the others' results
@@ -247,8 +300,17 @@ def run_bundle(root: Path, driver: str, report_json: Path, device: str | None = 
         assert outcome.verdict is not None  # record() set it
         counts[outcome.verdict] += 1
         outcomes.append(outcome.to_json())
-        print(f"{outcome.verdict.upper():5} {record['target']}:{record['case_id']} ({outcome.duration:.2f} s)", flush=True)
-    meta = run_metadata(sorted(manifest.get("targets", {})), started, ["run-bundle", str(root), driver])
-    meta["bundle"] = {"iree_compiler": manifest.get("iree_compiler"), "driver": driver, "device": device}
+        print(
+            f"{outcome.verdict.upper():5} {record['target']}:{record['case_id']} ({outcome.duration:.2f} s)",
+            flush=True,
+        )
+    meta = run_metadata(
+        sorted(manifest.get("targets", {})), started, ["run-bundle", str(root), driver]
+    )
+    meta["bundle"] = {
+        "iree_compiler": manifest.get("iree_compiler"),
+        "driver": driver,
+        "device": device,
+    }
     write_results(Path(report_json), meta, outcomes)
     return dict(counts)

@@ -68,14 +68,28 @@ class Case:
 
     def program(self) -> Program:
         """The program as the worker imports it."""
-        return Program(self.case_id, self.kind, str(self.source_path) if self.source_path else None, self.source_bytes, dict(self.import_options))
+        return Program(
+            self.case_id,
+            self.kind,
+            str(self.source_path) if self.source_path else None,
+            self.source_bytes,
+            dict(self.import_options),
+        )
 
-    def checks(self, input_sets: list[list[np.ndarray]], output_sets: list[list[np.ndarray]], worker_result: CaseResult) -> list[Check]:
+    def checks(
+        self,
+        input_sets: list[list[np.ndarray]],
+        output_sets: list[list[np.ndarray]],
+        worker_result: CaseResult,
+    ) -> list[Check]:
         """The reference stage: pairs what ran with what was expected."""
         expected = self.expected_sets(input_sets)
         if len(expected) != len(output_sets):
             raise ValueError(f"{len(expected)} expected output sets for {len(output_sets)} runs")
-        return [(list(out), list(exp), tol) for out, exp, tol in zip(output_sets, expected, self.set_tolerances(len(output_sets)))]
+        return [
+            (list(out), list(exp), tol)
+            for out, exp, tol in zip(output_sets, expected, self.set_tolerances(len(output_sets)))
+        ]
 
     def set_tolerances(self, count: int) -> list[Tolerance]:
         """The tolerance of each input set's comparison."""

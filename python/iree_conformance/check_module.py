@@ -27,7 +27,11 @@ class CheckRecorder:
         self._records: list[Record] = []
         iface = rt.PyModuleInterface(CHECK_MODULE, lambda _iface: None)
         for site in sites:
-            iface.export(f"expect_{site['site']}", site["cconv"], _recorder(site["site"], self._records, device))
+            iface.export(
+                f"expect_{site['site']}",
+                site["cconv"],
+                _recorder(site["site"], self._records, device),
+            )
         self._iface = iface  # the interface must outlive the module it creates
         self.module = iface.create()
 

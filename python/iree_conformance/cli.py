@@ -46,7 +46,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     loaded = html_inputs.load([Path(p) for p in args.results])
     if args.html or args.trend_out:
         html_command.write_html(args, loaded)
-    markdown = report_mod.render_markdown(html_command.current_document(loaded), slowest=args.slowest)
+    markdown = report_mod.render_markdown(
+        html_command.current_document(loaded), slowest=args.slowest
+    )
     if args.output:
         Path(args.output).write_text(markdown, encoding="utf-8", newline="\n")
     elif not args.html:
@@ -61,8 +63,14 @@ def cmd_run_bundle(args: argparse.Namespace) -> int:
 
     if args.timing_runs < 0:
         raise ConfigurationError("--timing-runs must be 0 or more")
-    counts = run_bundle(Path(args.bundle), args.driver, Path(args.report_json), device=args.device,
-                        force=args.force, timing_runs=args.timing_runs)
+    counts = run_bundle(
+        Path(args.bundle),
+        args.driver,
+        Path(args.report_json),
+        device=args.device,
+        force=args.force,
+        timing_runs=args.timing_runs,
+    )
     print(", ".join(f"{n} {k}" for k, n in counts.items()))
     return 1 if counts.get("fail", 0) or counts.get("xpass", 0) else 0
 
@@ -75,11 +83,21 @@ def cmd_update_expectations(args: argparse.Namespace) -> int:
 
     data = report_mod.load_results(Path(args.results))
     os_name = args.os or data.get("metadata", {}).get("os", "linux")
-    directory = Path(args.expectations_dir) if args.expectations_dir else Path.cwd() / "conformance" / "expectations"
+    directory = (
+        Path(args.expectations_dir)
+        if args.expectations_dir
+        else Path.cwd() / "conformance" / "expectations"
+    )
     outcomes = [Outcome.from_json(o) for o in data["outcomes"]]
     fingerprint = data.get("metadata", {}).get("cpu_fingerprint")
-    hosts = {name: fingerprint for name, t in load_targets(_targets_path(None)).items() if t.host_specific}
-    for path, changed in update_manifests(directory, outcomes, os_name, overlay=args.overlay, hosts=hosts):
+    hosts = {
+        name: fingerprint
+        for name, t in load_targets(_targets_path(None)).items()
+        if t.host_specific
+    }
+    for path, changed in update_manifests(
+        directory, outcomes, os_name, overlay=args.overlay, hosts=hosts
+    ):
         print(f"{'updated' if changed else 'unchanged'} {path}")
     return 0
 
@@ -89,17 +107,35 @@ def cmd_flakes(args: argparse.Namespace) -> int:
     from .flakes import as_outcomes, find_flakes, render, to_json
     from .manifest import update_manifests
 
-    conformance_dir = Path(args.conformance_dir) if args.conformance_dir else Path.cwd() / "conformance"
+    conformance_dir = (
+        Path(args.conformance_dir) if args.conformance_dir else Path.cwd() / "conformance"
+    )
     if not (conformance_dir / "targets.toml").exists():
-        raise ConfigurationError(f"{conformance_dir} holds no targets.toml; pass --conformance-dir (the folder `pytest conformance` runs)")
+        raise ConfigurationError(
+            f"{conformance_dir} holds no targets.toml; pass --conformance-dir (the folder `pytest conformance` runs)"
+        )
     pytest_args = [a for a in args.pytest_args if a != "--"]
-    results = find_flakes(conformance_dir, pytest_args, args.repeat, args.keep_store, lambda line: print(line, file=sys.stderr, flush=True))
+    results = find_flakes(
+        conformance_dir,
+        pytest_args,
+        args.repeat,
+        args.keep_store,
+        lambda line: print(line, file=sys.stderr, flush=True),
+    )
     print(render(results, args.repeat))
     if args.json:
-        Path(args.json).write_text(json.dumps(to_json(results, args.repeat), indent=1) + "\n", encoding="utf-8", newline="\n")
+        Path(args.json).write_text(
+            json.dumps(to_json(results, args.repeat), indent=1) + "\n",
+            encoding="utf-8",
+            newline="\n",
+        )
     flaky = as_outcomes(results)
     if args.update_expectations and flaky:
-        directory = Path(args.expectations_dir) if args.expectations_dir else conformance_dir / "expectations"
+        directory = (
+            Path(args.expectations_dir)
+            if args.expectations_dir
+            else conformance_dir / "expectations"
+        )
         from .platform_info import host_os
 
         for path, changed in update_manifests(directory, flaky, host_os()):
@@ -121,16 +157,25 @@ def cmd_compare_upstream(args: argparse.Namespace) -> int:
                 merged["outcomes"] += [{"os": metadata_os, **o} for o in data["outcomes"]]
             ours = upstream.ours_from_results(merged, args.target, ", ".join(args.results), args.os)
         else:
-            ours = upstream.ours_from_manifest(_operator_case_ids(args.onnx_data_dir), Path(args.manifest or f"conformance/expectations/{args.target}.toml"))
+            ours = upstream.ours_from_manifest(
+                _operator_case_ids(args.onnx_data_dir),
+                Path(args.manifest or f"conformance/expectations/{args.target}.toml"),
+            )
         tests = upstream.load_test_list(args.upstream_tests) if args.upstream_tests else None
-        notes = upstream.load_notes(Path(args.notes) if args.notes else Path("conformance/expectations/iree-ci-notes.toml"))
+        notes = upstream.load_notes(
+            Path(args.notes) if args.notes else Path("conformance/expectations/iree-ci-notes.toml")
+        )
     except OSError as e:
         raise ConfigurationError(str(e)) from None
     if not ours.kinds:
-        raise ConfigurationError(f"no ONNX operator results for target {args.target} in {ours.source}")
+        raise ConfigurationError(
+            f"no ONNX operator results for target {args.target} in {ours.source}"
+        )
     data = upstream.report(ours, view, upstream.agree(ours, view, tests), notes)
     if args.json:
-        Path(args.json).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8", newline="\n")
+        Path(args.json).write_text(
+            json.dumps(data, indent=1) + "\n", encoding="utf-8", newline="\n"
+        )
     markdown = upstream.render(data)
     print(markdown)
     if args.step_summary and report_mod.append_step_summary(markdown + "\n"):
@@ -148,55 +193,137 @@ def _operator_case_ids(data_dir: str | None) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="iree-conformance", description="IREE conformance suite tools")
+    parser = argparse.ArgumentParser(
+        prog="iree-conformance", description="IREE conformance suite tools"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("devices", help="list HAL drivers, their devices and which targets can run here")
+    p = sub.add_parser(
+        "devices", help="list HAL drivers, their devices and which targets can run here"
+    )
     p.add_argument("--targets", help="targets file (default: conformance/targets.toml)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_devices)
-    p = sub.add_parser("report", help="render results JSON files (from --report-json, or merged) as Markdown and HTML")
-    p.add_argument("results", nargs="+", help="results JSON files: one run (several OSes, targets, shards) and optionally older runs (the trend)")
-    p.add_argument("--output", "-o", help="write the Markdown here instead of stdout (with --html: only here)")
+    p = sub.add_parser(
+        "report",
+        help="render results JSON files (from --report-json, or merged) as Markdown and HTML",
+    )
+    p.add_argument(
+        "results",
+        nargs="+",
+        help="results JSON files: one run (several OSes, targets, shards) and optionally older runs (the trend)",
+    )
+    p.add_argument(
+        "--output", "-o", help="write the Markdown here instead of stdout (with --html: only here)"
+    )
     p.add_argument("--slowest", type=int, default=10, help="how many slowest cases to list")
-    p.add_argument("--no-step-summary", action="store_true", help="do not append to $GITHUB_STEP_SUMMARY")
+    p.add_argument(
+        "--no-step-summary", action="store_true", help="do not append to $GITHUB_STEP_SUMMARY"
+    )
     html_command.add_arguments(p)
     p.set_defaults(func=cmd_report)
-    p = sub.add_parser("update-expectations", help="apply a results JSON to the expectations manifests (like --update-expectations)")
+    p = sub.add_parser(
+        "update-expectations",
+        help="apply a results JSON to the expectations manifests (like --update-expectations)",
+    )
     p.add_argument("results", help="results JSON file")
-    p.add_argument("--expectations-dir", help="manifest folder (default: ./conformance/expectations)")
-    p.add_argument("--overlay", action="store_true", help="write the per-OS overlay with the differences only")
+    p.add_argument(
+        "--expectations-dir", help="manifest folder (default: ./conformance/expectations)"
+    )
+    p.add_argument(
+        "--overlay", action="store_true", help="write the per-OS overlay with the differences only"
+    )
     p.add_argument("--os", help="OS of the overlay (default: the results' metadata.os)")
     p.set_defaults(func=cmd_update_expectations)
-    p = sub.add_parser("flakes", help="run a selection several times (fresh workers, shuffled order) and list cases whose result varied",
-                       description="Exit status: 0 no case varied, 1 some did, 2 the runs could not be made.")
-    p.add_argument("--repeat", type=int, default=4, help="how many runs (default 4; alternately fresh workers and shuffled shared workers)")
-    p.add_argument("--keep-store", action="store_true", help="use the usual artifact store instead of an empty one per run (faster; misses compiler flakes)")
+    p = sub.add_parser(
+        "flakes",
+        help="run a selection several times (fresh workers, shuffled order) and list cases whose result varied",
+        description="Exit status: 0 no case varied, 1 some did, 2 the runs could not be made.",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=4,
+        help="how many runs (default 4; alternately fresh workers and shuffled shared workers)",
+    )
+    p.add_argument(
+        "--keep-store",
+        action="store_true",
+        help="use the usual artifact store instead of an empty one per run (faster; misses compiler flakes)",
+    )
     p.add_argument("--conformance-dir", help="the conformance folder (default ./conformance)")
     p.add_argument("--json", help="also write the findings as JSON here")
-    p.add_argument("--update-expectations", action="store_true", help="record each varied case in its target's base manifest as flaky (its kinds as a stage list)")
-    p.add_argument("--expectations-dir", help="manifest folder (default: <conformance-dir>/expectations)")
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="pytest selection after --, e.g. -- -m stablehlo -k scatter_ --offline")
+    p.add_argument(
+        "--update-expectations",
+        action="store_true",
+        help="record each varied case in its target's base manifest as flaky (its kinds as a stage list)",
+    )
+    p.add_argument(
+        "--expectations-dir", help="manifest folder (default: <conformance-dir>/expectations)"
+    )
+    p.add_argument(
+        "pytest_args",
+        nargs=argparse.REMAINDER,
+        help="pytest selection after --, e.g. -- -m stablehlo -k scatter_ --offline",
+    )
     p.set_defaults(func=cmd_flakes)
-    p = sub.add_parser("compare-upstream", help="agreement of our ONNX operator verdicts with IREE's own CI (an iree-test-suites config)")
-    p.add_argument("config", help="iree-test-suites config JSON (file or http(s) URL), e.g. onnx_ops_cpu_llvm_sync.json")
-    p.add_argument("--results", action="append", help="our results JSON, or a merged one (repeatable; default: our manifest's view: listed cases fail, others pass)")
-    p.add_argument("--os", help="keep the results of this OS only (linux, macos, windows), e.g. from a merged file")
+    p = sub.add_parser(
+        "compare-upstream",
+        help="agreement of our ONNX operator verdicts with IREE's own CI (an iree-test-suites config)",
+    )
+    p.add_argument(
+        "config",
+        help="iree-test-suites config JSON (file or http(s) URL), e.g. onnx_ops_cpu_llvm_sync.json",
+    )
+    p.add_argument(
+        "--results",
+        action="append",
+        help="our results JSON, or a merged one (repeatable; default: our manifest's view: listed cases fail, others pass)",
+    )
+    p.add_argument(
+        "--os",
+        help="keep the results of this OS only (linux, macos, windows), e.g. from a merged file",
+    )
     p.add_argument("--target", default="llvm-cpu", help="our target to compare (default llvm-cpu)")
-    p.add_argument("--manifest", help="manifest to use without --results (default conformance/expectations/<target>.toml)")
+    p.add_argument(
+        "--manifest",
+        help="manifest to use without --results (default conformance/expectations/<target>.toml)",
+    )
     p.add_argument("--onnx-data-dir", help="generated ONNX test data (without --results)")
-    p.add_argument("--upstream-tests", help="IREE CI's tests, one path or test name per line (file or URL, e.g. its import_successes.txt); default: assume it has every case of ours")
-    p.add_argument("--notes", help="explanations of disagreements (default conformance/expectations/iree-ci-notes.toml)")
+    p.add_argument(
+        "--upstream-tests",
+        help="IREE CI's tests, one path or test name per line (file or URL, e.g. its import_successes.txt); default: assume it has every case of ours",
+    )
+    p.add_argument(
+        "--notes",
+        help="explanations of disagreements (default conformance/expectations/iree-ci-notes.toml)",
+    )
     p.add_argument("--json", help="also write the comparison as JSON here")
-    p.add_argument("--step-summary", action="store_true", help="append the Markdown to $GITHUB_STEP_SUMMARY")
-    p.add_argument("--fail-on-unexplained", action="store_true", help="exit 1 when a disagreement has no explanation")
+    p.add_argument(
+        "--step-summary", action="store_true", help="append the Markdown to $GITHUB_STEP_SUMMARY"
+    )
+    p.add_argument(
+        "--fail-on-unexplained",
+        action="store_true",
+        help="exit 1 when a disagreement has no explanation",
+    )
     p.set_defaults(func=cmd_compare_upstream)
-    p = sub.add_parser("run-bundle", help="run a bundle made by --compile-only --bundle (needs only iree-base-runtime and numpy)")
+    p = sub.add_parser(
+        "run-bundle",
+        help="run a bundle made by --compile-only --bundle (needs only iree-base-runtime and numpy)",
+    )
     p.add_argument("bundle", help="bundle folder")
     p.add_argument("--driver", required=True, help="HAL driver, e.g. cuda, local-task")
     p.add_argument("--device", help="device URI (default: the driver's default device)")
     p.add_argument("--report-json", default="bundle-results.json", help="results file to write")
-    p.add_argument("--force", action="store_true", help="run a bundle made by another IREE runtime version")
-    p.add_argument("--timing-runs", type=int, default=0, help="time each case's function N times after a warm-up (median)")
+    p.add_argument(
+        "--force", action="store_true", help="run a bundle made by another IREE runtime version"
+    )
+    p.add_argument(
+        "--timing-runs",
+        type=int,
+        default=0,
+        help="time each case's function N times after a warm-up (median)",
+    )
     p.set_defaults(func=cmd_run_bundle)
     return parser
 

@@ -42,7 +42,10 @@ class Tolerance:
 
     def resolve(self, dtype: np.dtype) -> tuple[float, float]:
         rtol, atol = DEFAULT_TOLERANCES.get(np.dtype(dtype).name, FALLBACK_TOLERANCE)
-        return (self.rtol if self.rtol is not None else rtol, self.atol if self.atol is not None else atol)
+        return (
+            self.rtol if self.rtol is not None else rtol,
+            self.atol if self.atol is not None else atol,
+        )
 
 
 @dataclasses.dataclass
@@ -69,7 +72,9 @@ def _ordered_bits(x: np.ndarray) -> np.ndarray:
 
 def _ulp_distance(a: np.ndarray, e: np.ndarray) -> np.ndarray:
     if a.dtype.kind == "c":
-        return np.maximum(_ulp_distance(a.real.copy(), e.real.copy()), _ulp_distance(a.imag.copy(), e.imag.copy()))
+        return np.maximum(
+            _ulp_distance(a.real.copy(), e.real.copy()), _ulp_distance(a.imag.copy(), e.imag.copy())
+        )
     return np.abs(_ordered_bits(a).astype(np.float64) - _ordered_bits(e).astype(np.float64))
 
 
@@ -80,16 +85,30 @@ def as_declared_unsigned(actual: np.ndarray, expected: np.ndarray) -> np.ndarray
     the actual one is the signed type of the same width, the bits are the same value:
     view them as the declared type. Every other dtype difference stays a mismatch.
     """
-    if expected.dtype.kind == "u" and actual.dtype.kind == "i" and actual.dtype.itemsize == expected.dtype.itemsize:
+    if (
+        expected.dtype.kind == "u"
+        and actual.dtype.kind == "i"
+        and actual.dtype.itemsize == expected.dtype.itemsize
+    ):
         return actual.view(expected.dtype)
     return actual
 
 
-def _compare_one(index: int, actual: np.ndarray, expected: np.ndarray, tol: Tolerance) -> tuple[list[str], dict[str, Any]]:
+def _compare_one(
+    index: int, actual: np.ndarray, expected: np.ndarray, tol: Tolerance
+) -> tuple[list[str], dict[str, Any]]:
     """Returns (problems, metrics) for one output."""
-    metrics: dict[str, Any] = {"max_abs_error": 0.0, "max_rel_error": 0.0, "mismatch_count": 0, "first_mismatch_index": None, "compared_elements": 0}
+    metrics: dict[str, Any] = {
+        "max_abs_error": 0.0,
+        "max_rel_error": 0.0,
+        "mismatch_count": 0,
+        "first_mismatch_index": None,
+        "compared_elements": 0,
+    }
     if actual.shape != expected.shape:
-        return [f"output {index}: shape {list(actual.shape)} != expected {list(expected.shape)}"], metrics
+        return [
+            f"output {index}: shape {list(actual.shape)} != expected {list(expected.shape)}"
+        ], metrics
     if actual.dtype != expected.dtype:
         return [f"output {index}: dtype {actual.dtype} != expected {expected.dtype}"], metrics
     metrics["compared_elements"] = int(actual.size)
@@ -113,7 +132,10 @@ def _compare_one(index: int, actual: np.ndarray, expected: np.ndarray, tol: Tole
         mismatch = (a_nan != e_nan) | (a_inf != e_inf) | (a_inf & e_inf & (a != e))
         metrics["max_abs_error"] = float(diff.max())
         metrics["max_rel_error"] = float(rel.max())
-        if tol.max_ulp is not None and actual.dtype.itemsize // (2 if actual.dtype.kind == "c" else 1) in _INT_OF_WIDTH:
+        if (
+            tol.max_ulp is not None
+            and actual.dtype.itemsize // (2 if actual.dtype.kind == "c" else 1) in _INT_OF_WIDTH
+        ):
             ulps = np.where(finite, _ulp_distance(actual, expected), 0.0)
             mismatch |= finite & (ulps > tol.max_ulp)
             metrics["max_ulp_error"], metrics["max_ulp"] = float(ulps.max()), tol.max_ulp
@@ -145,7 +167,9 @@ def empty_metrics(outputs: list[dict[str, Any]] | None = None) -> dict[str, Any]
     }
 
 
-def accumulate_metrics(total: dict[str, Any], part: dict[str, Any], output: int | None = None) -> dict[str, Any]:
+def accumulate_metrics(
+    total: dict[str, Any], part: dict[str, Any], output: int | None = None
+) -> dict[str, Any]:
     """Folds one comparison's metrics into total: the one aggregation rule (worst errors,
     summed counts, the first mismatch seen, output descriptions appended). output: the
     index of the output part describes, recorded with its first mismatch."""
@@ -165,10 +189,14 @@ def accumulate_metrics(total: dict[str, Any], part: dict[str, Any], output: int 
     return total
 
 
-def compare_outputs(actual: list[np.ndarray], expected: list[np.ndarray], tolerance: Tolerance = Tolerance()) -> Comparison:
+def compare_outputs(
+    actual: list[np.ndarray], expected: list[np.ndarray], tolerance: Tolerance = Tolerance()
+) -> Comparison:
     """Compares every output; metrics aggregate the worst figures over all outputs."""
     expected = [np.asarray(e) for e in expected]
-    actual = [as_declared_unsigned(np.asarray(a), e) for a, e in zip(actual, expected)] + [np.asarray(a) for a in actual[len(expected) :]]
+    actual = [as_declared_unsigned(np.asarray(a), e) for a, e in zip(actual, expected)] + [
+        np.asarray(a) for a in actual[len(expected) :]
+    ]
     metrics = empty_metrics([{"dtype": a.dtype.name, "shape": list(a.shape)} for a in actual])
     if len(actual) != len(expected):
         return Comparison(False, [f"{len(actual)} outputs != {len(expected)} expected"], metrics)

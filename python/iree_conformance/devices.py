@@ -17,7 +17,10 @@ def nvidia_gpus() -> list[dict[str, str]]:
     try:
         out = subprocess.run(
             [exe, "--query-gpu=index,name,compute_cap,memory.total", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=20, check=True,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return []
@@ -25,7 +28,14 @@ def nvidia_gpus() -> list[dict[str, str]]:
     for line in out.splitlines():
         parts = [p.strip() for p in line.split(",")]
         if len(parts) == 4:
-            gpus.append({"index": parts[0], "name": parts[1], "compute_capability": parts[2], "memory": parts[3]})
+            gpus.append(
+                {
+                    "index": parts[0],
+                    "name": parts[1],
+                    "compute_capability": parts[2],
+                    "memory": parts[3],
+                }
+            )
     return gpus
 
 
@@ -44,11 +54,17 @@ def render(info: dict[str, Any]) -> str:
     lines = ["HAL drivers in this iree-base-runtime build:"]
     for name, d in info["drivers"].items():
         devices = d["devices"]
-        lines.append(f"  {name}: {len(devices)} device(s)" if devices else f"  {name}: no device found")
+        lines.append(
+            f"  {name}: {len(devices)} device(s)" if devices else f"  {name}: no device found"
+        )
         for dev in devices:
-            lines.append(f"    {name}://{dev.get('path') or dev.get('device_id')}  {dev.get('name', '')}")
+            lines.append(
+                f"    {name}://{dev.get('path') or dev.get('device_id')}  {dev.get('name', '')}"
+            )
         for gpu in d.get("gpus", []):
-            lines.append(f"    GPU {gpu['index']}: {gpu['name']}, compute capability {gpu['compute_capability']}, {gpu['memory']}")
+            lines.append(
+                f"    GPU {gpu['index']}: {gpu['name']}, compute capability {gpu['compute_capability']}, {gpu['memory']}"
+            )
     lines.append("Targets (conformance/targets.toml):")
     for name, state in info["targets"].items():
         lines.append(f"  {name:<14} {state}")

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import re
 
-_ERROR = re.compile(r"\berror\b|Error|FAILED|Assertion|Aborted|Segmentation|UNIMPLEMENTED|INVALID_ARGUMENT|failed", re.I)
-_NOISE = re.compile(r"^\s*(\d+\s+0x[0-9a-f]+|#\d+ 0x|Stack dump:|PLEASE submit a bug report|0\.\s+Program arguments)")
+_ERROR = re.compile(
+    r"\berror\b|Error|FAILED|Assertion|Aborted|Segmentation|UNIMPLEMENTED|INVALID_ARGUMENT|failed",
+    re.I,
+)
+_NOISE = re.compile(
+    r"^\s*(\d+\s+0x[0-9a-f]+|#\d+ 0x|Stack dump:|PLEASE submit a bug report|0\.\s+Program arguments)"
+)
 
 
 def first_meaningful_lines(text: str, limit: int = 8) -> list[str]:

@@ -84,7 +84,9 @@ _BATCHES_KEPT = 2  # loaded batch modules a worker keeps (the current one and th
 
 def _entry_functions(vm_module) -> list[str]:
     """Exported functions, without internal (``__``) ones and ``$async`` variants."""
-    return [n for n in vm_module.function_names if not n.startswith("__") and not n.endswith("$async")]
+    return [
+        n for n in vm_module.function_names if not n.startswith("__") and not n.endswith("$async")
+    ]
 
 
 def _resolve_entry(entry: str | None, names: list[str]) -> str:
@@ -112,7 +114,9 @@ def _member_meta(info: MemberInfo, import_meta: dict[str, Any]) -> dict[str, Any
 
 def _shifted(member: dict[str, Any]) -> list[dict[str, Any]]:
     """A member's check sites under their batch-wide numbers."""
-    return [{**site, "site": site["site"] + member["site_offset"]} for site in member["sites"] or []]
+    return [
+        {**site, "site": site["site"] + member["site_offset"]} for site in member["sites"] or []
+    ]
 
 
 class Executor:
@@ -153,7 +157,9 @@ class Executor:
             inv.enable_console_diagnostics()
             source = Source.wrap_buffer(session, mlir)
             if not inv.parse_source(source):
-                raise StageError("import", self.read_diagnostics() or "the compiler could not parse the module")
+                raise StageError(
+                    "import", self.read_diagnostics() or "the compiler could not parse the module"
+                )
             if not inv.execute():
                 raise StageError("compile", self.read_diagnostics() or "compilation failed")
             out = Output.open_membuffer()
@@ -163,7 +169,9 @@ class Executor:
             inv.close()
 
     # -- import ---------------------------------------------------------------
-    def _prepare_and_import(self, program: Program, source: bytes, stage: Callable[[str], None]) -> tuple[bytes, dict[str, Any]]:
+    def _prepare_and_import(
+        self, program: Program, source: bytes, stage: Callable[[str], None]
+    ) -> tuple[bytes, dict[str, Any]]:
         kind = program.kind
         meta: dict[str, Any] = {}
         if kind == "onnx":
@@ -189,7 +197,9 @@ class Executor:
 
                 try:
                     name = Path(program.source_path).name if program.source_path else "-"
-                    text, checks = instrument_checks(source.decode("utf-8", errors="replace"), self._mlir_context(), name)
+                    text, checks = instrument_checks(
+                        source.decode("utf-8", errors="replace"), self._mlir_context(), name
+                    )
                 except CheckRewriteError as e:
                     raise StageError("import", str(e)) from None
                 meta["checks"] = checks
@@ -204,19 +214,40 @@ class Executor:
             return Path(program.source_path or "").read_bytes()
         except OSError as e:
             stage("prepare")
-            raise StageError("prepare", f"cannot read {program.source_path}: {e.strerror or e}") from None
+            raise StageError(
+                "prepare", f"cannot read {program.source_path}: {e.strerror or e}"
+            ) from None
 
-    def _keys(self, program: Program, source: bytes, flags: tuple[str, ...], host: str) -> tuple[str, str]:
+    def _keys(
+        self, program: Program, source: bytes, flags: tuple[str, ...], host: str
+    ) -> tuple[str, str]:
         """(import key, compile key) of one program under these flags on this host."""
         import_opts = json.dumps(dict(program.import_options), sort_keys=True)
         importer = _onnx_version() if program.kind == "onnx" else ""
-        import_key = make_key("import", PIPELINE_VERSION, hashlib.sha256(source).digest(), program.kind, import_opts, importer, compiler_version())
+        import_key = make_key(
+            "import",
+            PIPELINE_VERSION,
+            hashlib.sha256(source).digest(),
+            program.kind,
+            import_opts,
+            importer,
+            compiler_version(),
+        )
         # Keyed by flags and host, not by target name: targets that share flags (llvm-cpu,
         # llvm-cpu-sync) share modules; machine code never crosses architectures, and a
         # host-specific target's modules never cross CPUs.
         return import_key, make_key("compile", import_key, json.dumps(flags), host)
 
-    def _imported(self, program: Program, source: bytes, import_key: str, stage: Callable[[str], None], times: dict[str, float], hits: dict[str, bool], bypass: bool) -> tuple[bytes, dict[str, Any]]:
+    def _imported(
+        self,
+        program: Program,
+        source: bytes,
+        import_key: str,
+        stage: Callable[[str], None],
+        times: dict[str, float],
+        hits: dict[str, bool],
+        bypass: bool,
+    ) -> tuple[bytes, dict[str, Any]]:
         imported = None if bypass else self.store.get("mlir", import_key)
         if imported is not None:
             hits["import"] = True
@@ -228,7 +259,9 @@ class Executor:
         self._store_put("mlir", import_key, mlir, meta)
         return mlir, meta
 
-    def compile_job(self, job: CaseJob, stage: Callable[[str], None], times: dict[str, float]) -> tuple[bytes, dict[str, Any], dict[str, bool]]:
+    def compile_job(
+        self, job: CaseJob, stage: Callable[[str], None], times: dict[str, float]
+    ) -> tuple[bytes, dict[str, Any], dict[str, bool]]:
         """Returns (vmfb, metadata, cache hits); raises StageError on a clean failure."""
         t0 = time.perf_counter()
         source = self._source(job.program, stage)
@@ -289,8 +322,18 @@ class Executor:
             entries.append((program, source, import_key, compile_key))
 
         def key_of(kept: list[tuple[Program, bytes, str, str]]) -> str:
-            parts = [part for program, _, import_key, _ in kept for part in (program.case_id, import_key)]
-            return make_key("batch", PIPELINE_VERSION, BATCH_VERSION, compiler_version(), json.dumps(flags), host, *parts)
+            parts = [
+                part for program, _, import_key, _ in kept for part in (program.case_id, import_key)
+            ]
+            return make_key(
+                "batch",
+                PIPELINE_VERSION,
+                BATCH_VERSION,
+                compiler_version(),
+                json.dumps(flags),
+                host,
+                *parts,
+            )
 
         def cached(key: str) -> BatchResult | None:
             if job.bypass_store:
@@ -305,7 +348,13 @@ class Executor:
             if failure is not None:
                 times["store"] = time.perf_counter() - t0
                 meta = failure[0]
-                return dataclasses.replace(result, status="error", stage=meta["stage"], diagnostics=meta["lines"], culprits=meta.get("culprits", []))
+                return dataclasses.replace(
+                    result,
+                    status="error",
+                    stage=meta["stage"],
+                    diagnostics=meta["lines"],
+                    culprits=meta.get("culprits", []),
+                )
             return None
 
         if len(entries) >= 2:
@@ -318,7 +367,9 @@ class Executor:
             program, source, import_key, compile_key = entry
             member_hits = {"import": False}
             try:
-                mlir, meta = self._imported(program, source, import_key, stage, times, member_hits, job.bypass_store)
+                mlir, meta = self._imported(
+                    program, source, import_key, stage, times, member_hits, job.bypass_store
+                )
             except StageError as e:
                 self._store_put("failure", compile_key, b"", {"stage": e.stage, "lines": e.lines})
                 left_out[program.case_id] = "; ".join(e.lines[:1])
@@ -346,10 +397,21 @@ class Executor:
             # The error lines name the members they are about: those run alone, and the
             # parent compiles the others again without bisecting.
             culprits = sorted(members[i].case_id for i in culprits_of(str(e)) if i < len(members))
-            self._store_put("failure", batch_key, b"", {"stage": e.stage, "lines": e.lines, "culprits": culprits})
-            return dataclasses.replace(result, status="error", stage=e.stage, diagnostics=e.lines, culprits=culprits)
+            self._store_put(
+                "failure",
+                batch_key,
+                b"",
+                {"stage": e.stage, "lines": e.lines, "culprits": culprits},
+            )
+            return dataclasses.replace(
+                result, status="error", stage=e.stage, diagnostics=e.lines, culprits=culprits
+            )
         by_id = {m.case_id: m for m in members}
-        meta = {"members": {case_id: _member_meta(info, by_id[case_id].meta) for case_id, info in placed.items()}}
+        meta = {
+            "members": {
+                case_id: _member_meta(info, by_id[case_id].meta) for case_id, info in placed.items()
+            }
+        }
         self._store_put("vmfb", batch_key, vmfb, meta)
         self._remember_batch(batch_key, vmfb, meta)
         return dataclasses.replace(result, batch_key=batch_key, placed=list(placed))
@@ -374,7 +436,10 @@ class Executor:
         if entry is None:
             cached = self.store.get("vmfb", key)
             if cached is None:
-                raise StageError("load", "the batch's module is no longer available (the worker was replaced and the store is off)")
+                raise StageError(
+                    "load",
+                    "the batch's module is no longer available (the worker was replaced and the store is off)",
+                )
             entry = (cached[1], cached[0], None)
             self._batches[key] = entry
         vmfb, meta, loaded = entry
@@ -402,11 +467,19 @@ class Executor:
             try:
                 config = rt.Config(device=rt.get_device(device)) if device else rt.Config(driver)
             except Exception as e:  # noqa: BLE001
-                raise StageError("load", f"cannot open HAL driver/device {device or driver}: {e}") from None
+                raise StageError(
+                    "load", f"cannot open HAL driver/device {device or driver}: {e}"
+                ) from None
             self._configs[key] = config
         return config
 
-    def load(self, vmfb: bytes, driver: str, device: str | None, check_sites: list[dict[str, Any]] | None = None):
+    def load(
+        self,
+        vmfb: bytes,
+        driver: str,
+        device: str | None,
+        check_sites: list[dict[str, Any]] | None = None,
+    ):
         """The module in a fresh context; with check_sites, beside a check recorder
         (``context.check_recorder``) that implements its check imports."""
         import iree.runtime as rt
@@ -427,11 +500,15 @@ class Executor:
             raise StageError("load", f"{type(e).__name__}: {e}") from None
         return vm_module, context
 
-    def run(self, vm_module, context, entry: str | None, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def run(
+        self, vm_module, context, entry: str | None, inputs: list[np.ndarray]
+    ) -> list[np.ndarray]:
         names = _entry_functions(vm_module)
         entry = _resolve_entry(entry, names)
         if entry not in names:
-            raise StageError("run", f"function '{entry}' not found in the module; it exports {names}")
+            raise StageError(
+                "run", f"function '{entry}' not found in the module; it exports {names}"
+            )
         function = context.modules[vm_module.name][entry]
         try:
             result = function(*inputs)
@@ -443,9 +520,13 @@ class Executor:
         try:
             return [np.array(r.to_host() if hasattr(r, "to_host") else r) for r in results]
         except Exception as e:  # noqa: BLE001
-            raise StageError("run", f"cannot read results back to the host: {type(e).__name__}: {e}") from None
+            raise StageError(
+                "run", f"cannot read results back to the host: {type(e).__name__}: {e}"
+            ) from None
 
-    def execute(self, job: CaseJob | BatchJob, stage: Callable[[str], None]) -> CaseResult | BatchResult:
+    def execute(
+        self, job: CaseJob | BatchJob, stage: Callable[[str], None]
+    ) -> CaseResult | BatchResult:
         """Runs one job; the result is what the worker sends back."""
         if isinstance(job, BatchJob):
             return self.compile_batch(job, stage)
@@ -466,9 +547,19 @@ class Executor:
                 return result
             stage("load")
             t = time.perf_counter()
-            vm_module, context = self.load(vmfb, job.driver, job.device, checks["sites"] if checks else None)
+            vm_module, context = self.load(
+                vmfb, job.driver, job.device, checks["sites"] if checks else None
+            )
             times["load"] = time.perf_counter() - t
-            self._run_sets(job, vm_module, context, job.entry_function, stage, result, (0, len(checks["sites"]) if checks else 0))
+            self._run_sets(
+                job,
+                vm_module,
+                context,
+                job.entry_function,
+                stage,
+                result,
+                (0, len(checks["sites"]) if checks else 0),
+            )
         except StageError as e:
             result.status, result.stage, result.diagnostics = "error", e.stage, e.lines
         return result
@@ -488,14 +579,26 @@ class Executor:
             entry = _resolve_entry(job.entry_function, member["public_functions"])
             if entry not in member["public_functions"]:
                 stage("run")
-                raise StageError("run", f"function '{entry}' not found in the module; it exports {member['public_functions']}")
+                raise StageError(
+                    "run",
+                    f"function '{entry}' not found in the module; it exports {member['public_functions']}",
+                )
             sites = (member["site_offset"], member["site_offset"] + len(member["sites"] or []))
             self._run_sets(job, vm_module, context, member["prefix"] + entry, stage, result, sites)
         except StageError as e:
             result.status, result.stage, result.diagnostics = "error", e.stage, e.lines
         return result
 
-    def _run_sets(self, job: CaseJob, vm_module, context, entry: str | None, stage: Callable[[str], None], result: CaseResult, sites: tuple[int, int]) -> None:
+    def _run_sets(
+        self,
+        job: CaseJob,
+        vm_module,
+        context,
+        entry: str | None,
+        stage: Callable[[str], None],
+        result: CaseResult,
+        sites: tuple[int, int],
+    ) -> None:
         """Runs the entry function on every input set; keeps the check records of the
         sites in [low, high), numbered from low."""
         stage("run")
@@ -505,7 +608,13 @@ class Executor:
         for inputs in job.input_sets or ([],):
             result.outputs.append(self.run(vm_module, context, entry, inputs))
             if context.check_recorder is not None:
-                records.append([(site - low, values) for site, values in context.check_recorder.take() if low <= site < high])
+                records.append(
+                    [
+                        (site - low, values)
+                        for site, values in context.check_recorder.take()
+                        if low <= site < high
+                    ]
+                )
         if result.check_sites is not None:
             result.check_records = records
         result.stage_times["run"] = time.perf_counter() - t

@@ -97,8 +97,16 @@ class Expectations:
             return Verdict("skip", outcome.reason or "skipped", expected)
         if entry is not None and entry.flaky:
             if outcome.observed in entry.stages:
-                return Verdict("flaky", f"flaky ({entry.stage}), {outcome.observed} this time: {entry.reason}", expected)
-            return Verdict("fail", f"expected one of {entry.stage} ({entry.where}) but got {outcome.observed}: {outcome.summary()}", expected)
+                return Verdict(
+                    "flaky",
+                    f"flaky ({entry.stage}), {outcome.observed} this time: {entry.reason}",
+                    expected,
+                )
+            return Verdict(
+                "fail",
+                f"expected one of {entry.stage} ({entry.where}) but got {outcome.observed}: {outcome.summary()}",
+                expected,
+            )
         if kind is None:
             if entry is None:
                 return Verdict("pass", "", None)
@@ -112,11 +120,21 @@ class Expectations:
             return Verdict("fail", f"unexpected {kind}: {outcome.summary()}", None)
         if entry.stage == kind:
             return Verdict("xfail", f"{kind}: {entry.reason}", expected)
-        return Verdict("fail", f"expected {entry.stage} ({entry.where}) but got {kind}{_direction(kind, outcome.stage, entry.stage)}: {outcome.summary()}", expected)
+        return Verdict(
+            "fail",
+            f"expected {entry.stage} ({entry.where}) but got {kind}{_direction(kind, outcome.stage, entry.stage)}: {outcome.summary()}",
+            expected,
+        )
 
 
-_STAGE_OF_KIND = {"fail-prepare": "prepare", "fail-import": "import", "fail-compile": "compile", "fail-run": "run",
-                  "fail-reference": "reference", "fail-numerics": "compare"}
+_STAGE_OF_KIND = {
+    "fail-prepare": "prepare",
+    "fail-import": "import",
+    "fail-compile": "compile",
+    "fail-run": "run",
+    "fail-reference": "reference",
+    "fail-numerics": "compare",
+}
 
 
 def _direction(kind: str, stage: str, expected_kind: str) -> str:
@@ -143,11 +161,15 @@ def _parse_stages(stage: Any, allow_pass: bool, case_id: str, where: str) -> tup
         return tuple(stage)
     allowed = EXPECTATION_KINDS + (("pass",) if allow_pass else ())
     if stage not in allowed:
-        raise ExpectationsError(f"{where}: stage {stage!r} for {case_id!r} is not one of {', '.join(allowed)} (or a list of them for a flaky case)")
+        raise ExpectationsError(
+            f"{where}: stage {stage!r} for {case_id!r} is not one of {', '.join(allowed)} (or a list of them for a flaky case)"
+        )
     return (stage,)
 
 
-def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, ManifestEntry], dict[str, tuple[Tolerance, str]]]:
+def _parse_file(
+    path: Path, allow_pass: bool
+) -> tuple[dict[str, ManifestEntry], dict[str, tuple[Tolerance, str]]]:
     try:
         manifest = read_manifest(path)
     except ManifestError as e:  # missing, unreadable or malformed TOML (names file:line)
@@ -156,20 +178,28 @@ def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, ManifestEntry],
     unknown = set(data) - {"xfail", "tolerance"}
     if unknown:
         name = sorted(unknown)[0]
-        raise ExpectationsError(f"{manifest.where(name)}: unknown table(s) {sorted(unknown)}; expected [xfail] and [tolerance]")
+        raise ExpectationsError(
+            f"{manifest.where(name)}: unknown table(s) {sorted(unknown)}; expected [xfail] and [tolerance]"
+        )
     for table in ("xfail", "tolerance"):
         if table in data and not isinstance(data[table], dict):
-            raise ExpectationsError(f"{manifest.where(table)}: {table} must be a table ([{table}]), not a value")
+            raise ExpectationsError(
+                f"{manifest.where(table)}: {table} must be a table ([{table}]), not a value"
+            )
     xfail: dict[str, ManifestEntry] = {}
     for case_id, spec in data.get("xfail", {}).items():
         line = manifest.key_lines.get(("xfail", case_id))
         where = manifest.where("xfail", case_id)
         if not isinstance(spec, dict):
-            raise ExpectationsError(f"{where}: entry for {case_id!r} must be an inline table {{ stage = ..., reason = ... }}")
+            raise ExpectationsError(
+                f"{where}: entry for {case_id!r} must be an inline table {{ stage = ..., reason = ... }}"
+            )
         stage, reason = spec.get("stage"), spec.get("reason")
         stages = _parse_stages(stage, allow_pass, case_id, where)
         if not isinstance(reason, str) or not reason.strip():
-            raise ExpectationsError(f"{where}: {case_id!r} needs a non-empty reason (first error line or issue link)")
+            raise ExpectationsError(
+                f"{where}: {case_id!r} needs a non-empty reason (first error line or issue link)"
+            )
         extra = set(spec) - {"stage", "reason"}
         if extra:
             raise ExpectationsError(f"{where}: unknown keys {sorted(extra)} for {case_id!r}")
@@ -181,10 +211,16 @@ def _parse_file(path: Path, allow_pass: bool) -> tuple[dict[str, ManifestEntry],
             raise ExpectationsError(f"{where}: tolerance for {case_id!r} must be an inline table")
         rtol, atol, reason = spec.get("rtol"), spec.get("atol"), spec.get("reason")
         for name, value in (("rtol", rtol), ("atol", atol)):
-            if value is not None and (type(value) not in (int, float) or not math.isfinite(value) or value < 0):
-                raise ExpectationsError(f"{where}: {name} for {case_id!r} must be a finite non-negative number")
+            if value is not None and (
+                type(value) not in (int, float) or not math.isfinite(value) or value < 0
+            ):
+                raise ExpectationsError(
+                    f"{where}: {name} for {case_id!r} must be a finite non-negative number"
+                )
         if rtol is None and atol is None:
-            raise ExpectationsError(f"{where}: tolerance for {case_id!r} sets neither rtol nor atol")
+            raise ExpectationsError(
+                f"{where}: tolerance for {case_id!r} sets neither rtol nor atol"
+            )
         if not isinstance(reason, str) or not reason.strip():
             raise ExpectationsError(f"{where}: tolerance for {case_id!r} needs a reason")
         tolerance[case_id] = (Tolerance(rtol=rtol, atol=atol), reason)

@@ -48,14 +48,33 @@ def run_modes(repeat: int) -> list[list[str]]:
     return [["--fresh-worker"] if i % 2 == 0 else ["--shuffle", str(i)] for i in range(repeat)]
 
 
-def run_once(conformance_dir: Path, pytest_args: list[str], mode: list[str], report: Path, store: Path | None) -> list[dict[str, Any]]:
-    command = [sys.executable, "-m", "pytest", str(conformance_dir), "-p", "no:cacheprovider", "-q", "--retries", "0",
-               "--report-json", str(report), *mode, *pytest_args]
+def run_once(
+    conformance_dir: Path, pytest_args: list[str], mode: list[str], report: Path, store: Path | None
+) -> list[dict[str, Any]]:
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(conformance_dir),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--retries",
+        "0",
+        "--report-json",
+        str(report),
+        *mode,
+        *pytest_args,
+    ]
     command += ["--store-dir", str(store)] if store is not None else []
-    proc = subprocess.run(command, capture_output=True, text=True, encoding="utf-8", errors="replace")
+    proc = subprocess.run(
+        command, capture_output=True, text=True, encoding="utf-8", errors="replace"
+    )
     if proc.returncode not in (0, 1) or not report.exists():
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise FlakesError(f"pytest exited {proc.returncode} without results ({' '.join(command)}):\n{tail}")
+        raise FlakesError(
+            f"pytest exited {proc.returncode} without results ({' '.join(command)}):\n{tail}"
+        )
     return json.loads(report.read_text(encoding="utf-8"))["outcomes"]
 
 
@@ -70,7 +89,9 @@ def collate(runs: list[list[dict[str, Any]]]) -> list[CaseResults]:
             key = (outcome.target, outcome.case_id)
             entry = by_case.setdefault(key, CaseResults(outcome.target, outcome.case_id, [], {}))
             entry.seen.append(outcome.observed)
-            entry.first_lines.setdefault(outcome.observed, outcome.diagnostics[0] if outcome.diagnostics else "")
+            entry.first_lines.setdefault(
+                outcome.observed, outcome.diagnostics[0] if outcome.diagnostics else ""
+            )
     return sorted(by_case.values(), key=lambda c: (c.target, c.case_id))
 
 
@@ -88,7 +109,9 @@ def find_flakes(
         for i, mode in enumerate(run_modes(repeat)):
             store = None if keep_store else Path(tmp) / f"store{i}"
             progress(f"run {i + 1}/{repeat} ({' '.join(mode)})")
-            runs.append(run_once(conformance_dir, pytest_args, mode, Path(tmp) / f"run{i}.json", store))
+            runs.append(
+                run_once(conformance_dir, pytest_args, mode, Path(tmp) / f"run{i}.json", store)
+            )
     results = collate(runs)
     if not results:
         raise FlakesError("the selection ran no case (all skipped or deselected)")
@@ -124,6 +147,15 @@ def to_json(results: list[CaseResults], repeat: int) -> dict[str, Any]:
     return {
         "repeat": repeat,
         "cases": len(results),
-        "flaky": [{"target": r.target, "case_id": r.case_id, "counts": r.counts(), "seen": r.seen, "examples": r.first_lines}
-                  for r in results if r.varied],
+        "flaky": [
+            {
+                "target": r.target,
+                "case_id": r.case_id,
+                "counts": r.counts(),
+                "seen": r.seen,
+                "examples": r.first_lines,
+            }
+            for r in results
+            if r.varied
+        ],
     }

@@ -25,7 +25,9 @@ RETRY_SECONDS = 5.0
 _Sleep = Callable[[float], None]
 
 
-def _retry(move: Callable[[], None], done: Callable[[], bool], retry_for: float, sleep: _Sleep) -> None:
+def _retry(
+    move: Callable[[], None], done: Callable[[], bool], retry_for: float, sleep: _Sleep
+) -> None:
     """Run ``move``; on PermissionError retry with backoff unless ``done()`` says it is moot."""
     delay, waited = 0.01, 0.0
     while True:

@@ -42,6 +42,7 @@ _ERROR_FILE = "error.txt"
 # always together with the error file. Not 3: that is also what MSVC's abort() exits with.
 _CHILD_REPORTED_ERROR = 97
 
+
 class InterpreterError(RuntimeError):
     """The reference interpreter could not evaluate the program.
 
@@ -94,11 +95,20 @@ def _run_child(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[st
     env = {**os.environ, "PYTHONUTF8": "1"}
     try:
         return subprocess.run(
-            cmd, capture_output=True, encoding="utf-8", errors="replace",
-            timeout=timeout, check=False, env=env,
+            cmd,
+            capture_output=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout,
+            check=False,
+            env=env,
         )
     except subprocess.TimeoutExpired as e:
-        err = e.stderr.decode("utf-8", errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        err = (
+            e.stderr.decode("utf-8", errors="replace")
+            if isinstance(e.stderr, bytes)
+            else (e.stderr or "")
+        )
         raise InterpreterError(f"interpreter timed out after {timeout:g} s", stderr=err) from None
 
 

@@ -67,7 +67,11 @@ class BatchJob:
 
     @property
     def case_id(self) -> str:
-        return f"batch of {len(self.members)} from {self.members[0].case_id}" if self.members else "empty batch"
+        return (
+            f"batch of {len(self.members)} from {self.members[0].case_id}"
+            if self.members
+            else "empty batch"
+        )
 
 
 Job = CaseJob | BatchJob
@@ -104,20 +108,44 @@ class BatchResult:
     cache_hits: dict[str, bool] = dataclasses.field(default_factory=dict)
     batch_key: str | None = None
     placed: list[str] = dataclasses.field(default_factory=list)  # case ids in the module
-    left_out: dict[str, str] = dataclasses.field(default_factory=dict)  # case id -> why (they run alone)
-    culprits: list[str] = dataclasses.field(default_factory=list)  # case ids the compile errors named
+    left_out: dict[str, str] = dataclasses.field(
+        default_factory=dict
+    )  # case id -> why (they run alone)
+    culprits: list[str] = dataclasses.field(
+        default_factory=list
+    )  # case ids the compile errors named
 
 
 Result = CaseResult | BatchResult
 
 
 @overload
-def failed_result(job: CaseJob, status: str, stage: str, diagnostics: list[str], stage_times: dict[str, float] | None = None) -> CaseResult: ...
+def failed_result(
+    job: CaseJob,
+    status: str,
+    stage: str,
+    diagnostics: list[str],
+    stage_times: dict[str, float] | None = None,
+) -> CaseResult: ...
 @overload
-def failed_result(job: BatchJob, status: str, stage: str, diagnostics: list[str], stage_times: dict[str, float] | None = None) -> BatchResult: ...
+def failed_result(
+    job: BatchJob,
+    status: str,
+    stage: str,
+    diagnostics: list[str],
+    stage_times: dict[str, float] | None = None,
+) -> BatchResult: ...
 
 
-def failed_result(job: Job, status: str, stage: str, diagnostics: list[str], stage_times: dict[str, float] | None = None) -> Result:
+def failed_result(
+    job: Job,
+    status: str,
+    stage: str,
+    diagnostics: list[str],
+    stage_times: dict[str, float] | None = None,
+) -> Result:
     """The result of a job that did not answer (a crash, a timeout, a Python error)."""
     result_type = BatchResult if isinstance(job, BatchJob) else CaseResult
-    return result_type(status=status, stage=stage, diagnostics=diagnostics, stage_times=dict(stage_times or {}))
+    return result_type(
+        status=status, stage=stage, diagnostics=diagnostics, stage_times=dict(stage_times or {})
+    )

@@ -25,7 +25,13 @@ _DEVICE_FLAG = "iree-hal-target-device"
 # Backend names in RUN lines, as our targets name them.
 _BACKEND_ALIASES = {"vulkan-spirv": "vulkan", "rocm": "hip", "metal-spirv": "metal", "local": None}
 # Flags the target decides: the RUN line's choice of device and backend is what we match.
-_TARGET_FLAGS = (*_BACKEND_FLAGS, _DEVICE_FLAG, "iree-input-type", "iree-llvmcpu-target-cpu", "iree-llvmcpu-target-triple")
+_TARGET_FLAGS = (
+    *_BACKEND_FLAGS,
+    _DEVICE_FLAG,
+    "iree-input-type",
+    "iree-llvmcpu-target-cpu",
+    "iree-llvmcpu-target-triple",
+)
 
 _DTYPES = {
     "i1": np.bool_, "i8": np.int8, "si8": np.int8, "ui8": np.uint8, "i16": np.int16, "si16": np.int16,
@@ -101,7 +107,9 @@ def parse_run_line(line: int, command: str) -> RunLine:
         return run
     checker = stages[-1]
     if len(stages) < 2 or not checker or checker[0] != "FileCheck":
-        run.problem = f"{run.label}: the output is not piped into FileCheck; nothing would be checked"
+        run.problem = (
+            f"{run.label}: the output is not piped into FileCheck; nothing would be checked"
+        )
         return run
     if "%s" not in checker[1:]:
         run.problem = f"{run.label}: FileCheck checks another file than this one"
@@ -116,7 +124,12 @@ def parse_run_line(line: int, command: str) -> RunLine:
                 compiler_args.append("--" + arg.split(",", 1)[1].lstrip("-"))
             elif arg != "%s":
                 runtime_args.append(arg)
-    elif tool[0] == "iree-compile" and len(stages) == 3 and stages[1] and stages[1][0] == "iree-run-module":
+    elif (
+        tool[0] == "iree-compile"
+        and len(stages) == 3
+        and stages[1]
+        and stages[1][0] == "iree-run-module"
+    ):
         compiler_args = [a for a in tool[1:] if a not in ("%s", "-o", "-")]
         runtime_args = stages[1][1:]
     else:
@@ -179,11 +192,15 @@ def parse_input(spec: str) -> np.ndarray:
     parts = shape_text.strip().split("x")
     dtype_name = parts[-1]
     if dtype_name not in _DTYPES:
-        raise InputError(f"input {spec!r}: element type {dtype_name!r} is not supported (known: {', '.join(_DTYPES)})")
+        raise InputError(
+            f"input {spec!r}: element type {dtype_name!r} is not supported (known: {', '.join(_DTYPES)})"
+        )
     try:
         shape = tuple(int(p) for p in parts[:-1])
     except ValueError:
-        raise InputError(f"input {spec!r}: shape {shape_text!r} is not dims 'x'-separated, e.g. 2x3xf32") from None
+        raise InputError(
+            f"input {spec!r}: shape {shape_text!r} is not dims 'x'-separated, e.g. 2x3xf32"
+        ) from None
     dtype = np.dtype(_DTYPES[dtype_name])
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if not has_value:
@@ -192,10 +209,14 @@ def parse_input(spec: str) -> np.ndarray:
     if len(tokens) == 1 and count > 1:
         tokens = tokens * count  # IREE splats a single value
     if len(tokens) != count:
-        raise InputError(f"input {spec!r}: {len(tokens)} values for shape {shape or '()'} ({count} elements)")
+        raise InputError(
+            f"input {spec!r}: {len(tokens)} values for shape {shape or '()'} ({count} elements)"
+        )
     try:
         if dtype == np.bool_:
-            flat = np.array([int(t, 0) != 0 if t not in ("true", "false") else t == "true" for t in tokens])
+            flat = np.array(
+                [int(t, 0) != 0 if t not in ("true", "false") else t == "true" for t in tokens]
+            )
         elif dtype.kind == "f":
             flat = np.array([float(t) for t in tokens], dtype)
         else:

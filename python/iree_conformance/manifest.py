@@ -212,7 +212,9 @@ def _kind_order(kind: str) -> int:
     return order.index(kind) if kind in order else len(order)
 
 
-def updated_entries(current: dict[str, dict[str, Any]], outcomes: Iterable[Outcome]) -> dict[str, dict[str, Any]]:
+def updated_entries(
+    current: dict[str, dict[str, Any]], outcomes: Iterable[Outcome]
+) -> dict[str, dict[str, Any]]:
     """The xfail table after a run: new failures added, fixed ones dropped, reasons kept."""
     entries = {k: dict(v) for k, v in current.items()}
     for outcome in outcomes:
@@ -225,7 +227,10 @@ def updated_entries(current: dict[str, dict[str, Any]], outcomes: Iterable[Outco
         if len(old_stages) > 1 and set(seen) <= set(old_stages):
             continue  # a declared flaky case stays declared while it keeps to its kinds
         if len(seen) > 1:
-            entries[outcome.case_id] = {"stage": seen, "reason": f"flaky: {' and '.join(seen)} in one run (retried in a fresh worker)"}
+            entries[outcome.case_id] = {
+                "stage": seen,
+                "reason": f"flaky: {' and '.join(seen)} in one run (retried in a fresh worker)",
+            }
             continue
         if kind is None:
             entries.pop(outcome.case_id, None)
@@ -237,7 +242,11 @@ def updated_entries(current: dict[str, dict[str, Any]], outcomes: Iterable[Outco
 
 
 def update_manifest(
-    path: Path, target: str, outcomes: Sequence[Outcome], base: dict[str, dict[str, Any]] | None = None, host: str | None = None
+    path: Path,
+    target: str,
+    outcomes: Sequence[Outcome],
+    base: dict[str, dict[str, Any]] | None = None,
+    host: str | None = None,
 ) -> bool:
     """Rewrites path from a run; with base given (an overlay), keeps only the differences.
 
@@ -290,7 +299,9 @@ def update_manifests(
             changed = update_manifest(overlay_path, target, ran, base=xfail_table(base_path))
             written.append((overlay_path, changed))
         else:
-            written.append((base_path, update_manifest(base_path, target, ran, host=hosts.get(target))))
+            written.append(
+                (base_path, update_manifest(base_path, target, ran, host=hosts.get(target)))
+            )
     return written
 
 
@@ -332,7 +343,12 @@ def entry_line(table: str, key: str, spec: dict[str, Any]) -> str:
     return f"{toml_string(key)} = {entry_text(table, spec)}"
 
 
-def render_manifest(target: str, xfail: dict[str, dict[str, Any]], tolerance: dict[str, dict[str, Any]], header: str = "") -> str:
+def render_manifest(
+    target: str,
+    xfail: dict[str, dict[str, Any]],
+    tolerance: dict[str, dict[str, Any]],
+    header: str = "",
+) -> str:
     """A new manifest's text: header, then each table sorted by key."""
     lines = [(header or default_header(target)).rstrip("\n"), "", "[xfail]"]
     lines += [entry_line("xfail", k, xfail[k]) for k in sorted(xfail)]
@@ -453,7 +469,11 @@ def merge_tables(base: Tables, ours: Tables, theirs: Tables) -> tuple[Tables, li
     for table in [*ours, *(t for t in theirs if t not in ours)]:
         b, o, t = base.get(table, {}), ours.get(table, {}), theirs.get(table, {})
         result = {}
-        for key in [*o, *(k for k in t if k not in o), *(k for k in b if k not in o and k not in t)]:
+        for key in [
+            *o,
+            *(k for k in t if k not in o),
+            *(k for k in b if k not in o and k not in t),
+        ]:
             bv, ov, tv = b.get(key), o.get(key), t.get(key)
             if ov == tv or tv == bv:
                 value = ov

@@ -53,11 +53,13 @@ def merge_documents(documents: Iterable[tuple[str, dict[str, Any]]]) -> dict[str
         run_index = len(runs)
         runs.append(run_record(source, meta, len(data["outcomes"])))
         for o in data["outcomes"]:
-            outcomes.append({
-                **o,
-                "os": o.get("os") or meta.get("os", "?"),
-                "arch": o.get("arch") or meta.get("arch", "?"),
-                "python": python_minor(o.get("python") or meta.get("python")),
-                "run": run_index,
-            })
+            outcomes.append(
+                {
+                    **o,
+                    "os": o.get("os") or meta.get("os", "?"),
+                    "arch": o.get("arch") or meta.get("arch", "?"),
+                    "python": python_minor(o.get("python") or meta.get("python")),
+                    "run": run_index,
+                }
+            )
     return {"schema": SCHEMA, "kind": "merged", "runs": runs, "outcomes": outcomes}

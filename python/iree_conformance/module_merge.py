@@ -52,7 +52,9 @@ def _symbol_name(op) -> str | None:
 
 def _module_attributes(module) -> dict[str, str]:
     attrs = module.attributes
-    return {attrs[i].name: str(attrs[i].attr) for i in range(len(attrs)) if attrs[i].name != "sym_name"}
+    return {
+        attrs[i].name: str(attrs[i].attr) for i in range(len(attrs)) if attrs[i].name != "sym_name"
+    }
 
 
 def _body(module):
@@ -76,10 +78,15 @@ def _is_declaration(op) -> bool:
 
 
 def _is_public(op) -> bool:
-    return op.name == "func.func" and ("sym_visibility" not in op.attributes or str(op.attributes["sym_visibility"]).strip('"') == "public")
+    return op.name == "func.func" and (
+        "sym_visibility" not in op.attributes
+        or str(op.attributes["sym_visibility"]).strip('"') == "public"
+    )
 
 
-def merge_modules(members: list[MergeMember], context) -> tuple[bytes, dict[str, MemberInfo], dict[str, str]]:
+def merge_modules(
+    members: list[MergeMember], context
+) -> tuple[bytes, dict[str, MemberInfo], dict[str, str]]:
     """Returns (merged module as MLIR bytecode, where each merged member landed, and the
     members left out with the reason). ``context`` is an MLIR context with IREE's dialects
     (a compiler Session's); the merged module holds the members' check sites renumbered."""
@@ -94,7 +101,11 @@ def merge_modules(members: list[MergeMember], context) -> tuple[bytes, dict[str,
         try:
             # Each member parses under its own source name, so that a diagnostic of the
             # merged compile names the member it is about (culprits_of).
-            module = ir.Operation.parse(member.mlir.decode("utf-8", errors="replace"), source_name=member_source_name(index), context=context).operation
+            module = ir.Operation.parse(
+                member.mlir.decode("utf-8", errors="replace"),
+                source_name=member_source_name(index),
+                context=context,
+            ).operation
         except Exception as e:  # noqa: BLE001 - a module that no longer parses runs alone
             left_out[member.case_id] = f"cannot be parsed for merging: {e}"
             continue

@@ -44,16 +44,29 @@ def updated(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m iree_conformance.options_table", description=__doc__.splitlines()[0])
-    parser.add_argument("readme", nargs="?", type=Path, default=Path("README.md"), help="the file to update (default README.md)")
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 when the table is not current")
+    parser = argparse.ArgumentParser(
+        prog="python -m iree_conformance.options_table", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "readme",
+        nargs="?",
+        type=Path,
+        default=Path("README.md"),
+        help="the file to update (default README.md)",
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 when the table is not current"
+    )
     args = parser.parse_args(argv)
     text = args.readme.read_text(encoding="utf-8")
     new = updated(text)
     if new == text:
         return 0
     if args.check:
-        print(f"{args.readme}: the options table is stale; run python -m iree_conformance.options_table {args.readme}", file=sys.stderr)
+        print(
+            f"{args.readme}: the options table is stale; run python -m iree_conformance.options_table {args.readme}",
+            file=sys.stderr,
+        )
         return 1
     args.readme.write_text(new, encoding="utf-8", newline="\n")
     print(f"updated {args.readme}")

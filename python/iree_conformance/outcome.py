@@ -85,7 +85,9 @@ class Outcome:
     def of_kind(cls, case_id: str, suite: str, target: str, kind: str) -> Outcome:
         """An Outcome that counts as kind ("pass", "crash", "fail-compile", ...)."""
         if kind in ("pass", "crash", "timeout"):
-            return cls(case_id, suite, target, stage="compare" if kind == "pass" else "run", status=kind)
+            return cls(
+                case_id, suite, target, stage="compare" if kind == "pass" else "run", status=kind
+            )
         if kind == "fail-numerics":
             return cls(case_id, suite, target, stage="compare", status="fail")
         stage = {v: k for k, v in _ERROR_KIND_BY_STAGE.items() if k != "load"}.get(kind, "run")
@@ -93,7 +95,12 @@ class Outcome:
 
     def as_attempt(self) -> dict[str, Any]:
         """A compact record of this try, for the attempts of a later one."""
-        return {"status": self.status, "stage": self.stage, "kind": self.observed, "diagnostics": self.diagnostics[:3]}
+        return {
+            "status": self.status,
+            "stage": self.stage,
+            "kind": self.observed,
+            "diagnostics": self.diagnostics[:3],
+        }
 
     def summary(self) -> str:
         """One line for a pytest failure message."""

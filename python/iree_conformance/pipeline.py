@@ -14,7 +14,14 @@ from .targets import Target
 from .worker import WorkerClient
 
 
-def build_job(case: Case, target: Target, input_sets: list, compile_only: bool = False, timing_runs: int = 0, retry: bool = False) -> CaseJob:
+def build_job(
+    case: Case,
+    target: Target,
+    input_sets: list,
+    compile_only: bool = False,
+    timing_runs: int = 0,
+    retry: bool = False,
+) -> CaseJob:
     """The worker's job for one case on one target (a retry compiles afresh)."""
     return CaseJob(
         program=case.program(),
@@ -47,14 +54,24 @@ def run_case(
     not a pass there is only a hint: the case then runs alone, and that is its result.
     """
     if placement is None or compile_only or retry:
-        return _run_case(case, target, worker, tolerance_override, compile_only, timing_runs, retry, None)
-    outcome, result = _run_case(case, target, worker, tolerance_override, False, timing_runs, False, placement)
+        return _run_case(
+            case, target, worker, tolerance_override, compile_only, timing_runs, retry, None
+        )
+    outcome, result = _run_case(
+        case, target, worker, tolerance_override, False, timing_runs, False, placement
+    )
     outcome.duration += sum(placement.stage_times.values())  # its share of the batch's compile
     if outcome.status in ("pass", "skip"):
         outcome.info["batch"] = {"size": placement.batch_size}
         return outcome, result
-    alone, result = _run_case(case, target, worker, tolerance_override, False, timing_runs, False, None)
-    alone.info["batch"] = {"size": placement.batch_size, "in_batch": outcome.observed, "ran_alone": True}
+    alone, result = _run_case(
+        case, target, worker, tolerance_override, False, timing_runs, False, None
+    )
+    alone.info["batch"] = {
+        "size": placement.batch_size,
+        "in_batch": outcome.observed,
+        "ran_alone": True,
+    }
     alone.duration += outcome.duration
     return alone, result
 
@@ -86,14 +103,23 @@ def _run_case(
         outcome.status, outcome.diagnostics = "error", [str(e)]
         return outcome, CaseResult(status=outcome.status)
     except Exception as e:  # noqa: BLE001 - bad case data is the case's error
-        outcome.status, outcome.diagnostics = "error", [f"cannot load the case's inputs: {type(e).__name__}: {e}"]
+        outcome.status, outcome.diagnostics = (
+            "error",
+            [f"cannot load the case's inputs: {type(e).__name__}: {e}"],
+        )
         outcome.duration = time.perf_counter() - start
         return outcome, CaseResult(status=outcome.status)
-    job = build_job(case, target, [] if compile_only else input_sets, compile_only, timing_runs, retry)
+    job = build_job(
+        case, target, [] if compile_only else input_sets, compile_only, timing_runs, retry
+    )
     if placement is not None:
         job = dataclasses.replace(job, batch_key=placement.batch_key)
     result = worker.execute(job)
-    outcome.stage, outcome.status, outcome.diagnostics = result.stage, result.status, list(result.diagnostics)
+    outcome.stage, outcome.status, outcome.diagnostics = (
+        result.stage,
+        result.status,
+        list(result.diagnostics),
+    )
     if placement is not None:  # this case's share of the batch's import and compile
         outcome.stage_times.update(placement.stage_times)
         outcome.info["cache_hits"] = dict(placement.cache_hits)
@@ -116,13 +142,19 @@ def _run_case(
         outcome.duration = time.perf_counter() - start
         return outcome, result
     except Exception as e:  # noqa: BLE001
-        outcome.status, outcome.diagnostics = "error", [f"reference failed: {type(e).__name__}: {e}"]
+        outcome.status, outcome.diagnostics = (
+            "error",
+            [f"reference failed: {type(e).__name__}: {e}"],
+        )
         outcome.stage_times["reference"] = time.perf_counter() - t
         outcome.duration = time.perf_counter() - start
         return outcome, result
     outcome.stage_times["reference"] = time.perf_counter() - t
     if not checks:
-        outcome.status, outcome.diagnostics = "error", ["the reference produced no comparisons: nothing would be checked"]
+        outcome.status, outcome.diagnostics = (
+            "error",
+            ["the reference produced no comparisons: nothing would be checked"],
+        )
         outcome.duration = time.perf_counter() - start
         return outcome, result
     outcome.stage = "compare"
@@ -133,7 +165,9 @@ def _run_case(
     outcome.metrics = metrics
     if not messages and metrics["compared_elements"] == 0:
         # Shapes and dtypes matched, but there was no value to compare: say so.
-        outcome.info["note"] = "no elements compared: every output is empty (shapes and dtypes match)"
+        outcome.info["note"] = (
+            "no elements compared: every output is empty (shapes and dtypes match)"
+        )
     if messages:
         outcome.status = "fail"
         outcome.diagnostics = messages[:8]

@@ -12,7 +12,13 @@ import platform
 import signal
 import sys
 
-_ARCH = {"amd64": "x86_64", "x64": "x86_64", "x86_64": "x86_64", "arm64": "arm64", "aarch64": "arm64"}
+_ARCH = {
+    "amd64": "x86_64",
+    "x64": "x86_64",
+    "x86_64": "x86_64",
+    "arm64": "arm64",
+    "aarch64": "arm64",
+}
 
 
 def host_os(platform_name: str | None = None) -> str:
@@ -33,7 +39,9 @@ def host_arch(machine: str | None = None) -> str:
     return _ARCH.get(machine, machine)
 
 
-def unsupported_host_reason(platform_name: str | None = None, machine: str | None = None) -> str | None:
+def unsupported_host_reason(
+    platform_name: str | None = None, machine: str | None = None
+) -> str | None:
     """Why the IREE wheels cannot run in this Python, or None when they can.
 
     The macOS wheels are tagged universal2 but hold arm64 binaries only, so an x86_64
@@ -80,7 +88,19 @@ def describe_exit(returncode: int, platform_name: str | None = None) -> str:
 
 # CPU features that decide which instructions LLVM may emit for this host; listed in the
 # results JSON so a host-dependent verdict can be traced to the machine that gave it.
-_NOTABLE_FEATURES = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_bf16", "f16c", "fma", "sve", "bf16", "i8mm", "asimddp")
+_NOTABLE_FEATURES = (
+    "avx2",
+    "avx512f",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_bf16",
+    "f16c",
+    "fma",
+    "sve",
+    "bf16",
+    "i8mm",
+    "asimddp",
+)
 
 
 def _cpuinfo() -> tuple[str, list[str]]:
@@ -111,7 +131,9 @@ def host_cpu() -> dict[str, object]:
     return {
         "model": model,
         "features": [f for f in _NOTABLE_FEATURES if f in present],
-        "feature_digest": hashlib.sha256(" ".join(sorted(present)).encode()).hexdigest()[:16] if present else "",
+        "feature_digest": hashlib.sha256(" ".join(sorted(present)).encode()).hexdigest()[:16]
+        if present
+        else "",
     }
 
 

@@ -82,11 +82,14 @@ class ConformanceRun:
         self.expectations_dir = Path(options.expectations_dir or conformance_dir / "expectations")
         try:
             self.expectations: dict[str, Expectations] = {
-                t.name: load_expectations(self.expectations_dir, t.name, self.os) for t in self.targets
+                t.name: load_expectations(self.expectations_dir, t.name, self.os)
+                for t in self.targets
             }
         except ExpectationsError as e:
             raise pytest.UsageError(f"broken expectations manifest: {e}") from None
-        self.store = ArtifactStore(None if options.no_cache else Path(options.store_dir or default_store_dir()))
+        self.store = ArtifactStore(
+            None if options.no_cache else Path(options.store_dir or default_store_dir())
+        )
         try:
             self.durations = load_durations(options.durations_file)
         except ShardError as e:
@@ -122,7 +125,9 @@ class ConformanceRun:
         from .pipeline import run_case
 
         options = self.options
-        reason = (None if options.compile_only else unavailable_reason(target)) or uncompilable_reason(target)
+        reason = (
+            None if options.compile_only else unavailable_reason(target)
+        ) or uncompilable_reason(target)
         expectations = self.expectations[target.name]
         if reason:
             outcome = Outcome(case.case_id, case.suite, target.name, status="skip", reason=reason)
@@ -131,9 +136,18 @@ class ConformanceRun:
             if options.fresh_worker:
                 self.close()
             batch = self.batches.get((target.name, case.case_id))
-            placement = self.coordinator.placement(batch, case, target, self.worker) if batch is not None else None
+            placement = (
+                self.coordinator.placement(batch, case, target, self.worker)
+                if batch is not None
+                else None
+            )
             outcome, result = run_case(
-                case, target, self.worker, expectations.tolerance_for(case.case_id), options.compile_only, options.timing_runs,
+                case,
+                target,
+                self.worker,
+                expectations.tolerance_for(case.case_id),
+                options.compile_only,
+                options.timing_runs,
                 placement=placement,
             )
         if outcome.status == "fail" and options.bisect_numerics and isinstance(case, _Bisectable):
@@ -142,7 +156,11 @@ class ConformanceRun:
             if outcome.status == "pass" and self.bundle is not None:
                 self.bundle.add(case, target, result, expectations)
             verdict = _compile_only_verdict(expectations, outcome)
-            outcome.verdict, outcome.expected, message = verdict.name, verdict.expected, verdict.message
+            outcome.verdict, outcome.expected, message = (
+                verdict.name,
+                verdict.expected,
+                verdict.message,
+            )
         else:
             verdict = expectations.judge(outcome)
             if verdict.name in ("fail", "xpass") and options.effective_retries:
@@ -158,8 +176,9 @@ class ConformanceRun:
             pytest.fail(message, pytrace=False)
         # "flaky" returns normally: never red, and pytest_report_teststatus shows it as FLAKY.
 
-
-    def _retry(self, case: Case, target: Target, expectations: Expectations, outcome: Outcome, verdict):
+    def _retry(
+        self, case: Case, target: Target, expectations: Expectations, outcome: Outcome, verdict
+    ):
         """Tries an unexpected result again in a fresh worker, compiling afresh.
 
         The same unexpected result again confirms it. Any other result makes the case
@@ -171,7 +190,9 @@ class ConformanceRun:
         tries = [outcome]
         for _ in range(self.options.effective_retries):
             self.close()  # a fresh worker: no state (or heap) left over from other cases
-            again, _ = run_case(case, target, self.worker, expectations.tolerance_for(case.case_id), retry=True)
+            again, _ = run_case(
+                case, target, self.worker, expectations.tolerance_for(case.case_id), retry=True
+            )
             tries.append(again)
             if again.observed != outcome.observed:
                 break
@@ -180,7 +201,11 @@ class ConformanceRun:
         if all(t.observed == outcome.observed for t in tries):
             return last, expectations.judge(last)
         seen = " then ".join(t.observed for t in tries)
-        return last, Verdict("flaky", f"flaky: {seen} (retried in a fresh worker); first try: {outcome.summary()}", verdict.expected)
+        return last, Verdict(
+            "flaky",
+            f"flaky: {seen} (retried in a fresh worker); first try: {outcome.summary()}",
+            verdict.expected,
+        )
 
     def _bisect(self, case: Case, target: Target) -> str:
         """Runs the model with every node output exposed; names the first diverging node."""
@@ -188,7 +213,12 @@ class ConformanceRun:
         from .pipeline import build_job
 
         def run_candidate(model, inputs):
-            probe = Case(case_id=f"{case.case_id}#bisect", suite=case.suite, kind="onnx", source_bytes=model.SerializeToString())
+            probe = Case(
+                case_id=f"{case.case_id}#bisect",
+                suite=case.suite,
+                kind="onnx",
+                source_bytes=model.SerializeToString(),
+            )
             result = self.worker.execute(build_job(probe, target, [list(inputs)]))
             if result.status != "pass" or not result.outputs:
                 raise RuntimeError(f"the widened model did not run: {result.diagnostics}")
@@ -201,7 +231,9 @@ class ConformanceRun:
 
     # -- hooks (this object is registered as a plugin) -------------------------
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
         # --cases-file is applied in pytest_generate_tests, before parametrizing.
         if self.options.shuffle is not None:
             import random
@@ -215,7 +247,9 @@ class ConformanceRun:
         )
         if self.options.shard is not None:
             self._keep_shard(config, items)
-        if getattr(config.option, "loadgroup", False) or getattr(config, "workerinput", {}).get(_LOADGROUP_INPUT):
+        if getattr(config.option, "loadgroup", False) or getattr(config, "workerinput", {}).get(
+            _LOADGROUP_INPUT
+        ):
             # pytest-xdist's loadgroup schedules by the "@group" suffix of a node id; its
             # own hook has run before this one (trylast), so the suffix is added here.
             for item in items:
@@ -228,7 +262,9 @@ class ConformanceRun:
         """pytest-xdist, controller side: tell each worker whether the run is loadgroup.
         A worker parses the original command line again, so it does not see the switch
         to loadgroup that ``configure`` made, and its own ``loadgroup`` option is False."""
-        node.workerinput[_LOADGROUP_INPUT] = getattr(self.config.option, "dist", "no") == "loadgroup"
+        node.workerinput[_LOADGROUP_INPUT] = (
+            getattr(self.config.option, "dist", "no") == "loadgroup"
+        )
 
     def _keep_shard(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         """Keeps this shard's items; a batch is one unit, weighed by its cases' durations."""
@@ -240,7 +276,10 @@ class ConformanceRun:
             batch = self.batches.get(_pair_key(_case_and_target(item)))
             units.setdefault(batch.batch_id if batch is not None else key, []).append(item)
         names = list(units)
-        known = {name: sum(self.durations.get(_item_key(i) or i.nodeid, math.nan) for i in group) for name, group in units.items()}
+        known = {
+            name: sum(self.durations.get(_item_key(i) or i.nodeid, math.nan) for i in group)
+            for name, group in units.items()
+        }
         weights = {name: seconds for name, seconds in known.items() if not math.isnan(seconds)}
         shards = assign(names, weights, count)
         keep_units = {name for name, shard in zip(names, shards) if shard == index - 1}
@@ -271,23 +310,43 @@ class ConformanceRun:
                 )
         size = self.options.effective_batch_size
         if size > 1:
-            scheduling = ", scheduled as units (--dist loadgroup)" if getattr(config.option, "dist", "no") == "loadgroup" else ""
-            lines.append(f"iree-conformance: small cases compile in batches of up to {size}{scheduling}; --batch-size 1 compiles each alone")
+            scheduling = (
+                ", scheduled as units (--dist loadgroup)"
+                if getattr(config.option, "dist", "no") == "loadgroup"
+                else ""
+            )
+            lines.append(
+                f"iree-conformance: small cases compile in batches of up to {size}{scheduling}; --batch-size 1 compiles each alone"
+            )
         return lines
 
-    def pytest_terminal_summary(self, terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    def pytest_terminal_summary(
+        self, terminalreporter, exitstatus: int, config: pytest.Config
+    ) -> None:
         flaky = [o for o in self.outcomes.values() if o.get("verdict") == "flaky"]
         if flaky:
             terminalreporter.section("flaky cases (never red, never a pass)", yellow=True)
             for o in sorted(flaky, key=lambda o: (o["target"], o["case_id"])):
-                terminalreporter.write_line(f"FLAKY {o['target']}:{o['case_id']}: {o.get('reason', '').splitlines()[0] if o.get('reason') else ''}")
+                terminalreporter.write_line(
+                    f"FLAKY {o['target']}:{o['case_id']}: {o.get('reason', '').splitlines()[0] if o.get('reason') else ''}"
+                )
         # A result in a batch that a solo run then changed: the solo result is the verdict,
         # and the difference is shown, not hidden (a merged module is not the case alone).
-        changed = [o for o in self.outcomes.values() if (o.get("info") or {}).get("batch", {}).get("ran_alone") and o["info"]["batch"].get("in_batch") != _observed(o)]
+        changed = [
+            o
+            for o in self.outcomes.values()
+            if (o.get("info") or {}).get("batch", {}).get("ran_alone")
+            and o["info"]["batch"].get("in_batch") != _observed(o)
+        ]
         if changed:
-            terminalreporter.section("cases whose result in a batch differed from their result alone (verdict: alone)", yellow=True)
+            terminalreporter.section(
+                "cases whose result in a batch differed from their result alone (verdict: alone)",
+                yellow=True,
+            )
             for o in sorted(changed, key=lambda o: (o["target"], o["case_id"])):
-                terminalreporter.write_line(f"BATCH {o['target']}:{o['case_id']}: {o['info']['batch']['in_batch']} in a batch of {o['info']['batch']['size']}, {_observed(o)} alone")
+                terminalreporter.write_line(
+                    f"BATCH {o['target']}:{o['case_id']}: {o['info']['batch']['in_batch']} in a batch of {o['info']['batch']['size']}, {_observed(o)} alone"
+                )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in getattr(report, "user_properties", []):
@@ -305,7 +364,11 @@ class ConformanceRun:
             meta = run_metadata([t.name for t in self.targets], self.started, sys.argv)
             write_results(options.report_json, meta, outcomes)
         if options.record_durations:
-            measured = {f"{o['target']}:{o['case_id']}": o.get("duration", 0.0) for o in outcomes if o["status"] != "skip"}
+            measured = {
+                f"{o['target']}:{o['case_id']}": o.get("duration", 0.0)
+                for o in outcomes
+                if o["status"] != "skip"
+            }
             record_durations(options.record_durations, measured)
         mode = options.update_expectations
         if mode:
@@ -319,12 +382,18 @@ class ConformanceRun:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         hosts = {t.name: cpu_fingerprint() for t in self.targets if t.host_specific}
         written = update_manifests(
-            self.expectations_dir, [Outcome.from_json(o) for o in outcomes], self.os,
-            overlay=mode == "overlay", hosts=hosts, targets=[t.name for t in self.targets],
+            self.expectations_dir,
+            [Outcome.from_json(o) for o in outcomes],
+            self.os,
+            overlay=mode == "overlay",
+            hosts=hosts,
+            targets=[t.name for t in self.targets],
         )
         for path, changed in written:
             if reporter is not None:
-                reporter.write_line(f"iree-conformance: {'updated' if changed else 'unchanged'} {path}")
+                reporter.write_line(
+                    f"iree-conformance: {'updated' if changed else 'unchanged'} {path}"
+                )
 
 
 _COMPILE_STAGE_KINDS = ("fail-prepare", "fail-import", "fail-compile")
@@ -353,11 +422,17 @@ def _run(config: pytest.Config) -> ConformanceRun:
 
 def configure(config: pytest.Config, conformance_dir: Path) -> None:
     """Called from conformance/conftest.py's pytest_configure."""
-    for name, text in load_toml(Path(__file__).resolve().parent / "markers.toml").get("markers", {}).items():
+    for name, text in (
+        load_toml(Path(__file__).resolve().parent / "markers.toml").get("markers", {}).items()
+    ):
         config.addinivalue_line("markers", f"{name}: {text}")
     options = RunOptions.from_config(config)
     run = ConformanceRun(config, conformance_dir, options)
-    if options.effective_batch_size > 1 and getattr(config.option, "dist", "no") == "load" and not hasattr(config, "workerinput"):
+    if (
+        options.effective_batch_size > 1
+        and getattr(config.option, "dist", "no") == "load"
+        and not hasattr(config, "workerinput")
+    ):
         # A batch is one unit of scheduling: with the default --dist load, pytest-xdist
         # would spread a batch's cases over workers and each would compile it.
         config.option.dist = "loadgroup"
@@ -380,7 +455,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     run = _run(metafunc.config)
     suite = getattr(metafunc.module, "SUITE", None)
     if suite is None:
-        pytest.fail(f"{metafunc.module.__name__} uses conformance_case but names no SUITE", pytrace=False)
+        pytest.fail(
+            f"{metafunc.module.__name__} uses conformance_case but names no SUITE", pytrace=False
+        )
     try:
         cases = run.cases(suite)
     except Exception as e:  # noqa: BLE001 - a broken provider is a collection error with its reason
@@ -388,7 +465,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     wanted = run.options.cases
     if wanted is not None:  # --cases-file, before parametrizing: thousands of items cost time
         cases = [case for case in cases if case.case_id in wanted]
-    params = [pytest.param(case, target, id=f"{target.name}:{case.case_id}") for target in run.targets for case in cases]
+    params = [
+        pytest.param(case, target, id=f"{target.name}:{case.case_id}")
+        for target in run.targets
+        for case in cases
+    ]
     metafunc.parametrize(("conformance_case", "conformance_target"), params)
 
 

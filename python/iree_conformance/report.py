@@ -61,7 +61,11 @@ def redact_url_secrets(text: str) -> str:
 def write_results(path: Path, metadata: dict[str, Any], outcomes: list[dict[str, Any]]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"schema": SCHEMA, "metadata": metadata, "outcomes": sorted(outcomes, key=lambda o: (o["suite"], o["target"], o["case_id"]))}
+    data = {
+        "schema": SCHEMA,
+        "metadata": metadata,
+        "outcomes": sorted(outcomes, key=lambda o: (o["suite"], o["target"], o["case_id"])),
+    }
     atomic_write_text(path, json.dumps(data, indent=1, default=str))
 
 
@@ -72,8 +76,14 @@ def load_results(path: Path) -> dict[str, Any]:
         raise ReportError(f"{path}: results file not found") from None
     except json.JSONDecodeError as e:
         raise ReportError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("outcomes"), list):
-        raise ReportError(f"{path}: not a results file of schema {SCHEMA} (expected keys schema, metadata, outcomes)")
+    if (
+        not isinstance(data, dict)
+        or data.get("schema") != SCHEMA
+        or not isinstance(data.get("outcomes"), list)
+    ):
+        raise ReportError(
+            f"{path}: not a results file of schema {SCHEMA} (expected keys schema, metadata, outcomes)"
+        )
     return data
 
 
@@ -85,19 +95,31 @@ def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
         f"onnxruntime {meta.get('onnxruntime')}; Python {meta.get('python')} on {meta.get('os')}/{meta.get('arch')} "
         f"({meta.get('platform')}); started {meta.get('started')}, finished {meta.get('finished')}."
     )
-    lines += ["", "| suite | target | " + " | ".join(VERDICTS) + " | total |", "|---|---|" + "---:|" * (len(VERDICTS) + 1)]
-    counts: dict[tuple[str, str], collections.Counter] = collections.defaultdict(collections.Counter)
+    lines += [
+        "",
+        "| suite | target | " + " | ".join(VERDICTS) + " | total |",
+        "|---|---|" + "---:|" * (len(VERDICTS) + 1),
+    ]
+    counts: dict[tuple[str, str], collections.Counter] = collections.defaultdict(
+        collections.Counter
+    )
     for o in outcomes:
         counts[(o["suite"], o["target"])][o.get("verdict") or o["status"]] += 1
     for (suite, target), c in sorted(counts.items()):
-        lines.append(f"| {suite} | {target} | " + " | ".join(str(c[v]) for v in VERDICTS) + f" | {sum(c.values())} |")
+        lines.append(
+            f"| {suite} | {target} | "
+            + " | ".join(str(c[v]) for v in VERDICTS)
+            + f" | {sum(c.values())} |"
+        )
     bad = [o for o in outcomes if o.get("verdict") in ("fail", "xpass")]
     if bad:
         lines += ["", f"### Failures ({len(bad)})", ""]
         groups: dict[tuple[str, str], list[dict[str, Any]]] = collections.defaultdict(list)
         for o in bad:
             first = next((d for d in o.get("diagnostics", []) if d.strip()), o.get("reason", ""))
-            groups[(o.get("stage", "?"), normalize(first) if first else "(no diagnostic)")].append(o)
+            groups[(o.get("stage", "?"), normalize(first) if first else "(no diagnostic)")].append(
+                o
+            )
         for (stage, line), members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             ids = ", ".join(f"`{m['case_id']}` ({m['target']})" for m in members[:10])
             more = f" and {len(members) - 10} more" if len(members) > 10 else ""
@@ -106,22 +128,43 @@ def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
     if flaky:
         lines += ["", f"### Flaky ({len(flaky)}): never red, never counted as a pass", ""]
         for o in sorted(flaky, key=lambda o: (o["case_id"], o["target"])):
-            seen = " then ".join([a.get("kind", "?") for a in o.get("attempts", [])] + [o.get("status", "?")]) if o.get("attempts") else o.get("expected", "")
+            seen = (
+                " then ".join(
+                    [a.get("kind", "?") for a in o.get("attempts", [])] + [o.get("status", "?")]
+                )
+                if o.get("attempts")
+                else o.get("expected", "")
+            )
             lines.append(f"- `{o['case_id']}` ({o['target']}): {seen}")
     differ = differs_across_targets(outcomes)
     if differ:
         targets = sorted({o["target"] for o in outcomes})
-        lines += ["", f"### Differs across targets ({len(differ)})", "", "| case | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
+        lines += [
+            "",
+            f"### Differs across targets ({len(differ)})",
+            "",
+            "| case | " + " | ".join(targets) + " |",
+            "|---|" + "---|" * len(targets),
+        ]
         for case_id, by_target in differ:
-            lines.append(f"| `{case_id}` | " + " | ".join(by_target.get(t, "-") for t in targets) + " |")
+            lines.append(
+                f"| `{case_id}` | " + " | ".join(by_target.get(t, "-") for t in targets) + " |"
+            )
     xfails = collections.Counter(o.get("expected") for o in outcomes if o.get("verdict") == "xfail")
     if xfails:
         lines += ["", "### Expected failures by stage", ""]
         lines += [f"- {stage}: {n}" for stage, n in sorted(xfails.items())]
     with_timing = [o for o in outcomes if o.get("metrics", {}).get("timing")]
     if with_timing:
-        lines += ["", "### Timing (informative, not pass/fail)", "", "median of N calls after a warm-up; inputs already on the device", "",
-                  "| case | target | IREE ms | upload ms | onnxruntime ms |", "|---|---|---:|---:|---:|"]
+        lines += [
+            "",
+            "### Timing (informative, not pass/fail)",
+            "",
+            "median of N calls after a warm-up; inputs already on the device",
+            "",
+            "| case | target | IREE ms | upload ms | onnxruntime ms |",
+            "|---|---|---:|---:|---:|",
+        ]
         for o in sorted(with_timing, key=lambda o: (o["case_id"], o["target"])):
             t = o["metrics"]["timing"]
             ort = t.get("onnxruntime_median_s")
@@ -131,9 +174,17 @@ def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
             )
     timed = sorted(outcomes, key=lambda o: o.get("duration", 0.0), reverse=True)[:slowest]
     if timed:
-        lines += ["", f"### Slowest {len(timed)} cases", "", "| case | target | seconds | compile s |", "|---|---|---:|---:|"]
+        lines += [
+            "",
+            f"### Slowest {len(timed)} cases",
+            "",
+            "| case | target | seconds | compile s |",
+            "|---|---|---:|---:|",
+        ]
         for o in timed:
-            lines.append(f"| `{o['case_id']}` | {o['target']} | {o.get('duration', 0.0):.2f} | {o.get('stage_times', {}).get('compile', 0.0):.2f} |")
+            lines.append(
+                f"| `{o['case_id']}` | {o['target']} | {o.get('duration', 0.0):.2f} | {o.get('stage_times', {}).get('compile', 0.0):.2f} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -146,7 +197,11 @@ def differs_across_targets(outcomes: list[dict[str, Any]]) -> list[tuple[str, di
         if o.get("status") == "skip":
             continue
         by_case[o["case_id"]][o["target"]] = Outcome.from_json(o).observed
-    return [(case_id, seen) for case_id, seen in sorted(by_case.items()) if len(seen) > 1 and len(set(seen.values())) > 1]
+    return [
+        (case_id, seen)
+        for case_id, seen in sorted(by_case.items())
+        if len(seen) > 1 and len(set(seen.values())) > 1
+    ]
 
 
 def append_step_summary(markdown: str) -> bool:

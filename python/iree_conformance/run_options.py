@@ -59,14 +59,18 @@ def shard_spec(text: str) -> tuple[int, int]:
     try:
         return parse_shard(text)
     except ShardError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--shard {text!r}: ") + f" (got {text!r})") from None
+        raise argparse.ArgumentTypeError(
+            str(e).removeprefix(f"--shard {text!r}: ") + f" (got {text!r})"
+        ) from None
 
 
 def stage_timeout(text: str) -> tuple[str, float]:
     """'STAGE=SECONDS' with a known stage and a finite number of seconds above 0."""
     stage, _, seconds = text.partition("=")
     if stage not in DEFAULT_STAGE_TIMEOUTS:
-        raise argparse.ArgumentTypeError(f"{text!r}: stage must be one of {', '.join(DEFAULT_STAGE_TIMEOUTS)}")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: stage must be one of {', '.join(DEFAULT_STAGE_TIMEOUTS)}"
+        )
     try:
         value = float(seconds)
     except ValueError:
@@ -82,14 +86,18 @@ def case_list(text: str) -> frozenset[str]:
         lines = Path(text).read_text(encoding="utf-8").splitlines()
     except OSError as e:
         raise argparse.ArgumentTypeError(f"{text}: cannot read: {e.strerror or e}") from None
-    return frozenset(line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip())
+    return frozenset(
+        line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()
+    )
 
 
 def _seconds(value: float) -> str:
     return f"{value:g}"
 
 
-_DEFAULT_TIMEOUTS_TEXT = ", ".join(f"{stage} {_seconds(s)}" for stage, s in DEFAULT_STAGE_TIMEOUTS.items())
+_DEFAULT_TIMEOUTS_TEXT = ", ".join(
+    f"{stage} {_seconds(s)}" for stage, s in DEFAULT_STAGE_TIMEOUTS.items()
+)
 
 
 # -- the options ---------------------------------------------------------------------------
@@ -114,55 +122,143 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("--target", f"a target from conformance/targets.toml (repeatable; default {DEFAULT_TARGET}); an unknown name is an error that lists the known ones, and a target whose driver or device is absent is skipped with a reason that names it",
-           {"action": "append", "default": [], "metavar": "NAME"}),
-    Option("--report-json", "write every Outcome and the run metadata (IREE, onnx and onnxruntime versions, platform, targets, start and end) to PATH",
-           {"metavar": "PATH", "type": Path}),
-    Option("--store-dir", "artifact store folder (default: $IREE_CONFORMANCE_STORE, else the user cache dir, e.g. ~/.cache/iree-conformance/store)",
-           {"metavar": "DIR", "type": Path}),
+    Option(
+        "--target",
+        f"a target from conformance/targets.toml (repeatable; default {DEFAULT_TARGET}); an unknown name is an error that lists the known ones, and a target whose driver or device is absent is skipped with a reason that names it",
+        {"action": "append", "default": [], "metavar": "NAME"},
+    ),
+    Option(
+        "--report-json",
+        "write every Outcome and the run metadata (IREE, onnx and onnxruntime versions, platform, targets, start and end) to PATH",
+        {"metavar": "PATH", "type": Path},
+    ),
+    Option(
+        "--store-dir",
+        "artifact store folder (default: $IREE_CONFORMANCE_STORE, else the user cache dir, e.g. ~/.cache/iree-conformance/store)",
+        {"metavar": "DIR", "type": Path},
+    ),
     Option("--no-cache", "neither read nor write the artifact store", {"action": "store_true"}),
-    Option("--update-expectations", "rewrite the target's manifest from this run (adds new failures, drops fixed ones, keeps reasons, sorted); overlay: the per-OS file, with the differences from the base file only",
-           {"nargs": "?", "const": "base", "choices": ["base", "overlay"]}),
-    Option("--expectations-dir", "folder of <target>.toml manifests (default conformance/expectations)",
-           {"metavar": "DIR", "type": Path}),
-    Option("--stablehlo-dir", "also run every .mlir test file under PATH: check ops or lit RUN/FileCheck lines (repeatable)",
-           {"action": "append", "default": [], "metavar": "PATH", "type": Path}),
-    Option("--reference", "bundled StableHLO expected values: shipped (default) or recomputed by the StableHLO reference interpreter",
-           {"choices": ["shipped", "interpreter"], "default": "shipped"}),
-    Option("--stage-timeout", f"per-stage time limit in seconds, e.g. compile=600 (repeatable; defaults {_DEFAULT_TIMEOUTS_TEXT})",
-           {"action": "append", "default": [], "metavar": "STAGE=SECONDS", "type": stage_timeout}),
-    Option("--timing-runs", "time each passing case's function N times after a warm-up (median; onnxruntime beside it for models); informative, never pass/fail",
-           {"default": 0, "metavar": "N", "type": non_negative_int}),
-    Option("--compile-only", "stop after compile (no device needed); with --bundle, write a bundle", {"action": "store_true"}),
-    Option("--bundle", "with --compile-only: write a self-contained bundle of the compiled cases to DIR",
-           {"metavar": "DIR", "type": Path}),
-    Option("--cases-file", "run only the case ids listed in PATH (one per line, '#' comments)",
-           {"metavar": "PATH", "type": case_list}),
-    Option("--shard", "run the I-th of N shards of near-equal recorded duration (see --durations-file)",
-           {"metavar": "I/N", "type": shard_spec}),
-    Option("--durations-file", "recorded durations used to balance --shard", {"metavar": "PATH", "type": Path}),
-    Option("--record-durations", "merge this run's per-case durations into PATH", {"metavar": "PATH", "type": Path}),
-    Option("--onnx-ops-sample", "run a fixed, deterministic sample of N ONNX operator tests (the PR smoke run) instead of all",
-           {"metavar": "N", "type": positive_int}),
-    Option("--onnx-data-dir", "where generated ONNX operator test data lives (default: $IREE_CONFORMANCE_DATA, else the user cache dir)",
-           {"metavar": "DIR"}),
-    Option("--zoo-manifest", "ONNX Model Zoo manifest in the onnx.hub ONNX_HUB_MANIFEST.json format; a model with a model_with_data tarball is checked on its test_data_set_N against the shipped outputs, one without runs on seeded random inputs against onnxruntime",
-           {"metavar": "PATH_OR_URL"}),
-    Option("--zoo-models", "comma-separated zoo model names to select (file stems such as mnist-12)", {"metavar": "NAMES"}),
+    Option(
+        "--update-expectations",
+        "rewrite the target's manifest from this run (adds new failures, drops fixed ones, keeps reasons, sorted); overlay: the per-OS file, with the differences from the base file only",
+        {"nargs": "?", "const": "base", "choices": ["base", "overlay"]},
+    ),
+    Option(
+        "--expectations-dir",
+        "folder of <target>.toml manifests (default conformance/expectations)",
+        {"metavar": "DIR", "type": Path},
+    ),
+    Option(
+        "--stablehlo-dir",
+        "also run every .mlir test file under PATH: check ops or lit RUN/FileCheck lines (repeatable)",
+        {"action": "append", "default": [], "metavar": "PATH", "type": Path},
+    ),
+    Option(
+        "--reference",
+        "bundled StableHLO expected values: shipped (default) or recomputed by the StableHLO reference interpreter",
+        {"choices": ["shipped", "interpreter"], "default": "shipped"},
+    ),
+    Option(
+        "--stage-timeout",
+        f"per-stage time limit in seconds, e.g. compile=600 (repeatable; defaults {_DEFAULT_TIMEOUTS_TEXT})",
+        {"action": "append", "default": [], "metavar": "STAGE=SECONDS", "type": stage_timeout},
+    ),
+    Option(
+        "--timing-runs",
+        "time each passing case's function N times after a warm-up (median; onnxruntime beside it for models); informative, never pass/fail",
+        {"default": 0, "metavar": "N", "type": non_negative_int},
+    ),
+    Option(
+        "--compile-only",
+        "stop after compile (no device needed); with --bundle, write a bundle",
+        {"action": "store_true"},
+    ),
+    Option(
+        "--bundle",
+        "with --compile-only: write a self-contained bundle of the compiled cases to DIR",
+        {"metavar": "DIR", "type": Path},
+    ),
+    Option(
+        "--cases-file",
+        "run only the case ids listed in PATH (one per line, '#' comments)",
+        {"metavar": "PATH", "type": case_list},
+    ),
+    Option(
+        "--shard",
+        "run the I-th of N shards of near-equal recorded duration (see --durations-file)",
+        {"metavar": "I/N", "type": shard_spec},
+    ),
+    Option(
+        "--durations-file",
+        "recorded durations used to balance --shard",
+        {"metavar": "PATH", "type": Path},
+    ),
+    Option(
+        "--record-durations",
+        "merge this run's per-case durations into PATH",
+        {"metavar": "PATH", "type": Path},
+    ),
+    Option(
+        "--onnx-ops-sample",
+        "run a fixed, deterministic sample of N ONNX operator tests (the PR smoke run) instead of all",
+        {"metavar": "N", "type": positive_int},
+    ),
+    Option(
+        "--onnx-data-dir",
+        "where generated ONNX operator test data lives (default: $IREE_CONFORMANCE_DATA, else the user cache dir)",
+        {"metavar": "DIR"},
+    ),
+    Option(
+        "--zoo-manifest",
+        "ONNX Model Zoo manifest in the onnx.hub ONNX_HUB_MANIFEST.json format; a model with a model_with_data tarball is checked on its test_data_set_N against the shipped outputs, one without runs on seeded random inputs against onnxruntime",
+        {"metavar": "PATH_OR_URL"},
+    ),
+    Option(
+        "--zoo-models",
+        "comma-separated zoo model names to select (file stems such as mnist-12)",
+        {"metavar": "NAMES"},
+    ),
     Option("--zoo-tags", "comma-separated zoo tags to select", {"metavar": "TAGS"}),
-    Option("--zoo-max-bytes", "select zoo models of at most N bytes", {"metavar": "N", "type": positive_int}),
-    Option("--zoo-mirror", "URL or folder template for zoo downloads with {model_path}, {file_name} or {sha256} (default: $IREE_CONFORMANCE_ZOO_MIRROR, else the Hugging Face mirror); files are verified by sha256 and size and kept in $IREE_CONFORMANCE_ZOO_CACHE",
-           {"metavar": "TEMPLATE"}),
-    Option("--offline", "never download; cases that need a download are skipped with reason 'offline'", {"action": "store_true"}),
-    Option("--retries", "retry an unexpected result up to N times in a fresh worker, compiling afresh (default 1; 0: off); a case whose result then changes is reported flaky with every try, never as a pass",
-           {"default": 1, "metavar": "N", "type": non_negative_int}),
-    Option("--fresh-worker", "run every case in a new worker process (slower; for flake hunting: no state shared between cases)",
-           {"action": "store_true"}),
-    Option("--shuffle", "run the selected cases in an order shuffled by SEED (for flake hunting: order-dependent failures)",
-           {"metavar": "SEED", "type": seed_int}),
-    Option("--bisect-numerics", "on a model numerics failure, report the first ONNX node whose output diverges", {"action": "store_true"}),
-    Option("--batch-size", f"compile up to B small cases (StableHLO programs, ONNX operator tests) of one suite, target and flag set as one module (default {DEFAULT_BATCH_SIZE}; 1: each case alone); a case that is not a pass in its batch runs alone, and that is its result",
-           {"default": DEFAULT_BATCH_SIZE, "metavar": "B", "type": positive_int}),
+    Option(
+        "--zoo-max-bytes",
+        "select zoo models of at most N bytes",
+        {"metavar": "N", "type": positive_int},
+    ),
+    Option(
+        "--zoo-mirror",
+        "URL or folder template for zoo downloads with {model_path}, {file_name} or {sha256} (default: $IREE_CONFORMANCE_ZOO_MIRROR, else the Hugging Face mirror); files are verified by sha256 and size and kept in $IREE_CONFORMANCE_ZOO_CACHE",
+        {"metavar": "TEMPLATE"},
+    ),
+    Option(
+        "--offline",
+        "never download; cases that need a download are skipped with reason 'offline'",
+        {"action": "store_true"},
+    ),
+    Option(
+        "--retries",
+        "retry an unexpected result up to N times in a fresh worker, compiling afresh (default 1; 0: off); a case whose result then changes is reported flaky with every try, never as a pass",
+        {"default": 1, "metavar": "N", "type": non_negative_int},
+    ),
+    Option(
+        "--fresh-worker",
+        "run every case in a new worker process (slower; for flake hunting: no state shared between cases)",
+        {"action": "store_true"},
+    ),
+    Option(
+        "--shuffle",
+        "run the selected cases in an order shuffled by SEED (for flake hunting: order-dependent failures)",
+        {"metavar": "SEED", "type": seed_int},
+    ),
+    Option(
+        "--bisect-numerics",
+        "on a model numerics failure, report the first ONNX node whose output diverges",
+        {"action": "store_true"},
+    ),
+    Option(
+        "--batch-size",
+        f"compile up to B small cases (StableHLO programs, ONNX operator tests) of one suite, target and flag set as one module (default {DEFAULT_BATCH_SIZE}; 1: each case alone); a case that is not a pass in its batch runs alone, and that is its result",
+        {"default": DEFAULT_BATCH_SIZE, "metavar": "B", "type": positive_int},
+    ),
 )
 
 
@@ -211,7 +307,9 @@ class RunOptions:
         if self.bundle is not None and not self.compile_only:
             raise pytest.UsageError("--bundle needs --compile-only")
         if self.compile_only and self.update_expectations:
-            raise pytest.UsageError("--update-expectations needs a full run: with --compile-only, run-stage failures would be dropped")
+            raise pytest.UsageError(
+                "--update-expectations needs a full run: with --compile-only, run-stage failures would be dropped"
+            )
 
     @property
     def effective_retries(self) -> int:

@@ -27,7 +27,11 @@ CHECK_MODULE = "conformance_check"
 
 # Check kinds and how the parent compares a record.
 EXACT, CLOSE, TRUE, FALSE, ALL_TRUE = "exact", "close", "true", "false", "all_true"
-_CUSTOM_CALL_KINDS = {"check.expect_eq": EXACT, "check.expect_close": CLOSE, "check.expect_almost_eq": CLOSE}
+_CUSTOM_CALL_KINDS = {
+    "check.expect_eq": EXACT,
+    "check.expect_close": CLOSE,
+    "check.expect_almost_eq": CLOSE,
+}
 _DIALECT_KINDS = {
     "check.expect_eq": EXACT,
     "check.expect_eq_const": EXACT,
@@ -148,7 +152,9 @@ def _functions(module) -> dict[str, Any]:
 def _is_public_noarg(func) -> bool:
     ir = _ir()
     attrs = func.attributes
-    visibility = ir.StringAttr(attrs["sym_visibility"]).value if "sym_visibility" in attrs else "public"
+    visibility = (
+        ir.StringAttr(attrs["sym_visibility"]).value if "sym_visibility" in attrs else "public"
+    )
     ftype = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
     return visibility == "public" and len(ftype.inputs) == 0 and len(func.regions[0].blocks) > 0
 
@@ -161,7 +167,13 @@ def test_functions_of(module) -> list[str]:
     for name, func in functions.items():
         ops = list(_walk(func))
         direct[name] = any(_check_kind(op) for op in ops)
-        callees[name] = {c for op in ops if op.name in ("func.call", "call") for c in [_str_attr(op, "callee")] if c}
+        callees[name] = {
+            c
+            for op in ops
+            if op.name in ("func.call", "call")
+            for c in [_str_attr(op, "callee")]
+            if c
+        }
 
     def reaches(name: str, seen: set[str]) -> bool:
         if direct.get(name):
@@ -169,7 +181,9 @@ def test_functions_of(module) -> list[str]:
         seen.add(name)
         return any(reaches(c, seen) for c in callees.get(name, ()) if c not in seen)
 
-    return [name for name, func in functions.items() if _is_public_noarg(func) and reaches(name, set())]
+    return [
+        name for name, func in functions.items() if _is_public_noarg(func) and reaches(name, set())
+    ]
 
 
 def list_test_functions(text: str) -> list[str]:
@@ -212,11 +226,17 @@ def _demoted(value, ir):
     element = ttype.element_type
     if isinstance(element, ir.F64Type):
         narrow = ir.F32Type.get()
-    elif isinstance(element, ir.ComplexType) and isinstance(ir.ComplexType(element).element_type, ir.F64Type):
+    elif isinstance(element, ir.ComplexType) and isinstance(
+        ir.ComplexType(element).element_type, ir.F64Type
+    ):
         narrow = ir.ComplexType.get(ir.F32Type.get())
     else:
         return value
-    converted = ir.Operation.create("stablehlo.convert", results=[ir.RankedTensorType.get(ttype.shape, narrow)], operands=[value])
+    converted = ir.Operation.create(
+        "stablehlo.convert",
+        results=[ir.RankedTensorType.get(ttype.shape, narrow)],
+        operands=[value],
+    )
     return converted.results[0]
 
 
@@ -225,7 +245,16 @@ def _cconv_char(type_, site: CheckSite) -> str:
     text = str(type_)
     if text.startswith("tensor<") or text.startswith("!hal."):
         return "r"
-    chars = {"i32": "i", "i1": "i", "i8": "i", "i16": "i", "i64": "I", "f32": "f", "f64": "d", "index": "I"}
+    chars = {
+        "i32": "i",
+        "i1": "i",
+        "i8": "i",
+        "i16": "i",
+        "i64": "I",
+        "f32": "f",
+        "f64": "d",
+        "index": "I",
+    }
     if text not in chars:
         raise CheckRewriteError(f"{site.location}: cannot check a value of type {text}")
     return chars[text]
@@ -248,7 +277,9 @@ def instrument_checks(text: str, context=None, filename: str = "-") -> tuple[str
             kind = _check_kind(op)
             assert kind is not None
             match = _LOC.search(str(op.location))
-            target = _str_attr(op, "call_target_name") if op.name == "stablehlo.custom_call" else None
+            target = (
+                _str_attr(op, "call_target_name") if op.name == "stablehlo.custom_call" else None
+            )
             site = CheckSite(
                 site=len(sites),
                 kind=kind,
@@ -261,17 +292,27 @@ def instrument_checks(text: str, context=None, filename: str = "-") -> tuple[str
                 operands = list(op.operands)
                 args = [operands[0]]
                 if op.name.endswith("_const"):
-                    const = ir.Operation.create("arith.constant", results=[operands[0].type], attributes={"value": op.attributes["value"]})
+                    const = ir.Operation.create(
+                        "arith.constant",
+                        results=[operands[0].type],
+                        attributes={"value": op.attributes["value"]},
+                    )
                     args.append(const.results[0])
                 elif kind in (EXACT, CLOSE):
                     if len(operands) < 2:
-                        raise CheckRewriteError(f"{site.location}: {site.op} needs an actual and an expected value")
+                        raise CheckRewriteError(
+                            f"{site.location}: {site.op} needs an actual and an expected value"
+                        )
                     args.append(operands[1])
                 if kind == CLOSE:
                     _set_closeness(site, op, target)
                 args = [_demoted(a, ir) for a in args]
                 callee = f"{CHECK_MODULE}.expect_{site.site}"
-                ir.Operation.create("func.call", operands=args, attributes={"callee": ir.FlatSymbolRefAttr.get(callee, context=ctx)})
+                ir.Operation.create(
+                    "func.call",
+                    operands=args,
+                    attributes={"callee": ir.FlatSymbolRefAttr.get(callee, context=ctx)},
+                )
             site.cconv = "0" + "".join(_cconv_char(a.type, site) for a in args) + "_v"
             declarations.append((callee, [a.type for a in args]))
             sites.append(site)

@@ -71,16 +71,24 @@ class ArtifactStore:
         except ValueError:
             return None
         payload = data[header_end + 1 :]
-        if len(payload) != header.get("size") or hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+        if len(payload) != header.get("size") or hashlib.sha256(payload).hexdigest() != header.get(
+            "sha256"
+        ):
             return None
         return header.get("meta", {}), payload
 
-    def put(self, kind: str, key: str, payload: bytes, meta: dict[str, Any] | None = None) -> Path | None:
+    def put(
+        self, kind: str, key: str, payload: bytes, meta: dict[str, Any] | None = None
+    ) -> Path | None:
         if self.root is None:
             return None
         path = self._path(kind, key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        header = {"size": len(payload), "sha256": hashlib.sha256(payload).hexdigest(), "meta": meta or {}}
+        header = {
+            "size": len(payload),
+            "sha256": hashlib.sha256(payload).hexdigest(),
+            "meta": meta or {},
+        }
         data = (_MAGIC, json.dumps(header, sort_keys=True).encode(), b"\n", payload)
         # Keyed by a hash of its inputs: an entry another writer already put there is
         # as good as ours (Windows refuses the replace while a reader has it open).

@@ -56,13 +56,26 @@ def load_targets(path: Path) -> dict[str, Target]:
             raise TargetError(f"{where}: driver must be a non-empty string")
         platforms = spec.get("platforms", ["linux", "macos", "windows"])
         if not isinstance(platforms, list) or not all(isinstance(p, str) for p in platforms):
-            raise TargetError(f"{where}: platforms must be a list of strings, e.g. [\"linux\", \"macos\"]")
+            raise TargetError(
+                f'{where}: platforms must be a list of strings, e.g. ["linux", "macos"]'
+            )
         kind_flags = spec.get("kind_flags", {})
         if not isinstance(kind_flags, dict) or not all(
-            k in ("mlir", "onnx") and isinstance(v, list) and all(isinstance(f, str) for f in v) for k, v in kind_flags.items()
+            k in ("mlir", "onnx") and isinstance(v, list) and all(isinstance(f, str) for f in v)
+            for k, v in kind_flags.items()
         ):
-            raise TargetError(f"{where}: kind_flags must map mlir or onnx to a list of strings, e.g. {{ mlir = [\"--iree-opt-const-eval=false\"] }}")
-        unknown = set(spec) - {"compile_flags", "driver", "device", "platforms", "description", "host_specific", "kind_flags"}
+            raise TargetError(
+                f'{where}: kind_flags must map mlir or onnx to a list of strings, e.g. {{ mlir = ["--iree-opt-const-eval=false"] }}'
+            )
+        unknown = set(spec) - {
+            "compile_flags",
+            "driver",
+            "device",
+            "platforms",
+            "description",
+            "host_specific",
+            "kind_flags",
+        }
         if unknown:
             raise TargetError(f"{where}: unknown keys {sorted(unknown)}")
         targets[name] = Target(
@@ -156,5 +169,7 @@ def unavailable_reason(target: Target) -> str | None:
     if target.driver.startswith("local"):
         return None
     if not driver_devices(target.driver):
-        return f"HAL driver '{target.driver}' for target {target.name} found no device on this machine"
+        return (
+            f"HAL driver '{target.driver}' for target {target.name} found no device on this machine"
+        )
     return None

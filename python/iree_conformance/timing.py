@@ -22,7 +22,9 @@ def time_iree_call(executor, vm_module, context, entry, inputs, runs: int) -> di
     import iree.runtime as rt
 
     device = context.config.device
-    upload = median_time(lambda: [rt.asdevicearray(device, x) for x in inputs], runs) if inputs else 0.0
+    upload = (
+        median_time(lambda: [rt.asdevicearray(device, x) for x in inputs], runs) if inputs else 0.0
+    )
     resident = [rt.asdevicearray(device, x) for x in inputs]
     call = median_time(lambda: executor.run(vm_module, context, entry, resident), runs)
     return {"iree_median_s": call, "iree_upload_median_s": upload, "runs": runs}

@@ -70,7 +70,9 @@ def read_text(source: str, what: str, timeout: float = 30.0) -> str:
             response = requests.get(source, timeout=timeout)
             response.raise_for_status()
         except requests.RequestException as e:
-            raise UpstreamError(f"{source}: cannot download the {what} ({e}); pass a local copy instead") from None
+            raise UpstreamError(
+                f"{source}: cannot download the {what} ({e}); pass a local copy instead"
+            ) from None
         return response.text
     try:
         return Path(source).read_text(encoding="utf-8")
@@ -90,9 +92,15 @@ def load_config(source: str, timeout: float = 30.0) -> dict[str, Any]:
     try:
         data = json.loads(_strip_jsonc(text))
     except json.JSONDecodeError as e:
-        raise UpstreamError(f"{source}:{e.lineno}: not an iree-test-suites config: {e.msg}") from None
-    if not isinstance(data, dict) or not any(k in data for k in ("expected_compile_failures", "expected_run_failures")):
-        raise UpstreamError(f"{source}: not an iree-test-suites config (no expected_compile_failures / expected_run_failures)")
+        raise UpstreamError(
+            f"{source}:{e.lineno}: not an iree-test-suites config: {e.msg}"
+        ) from None
+    if not isinstance(data, dict) or not any(
+        k in data for k in ("expected_compile_failures", "expected_run_failures")
+    ):
+        raise UpstreamError(
+            f"{source}: not an iree-test-suites config (no expected_compile_failures / expected_run_failures)"
+        )
     return data
 
 
@@ -119,8 +127,12 @@ def upstream_view(config: dict[str, Any]) -> UpstreamView:
     expected: dict[str, str] = {}
     skipped: set[str] = set()
     unmapped: list[str] = []
-    for key, kind in (("expected_compile_failures", "fail-compile"), ("expected_run_failures", "fail-run"),
-                      ("skip_compile_tests", "skip"), ("skip_run_tests", "skip")):
+    for key, kind in (
+        ("expected_compile_failures", "fail-compile"),
+        ("expected_run_failures", "fail-run"),
+        ("skip_compile_tests", "skip"),
+        ("skip_run_tests", "skip"),
+    ):
         for path in config.get(key, []) or []:
             case_id = case_id_of(path)
             if case_id is None:
@@ -141,7 +153,9 @@ class Ours:
     source: str
 
 
-def ours_from_results(data: dict[str, Any], target: str, source: str = "results", os_name: str | None = None) -> Ours:
+def ours_from_results(
+    data: dict[str, Any], target: str, source: str = "results", os_name: str | None = None
+) -> Ours:
     """Our results for target; os_name keeps one OS of a merged results file."""
     from .outcome import Outcome
 
@@ -182,7 +196,9 @@ def load_notes(path: Path | None) -> dict[str, dict[str, str]]:
         raise UpstreamError(str(e)) from None
     for case_id, note in notes.items():
         if not isinstance(note, dict) or not note.get("why") or not note.get("text"):
-            raise UpstreamError(f"{path}: note for {case_id!r} needs why (version, flag, tolerance, harness, ...) and text")
+            raise UpstreamError(
+                f"{path}: note for {case_id!r} needs why (version, flag, tolerance, harness, ...) and text"
+            )
     return notes
 
 
@@ -201,15 +217,20 @@ class Agreement:
     assumed_universe: bool
 
     def table(self) -> dict[str, int]:
-        return {"fail in both": len(self.both_fail), "pass in both": len(self.both_pass),
-                "we fail, IREE's CI passes": len(self.we_fail_they_pass),
-                "IREE's CI fails, we pass": len(self.they_fail_we_pass)}
+        return {
+            "fail in both": len(self.both_fail),
+            "pass in both": len(self.both_pass),
+            "we fail, IREE's CI passes": len(self.we_fail_they_pass),
+            "IREE's CI fails, we pass": len(self.they_fail_we_pass),
+        }
 
 
 def agree(ours: Ours, upstream: UpstreamView, upstream_tests: set[str] | None) -> Agreement:
     universe = upstream_tests if upstream_tests is not None else set(ours.kinds)
     both = sorted((set(ours.kinds) & universe) - upstream.skipped)
-    result = Agreement([], [], [], [], [], sorted(set(ours.kinds) - universe), upstream_tests is None)
+    result = Agreement(
+        [], [], [], [], [], sorted(set(ours.kinds) - universe), upstream_tests is None
+    )
     for case_id in both:
         mine, theirs = ours.kinds[case_id], upstream.kind(case_id)
         if "|" in mine:
@@ -233,21 +254,30 @@ def explain(case_id: str, ours: Ours, notes: dict[str, dict[str, str]]) -> tuple
     return "", ours.lines.get(case_id, "")
 
 
-def categories(cases: list[str], ours: Ours, upstream: UpstreamView, notes: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+def categories(
+    cases: list[str], ours: Ours, upstream: UpstreamView, notes: dict[str, dict[str, str]]
+) -> list[dict[str, Any]]:
     """Disagreements grouped by (our kind, IREE CI's kind, why, normalized first line)."""
     groups: dict[tuple[str, str, str, str], list[str]] = collections.defaultdict(list)
     for case_id in cases:
         why, text = explain(case_id, ours, notes)
         line = text if why else normalize(text) if text else ""  # a note is shown as written
         groups[(ours.kinds[case_id], upstream.kind(case_id), why, line)].append(case_id)
-    rows = [{"ours": k[0], "iree_ci": k[1], "why": k[2], "line": k[3], "count": len(v), "cases": v} for k, v in groups.items()]
+    rows = [
+        {"ours": k[0], "iree_ci": k[1], "why": k[2], "line": k[3], "count": len(v), "cases": v}
+        for k, v in groups.items()
+    ]
     return sorted(rows, key=lambda r: (-r["count"], r["ours"], r["line"]))
 
 
 def stage_rates(case_ids: list[str], ours: Ours) -> dict[str, float]:
     """Share of the cases that get past each stage (import, compile, run, numerics)."""
-    order = [("import", ("fail-prepare", "fail-import")), ("compile", ("fail-compile",)),
-             ("run", ("fail-run", "crash", "timeout")), ("numerics", ("fail-numerics", "fail-reference"))]
+    order = [
+        ("import", ("fail-prepare", "fail-import")),
+        ("compile", ("fail-compile",)),
+        ("run", ("fail-run", "crash", "timeout")),
+        ("numerics", ("fail-numerics", "fail-reference")),
+    ]
     remaining = [ours.kinds[c] for c in case_ids]
     total = len(remaining) or 1
     rates: dict[str, float] = {}
@@ -258,8 +288,14 @@ def stage_rates(case_ids: list[str], ours: Ours) -> dict[str, float]:
     return rates
 
 
-def report(ours: Ours, upstream: UpstreamView, result: Agreement, notes: dict[str, dict[str, str]]) -> dict[str, Any]:
-    unexplained = [c for c in result.we_fail_they_pass + result.they_fail_we_pass if not explain(c, ours, notes)[1]]
+def report(
+    ours: Ours, upstream: UpstreamView, result: Agreement, notes: dict[str, dict[str, str]]
+) -> dict[str, Any]:
+    unexplained = [
+        c
+        for c in result.we_fail_they_pass + result.they_fail_we_pass
+        if not explain(c, ours, notes)[1]
+    ]
     return {
         "ours_from": ours.source,
         "iree_ci_flags": upstream.flags,
@@ -270,37 +306,70 @@ def report(ours: Ours, upstream: UpstreamView, result: Agreement, notes: dict[st
         "they_fail_we_pass": categories(result.they_fail_we_pass, ours, upstream, notes),
         "unexplained": unexplained,
         "unmapped_upstream_paths": upstream.unmapped,
-        "beyond_iree_ci": {"cases": len(result.beyond), "stage_pass_rates": stage_rates(result.beyond, ours) if result.beyond else {}},
+        "beyond_iree_ci": {
+            "cases": len(result.beyond),
+            "stage_pass_rates": stage_rates(result.beyond, ours) if result.beyond else {},
+        },
     }
 
 
 def render(data: dict[str, Any]) -> str:
     t = data["table"]
-    lines = ["## Agreement with IREE's ONNX operator test CI", "",
-             f"Our verdicts from `{data['ours_from']}`; IREE CI's flags: `{' '.join(data['iree_ci_flags'])}`.", ""]
+    lines = [
+        "## Agreement with IREE's ONNX operator test CI",
+        "",
+        f"Our verdicts from `{data['ours_from']}`; IREE CI's flags: `{' '.join(data['iree_ci_flags'])}`.",
+        "",
+    ]
     if data["assumed_universe"]:
-        lines += ["(No list of IREE CI's tests given: every one of our operator tests is assumed to exist there.)", ""]
+        lines += [
+            "(No list of IREE CI's tests given: every one of our operator tests is assumed to exist there.)",
+            "",
+        ]
     they_fail, we_fail = t["IREE's CI fails, we pass"], t["we fail, IREE's CI passes"]
-    lines += ["| | IREE CI passes | IREE CI fails |", "|---|---:|---:|",
-              f"| **we pass** | {t['pass in both']} | {they_fail} |",
-              f"| **we fail** | {we_fail} | {t['fail in both']} |", ""]
-    for title, key in (("We fail, IREE's CI passes", "we_fail_they_pass"), ("IREE's CI fails, we pass", "they_fail_we_pass")):
+    lines += [
+        "| | IREE CI passes | IREE CI fails |",
+        "|---|---:|---:|",
+        f"| **we pass** | {t['pass in both']} | {they_fail} |",
+        f"| **we fail** | {we_fail} | {t['fail in both']} |",
+        "",
+    ]
+    for title, key in (
+        ("We fail, IREE's CI passes", "we_fail_they_pass"),
+        ("IREE's CI fails, we pass", "they_fail_we_pass"),
+    ):
         rows = data[key]
         lines += [f"### {title} ({sum(r['count'] for r in rows)})", ""]
         if rows:
-            lines += ["| ours | IREE CI | why | first line / explanation | count | cases |", "|---|---|---|---|---:|---|"]
+            lines += [
+                "| ours | IREE CI | why | first line / explanation | count | cases |",
+                "|---|---|---|---|---:|---|",
+            ]
             for r in rows:
-                shown = ", ".join(c.removeprefix(CASE_PREFIX) for c in r["cases"][:4]) + (" ..." if r["count"] > 4 else "")
-                lines.append(f"| {r['ours']} | {r['iree_ci']} | {r['why'] or '-'} | {r['line'].replace('|', '/') or '(unexplained)'} | {r['count']} | {shown} |")
+                shown = ", ".join(c.removeprefix(CASE_PREFIX) for c in r["cases"][:4]) + (
+                    " ..." if r["count"] > 4 else ""
+                )
+                lines.append(
+                    f"| {r['ours']} | {r['iree_ci']} | {r['why'] or '-'} | {r['line'].replace('|', '/') or '(unexplained)'} | {r['count']} | {shown} |"
+                )
             lines.append("")
     if data["flaky_here"]:
         lines += [f"Declared flaky here (not counted): {', '.join(data['flaky_here'])}", ""]
     if data["unexplained"]:
-        lines += [f"**Unexplained disagreements: {len(data['unexplained'])}**: {', '.join(data['unexplained'])}", ""]
+        lines += [
+            f"**Unexplained disagreements: {len(data['unexplained'])}**: {', '.join(data['unexplained'])}",
+            "",
+        ]
     beyond = data["beyond_iree_ci"]
     if beyond["cases"]:
         rates = ", ".join(f"{k} {v} %" for k, v in beyond["stage_pass_rates"].items())
-        lines += [f"Beyond IREE's CI: {beyond['cases']} operator tests it does not have; past each stage: {rates}.", ""]
+        lines += [
+            f"Beyond IREE's CI: {beyond['cases']} operator tests it does not have; past each stage: {rates}.",
+            "",
+        ]
     if data["unmapped_upstream_paths"]:
-        lines += [f"Upstream paths not mapped to a case: {len(data['unmapped_upstream_paths'])}", ""]
+        lines += [
+            f"Upstream paths not mapped to a case: {len(data['unmapped_upstream_paths'])}",
+            "",
+        ]
     return "\n".join(lines)

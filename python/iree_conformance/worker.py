@@ -22,7 +22,13 @@ from .jobs import BatchJob, BatchResult, CaseJob, CaseResult, failed_result
 from .platform_info import describe_exit
 from .worker_main import _read_frame, _write_frame
 
-DEFAULT_STAGE_TIMEOUTS = {"prepare": 120.0, "import": 120.0, "compile": 300.0, "load": 60.0, "run": 120.0}
+DEFAULT_STAGE_TIMEOUTS = {
+    "prepare": 120.0,
+    "import": 120.0,
+    "compile": 300.0,
+    "load": 60.0,
+    "run": 120.0,
+}
 START_TIMEOUT = 120.0
 
 
@@ -33,7 +39,12 @@ class WorkerError(RuntimeError):
 class WorkerClient:
     """One worker process, started on first use and restarted after a crash or timeout."""
 
-    def __init__(self, store_dir: Path | None, stage_timeouts: dict[str, float] | None = None, max_jobs: int = 400):
+    def __init__(
+        self,
+        store_dir: Path | None,
+        stage_timeouts: dict[str, float] | None = None,
+        max_jobs: int = 400,
+    ):
         self.store_dir = store_dir
         self.stage_timeouts = {**DEFAULT_STAGE_TIMEOUTS, **(stage_timeouts or {})}
         self.max_jobs = max_jobs
@@ -49,7 +60,13 @@ class WorkerClient:
         package_root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "iree_conformance.worker_main", self.log_path, str(self.store_dir or "-")],
+            [
+                sys.executable,
+                "-m",
+                "iree_conformance.worker_main",
+                self.log_path,
+                str(self.store_dir or "-"),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log_file,  # start-up errors too land in the log
@@ -64,7 +81,9 @@ class WorkerClient:
             kind = "timeout"
         if kind != "ready":
             self.stop()
-            raise WorkerError(f"the worker process did not start ({kind}); its log: {self._log_tail()}")
+            raise WorkerError(
+                f"the worker process did not start ({kind}); its log: {self._log_tail()}"
+            )
 
     @staticmethod
     def _pump(proc: subprocess.Popen, messages: queue.Queue) -> None:
@@ -156,7 +175,13 @@ class WorkerClient:
             except queue.Empty:
                 self._kill()
                 times[stage] = time.monotonic() - stage_start
-                return failed_result(job, "timeout", stage, [f"{stage} ran past its {limit:g} s limit; the worker was replaced"], times)
+                return failed_result(
+                    job,
+                    "timeout",
+                    stage,
+                    [f"{stage} ran past its {limit:g} s limit; the worker was replaced"],
+                    times,
+                )
             if message is None:
                 return self._crashed(job, stage, times, log_offset)
             if message[0] == "stage":
@@ -166,7 +191,9 @@ class WorkerClient:
             elif message[0] == "result":
                 return message[1]
 
-    def _crashed(self, job: CaseJob | BatchJob, stage: str, times: dict[str, float], log_offset: int) -> CaseResult | BatchResult:
+    def _crashed(
+        self, job: CaseJob | BatchJob, stage: str, times: dict[str, float], log_offset: int
+    ) -> CaseResult | BatchResult:
         code = None
         if self._proc is not None:
             try:
@@ -175,4 +202,13 @@ class WorkerClient:
                 pass
             self._kill()
         lines = first_meaningful_lines(self._log_tail(log_offset))
-        return failed_result(job, "crash", stage, [f"the worker process died during {stage} ({describe_exit(code) if code is not None else 'no exit status'})", *lines], times)
+        return failed_result(
+            job,
+            "crash",
+            stage,
+            [
+                f"the worker process died during {stage} ({describe_exit(code) if code is not None else 'no exit status'})",
+                *lines,
+            ],
+            times,
+        )

@@ -45,11 +45,29 @@ def main(argv: list[str]) -> int:
     log_path, store_dir = argv[0], argv[1]
     channel_out = os.fdopen(os.dup(1), "wb")
     channel_in = os.fdopen(os.dup(0), "rb")
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644)
+    log_fd = os.open(
+        log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644
+    )
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
-    sys.stdout = open(1, "w", closefd=False, buffering=1, encoding="utf-8", errors="backslashreplace", newline="\n")
-    sys.stderr = open(2, "w", closefd=False, buffering=1, encoding="utf-8", errors="backslashreplace", newline="\n")
+    sys.stdout = open(
+        1,
+        "w",
+        closefd=False,
+        buffering=1,
+        encoding="utf-8",
+        errors="backslashreplace",
+        newline="\n",
+    )
+    sys.stderr = open(
+        2,
+        "w",
+        closefd=False,
+        buffering=1,
+        encoding="utf-8",
+        errors="backslashreplace",
+        newline="\n",
+    )
 
     from .executor import Executor
     from .jobs import failed_result
@@ -63,7 +81,9 @@ def main(argv: list[str]) -> int:
             f.seek(job_start[0])
             return f.read().decode("utf-8", errors="replace")
 
-    executor = Executor(ArtifactStore(Path(store_dir) if store_dir != "-" else None), read_diagnostics)
+    executor = Executor(
+        ArtifactStore(Path(store_dir) if store_dir != "-" else None), read_diagnostics
+    )
     _write_frame(channel_out, ("ready", os.getpid()))
     while True:
         message = _read_frame(channel_in)

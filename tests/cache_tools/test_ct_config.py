@@ -26,7 +26,12 @@ def test_repository_config_budget() -> None:
     """The classes the workflows use, with the budget docs/cache_tools.md explains."""
     config = load_config(str(REPO_CONFIG))
     assert set(config.classes) == {
-        "pip", "iree-artifacts", "onnx-data", "zoo-models", "zoo-smoke", "llvm-mlir"
+        "pip",
+        "iree-artifacts",
+        "onnx-data",
+        "zoo-models",
+        "zoo-smoke",
+        "llvm-mlir",
     }
     limit = config.settings.fallback_limit_bytes
     assert limit == 10 * GIB

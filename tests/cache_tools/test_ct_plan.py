@@ -65,7 +65,9 @@ def test_superseded_entries_are_credited_only_when_prune_deletes_them(config_fil
     usage = sum(e["size_in_bytes"] for e in scenario())
     assert d.budget == 10 * GIB - usage
     # Unprotected class, policy on: its superseded entries are credited.
-    pip = make(config_file, "pip-wheels", scenario(), ref="refs/pull/13/merge", prune_superseded=True)
+    pip = make(
+        config_file, "pip-wheels", scenario(), ref="refs/pull/13/merge", prune_superseded=True
+    )
     d2 = pip.decide("pip-wheels-v1-Linux-X64-f4444-h" + "e" * 16, 50 * MIB)
     assert {e.id for e in d2.replaces} == {5, 6}
 
@@ -75,7 +77,9 @@ def test_matrix_jobs_share_the_free_space(config_file: Path) -> None:
     # free space and of the class's headroom, so together they stay within the budget.
     llvm = [entry(1, LLVM_KEY, MAIN, 8 * GIB, "2025-03-01T00:00:00Z")]
     size = 700 * MIB
-    alone = make(config_file, "iree-artifacts", llvm).decide("iree-artifacts-v1-Linux-X64-f01", size)
+    alone = make(config_file, "iree-artifacts", llvm).decide(
+        "iree-artifacts-v1-Linux-X64-f01", size
+    )
     assert (alone.save, alone.reason) == (True, P.FITS)  # 2 GiB free: fits, for each job alone
     # Four such jobs at once would store 2.7 GiB in 2 GiB and make GitHub evict the
     # llvm-mlir entry; with a quota each job sees 512 MiB and refuses.
@@ -97,7 +101,9 @@ def test_matrix_jobs_share_the_free_space(config_file: Path) -> None:
     assert sum(d.size for d in small) <= 2 * GIB  # together within the free space
     # The class's headroom is shared too: 3 GiB cap / 4 jobs.
     zoo = [entry(1, "zoo-models-v1-Linux-X64-s000-f00aa", MAIN, GIB, "2025-03-09T00:00:00Z")]
-    big = make(config_file, "iree-artifacts", zoo, jobs=4).decide("iree-artifacts-v1-Linux-X64-f03", GIB)
+    big = make(config_file, "iree-artifacts", zoo, jobs=4).decide(
+        "iree-artifacts-v1-Linux-X64-f03", GIB
+    )
     assert big.reason == P.OVER_CLASS_SHARE and "4 jobs save at once" in big.message
 
 

@@ -132,16 +132,26 @@ def test_closed_pr_is_deleted_without_reading_the_pull_request(
     fake_github.entries = scenario()
     for _ in range(4):
         fake_github.script(
-            "GET", f"/repos/{REPO}/pulls/12", 403, {}, {"message": "Resource not accessible by integration"}
+            "GET",
+            f"/repos/{REPO}/pulls/12",
+            403,
+            {},
+            {"message": "Resource not accessible by integration"},
         )
         fake_github.script(
-            "GET", f"/repos/{REPO}/pulls/13", 403, {}, {"message": "Resource not accessible by integration"}
+            "GET",
+            f"/repos/{REPO}/pulls/13",
+            403,
+            {},
+            {"message": "Resource not accessible by integration"},
         )
     blind = json.loads(prune(run_cli, fake_github, config_file, "--keep-superseded").out)
     assert blind["planned_ids"] == []  # state unknown: kept, and the report says why
     assert any("pull-requests: read" in e for e in blind["api_events"])
     before = len(fake_github.calls("GET", f"/repos/{REPO}/pulls/12"))
-    res = prune(run_cli, fake_github, config_file, "--keep-superseded", "--closed-pr", "12", "--yes")
+    res = prune(
+        run_cli, fake_github, config_file, "--keep-superseded", "--closed-pr", "12", "--yes"
+    )
     assert res.code == 0, res.err
     data = json.loads(res.out)
     assert {e["id"]: e["reason"] for e in data["planned"]} == {4: "closed-pull-request"}

@@ -33,9 +33,24 @@ protected = true
 
 def plan(run_cli, config: Path, folder: Path, *extra: str) -> dict:
     res = run_cli(
-        "plan", "--config", str(config), "--class", "store", "--path", str(folder),
-        "--ref", MAIN, "--offline", "--os", "Linux", "--arch", "X64",
-        "--config-hash", "iree-3.13.0", "--json", *extra,
+        "plan",
+        "--config",
+        str(config),
+        "--class",
+        "store",
+        "--path",
+        str(folder),
+        "--ref",
+        MAIN,
+        "--offline",
+        "--os",
+        "Linux",
+        "--arch",
+        "X64",
+        "--config-hash",
+        "iree-3.13.0",
+        "--json",
+        *extra,
     )
     assert res.code == 0, res.err
     return json.loads(res.out)
@@ -65,8 +80,18 @@ def test_key_cli_restores_by_prefix_within_the_variant(tmp_path: Path, run_cli) 
     config = tmp_path / "c.toml"
     config.write_text(VARIANT_CONFIG)
     res = run_cli(
-        "key", "--config", str(config), "--class", "store", "--os", "Linux", "--arch", "X64",
-        "--config-hash", "abcdef0123456789", "--json",
+        "key",
+        "--config",
+        str(config),
+        "--class",
+        "store",
+        "--os",
+        "Linux",
+        "--arch",
+        "X64",
+        "--config-hash",
+        "abcdef0123456789",
+        "--json",
     )
     data = json.loads(res.out)
     assert data["key"] == "store-v1-Linux-X64-cabcdef0123456789"
@@ -113,8 +138,18 @@ def test_plan_key_option_gets_the_content_hash_appended(tmp_path: Path, run_cli)
     data = plan(run_cli, config, folder, "--key", base)
     assert data["key"].startswith(base + "-h") and data["restore_keys"][0] == base + "-"
     res = run_cli(
-        "plan", "--config", str(config), "--class", "store", "--path", str(folder),
-        "--ref", MAIN, "--offline", "--key", data["key"],
+        "plan",
+        "--config",
+        str(config),
+        "--class",
+        "store",
+        "--path",
+        str(folder),
+        "--ref",
+        MAIN,
+        "--offline",
+        "--key",
+        data["key"],
     )
     assert res.code == 2 and "already has a -h" in res.err
 
@@ -125,25 +160,47 @@ def test_prune_deletes_older_snapshots_of_a_protected_class(tmp_path: Path) -> N
     config = load_config(str(config_path))
     base = "ccache-v1-Linux-X64-c0123456789abcdef-f" + "a" * 16
     other = "ccache-v1-Linux-X64-c0123456789abcdef-f" + "b" * 16
-    entries = parse_entries([
-        entry(1, other + "-h" + "1" * 16, MAIN, 100, "2025-03-01T00:00:00Z"),  # other pins
-        entry(2, base + "-h" + "2" * 16, MAIN, 100, "2025-03-02T00:00:00Z"),
-        entry(3, base + "-h" + "3" * 16, MAIN, 100, "2025-03-03T00:00:00Z"),  # newest
-    ])
+    entries = parse_entries(
+        [
+            entry(1, other + "-h" + "1" * 16, MAIN, 100, "2025-03-01T00:00:00Z"),  # other pins
+            entry(2, base + "-h" + "2" * 16, MAIN, 100, "2025-03-02T00:00:00Z"),
+            entry(3, base + "-h" + "3" * 16, MAIN, 100, "2025-03-03T00:00:00Z"),  # newest
+        ]
+    )
     plan_ = plan_prune(entries, config, lambda n: None)
     assert [i.entry.id for i in plan_.delete] == [2]  # an older snapshot of the newest key
     assert [i.entry.id for i in plan_.kept_protected] == [1]
 
 
-def test_plan_cli_reads_the_prune_policy_and_jobs(fake_github: FakeGitHub, tmp_path: Path, run_cli) -> None:
+def test_plan_cli_reads_the_prune_policy_and_jobs(
+    fake_github: FakeGitHub, tmp_path: Path, run_cli
+) -> None:
     config = tmp_path / "c.toml"
     config.write_text(VARIANT_CONFIG)
     folder = tmp_path / "store"
     folder.mkdir()
     (folder / "x").write_bytes(b"x" * 1000)
-    fake_github.entries = [entry(1, "store-v1-Linux-X64-cabc-h01", MAIN, 1000, "2025-03-01T00:00:00Z")]
-    args = ("plan", "--config", str(config), "--class", "store", "--path", str(folder), "--ref", MAIN,
-            "--repo", "octo/repo", "--api-url", fake_github.url, "--key", "store-v1-Linux-X64-cabc", "--json")
+    fake_github.entries = [
+        entry(1, "store-v1-Linux-X64-cabc-h01", MAIN, 1000, "2025-03-01T00:00:00Z")
+    ]
+    args = (
+        "plan",
+        "--config",
+        str(config),
+        "--class",
+        "store",
+        "--path",
+        str(folder),
+        "--ref",
+        MAIN,
+        "--repo",
+        "octo/repo",
+        "--api-url",
+        fake_github.url,
+        "--key",
+        "store-v1-Linux-X64-cabc",
+        "--json",
+    )
     off = json.loads(run_cli(*args).out)
     assert off["decision"]["replaces"] == [] and len(off["decision"]["superseded_kept"]) == 1
     on = json.loads(run_cli(*args, env={"CACHE_PRUNE_POLICY": "on"}).out)

@@ -24,9 +24,15 @@ def test_linux_and_macos_folders(monkeypatch):
     monkeypatch.setenv("HOME", "/home/me")
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     assert expand_user_dirs("{pip-cache}", dirs=Unix) == "/home/me/.cache/pip"
-    assert expand_user_dirs("{iree-conformance-cache}/data", dirs=Unix) == "/home/me/.cache/iree-conformance/data"
+    assert (
+        expand_user_dirs("{iree-conformance-cache}/data", dirs=Unix)
+        == "/home/me/.cache/iree-conformance/data"
+    )
     assert expand_user_dirs("{pip-cache}", dirs=MacOS) == "/home/me/Library/Caches/pip"
-    assert expand_user_dirs("{iree-conformance-cache}/data", dirs=MacOS) == "/home/me/Library/Caches/iree-conformance/data"
+    assert (
+        expand_user_dirs("{iree-conformance-cache}/data", dirs=MacOS)
+        == "/home/me/Library/Caches/iree-conformance/data"
+    )
 
 
 def test_windows_folders(monkeypatch):
@@ -46,7 +52,9 @@ def test_the_suite_and_the_config_agree_on_this_os(monkeypatch):
     monkeypatch.delenv("IREE_CONFORMANCE_DATA", raising=False)
     config = load_config(str(ROOT / "cache_tools.toml"))
     assert config.get_class("onnx-data").paths == (str(data_dir(None)),)
-    assert config.get_class("pip").paths == (platformdirs.PlatformDirs("pip", appauthor=False).user_cache_dir,)
+    assert config.get_class("pip").paths == (
+        platformdirs.PlatformDirs("pip", appauthor=False).user_cache_dir,
+    )
 
 
 def test_unknown_folder_names_the_known_ones():

@@ -41,21 +41,44 @@ def load_ci(relpath: str):
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment minus GitHub Actions' file commands, CIBW_* settings and the
     overrides of a local (act) run, which would change what the scripts print."""
-    drop = ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS",
-            "CI_CACHE_BASE", "CI_RUN_SHARD_ARGS", "CI_UNIT_TESTS")
-    overrides = ("IREE_CONFORMANCE_ZOO_MANIFEST", "IREE_CONFORMANCE_ZOO_MIRROR", "IREE_CONFORMANCE_STABLEHLO_")
-    env = {k: v for k, v in os.environ.items()
-           if k not in drop and not k.startswith("CIBW_") and not k.startswith(overrides)}
+    drop = (
+        "GITHUB_OUTPUT",
+        "GITHUB_ENV",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_ACTIONS",
+        "CI_CACHE_BASE",
+        "CI_RUN_SHARD_ARGS",
+        "CI_UNIT_TESTS",
+    )
+    overrides = (
+        "IREE_CONFORMANCE_ZOO_MANIFEST",
+        "IREE_CONFORMANCE_ZOO_MIRROR",
+        "IREE_CONFORMANCE_STABLEHLO_",
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in drop and not k.startswith("CIBW_") and not k.startswith(overrides)
+    }
     env["PYTHONUTF8"] = "1"
     env.update(extra)
     return env
 
 
-def run_ci(relpath: str, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-           check: bool = True) -> subprocess.CompletedProcess:
+def run_ci(
+    relpath: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess:
     result = subprocess.run(
         [sys.executable, str(CI / relpath), *map(str, args)],
-        capture_output=True, text=True, cwd=cwd or REPO, env=env or clean_env(), timeout=300,
+        capture_output=True,
+        text=True,
+        cwd=cwd or REPO,
+        env=env or clean_env(),
+        timeout=300,
     )
     if check and result.returncode != 0:
         raise AssertionError(
@@ -101,8 +124,12 @@ class GitHubFiles:
             p.write_text("", encoding="utf-8")
 
     def env(self, **extra: str) -> dict[str, str]:
-        return clean_env(GITHUB_OUTPUT=str(self.output), GITHUB_ENV=str(self.env_file),
-                         GITHUB_STEP_SUMMARY=str(self.summary), **extra)
+        return clean_env(
+            GITHUB_OUTPUT=str(self.output),
+            GITHUB_ENV=str(self.env_file),
+            GITHUB_STEP_SUMMARY=str(self.summary),
+            **extra,
+        )
 
     def outputs(self) -> dict[str, str]:
         return parse_github_file(self.output)

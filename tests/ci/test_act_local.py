@@ -32,16 +32,28 @@ def load(name: str) -> dict:
 
 # -- matrix rows ----------------------------------------------------------------------
 
+
 def test_include_only_matrix_expands_to_its_rows():
     rows = expand_matrix({"matrix": {"include": [{"os": "a", "py": "1"}, {"os": "b", "py": "2"}]}})
     assert rows == [{"os": "a", "py": "1"}, {"os": "b", "py": "2"}]
 
 
 def test_include_extends_matching_rows_and_exclude_removes():
-    rows = expand_matrix({"matrix": {"os": ["u", "w"], "shard": [1, 2],
-                                     "exclude": [{"os": "w", "shard": 2}],
-                                     "include": [{"os": "u", "extra": "x"}, {"os": "m", "shard": 1}]}})
-    assert {"os": "u", "shard": 1, "extra": "x"} in rows and {"os": "u", "shard": 2, "extra": "x"} in rows
+    rows = expand_matrix(
+        {
+            "matrix": {
+                "os": ["u", "w"],
+                "shard": [1, 2],
+                "exclude": [{"os": "w", "shard": 2}],
+                "include": [{"os": "u", "extra": "x"}, {"os": "m", "shard": 1}],
+            }
+        }
+    )
+    assert {"os": "u", "shard": 1, "extra": "x"} in rows and {
+        "os": "u",
+        "shard": 2,
+        "extra": "x",
+    } in rows
     assert {"os": "w", "shard": 1} in rows and {"os": "w", "shard": 2} not in rows
     assert {"os": "m", "shard": 1} in rows and len(rows) == 4
 
@@ -62,9 +74,20 @@ def test_ci_test_matrix_keeps_one_ubuntu_row_and_maps_its_python():
 
 
 def test_host_python_row_is_preferred_and_not_mapped():
-    wf = {"jobs": {"t": {"runs-on": "ubuntu-latest", "strategy": {"matrix": {"python": ["3.10", "3.11", "3.12"]}},
-                         "steps": [{"uses": "actions/setup-python@" + "a" * 40,
-                                    "with": {"python-version": "${{ matrix.python }}"}}]}}}
+    wf = {
+        "jobs": {
+            "t": {
+                "runs-on": "ubuntu-latest",
+                "strategy": {"matrix": {"python": ["3.10", "3.11", "3.12"]}},
+                "steps": [
+                    {
+                        "uses": "actions/setup-python@" + "a" * 40,
+                        "with": {"python-version": "${{ matrix.python }}"},
+                    }
+                ],
+            }
+        }
+    }
     plan = plan_workflow(wf, "3.11.7")
     (kept,) = plan.running()
     assert kept.matrix == {"python": "3.11"} and kept.mapped_to is None and kept.reason == ""
@@ -73,26 +96,38 @@ def test_host_python_row_is_preferred_and_not_mapped():
 def test_matrix_selection_and_unknown_job():
     plan = plan_workflow(load("nightly.yml"), "3.11.7", select={"shard": "1"})
     running = [r.matrix for r in plan.running() if r.job == "shard"]
-    assert running == [{"os": "ubuntu-latest", "profile": p, "shard": 1, "shards": 4} for p in ("nightly", "nightly-targets")]
+    assert running == [
+        {"os": "ubuntu-latest", "profile": p, "shard": 1, "shards": 4}
+        for p in ("nightly", "nightly-targets")
+    ]
     assert plan.matrix_filters()["shard"] == ["1"]
     plan = plan_workflow(load("nightly.yml"), "3.11.7", select={"shard": "1", "profile": "nightly"})
-    assert [r.matrix for r in plan.running() if r.job == "shard"] == [{"os": "ubuntu-latest", "profile": "nightly", "shard": 1, "shards": 4}]
+    assert [r.matrix for r in plan.running() if r.job == "shard"] == [
+        {"os": "ubuntu-latest", "profile": "nightly", "shard": 1, "shards": 4}
+    ]
     with pytest.raises(ValueError, match="no job nope"):
         plan_workflow(load("ci.yml"), "3.11.7", jobs=["nope"])
 
 
 def test_unfilterable_rows_are_reported():
     # Two jobs whose kept rows' values cover a row that was left out: act cannot filter it.
-    wf = {"jobs": {
-        "a": {"runs-on": "ubuntu-latest", "strategy": {"matrix": {"k": ["1", "2"]}}, "steps": []},
-        "b": {"runs-on": "ubuntu-latest", "strategy": {"matrix": {"k": ["2"]}}, "steps": []},
-    }}
+    wf = {
+        "jobs": {
+            "a": {
+                "runs-on": "ubuntu-latest",
+                "strategy": {"matrix": {"k": ["1", "2"]}},
+                "steps": [],
+            },
+            "b": {"runs-on": "ubuntu-latest", "strategy": {"matrix": {"k": ["2"]}}, "steps": []},
+        }
+    }
     plan = plan_workflow(wf, "3.11.7", select={"k": "1"})
     assert [r.matrix for r in plan.running()] == [{"k": "1"}]
     assert plan.unfilterable() == []
 
 
 # -- event payloads ---------------------------------------------------------------------
+
 
 def test_event_payloads():
     push = event_payload("push", repo="o/r", sha="a" * 40)
@@ -102,7 +137,9 @@ def test_event_payloads():
     assert pr["pull_request"]["state"] == "closed"
     wd = event_payload("workflow_dispatch", repo="o/r", sha="c" * 40, inputs={"x": "1"})
     assert wd["inputs"] == {"x": "1"} and wd["ref"] == "refs/heads/main"
-    sched = event_payload("schedule", repo="o/r", sha="d" * 40, cron=first_cron(load("nightly.yml")))
+    sched = event_payload(
+        "schedule", repo="o/r", sha="d" * 40, cron=first_cron(load("nightly.yml"))
+    )
     assert sched["schedule"] == "23 2 * * *"
     with pytest.raises(ValueError, match="--input is for workflow_dispatch"):
         event_payload("push", repo="o/r", sha="e" * 40, inputs={"x": "1"})
@@ -113,12 +150,24 @@ def test_event_payloads():
 
 # -- act's command line -------------------------------------------------------------------
 
+
 def make_run(tmp_path: Path, **kw) -> ActRun:
-    base = dict(act="act", workflow=tmp_path / "w.yml", event="push", event_path=tmp_path / "e.json",
-                action_cache=tmp_path / "a", cache_dir=tmp_path / "c", cache_port=1234,
-                artifact_dir=tmp_path / "art", artifact_port=2345,
-                actions=[("actions/cache@" + "0" * 40, tmp_path / "cache")], matrix={"os": ["ubuntu-latest"]},
-                env={"GITHUB_API_URL": "http://127.0.0.1:9"}, inputs={"k": "v"}, secrets=("GITHUB_TOKEN",))
+    base = dict(
+        act="act",
+        workflow=tmp_path / "w.yml",
+        event="push",
+        event_path=tmp_path / "e.json",
+        action_cache=tmp_path / "a",
+        cache_dir=tmp_path / "c",
+        cache_port=1234,
+        artifact_dir=tmp_path / "art",
+        artifact_port=2345,
+        actions=[("actions/cache@" + "0" * 40, tmp_path / "cache")],
+        matrix={"os": ["ubuntu-latest"]},
+        env={"GITHUB_API_URL": "http://127.0.0.1:9"},
+        inputs={"k": "v"},
+        secrets=("GITHUB_TOKEN",),
+    )
     base.update(kw)
     return ActRun(**base)
 
@@ -134,21 +183,32 @@ def test_act_command_binds_servers_to_loopback_and_keeps_secrets_out(tmp_path):
     assert argv[argv.index("-s") + 1] == "GITHUB_TOKEN"  # the name only, never a value
 
 
-@pytest.mark.parametrize("kw", [
-    {"server_host": "0.0.0.0"},
-    {"server_host": "192.0.2.2"},
-    {"env": {"GITHUB_API_URL": "https://api.github.com"}},
-    {"env": {"GITHUB_SERVER_URL": "http://10.1.2.3:80"}},
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"server_host": "0.0.0.0"},
+        {"server_host": "192.0.2.2"},
+        {"env": {"GITHUB_API_URL": "https://api.github.com"}},
+        {"env": {"GITHUB_SERVER_URL": "http://10.1.2.3:80"}},
+    ],
+)
 def test_act_command_refuses_non_loopback(tmp_path, kw):
     with pytest.raises(NotLoopback, match="loopback"):
         make_run(tmp_path, **kw).argv()
 
 
 def test_local_urls():
-    assert require_local_url("http://127.0.0.1:8/x", "u") and require_local_url("http://[::1]:8/", "u")
-    assert require_local_url("http://localhost/x", "u") and require_local_url("/srv/zoo/m.json", "u")
-    for url in ("https://raw.githubusercontent.com/x", "ftp://127.0.0.1/x", "http://127.0.0.1.example.com/"):
+    assert require_local_url("http://127.0.0.1:8/x", "u") and require_local_url(
+        "http://[::1]:8/", "u"
+    )
+    assert require_local_url("http://localhost/x", "u") and require_local_url(
+        "/srv/zoo/m.json", "u"
+    )
+    for url in (
+        "https://raw.githubusercontent.com/x",
+        "ftp://127.0.0.1/x",
+        "http://127.0.0.1.example.com/",
+    ):
         with pytest.raises(NotLoopback):
             require_local_url(url, "u")
 
@@ -156,14 +216,22 @@ def test_local_urls():
 def test_local_actions_lists_pinned_folders(tmp_path):
     (tmp_path / "actions" / ("cache@" + "a" * 40)).mkdir(parents=True)
     (tmp_path / "actions" / "not-an-action").mkdir()
-    assert local_actions(tmp_path) == [("actions/cache@" + "a" * 40, tmp_path / "actions" / ("cache@" + "a" * 40))]
+    assert local_actions(tmp_path) == [
+        ("actions/cache@" + "a" * 40, tmp_path / "actions" / ("cache@" + "a" * 40))
+    ]
 
 
 # -- act's JSON log -------------------------------------------------------------------------
 
+
 def line(job: str, step: str | None = None, msg: str = "", **extra) -> str:
-    rec = {"jobID": job, "job": f"CI/{job}", "matrix": {"os": "ubuntu-latest"} if job == "test" else {},
-           "msg": msg, "level": "info"}
+    rec = {
+        "jobID": job,
+        "job": f"CI/{job}",
+        "matrix": {"os": "ubuntu-latest"} if job == "test" else {},
+        "msg": msg,
+        "level": "info",
+    }
     if step:
         rec.update(step=step, stage=extra.pop("stage", "Main"))
     rec.update(extra)
@@ -175,35 +243,101 @@ LOG = [
     line("lint", "Ruff", "ok", raw_output=True),
     line("lint", "Ruff", "  ✅  Success - Main Ruff", stepResult="success"),
     line("lint", msg="🏁  Job succeeded", jobResult="success"),
-    line("test", "Cache key (iree-artifacts)", "key:          iree-artifacts-v1-Linux-X64-cA-fB\n", raw_output=True),
-    line("test", "Restore (iree-artifacts)",
-         "Cache restored from key: iree-artifacts-v1-linux-x64-ca-fb\n", raw_output=True),  # act lowercases
+    line(
+        "test",
+        "Cache key (iree-artifacts)",
+        "key:          iree-artifacts-v1-Linux-X64-cA-fB\n",
+        raw_output=True,
+    ),
+    line(
+        "test",
+        "Restore (iree-artifacts)",
+        "Cache restored from key: iree-artifacts-v1-linux-x64-ca-fb\n",
+        raw_output=True,
+    ),  # act lowercases
     line("test", "Cache key (pip)", "key:          pip-v1-Linux-X64-cP-fQ\n", raw_output=True),
-    line("test", "Restore (pip)", "Cache restored from key: pip-v1-Linux-X64-cP-fOLD\n", raw_output=True),
-    line("test", "Cache key (onnx-data)", "key:          onnx-data-v1-Linux-X64-cO\n", raw_output=True),
-    line("test", "Restore (onnx-data)", "Cache not found for input keys: onnx-data-v1-Linux-X64-cO, onnx-data-v1-\n",
-         raw_output=True),
+    line(
+        "test",
+        "Restore (pip)",
+        "Cache restored from key: pip-v1-Linux-X64-cP-fOLD\n",
+        raw_output=True,
+    ),
+    line(
+        "test",
+        "Cache key (onnx-data)",
+        "key:          onnx-data-v1-Linux-X64-cO\n",
+        raw_output=True,
+    ),
+    line(
+        "test",
+        "Restore (onnx-data)",
+        "Cache not found for input keys: onnx-data-v1-Linux-X64-cO, onnx-data-v1-\n",
+        raw_output=True,
+    ),
     line("test", "Plan the save (onnx-data)", "save:    true\n", raw_output=True),
     line("test", "Plan the save (onnx-data)", "reason:  fits\n", raw_output=True),
     line("test", "Save (onnx-data)", "Cache Size: ~9 MB (9437184 B)\n", raw_output=True),
-    line("test", "Save (onnx-data)", "Cache saved with key: onnx-data-v1-Linux-X64-cO\n", raw_output=True),
+    line(
+        "test",
+        "Save (onnx-data)",
+        "Cache saved with key: onnx-data-v1-Linux-X64-cO\n",
+        raw_output=True,
+    ),
     line("test", "Plan the save (pip)", "save:    false\n", raw_output=True),
     line("test", "Plan the save (pip)", "reason:  key-exists\n", raw_output=True),
-    line("test", "Plan the save (pip)", "why:     an entry with this key exists\n", raw_output=True),
-    line("test", "Save zoo models", "+ cache-tools plan --config c.toml --class zoo-models --json\n",
-         raw_output=True, stepID=["18", "plan"]),
-    line("test", "Save zoo models", "shard 0: 1 member(s), 226 B staged in s000 -> zoo-models-v1-L-X-s000-fA\n",
-         raw_output=True, stepID=["18", "plan"]),
-    line("test", "Save zoo models", "zoo-models: save 1/1 shards\n", raw_output=True, stepID=["18", "plan"]),
-    line("test", "Save zoo", "+ cache-tools key --config c.toml --class zoo-models --json\n",
-         raw_output=True, stepID=["19", "plan"]),
-    line("test", "Save zoo", "zoo-models: nothing under /x matches ['onnx-zoo/*']; nothing to save\n",
-         raw_output=True, stepID=["19", "plan"]),
-    line("test", "Upload results",
-         "Artifact results-ubuntu-latest-py3.12 has been successfully uploaded! Final size is 2048 bytes. "
-         "Artifact ID is 1\n", raw_output=True),
+    line(
+        "test", "Plan the save (pip)", "why:     an entry with this key exists\n", raw_output=True
+    ),
+    line(
+        "test",
+        "Save zoo models",
+        "+ cache-tools plan --config c.toml --class zoo-models --json\n",
+        raw_output=True,
+        stepID=["18", "plan"],
+    ),
+    line(
+        "test",
+        "Save zoo models",
+        "shard 0: 1 member(s), 226 B staged in s000 -> zoo-models-v1-L-X-s000-fA\n",
+        raw_output=True,
+        stepID=["18", "plan"],
+    ),
+    line(
+        "test",
+        "Save zoo models",
+        "zoo-models: save 1/1 shards\n",
+        raw_output=True,
+        stepID=["18", "plan"],
+    ),
+    line(
+        "test",
+        "Save zoo",
+        "+ cache-tools key --config c.toml --class zoo-models --json\n",
+        raw_output=True,
+        stepID=["19", "plan"],
+    ),
+    line(
+        "test",
+        "Save zoo",
+        "zoo-models: nothing under /x matches ['onnx-zoo/*']; nothing to save\n",
+        raw_output=True,
+        stepID=["19", "plan"],
+    ),
+    line(
+        "test",
+        "Upload results",
+        "Artifact results-ubuntu-latest-py3.12 has been successfully uploaded! Final size is 2048 bytes. "
+        "Artifact ID is 1\n",
+        raw_output=True,
+    ),
     line("test", "Unit tests", "  ❌  Failure - Main Unit tests", stepResult="failure"),
-    line("test", "Upload results", "  ✅  Success - Post Upload results", stage="Post", stepResult="success"),
+    line(
+        "test",
+        "Upload results",
+        "  ✅  Success - Post Upload results",
+        stage="Post",
+        stepResult="success",
+    ),
     line("test", msg="🏁  Job failed", jobResult="failure"),
 ]
 
@@ -214,7 +348,9 @@ def test_log_parser_jobs_steps_caches_and_artifacts():
     for text in LOG:
         saved += parser.feed(text)
     jobs = {j.job: j.to_json() for j in parser.job_records()}
-    assert jobs["lint"]["result"] == "success" and jobs["lint"]["steps"] == [{"name": "Ruff", "result": "success"}]
+    assert jobs["lint"]["result"] == "success" and jobs["lint"]["steps"] == [
+        {"name": "Ruff", "result": "success"}
+    ]
     assert jobs["test"]["result"] == "failure" and jobs["test"]["matrix"] == {"os": "ubuntu-latest"}
     steps = {s["name"]: s["result"] for s in jobs["test"]["steps"]}
     assert steps["Unit tests"] == "failure" and steps["Post Upload results"] == "success"
@@ -231,21 +367,27 @@ def test_log_parser_jobs_steps_caches_and_artifacts():
     ]
     assert [(s.key, s.size) for s in saved] == [("onnx-data-v1-Linux-X64-cO", 9437184)]
     assert [a.to_json() for a in parser.artifacts] == [
-        {"job": "test", "action": "upload", "name": "results-ubuntu-latest-py3.12", "size": 2048}]
+        {"job": "test", "action": "upload", "name": "results-ubuntu-latest-py3.12", "size": 2048}
+    ]
     assert parser.other == ["time=... level=warning msg=not json"]
 
 
 # -- the warm-run check -------------------------------------------------------------------
 
+
 def test_warm_check_counts_compiles_imports_and_store_hits():
-    results = {"outcomes": [
-        {"case_id": "a", "status": "pass", "stage_times": {"store": 0.01, "run": 0.1}},
-        {"case_id": "b", "status": "skip", "stage_times": {}},
-        {"case_id": "c", "status": "error", "stage_times": {"store": 0.01}},
-    ]}
+    results = {
+        "outcomes": [
+            {"case_id": "a", "status": "pass", "stage_times": {"store": 0.01, "run": 0.1}},
+            {"case_id": "b", "status": "skip", "stage_times": {}},
+            {"case_id": "c", "status": "error", "stage_times": {"store": 0.01}},
+        ]
+    }
     counts = count_stages(results)
     assert counts.warm and counts.store == 2 and counts.no_compile_stage == 1
-    results["outcomes"].append({"case_id": "d", "status": "pass", "stage_times": {"import": 1, "compile": 2}})
+    results["outcomes"].append(
+        {"case_id": "d", "status": "pass", "stage_times": {"import": 1, "compile": 2}}
+    )
     counts = count_stages(results)
     assert not counts.warm and counts.compiled == 1 and counts.compiled_cases == ["d"]
     assert "1 compiled" in counts.describe()
@@ -254,24 +396,45 @@ def test_warm_check_counts_compiles_imports_and_store_hits():
 
 def test_check_warm_script(tmp_path):
     cold = tmp_path / "cold.json"
-    cold.write_text(json.dumps({"schema": 1, "outcomes": [
-        {"case_id": "x", "status": "pass", "stage_times": {"compile": 1.0}}]}))
+    cold.write_text(
+        json.dumps(
+            {
+                "schema": 1,
+                "outcomes": [{"case_id": "x", "status": "pass", "stage_times": {"compile": 1.0}}],
+            }
+        )
+    )
     warm = tmp_path / "warm.json"
-    warm.write_text(json.dumps({"schema": 1, "outcomes": [
-        {"case_id": "x", "status": "pass", "stage_times": {"store": 0.1}}]}))
-    ok = subprocess.run([sys.executable, str(CI / "check_warm_run.py"), str(warm)], capture_output=True, text=True)
+    warm.write_text(
+        json.dumps(
+            {
+                "schema": 1,
+                "outcomes": [{"case_id": "x", "status": "pass", "stage_times": {"store": 0.1}}],
+            }
+        )
+    )
+    ok = subprocess.run(
+        [sys.executable, str(CI / "check_warm_run.py"), str(warm)], capture_output=True, text=True
+    )
     assert ok.returncode == 0, ok.stderr
     assert "1 from the artifact store, 0 compiled" in ok.stdout
-    bad = subprocess.run([sys.executable, str(CI / "check_warm_run.py"), str(cold)], capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, str(CI / "check_warm_run.py"), str(cold)], capture_output=True, text=True
+    )
     assert bad.returncode == 1 and "compiled: x" in bad.stdout
 
 
 # -- run_shard.py's environment overrides -------------------------------------------------
 
+
 def test_run_shard_extra_args_come_after_the_profile_and_its_url_settings(monkeypatch):
     run_shard = load_ci("run_shard.py")
     assert run_shard.extra_args({"CI_RUN_SHARD_ARGS": "--onnx-ops-sample 20 -k 'not slow'"}) == [
-        "--onnx-ops-sample", "20", "-k", "not slow"]
+        "--onnx-ops-sample",
+        "20",
+        "-k",
+        "not slow",
+    ]
     assert run_shard.extra_args({}) == []
     with pytest.raises(run_shard.CIError, match="CI_RUN_SHARD_ARGS"):
         run_shard.extra_args({"CI_RUN_SHARD_ARGS": "-k 'unclosed"})
@@ -287,6 +450,7 @@ def test_run_shard_extra_args_come_after_the_profile_and_its_url_settings(monkey
 
 # -- loopback servers -------------------------------------------------------------------------
 
+
 def test_tiny_zoo_stands_in_for_the_smoke_models_with_matching_sha(tmp_path):
     import hashlib
 
@@ -299,7 +463,10 @@ def test_tiny_zoo_stands_in_for_the_smoke_models_with_matching_sha(tmp_path):
         raw = urllib.request.urlopen(f"{server.url}/{MANIFEST_NAME}", timeout=10).read()
         assert json.loads(raw) == manifest
         entries = parse_manifest(raw, "tiny")
-        assert sorted(e.name for e in entries) == ["mnist-12", "squeezenet1.1-7"]  # the smoke profile's
+        assert sorted(e.name for e in entries) == [
+            "mnist-12",
+            "squeezenet1.1-7",
+        ]  # the smoke profile's
         for e in entries:
             data = urllib.request.urlopen(f"{server.url}/{e.model_path}", timeout=10).read()
             assert hashlib.sha256(data).hexdigest() == e.model_sha and len(data) == e.model_bytes
@@ -309,8 +476,11 @@ def test_tiny_zoo_stands_in_for_the_smoke_models_with_matching_sha(tmp_path):
 
 
 def test_fake_api_lists_workflow_runs_and_learns_entries():
-    api = FakeGitHub(owner_repo="o/r", token="t", workflow_runs={"ci.yml": [{"id": 3, "event": "push"}]}).start()
+    api = FakeGitHub(
+        owner_repo="o/r", token="t", workflow_runs={"ci.yml": [{"id": 3, "event": "push"}]}
+    ).start()
     try:
+
         def get(path: str) -> dict:
             req = urllib.request.Request(api.url + path, headers={"Authorization": "Bearer t"})
             return json.loads(urllib.request.urlopen(req, timeout=10).read())
@@ -318,8 +488,17 @@ def test_fake_api_lists_workflow_runs_and_learns_entries():
         assert get("/repos/o/r/actions/workflows/ci.yml/runs?event=push")["total_count"] == 1
         assert get("/repos/o/r/actions/workflows/nightly.yml/runs")["workflow_runs"] == []
         assert get("/repos/o/r/actions/runs/3/artifacts?name=x")["artifacts"] == []
-        api.add_entry({"id": api.next_id(), "key": "k", "ref": "refs/heads/main", "size_in_bytes": 1,
-                       "version": "v", "created_at": "2025-01-01T00:00:00Z", "last_accessed_at": "2025-01-01T00:00:00Z"})
+        api.add_entry(
+            {
+                "id": api.next_id(),
+                "key": "k",
+                "ref": "refs/heads/main",
+                "size_in_bytes": 1,
+                "version": "v",
+                "created_at": "2025-01-01T00:00:00Z",
+                "last_accessed_at": "2025-01-01T00:00:00Z",
+            }
+        )
         assert [e["key"] for e in get("/repos/o/r/actions/caches")["actions_caches"]] == ["k"]
     finally:
         api.stop()
@@ -327,16 +506,40 @@ def test_fake_api_lists_workflow_runs_and_learns_entries():
 
 def test_act_local_dry_run_plans_without_act(tmp_path):
     result = subprocess.run(
-        [sys.executable, str(CI / "act_local.py"), "ci.yml", "--dry-run", "--work-dir", str(tmp_path / "w"),
-         "--no-tiny-zoo"], capture_output=True, text=True, cwd=REPO, timeout=120)
+        [
+            sys.executable,
+            str(CI / "act_local.py"),
+            "ci.yml",
+            "--dry-run",
+            "--work-dir",
+            str(tmp_path / "w"),
+            "--no-tiny-zoo",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     if "no ../shared/actions" in result.stderr:
         pytest.skip("no ../shared/actions here")
     assert result.returncode == 0, result.stderr
     assert "left out  test" in result.stdout and "--cache-server-addr 127.0.0.1" in result.stdout
     bad = subprocess.run(
-        [sys.executable, str(CI / "act_local.py"), "ci.yml", "--dry-run", "--work-dir", str(tmp_path / "w"),
-         "--env", "IREE_CONFORMANCE_ZOO_MANIFEST=https://raw.githubusercontent.com/onnx/models/main/x.json"],
-        capture_output=True, text=True, cwd=REPO, timeout=120)
+        [
+            sys.executable,
+            str(CI / "act_local.py"),
+            "ci.yml",
+            "--dry-run",
+            "--work-dir",
+            str(tmp_path / "w"),
+            "--env",
+            "IREE_CONFORMANCE_ZOO_MANIFEST=https://raw.githubusercontent.com/onnx/models/main/x.json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "not a loopback" in bad.stderr
 
 
@@ -377,14 +580,30 @@ def test_act_runs_a_tiny_workflow(tmp_path):
     wf.write_text(TINY_WORKFLOW)
     summary = tmp_path / "summary.json"
     result = subprocess.run(
-        [sys.executable, str(CI / "act_local.py"), str(wf), "--work-dir", str(tmp_path / "w"),
-         "--summary", str(summary), "--no-tiny-zoo", "--quiet"],
-        capture_output=True, text=True, cwd=REPO, timeout=300)
+        [
+            sys.executable,
+            str(CI / "act_local.py"),
+            str(wf),
+            "--work-dir",
+            str(tmp_path / "w"),
+            "--summary",
+            str(summary),
+            "--no-tiny-zoo",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
     if "no ../shared/actions" in result.stderr:
         pytest.skip("no ../shared/actions here")
     assert result.returncode == 0, result.stdout + result.stderr
     data = json.loads(summary.read_text())
-    assert {(j["job"], j["result"]) for j in data["jobs"]} == {("make", "success"), ("use", "success")}
+    assert {(j["job"], j["result"]) for j in data["jobs"]} == {
+        ("make", "success"),
+        ("use", "success"),
+    }
     assert [r["matrix"] for r in data["left_out"]] == [{"os": "windows-latest"}]
 
 
@@ -406,8 +625,22 @@ def test_fake_api_serves_an_earlier_runs_artifact_to_fetch_baseline(tmp_path, gh
     api = reloaded.api("tok").start()
     try:
         env = gh.env(GITHUB_TOKEN="tok", GITHUB_REPOSITORY=act_local.REPO, GITHUB_RUN_ID="2")
-        result = run_ci("fetch_baseline.py", "--api-url", api.url, "--workflow", "ci.yml", "--artifact",
-                        "merged-results", "--branch", "main", "--event", "push", "--dest", tmp_path / "b", env=env)
+        result = run_ci(
+            "fetch_baseline.py",
+            "--api-url",
+            api.url,
+            "--workflow",
+            "ci.yml",
+            "--artifact",
+            "merged-results",
+            "--branch",
+            "main",
+            "--event",
+            "push",
+            "--dest",
+            tmp_path / "b",
+            env=env,
+        )
         assert "baseline: run 1" in result.stdout
         assert json.loads((tmp_path / "b" / "merged.json").read_text())["schema"] == 1
         blob = [r for r in api.requests if r["path"].startswith("/_blob/")]
@@ -424,25 +657,42 @@ def test_tool_cache_versions_and_act_environment(monkeypatch, tmp_path):
     assert tool_cache_version("3.10.4", "3.11.7") == "3.10.4"
     venv_bin = tmp_path / "venv" / "bin"
     monkeypatch.setenv("PATH", f"{venv_bin}:/usr/bin")
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "GITHUB_OUTPUT", "IREE_CONFORMANCE_STORE", "CI_RUN_SHARD_ARGS",
-                 "VIRTUAL_ENV"):
+    for name in (
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "GITHUB_OUTPUT",
+        "IREE_CONFORMANCE_STORE",
+        "CI_RUN_SHARD_ARGS",
+        "VIRTUAL_ENV",
+    ):
         monkeypatch.setenv(name, "host value")
     env = act_environment(venv_bin, "fake")
     assert env["GITHUB_TOKEN"] == "fake" and env["PATH"] == "/usr/bin"
-    assert not {"GH_TOKEN", "GITHUB_OUTPUT", "IREE_CONFORMANCE_STORE", "CI_RUN_SHARD_ARGS", "VIRTUAL_ENV"} & set(env)
+    assert not {
+        "GH_TOKEN",
+        "GITHUB_OUTPUT",
+        "IREE_CONFORMANCE_STORE",
+        "CI_RUN_SHARD_ARGS",
+        "VIRTUAL_ENV",
+    } & set(env)
     src = tmp_path / "testdata"
     src.mkdir()
     for name in ("b_float32_1.mlir", "a_float32_2.mlir", "c_int8_1.mlir"):
         (src / name).write_text("module {}")
     dest = stablehlo_sample(src, tmp_path / "out", 2)
-    assert sorted(p.name for p in (dest / "stablehlo" / "testdata").iterdir()) == ["a_float32_2.mlir",
-                                                                                 "b_float32_1.mlir"]
+    assert sorted(p.name for p in (dest / "stablehlo" / "testdata").iterdir()) == [
+        "a_float32_2.mlir",
+        "b_float32_1.mlir",
+    ]
 
 
 def test_substituted_actions_point_at_their_stand_in(tmp_path):
     from actlocal.command import with_substitutes
 
-    v7, v4 = ("actions/upload-artifact@" + "b" * 40, tmp_path / "v7"), ("actions/upload-artifact@" + "e" * 40, tmp_path / "v4")
+    v7, v4 = (
+        ("actions/upload-artifact@" + "b" * 40, tmp_path / "v7"),
+        ("actions/upload-artifact@" + "e" * 40, tmp_path / "v4"),
+    )
     out, notes = with_substitutes([v7, v4], {v7[0]: (v4[0], "v7 breaks under act")})
     assert out == [(v7[0], v4[1]), v4] and notes == [f"{v7[0]}: v7 breaks under act"]
     # no stand-in folder here: the action keeps its own
@@ -458,5 +708,10 @@ def test_upstream_agreement_reads_local_fixtures_never_github(tmp_path):
         assert Path(value).is_file() and "://" not in value
     from iree_conformance.upstream import load_config, load_test_list, upstream_view
 
-    assert upstream_view(load_config(variables["IREE_CI_ONNX_CONFIG"])).kind("onnx-ops/test_attention_3d") == "fail-compile"
+    assert (
+        upstream_view(load_config(variables["IREE_CI_ONNX_CONFIG"])).kind(
+            "onnx-ops/test_attention_3d"
+        )
+        == "fail-compile"
+    )
     assert "onnx-ops/test_abs" in load_test_list(variables["IREE_CI_ONNX_TESTS"])

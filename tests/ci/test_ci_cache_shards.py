@@ -68,12 +68,29 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def files_under(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_keys_for_each_restore_slot_of_the_repository_config(gh):
-    run_ci("cache_shards.py", "keys", "--class", "zoo-models", "--count", "6", "--slots", "6",
-           "--os", "Linux", "--arch", "X64", env=tool_env(gh))
+    run_ci(
+        "cache_shards.py",
+        "keys",
+        "--class",
+        "zoo-models",
+        "--count",
+        "6",
+        "--slots",
+        "6",
+        "--os",
+        "Linux",
+        "--arch",
+        "X64",
+        env=tool_env(gh),
+    )
     out = gh.outputs()
     assert out["count"] == "6" and out["stage-dir"] == ".cache-shards/zoo-models"
     for i in range(6):
@@ -83,8 +100,24 @@ def test_keys_for_each_restore_slot_of_the_repository_config(gh):
 
 
 def test_keys_beyond_the_slots_are_left_out_with_a_warning(gh, workspace):
-    result = run_ci("cache_shards.py", "keys", "--class", "zoo-models", "--count", "3", "--slots", "2",
-                    "--os", "Linux", "--arch", "X64", "--config-hash", "smoke", env=tool_env(gh), cwd=workspace)
+    result = run_ci(
+        "cache_shards.py",
+        "keys",
+        "--class",
+        "zoo-models",
+        "--count",
+        "3",
+        "--slots",
+        "2",
+        "--os",
+        "Linux",
+        "--arch",
+        "X64",
+        "--config-hash",
+        "smoke",
+        env=tool_env(gh),
+        cwd=workspace,
+    )
     out = gh.outputs()
     assert out["count"] == "2" and "s2-key" not in out
     assert out["s1-key"].startswith("zoo-models-v1-Linux-X64-s001-c")
@@ -96,12 +129,31 @@ def test_plan_stages_the_shards_and_unstage_puts_them_back(gh, workspace, tmp_pa
     zoo = workspace / "zoo root"
     before = files_under(zoo)
     env = tool_env(gh, RUNNER_OS="Linux", RUNNER_ARCH="X64")
-    run_ci("cache_shards.py", "plan", "--class", "zoo-models", "--path", zoo, "--key", "zoo-models-v1-Linux-X64",
-           "--members", "onnx-zoo/*", "--ref", MAIN, "--offline", "--slots", "3", env=env, cwd=workspace)
+    run_ci(
+        "cache_shards.py",
+        "plan",
+        "--class",
+        "zoo-models",
+        "--path",
+        zoo,
+        "--key",
+        "zoo-models-v1-Linux-X64",
+        "--members",
+        "onnx-zoo/*",
+        "--ref",
+        MAIN,
+        "--offline",
+        "--slots",
+        "3",
+        env=env,
+        cwd=workspace,
+    )
     out = gh.outputs()
     assert out["sharded"] == "true" and out["save"] == "true"
     assert out["reason"].startswith("save 3/3 shards")
-    assert "shards" not in out and "compressed-bytes" not in out  # cache-tools' own outputs stay out
+    assert (
+        "shards" not in out and "compressed-bytes" not in out
+    )  # cache-tools' own outputs stay out
     staged = {}
     for i in range(3):
         assert out[f"s{i}-key"].startswith(f"zoo-models-v1-Linux-X64-s{i:03d}-f")
@@ -118,8 +170,18 @@ def test_plan_stages_the_shards_and_unstage_puts_them_back(gh, workspace, tmp_pa
 
     # The restore slots look for exactly these entries: prefix of each key, same folder.
     gh.output.write_text("", encoding="utf-8")
-    run_ci("cache_shards.py", "keys", "--class", "zoo-models", "--count", "3", "--slots", "3",
-           env=env, cwd=workspace)
+    run_ci(
+        "cache_shards.py",
+        "keys",
+        "--class",
+        "zoo-models",
+        "--count",
+        "3",
+        "--slots",
+        "3",
+        env=env,
+        cwd=workspace,
+    )
     keys = gh.outputs()
     for i in range(3):
         assert out[f"s{i}-key"].startswith(keys[f"s{i}-restore-keys"].splitlines()[0])
@@ -128,8 +190,16 @@ def test_plan_stages_the_shards_and_unstage_puts_them_back(gh, workspace, tmp_pa
     # actions/cache brings the stage folders back on a fresh runner; unstage moves them in.
     fresh = tmp_path / "fresh zoo"
     gh.output.write_text("", encoding="utf-8")
-    run_ci("cache_shards.py", "unstage", "--stage-dir", keys["stage-dir"], "--into", fresh,
-           env=env, cwd=workspace)
+    run_ci(
+        "cache_shards.py",
+        "unstage",
+        "--stage-dir",
+        keys["stage-dir"],
+        "--into",
+        fresh,
+        env=env,
+        cwd=workspace,
+    )
     assert files_under(fresh) == before
     assert gh.outputs()["restored"] == "3"
     assert not (workspace / keys["stage-dir"]).exists()
@@ -145,22 +215,54 @@ def test_unstage_keeps_what_is_already_there(gh, tmp_path):
     (into / "onnx-zoo" / "files").mkdir(parents=True)
     (into / "onnx-zoo" / "files" / "a.onnx").write_bytes(b"downloaded")
     run_ci("cache_shards.py", "unstage", "--stage-dir", stage, "--into", into, env=gh.env())
-    assert files_under(into) == {"onnx-zoo/files/a.onnx": b"downloaded", "onnx-zoo/files/b.onnx": b"new"}
+    assert files_under(into) == {
+        "onnx-zoo/files/a.onnx": b"downloaded",
+        "onnx-zoo/files/b.onnx": b"new",
+    }
     assert gh.outputs()["restored"] == "1"
 
 
 def test_plan_of_an_empty_zoo_saves_nothing(gh, workspace):
     empty = workspace / "empty zoo"
     empty.mkdir()
-    run_ci("cache_shards.py", "plan", "--class", "zoo-models", "--path", empty, "--key", "zoo-models-v1-Linux-X64",
-           "--members", "onnx-zoo/*", "--ref", MAIN, "--offline", env=tool_env(gh), cwd=workspace)
+    run_ci(
+        "cache_shards.py",
+        "plan",
+        "--class",
+        "zoo-models",
+        "--path",
+        empty,
+        "--key",
+        "zoo-models-v1-Linux-X64",
+        "--members",
+        "onnx-zoo/*",
+        "--ref",
+        MAIN,
+        "--offline",
+        env=tool_env(gh),
+        cwd=workspace,
+    )
     assert gh.outputs() == {"sharded": "true", "save": "false", "reason": "nothing-to-save"}
 
 
 def test_plan_of_a_pull_request_stages_nothing(gh, workspace):
-    run_ci("cache_shards.py", "plan", "--class", "zoo-models", "--path", workspace / "zoo root",
-           "--key", "zoo-models-v1-Linux-X64", "--members", "onnx-zoo/*", "--ref", "refs/pull/7/merge",
-           "--offline", env=tool_env(gh), cwd=workspace)
+    run_ci(
+        "cache_shards.py",
+        "plan",
+        "--class",
+        "zoo-models",
+        "--path",
+        workspace / "zoo root",
+        "--key",
+        "zoo-models-v1-Linux-X64",
+        "--members",
+        "onnx-zoo/*",
+        "--ref",
+        "refs/pull/7/merge",
+        "--offline",
+        env=tool_env(gh),
+        cwd=workspace,
+    )
     out = gh.outputs()
     assert out["save"] == "false" and out["reason"] == "ref-not-allowed"
     assert not any(name.endswith("-key") for name in out)
@@ -170,17 +272,46 @@ def test_plan_of_a_pull_request_stages_nothing(gh, workspace):
 def test_plan_of_a_class_without_shards_is_cache_tools_plan(gh, workspace):
     (workspace / "wheels").mkdir()
     (workspace / "wheels" / "x.whl").write_bytes(b"wheel " * 1000)
-    run_ci("cache_shards.py", "plan", "--class", "pip", "--path", "wheels", "--key", "pip-v1-Linux-X64-f00",
-           "--ref", MAIN, "--offline", env=tool_env(gh), cwd=workspace)
+    run_ci(
+        "cache_shards.py",
+        "plan",
+        "--class",
+        "pip",
+        "--path",
+        "wheels",
+        "--key",
+        "pip-v1-Linux-X64-f00",
+        "--ref",
+        MAIN,
+        "--offline",
+        env=tool_env(gh),
+        cwd=workspace,
+    )
     out = gh.outputs()
     assert out["sharded"] == "false"
     # saved under the restore step's key plus the hash of the content (issue #12.1)
     assert out["save"] == "true" and out["reason"] == "fits"
     assert re.fullmatch(r"pip-v1-Linux-X64-f00-h[0-9a-f]{16}", out["key"])
     # the same content, restored under that key: nothing to save
-    run_ci("cache_shards.py", "plan", "--class", "pip", "--path", "wheels", "--key", "pip-v1-Linux-X64-f00",
-           "--restored-key", out["key"], "--jobs", "4", "--ref", MAIN, "--offline", env=tool_env(gh),
-           cwd=workspace)
+    run_ci(
+        "cache_shards.py",
+        "plan",
+        "--class",
+        "pip",
+        "--path",
+        "wheels",
+        "--key",
+        "pip-v1-Linux-X64-f00",
+        "--restored-key",
+        out["key"],
+        "--jobs",
+        "4",
+        "--ref",
+        MAIN,
+        "--offline",
+        env=tool_env(gh),
+        cwd=workspace,
+    )
     again = gh.outputs()
     assert again["save"] == "false" and again["reason"] == "content-unchanged"
 
@@ -192,13 +323,16 @@ def test_the_actions_have_a_slot_per_shard_of_every_sharded_class():
 
 def test_slot_check_catches_too_few_slots(tmp_path, monkeypatch):
     config = tmp_path / "cache_tools.toml"
-    config.write_text(textwrap.dedent("""\
+    config.write_text(
+        textwrap.dedent("""\
         [classes.zoo-models]
         priority = 1
         paths = ["z"]
         [classes.zoo-models.shards]
         max_shards = 9
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     monkeypatch.setattr(cw, "CACHE_CONFIG", config)
     problems = cw.check_shard_slots()
     assert any("class zoo-models has max_shards = 9" in p for p in problems)
@@ -210,6 +344,9 @@ def test_workflows_save_the_zoo_through_the_sharded_path():
         wf = cw.load_yaml(REPO / ".github" / "workflows" / name)
         steps = [s for job in wf["jobs"].values() for s in job.get("steps") or []]
         zoo = [s for s in steps if (s.get("with") or {}).get("class") == "zoo-models"]
-        assert [s["uses"] for s in zoo] == ["./.github/actions/cache-restore", "./.github/actions/cache-save"]
+        assert [s["uses"] for s in zoo] == [
+            "./.github/actions/cache-restore",
+            "./.github/actions/cache-save",
+        ]
         assert zoo[1]["with"]["shard-members"] == "onnx-zoo/*"
         assert "config-hash" not in zoo[0]["with"]  # one zoo per OS: see cache_tools.toml

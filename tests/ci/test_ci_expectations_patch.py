@@ -20,9 +20,15 @@ BASE_TEXT = (FIXTURES / "expectations" / "llvm-cpu.toml").read_text(encoding="ut
 
 
 def git(repo: Path, *args: str) -> str:
-    env = clean_env(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
-                    GIT_COMMITTER_EMAIL="t@example.com")
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env).stdout
+    env = clean_env(
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
+    return subprocess.run(
+        ["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env
+    ).stdout
 
 
 @pytest.fixture
@@ -47,12 +53,22 @@ def entry(case: str, stage: str, reason: str) -> str:
     return f'"{case}" = {{ stage = "{stage}", reason = "{reason}" }}\n'
 
 
-def edit(repo: Path, path: str, drop: tuple[str, ...] = (), add: tuple[str, ...] = (), replace=None) -> None:
+def edit(
+    repo: Path, path: str, drop: tuple[str, ...] = (), add: tuple[str, ...] = (), replace=None
+) -> None:
     """Edits a manifest the way --update-expectations does: one entry per line, sorted."""
     file = repo / path
-    lines = file.read_text(encoding="utf-8").splitlines(keepends=True) if file.exists() else [
-        "# Known IREE failures and tolerance overrides for target llvm-cpu.\n", "\n", "[xfail]\n", "\n",
-        "[tolerance]\n"]
+    lines = (
+        file.read_text(encoding="utf-8").splitlines(keepends=True)
+        if file.exists()
+        else [
+            "# Known IREE failures and tolerance overrides for target llvm-cpu.\n",
+            "\n",
+            "[xfail]\n",
+            "\n",
+            "[tolerance]\n",
+        ]
+    )
     lines = [line for line in lines if not any(line.startswith(f'"{d}"') for d in drop)]
     if replace:
         lines = [replace[1] if line.startswith(f'"{replace[0]}"') else line for line in lines]
@@ -64,8 +80,17 @@ def edit(repo: Path, path: str, drop: tuple[str, ...] = (), add: tuple[str, ...]
 
 
 def collect(repo: Path, out: Path, label: str, gh=None) -> None:
-    run_ci("expectations_patch.py", "--repo", repo, "collect", "--out", out, "--label", label,
-           env=gh.env() if gh else None)
+    run_ci(
+        "expectations_patch.py",
+        "--repo",
+        repo,
+        "collect",
+        "--out",
+        out,
+        "--label",
+        label,
+        env=gh.env() if gh else None,
+    )
 
 
 def test_collect_records_changes_and_outputs(origin, tmp_path, gh):
@@ -79,7 +104,7 @@ def test_collect_records_changes_and_outputs(origin, tmp_path, gh):
     assert '"change": "modified"' in manifest and '"change": "added"' in manifest
     assert (out / "files" / OVERLAY).is_file()
     patch = (out / "macos-latest-shard1of4.patch").read_text(encoding="utf-8")
-    assert "-\"onnx-ops/test_cast_FLOAT_to_DOUBLE\"" in patch and "new file mode" in patch
+    assert '-"onnx-ops/test_cast_FLOAT_to_DOUBLE"' in patch and "new file mode" in patch
 
 
 def test_collect_without_changes(origin, tmp_path, gh):
@@ -90,13 +115,23 @@ def test_collect_without_changes(origin, tmp_path, gh):
 def test_combine_merges_shards_into_one_patch_that_applies(origin, tmp_path, gh):
     shards = tmp_path / "downloaded"
     a = clone(origin, "a")
-    edit(a, MANIFEST, drop=("onnx-ops/test_cast_FLOAT_to_DOUBLE",),
-         add=(entry("onnx-ops/test_abs", "fail-compile", "new failure"),))
+    edit(
+        a,
+        MANIFEST,
+        drop=("onnx-ops/test_cast_FLOAT_to_DOUBLE",),
+        add=(entry("onnx-ops/test_abs", "fail-compile", "new failure"),),
+    )
     collect(a, shards / "nightly-expectations-ubuntu-latest-1of4", "ubuntu-latest-shard1of4")
     b = clone(origin, "b")
-    edit(b, MANIFEST, replace=("stablehlo/sort_key_value_stable",
-                               entry("stablehlo/sort_key_value_stable", "fail-run", "now fails at run")),
-         add=(entry("onnx-ops/test_argmax_default_axis_example", "fail-numerics", "off by one"),))
+    edit(
+        b,
+        MANIFEST,
+        replace=(
+            "stablehlo/sort_key_value_stable",
+            entry("stablehlo/sort_key_value_stable", "fail-run", "now fails at run"),
+        ),
+        add=(entry("onnx-ops/test_argmax_default_axis_example", "fail-numerics", "off by one"),),
+    )
     collect(b, shards / "nightly-expectations-ubuntu-latest-2of4", "ubuntu-latest-shard2of4")
     # Two macOS shards create the same new overlay with different entries.
     c = clone(origin, "c")
@@ -105,12 +140,27 @@ def test_combine_merges_shards_into_one_patch_that_applies(origin, tmp_path, gh)
     d = clone(origin, "d")
     edit(d, OVERLAY, add=(entry("onnx-ops/test_relu", "fail-run", "macOS"),))
     collect(d, shards / "nightly-expectations-macos-latest-2of4", "macos-latest-shard2of4")
-    collect(clone(origin, "e"), shards / "nightly-expectations-windows-latest-1of4", "windows-latest-shard1of4")
+    collect(
+        clone(origin, "e"),
+        shards / "nightly-expectations-windows-latest-1of4",
+        "windows-latest-shard1of4",
+    )
 
     final = clone(origin, "final")
     patch = tmp_path / "update" / "expectations.patch"
-    run_ci("expectations_patch.py", "--repo", final, "combine", shards, "--output", patch,
-           "--files-out", tmp_path / "update" / "files", "--summary", env=gh.env())
+    run_ci(
+        "expectations_patch.py",
+        "--repo",
+        final,
+        "combine",
+        shards,
+        "--output",
+        patch,
+        "--files-out",
+        tmp_path / "update" / "files",
+        "--summary",
+        env=gh.env(),
+    )
     assert gh.outputs()["changed"] == "true" and gh.outputs()["conflicts"] == "0"
     assert "git apply expectations.patch" in gh.summary_text()
 
@@ -125,27 +175,52 @@ def test_combine_merges_shards_into_one_patch_that_applies(origin, tmp_path, gh)
     assert len(base) == 21 - 1 + 2
     overlay = tomllib.loads((target / OVERLAY).read_text(encoding="utf-8"))["xfail"]
     assert set(overlay) == {"stablehlo/abs_negate_f16", "onnx-ops/test_relu"}
-    assert (tmp_path / "update" / "files" / OVERLAY).read_text(encoding="utf-8") == (target / OVERLAY).read_text(encoding="utf-8")
+    assert (tmp_path / "update" / "files" / OVERLAY).read_text(encoding="utf-8") == (
+        target / OVERLAY
+    ).read_text(encoding="utf-8")
 
 
 def test_combine_reports_a_real_conflict(origin, tmp_path, gh):
     shards = tmp_path / "shards"
     for name, stage in (("a", "fail-run"), ("b", "fail-compile")):
         repo = clone(origin, name)
-        edit(repo, MANIFEST, replace=("stablehlo/sort_key_value_stable",
-                                      entry("stablehlo/sort_key_value_stable", stage, "x")))
+        edit(
+            repo,
+            MANIFEST,
+            replace=(
+                "stablehlo/sort_key_value_stable",
+                entry("stablehlo/sort_key_value_stable", stage, "x"),
+            ),
+        )
         collect(repo, shards / name, f"linux-{name}")
     final = clone(origin, "final")
-    run_ci("expectations_patch.py", "--repo", final, "combine", shards, "--output", tmp_path / "p.patch",
-           env=gh.env())
+    run_ci(
+        "expectations_patch.py",
+        "--repo",
+        final,
+        "combine",
+        shards,
+        "--output",
+        tmp_path / "p.patch",
+        env=gh.env(),
+    )
     assert gh.outputs()["conflicts"] == "1" and gh.outputs()["changed"] == "false"
     assert (tmp_path / "p.patch").read_text(encoding="utf-8") == ""
 
 
 def test_combine_with_nothing_changed(origin, tmp_path, gh):
     collect(clone(origin, "a"), tmp_path / "shards" / "a", "linux-1of4")
-    run_ci("expectations_patch.py", "--repo", clone(origin, "final"), "combine", tmp_path / "shards",
-           "--output", tmp_path / "p.patch", "--summary", env=gh.env())
+    run_ci(
+        "expectations_patch.py",
+        "--repo",
+        clone(origin, "final"),
+        "combine",
+        tmp_path / "shards",
+        "--output",
+        tmp_path / "p.patch",
+        "--summary",
+        env=gh.env(),
+    )
     assert gh.outputs()["changed"] == "false"
     assert "up to date (1 shard(s) reported)" in gh.summary_text()
 
@@ -161,7 +236,15 @@ def test_crlf_copies_merge_like_lf(origin, tmp_path, gh):
     b = clone(origin, "b")
     edit(b, MANIFEST, add=(entry("onnx-ops/test_relu", "fail-run", "y"),))
     collect(b, shards / "b", "windows-2of4")
-    run_ci("expectations_patch.py", "--repo", clone(origin, "final"), "combine", shards,
-           "--output", tmp_path / "p.patch", env=gh.env())
+    run_ci(
+        "expectations_patch.py",
+        "--repo",
+        clone(origin, "final"),
+        "combine",
+        shards,
+        "--output",
+        tmp_path / "p.patch",
+        env=gh.env(),
+    )
     patch = (tmp_path / "p.patch").read_bytes()
-    assert b"\r" not in patch and patch.count(b"\n+\"onnx-ops/") == 2
+    assert b"\r" not in patch and patch.count(b'\n+"onnx-ops/') == 2

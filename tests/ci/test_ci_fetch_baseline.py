@@ -65,7 +65,9 @@ class FakeGitHub(BaseHTTPRequestHandler):
             return self._json({"total_count": len(arts), "artifacts": arts})
         if url.path.startswith("/repos/o/r/actions/artifacts/") and url.path.endswith("/zip"):
             self.send_response(302)
-            self.send_header("Location", f"http://127.0.0.1:{self.server.server_port}/blob/a.zip?sig=x")
+            self.send_header(
+                "Location", f"http://127.0.0.1:{self.server.server_port}/blob/a.zip?sig=x"
+            )
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
@@ -80,16 +82,29 @@ def api():
     base = f"http://127.0.0.1:{server.server_port}"
 
     def art(aid, name="merged-results", expired=False):
-        return {"id": aid, "name": name, "expired": expired,
-                "archive_download_url": f"{base}/repos/o/r/actions/artifacts/{aid}/zip"}
+        return {
+            "id": aid,
+            "name": name,
+            "expired": expired,
+            "archive_download_url": f"{base}/repos/o/r/actions/artifacts/{aid}/zip",
+        }
 
     FakeGitHub.runs = [
-        {"id": 30, "event": "push", "html_url": "https://github.com/o/r/actions/runs/30"},  # this run
+        {
+            "id": 30,
+            "event": "push",
+            "html_url": "https://github.com/o/r/actions/runs/30",
+        },  # this run
         {"id": 29, "event": "pull_request", "html_url": "u29"},
         {"id": 28, "event": "push", "html_url": "u28"},  # its artifact expired
         {"id": 27, "event": "push", "html_url": "https://github.com/o/r/actions/runs/27"},
     ]
-    FakeGitHub.artifacts = {30: [art(300)], 29: [art(290)], 28: [art(280, expired=True)], 27: [art(270), art(271, "other")]}
+    FakeGitHub.artifacts = {
+        30: [art(300)],
+        29: [art(290)],
+        28: [art(280, expired=True)],
+        27: [art(270), art(271, "other")],
+    }
     FakeGitHub.blob = artifact_zip()
     FakeGitHub.seen = []
     yield base
@@ -100,8 +115,22 @@ def api():
 def test_fetches_the_newest_unexpired_artifact_of_another_push_run(api, tmp_path, gh):
     dest = tmp_path / "base line"
     env = gh.env(GITHUB_TOKEN=TOKEN, GITHUB_REPOSITORY="o/r", GITHUB_RUN_ID="30")
-    result = run_ci("fetch_baseline.py", "--api-url", api, "--workflow", "ci.yml", "--artifact", "merged-results",
-                    "--branch", "main", "--event", "push", "--dest", dest, env=env)
+    result = run_ci(
+        "fetch_baseline.py",
+        "--api-url",
+        api,
+        "--workflow",
+        "ci.yml",
+        "--artifact",
+        "merged-results",
+        "--branch",
+        "main",
+        "--event",
+        "push",
+        "--dest",
+        dest,
+        env=env,
+    )
     assert "baseline: run 27" in result.stdout
     assert json.loads((dest / "merged.json").read_text(encoding="utf-8"))["schema"] == 1
     assert (dest / "durations" / "durations-linux.json").is_file()
@@ -114,8 +143,18 @@ def test_fetches_the_newest_unexpired_artifact_of_another_push_run(api, tmp_path
 def test_no_baseline_is_not_an_error(api, tmp_path, gh):
     FakeGitHub.artifacts = {}
     env = gh.env(GITHUB_TOKEN=TOKEN)
-    args = ["--api-url", api, "--repo", "o/r", "--workflow", "ci.yml", "--artifact", "merged-results",
-            "--dest", tmp_path / "b"]
+    args = [
+        "--api-url",
+        api,
+        "--repo",
+        "o/r",
+        "--workflow",
+        "ci.yml",
+        "--artifact",
+        "merged-results",
+        "--dest",
+        tmp_path / "b",
+    ]
     result = run_ci("fetch_baseline.py", *args, env=env)
     assert "no artifact 'merged-results'" in result.stderr and gh.outputs()["found"] == "false"
     assert not (tmp_path / "b").exists()
@@ -123,8 +162,21 @@ def test_no_baseline_is_not_an_error(api, tmp_path, gh):
 
 
 def test_bad_token_is_reported(api, tmp_path, gh):
-    result = run_ci("fetch_baseline.py", "--api-url", api, "--repo", "o/r", "--workflow", "ci.yml",
-                    "--artifact", "merged-results", "--dest", tmp_path, env=gh.env(GITHUB_TOKEN="wrong"), check=False)
+    result = run_ci(
+        "fetch_baseline.py",
+        "--api-url",
+        api,
+        "--repo",
+        "o/r",
+        "--workflow",
+        "ci.yml",
+        "--artifact",
+        "merged-results",
+        "--dest",
+        tmp_path,
+        env=gh.env(GITHUB_TOKEN="wrong"),
+        check=False,
+    )
     assert result.returncode == 2 and "HTTP 401" in result.stderr
 
 

@@ -20,8 +20,17 @@ def load(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def derive(tmp: Path, name: str, source: Path = LINUX, *, os_name: str | None = None, arch: str | None = None,
-           python: str | None = None, edits: dict[str, dict] | None = None, crlf: bool = False) -> Path:
+def derive(
+    tmp: Path,
+    name: str,
+    source: Path = LINUX,
+    *,
+    os_name: str | None = None,
+    arch: str | None = None,
+    python: str | None = None,
+    edits: dict[str, dict] | None = None,
+    crlf: bool = False,
+) -> Path:
     """A copy of a real results file on another platform and/or with some outcomes edited."""
     data = copy.deepcopy(load(source))
     meta = data["metadata"]
@@ -47,10 +56,20 @@ def test_fixtures_are_schema_1_results():
 
 
 def test_merge_counts_per_os_python_target_suite(tmp_path):
-    mac = derive(tmp_path / "in" / "results-macos-latest-py3.12", "results.json", os_name="macos", arch="arm64",
-                 python="3.12.10")
-    win = derive(tmp_path / "in" / "results-windows-latest-py3.11", "results.json", os_name="windows",
-                 python="3.11.9", crlf=True)
+    mac = derive(
+        tmp_path / "in" / "results-macos-latest-py3.12",
+        "results.json",
+        os_name="macos",
+        arch="arm64",
+        python="3.12.10",
+    )
+    win = derive(
+        tmp_path / "in" / "results-windows-latest-py3.11",
+        "results.json",
+        os_name="windows",
+        python="3.11.9",
+        crlf=True,
+    )
     merged = merge_results.merge([LINUX, mac, win])
     rows = dict(merge_results.count_rows(merged))
     linux_stablehlo = rows[("linux/x86_64", "3.11", "llvm-cpu", "stablehlo")]
@@ -64,17 +83,35 @@ def test_merge_counts_per_os_python_target_suite(tmp_path):
 
 def test_merge_script_writes_json_markdown_and_summary(tmp_path, gh):
     folder = tmp_path / "downloaded artifacts"
-    derive(folder / "results-macos-latest-py3.12", "results-macos-latest-py3.12.json", os_name="macos",
-           arch="arm64", python="3.12.10")
+    derive(
+        folder / "results-macos-latest-py3.12",
+        "results-macos-latest-py3.12.json",
+        os_name="macos",
+        arch="arm64",
+        python="3.12.10",
+    )
     derive(folder / "results-ubuntu-latest-py3.11", "results-ubuntu-latest-py3.11.json")
-    (folder / "durations.json").write_text('{"llvm-cpu:stablehlo/x": 1.0}', encoding="utf-8")  # not results
+    (folder / "durations.json").write_text(
+        '{"llvm-cpu:stablehlo/x": 1.0}', encoding="utf-8"
+    )  # not results
     out = tmp_path / "merged out"
-    run_ci("merge_results.py", folder, "--output", out / "merged.json", "--markdown", out / "merged.md",
-           "--summary", env=gh.env())
+    run_ci(
+        "merge_results.py",
+        folder,
+        "--output",
+        out / "merged.json",
+        "--markdown",
+        out / "merged.md",
+        "--summary",
+        env=gh.env(),
+    )
     merged = load(out / "merged.json")
     assert merged["kind"] == "merged" and len(merged["runs"]) == 2
     markdown = (out / "merged.md").read_text(encoding="utf-8")
-    assert "| OS | Python | Target | Suite | pass | xfail | flaky | fail | xpass | skip | total |" in markdown
+    assert (
+        "| OS | Python | Target | Suite | pass | xfail | flaky | fail | xpass | skip | total |"
+        in markdown
+    )
     assert "| macos/arm64 | 3.12 | llvm-cpu | stablehlo | 82 | 1 | 0 | 0 | 0 | 0 | 83 |" in markdown
     assert "No unexpected results." in markdown
     assert gh.summary_text().strip() == markdown.strip()
@@ -106,6 +143,7 @@ def test_merge_rejects_a_broken_file(tmp_path):
 
 # -- diff -----------------------------------------------------------------------------
 
+
 def test_diff_of_the_two_real_runs_has_no_status_changes():
     diff = diff_results.compare(merge_results.merge([LINUX]), merge_results.merge([LINUX_BEFORE]))
     assert diff["new_failures"] == [] and diff["new_passes"] == [] and diff["changed"] == []
@@ -113,29 +151,66 @@ def test_diff_of_the_two_real_runs_has_no_status_changes():
 
 
 def test_diff_finds_new_failures_new_passes_and_changes(tmp_path):
-    current = derive(tmp_path, "current.json", edits={
-        "llvm-cpu:stablehlo/abs_negate_f16": {"status": "fail", "stage": "compare", "verdict": "fail",
-                                              "reason": "output 0: 2 of 12 elements differ"},
-        "llvm-cpu:onnx-ops/test_dft": {"status": "pass", "stage": "compare", "verdict": "xpass"},
-        "llvm-cpu:onnx-ops/test_cast_FLOAT_to_INT4": {"status": "error", "stage": "run", "verdict": "fail"},
-        "vulkan:stablehlo/abs_negate_f16": {"status": "crash", "stage": "run", "verdict": "fail"},
-    })
+    current = derive(
+        tmp_path,
+        "current.json",
+        edits={
+            "llvm-cpu:stablehlo/abs_negate_f16": {
+                "status": "fail",
+                "stage": "compare",
+                "verdict": "fail",
+                "reason": "output 0: 2 of 12 elements differ",
+            },
+            "llvm-cpu:onnx-ops/test_dft": {
+                "status": "pass",
+                "stage": "compare",
+                "verdict": "xpass",
+            },
+            "llvm-cpu:onnx-ops/test_cast_FLOAT_to_INT4": {
+                "status": "error",
+                "stage": "run",
+                "verdict": "fail",
+            },
+            "vulkan:stablehlo/abs_negate_f16": {
+                "status": "crash",
+                "stage": "run",
+                "verdict": "fail",
+            },
+        },
+    )
     result = diff_results.compare(merge_results.merge([current]), merge_results.merge([LINUX]))
-    failures = {(e["target"], e["case_id"]): (e["now"], e["before"]) for e in result["new_failures"]}
+    failures = {
+        (e["target"], e["case_id"]): (e["now"], e["before"]) for e in result["new_failures"]
+    }
     assert failures == {
         ("llvm-cpu", "stablehlo/abs_negate_f16"): ("fail@compare", "pass"),
         ("vulkan", "stablehlo/abs_negate_f16"): ("crash@run", "skip"),
     }
-    assert [(e["case_id"], e["before"]) for e in result["new_passes"]] == [("onnx-ops/test_dft", "error@compile")]
+    assert [(e["case_id"], e["before"]) for e in result["new_passes"]] == [
+        ("onnx-ops/test_dft", "error@compile")
+    ]
     assert [(e["case_id"], e["now"], e["before"]) for e in result["changed"]] == [
-        ("onnx-ops/test_cast_FLOAT_to_INT4", "error@run", "error@compile")]
+        ("onnx-ops/test_cast_FLOAT_to_INT4", "error@run", "error@compile")
+    ]
 
 
 def test_diff_with_two_pythons_on_one_os_takes_the_worst(tmp_path):
-    py310 = derive(tmp_path, "py310.json", python="3.10.14", edits={
-        "llvm-cpu:stablehlo/abs_negate_f16": {"status": "timeout", "stage": "compile", "verdict": "fail"}})
+    py310 = derive(
+        tmp_path,
+        "py310.json",
+        python="3.10.14",
+        edits={
+            "llvm-cpu:stablehlo/abs_negate_f16": {
+                "status": "timeout",
+                "stage": "compile",
+                "verdict": "fail",
+            }
+        },
+    )
     result = diff_results.compare(merge_results.merge([LINUX, py310]), merge_results.merge([LINUX]))
-    assert [(e["case_id"], e["now"]) for e in result["new_failures"]] == [("stablehlo/abs_negate_f16", "timeout@compile")]
+    assert [(e["case_id"], e["now"]) for e in result["new_failures"]] == [
+        ("stablehlo/abs_negate_f16", "timeout@compile")
+    ]
 
 
 def test_diff_names_platforms_present_on_one_side(tmp_path):
@@ -147,18 +222,41 @@ def test_diff_names_platforms_present_on_one_side(tmp_path):
 
 
 def test_diff_script(tmp_path, gh):
-    current = derive(tmp_path, "current.json", edits={
-        "llvm-cpu:stablehlo/abs_negate_f16": {"status": "fail", "stage": "compare", "verdict": "fail",
-                                              "reason": "a|b"}})
+    current = derive(
+        tmp_path,
+        "current.json",
+        edits={
+            "llvm-cpu:stablehlo/abs_negate_f16": {
+                "status": "fail",
+                "stage": "compare",
+                "verdict": "fail",
+                "reason": "a|b",
+            }
+        },
+    )
     baseline_dir = tmp_path / "baseline dir"
     baseline_dir.mkdir()
-    (baseline_dir / "merged.json").write_text(json.dumps(merge_results.merge([LINUX])), encoding="utf-8")
-    args = ["--current", current, "--baseline", baseline_dir, "--output", tmp_path / "diff.json",
-            "--markdown", tmp_path / "diff.md", "--summary"]
+    (baseline_dir / "merged.json").write_text(
+        json.dumps(merge_results.merge([LINUX])), encoding="utf-8"
+    )
+    args = [
+        "--current",
+        current,
+        "--baseline",
+        baseline_dir,
+        "--output",
+        tmp_path / "diff.json",
+        "--markdown",
+        tmp_path / "diff.md",
+        "--summary",
+    ]
     run_ci("diff_results.py", *args, env=gh.env())
     markdown = (tmp_path / "diff.md").read_text(encoding="utf-8")
     assert "**1 new failure(s)**, **0 new pass(es)**" in markdown
-    assert "| linux/x86_64 | llvm-cpu | `stablehlo/abs_negate_f16` | fail@compare | pass | a\\|b |" in markdown
+    assert (
+        "| linux/x86_64 | llvm-cpu | `stablehlo/abs_negate_f16` | fail@compare | pass | a\\|b |"
+        in markdown
+    )
     assert "### New failures (1)" in gh.summary_text()
     assert load(tmp_path / "diff.json")["new_failures"][0]["case_id"] == "stablehlo/abs_negate_f16"
     failing = run_ci("diff_results.py", *args, "--fail-on-new-failures", env=gh.env(), check=False)
@@ -167,13 +265,16 @@ def test_diff_script(tmp_path, gh):
 
 def test_diff_without_a_baseline(tmp_path):
     missing = tmp_path / "no baseline"
-    result = run_ci("diff_results.py", "--current", LINUX, "--baseline", missing, "--missing-baseline-ok")
+    result = run_ci(
+        "diff_results.py", "--current", LINUX, "--baseline", missing, "--missing-baseline-ok"
+    )
     assert "No baseline results were found" in result.stdout
     strict = run_ci("diff_results.py", "--current", LINUX, "--baseline", missing, check=False)
     assert strict.returncode == 2
 
 
 # -- durations --------------------------------------------------------------------------
+
 
 def test_durations_file_is_what_the_shard_plugin_reads(tmp_path):
     out = tmp_path / "durations"
@@ -183,7 +284,9 @@ def test_durations_file_is_what_the_shard_plugin_reads(tmp_path):
     case = next(o for o in load(LINUX)["outcomes"] if o["target"] == "llvm-cpu")
     assert linux[f"llvm-cpu:{case['case_id']}"] == pytest.approx(case["duration"], abs=1e-4)
     assert len(linux) == 228
-    sharding = pytest.importorskip("iree_conformance.sharding", reason="the conformance package is not importable")
+    sharding = pytest.importorskip(
+        "iree_conformance.sharding", reason="the conformance package is not importable"
+    )
     assert sharding.load_durations(out / "durations-linux.json") == pytest.approx(linux)
 
 
@@ -200,9 +303,17 @@ def test_durations_average_runs_and_keep_previous(tmp_path):
 
 
 def test_durations_without_any_results_writes_empty_files(tmp_path):
-    run_ci("durations.py", tmp_path / "no baseline", "--per-os", tmp_path / "d",
-           "--previous", tmp_path / "no baseline" / "durations")
-    assert all(load(tmp_path / "d" / f"durations-{o}.json") == {} for o in ("linux", "macos", "windows"))
+    run_ci(
+        "durations.py",
+        tmp_path / "no baseline",
+        "--per-os",
+        tmp_path / "d",
+        "--previous",
+        tmp_path / "no baseline" / "durations",
+    )
+    assert all(
+        load(tmp_path / "d" / f"durations-{o}.json") == {} for o in ("linux", "macos", "windows")
+    )
 
 
 def test_device_matrix_has_one_column_per_target():

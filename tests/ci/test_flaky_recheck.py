@@ -11,20 +11,30 @@ sys.path.insert(0, str(ROOT / "ci"))
 import flaky_recheck  # noqa: E402
 
 DIFF = {
-    "new_failures": [{"platform": "linux/x86_64", "target": "llvm-cpu", "case_id": "b"},
-                     {"platform": "windows/x86_64", "target": "llvm-cpu", "case_id": "w"}],
+    "new_failures": [
+        {"platform": "linux/x86_64", "target": "llvm-cpu", "case_id": "b"},
+        {"platform": "windows/x86_64", "target": "llvm-cpu", "case_id": "w"},
+    ],
     "new_passes": [{"platform": "linux/x86_64", "target": "vmvx", "case_id": "c"}],
     "changed": [{"platform": "linux/x86_64", "target": "llvm-cpu", "case_id": "a"}],
 }
 
 
 def test_changed_cases_of_one_platform_per_target():
-    assert flaky_recheck.changed_cases(DIFF, "linux/x86_64") == {"llvm-cpu": ["a", "b"], "vmvx": ["c"]}
+    assert flaky_recheck.changed_cases(DIFF, "linux/x86_64") == {
+        "llvm-cpu": ["a", "b"],
+        "vmvx": ["c"],
+    }
     assert flaky_recheck.changed_cases(DIFF, "macos/arm64") == {}
 
 
 def run(*args):
-    return subprocess.run([sys.executable, str(ROOT / "ci" / "flaky_recheck.py"), *map(str, args)], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "ci" / "flaky_recheck.py"), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_dry_run_prints_one_flake_finder_per_target(tmp_path):

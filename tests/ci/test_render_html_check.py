@@ -39,10 +39,17 @@ def encode_png(pixels: np.ndarray, filters: list[int]) -> bytes:
         prior = line
 
     def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
 
     ihdr = struct.pack(">IIBBBBB", w, h, 8, {3: 2, 4: 6}[ch], 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"".join(rows))) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"IDAT", zlib.compress(b"".join(rows)))
+        + chunk(b"IEND", b"")
+    )
 
 
 @pytest.mark.parametrize("channels", [3, 4])
@@ -62,18 +69,37 @@ def test_blank_image_is_reported_blank():
 
 
 def test_matrix_rows_in_a_rendered_report():
-    page = render.render_html(inputs.load([RESULTS / "linux-py3.11.json"]), render.Options(generate_ops=False)).html
+    page = render.render_html(
+        inputs.load([RESULTS / "linux-py3.11.json"]), render.Options(generate_ops=False)
+    ).html
     assert check.matrix_rows(page) == 1 + 4 + 1  # header, suite x target rows, total
     assert check.matrix_rows(page.replace('id="matrix"', 'id="other"')) == 0
 
 
-@pytest.mark.skipif(not any(shutil.which(b) for b in check.BROWSERS), reason="no Chromium installed")
+@pytest.mark.skipif(
+    not any(shutil.which(b) for b in check.BROWSERS), reason="no Chromium installed"
+)
 def test_real_browser_renders_the_report(tmp_path: Path, capsys):
     page = tmp_path / "report.html"
-    page.write_text(render.render_html(inputs.load([RESULTS / "linux-py3.11-before-manifest.json"]),
-                                       render.Options(generate_ops=False)).html, encoding="utf-8")
-    assert check.main([str(page), "--screenshot", str(tmp_path / "shot.png"), "--window-size", "1000,700"]) == 0
+    page.write_text(
+        render.render_html(
+            inputs.load([RESULTS / "linux-py3.11-before-manifest.json"]),
+            render.Options(generate_ops=False),
+        ).html,
+        encoding="utf-8",
+    )
+    assert (
+        check.main(
+            [str(page), "--screenshot", str(tmp_path / "shot.png"), "--window-size", "1000,700"]
+        )
+        == 0
+    )
     assert "OK: the report renders" in capsys.readouterr().out
     blank = tmp_path / "blank.html"
     blank.write_text("<!DOCTYPE html><html><body></body></html>", encoding="utf-8")
-    assert check.main([str(blank), "--screenshot", str(tmp_path / "blank.png"), "--window-size", "400,300"]) == 1
+    assert (
+        check.main(
+            [str(blank), "--screenshot", str(tmp_path / "blank.png"), "--window-size", "400,300"]
+        )
+        == 1
+    )

@@ -45,7 +45,9 @@ def run_conformance(pytester):
     """
 
     def run(*args: str, suite: str = "test_stablehlo.py", timeout: float = 600):
-        return pytester.runpytest_subprocess(str(ROOT / "conformance" / suite), "-p", "no:cacheprovider", *args, timeout=timeout)
+        return pytester.runpytest_subprocess(
+            str(ROOT / "conformance" / suite), "-p", "no:cacheprovider", *args, timeout=timeout
+        )
 
     return run
 

@@ -57,7 +57,12 @@ class _AddCase(Case):
     batchable = True
 
     def __init__(self, case_id: str, value: float, text: str | None = None):
-        super().__init__(case_id=case_id, suite="test", kind="mlir", source_bytes=(text or _program(value)).encode())
+        super().__init__(
+            case_id=case_id,
+            suite="test",
+            kind="mlir",
+            source_bytes=(text or _program(value)).encode(),
+        )
         self.value = value
 
     def input_sets(self):
@@ -76,12 +81,18 @@ def targets():
 
 # -- planning -------------------------------------------------------------------------
 def _cases(count: int, suite: str = "s") -> list[Case]:
-    return [NpzCase(case_id=f"{suite}/case_{i:03d}", suite=suite, kind="mlir") for i in range(count)]
+    return [
+        NpzCase(case_id=f"{suite}/case_{i:03d}", suite=suite, kind="mlir") for i in range(count)
+    ]
 
 
 def test_plan_is_deterministic_bounded_and_per_group(targets):
     llvm, vmvx = targets["llvm-cpu"], targets["vmvx"]
-    pairs = [(c, llvm) for c in _cases(50)] + [(c, vmvx) for c in _cases(50)] + [(c, llvm) for c in _cases(7, "t")]
+    pairs = (
+        [(c, llvm) for c in _cases(50)]
+        + [(c, vmvx) for c in _cases(50)]
+        + [(c, llvm) for c in _cases(7, "t")]
+    )
     plan = plan_batches(pairs, 8)
     shuffled = list(pairs)
     random.Random(3).shuffle(shuffled)
@@ -111,9 +122,13 @@ def test_removing_a_case_moves_only_its_own_batch(targets):
     cases = _cases(200)
     before = {b.case_ids for b in plan_batches([(c, llvm) for c in cases], 8).values()}
     removed = cases[100]
-    after = {b.case_ids for b in plan_batches([(c, llvm) for c in cases if c is not removed], 8).values()}
+    after = {
+        b.case_ids for b in plan_batches([(c, llvm) for c in cases if c is not removed], 8).values()
+    }
     changed = before - after
-    assert changed and all(removed.case_id in ids or len(ids) < 8 or ids[-1] >= removed.case_id for ids in changed)
+    assert changed and all(
+        removed.case_id in ids or len(ids) < 8 or ids[-1] >= removed.case_id for ids in changed
+    )
     # Content-defined boundaries: most batches survive (index chunking would shift all after it).
     assert len(before & after) >= len(before) - 3
 
@@ -137,7 +152,11 @@ def test_merge_leaves_out_a_member_with_other_module_attributes():
     from iree.compiler.api import Session
 
     other = _program(1.0).replace("mhlo.num_partitions = 1", "mhlo.num_partitions = 2")
-    members = [MergeMember("a", _program(0.0).encode(), {}), MergeMember("b", other.encode(), {}), MergeMember("c", b"not mlir", {})]
+    members = [
+        MergeMember("a", _program(0.0).encode(), {}),
+        MergeMember("b", other.encode(), {}),
+        MergeMember("c", b"not mlir", {}),
+    ]
     _, placed, left_out = merge_modules(members, Session().context)
     assert list(placed) == ["a"]
     assert "attributes differ" in left_out["b"] and "cannot be parsed" in left_out["c"]
@@ -201,7 +220,9 @@ def test_a_crashing_batch_is_bisected_until_the_crash_stands_alone(worker, targe
     assert placements["v/add_5"] is None
     # 8 crashes -> 0-3 compile, 4-7 crash -> 4-5 crash, 6-7 compile -> 4 and 5 alone (a
     # half of one runs solo, as without batching).
-    assert sorted(c for c, p in placements.items() if p is not None) == [f"v/add_{i}" for i in (0, 1, 2, 3, 6, 7)]
+    assert sorted(c for c, p in placements.items() if p is not None) == [
+        f"v/add_{i}" for i in (0, 1, 2, 3, 6, 7)
+    ]
     assert crashing.batch_jobs == coordinator.compiles == 5
 
 
@@ -225,11 +246,15 @@ def test_a_case_that_is_not_a_pass_in_its_batch_takes_its_result_from_a_solo_run
     coordinator = BatchCoordinator()
     results = {}
     for case in cases:
-        results[case.case_id], _ = run_case(case, llvm, client, placement=coordinator.placement(batch, case, llvm, client))
+        results[case.case_id], _ = run_case(
+            case, llvm, client, placement=coordinator.placement(batch, case, llvm, client)
+        )
     assert results["w/add_1"].status == "pass"
     assert results["w/add_1"].info["batch"] == {"size": 3, "in_batch": "crash", "ran_alone": True}
     # The worker died with the crash; the next case of the batch loads it again from the store.
-    assert results["w/add_2"].status == "pass" and "ran_alone" not in results["w/add_2"].info["batch"]
+    assert (
+        results["w/add_2"].status == "pass" and "ran_alone" not in results["w/add_2"].info["batch"]
+    )
 
 
 def test_check_sites_of_batched_programs_map_back_to_each_case(worker, targets, tmp_path):
@@ -247,14 +272,30 @@ def test_check_sites_of_batched_programs_map_back_to_each_case(worker, targets, 
     for name, value in [("good_a", "2.0"), ("bad", "7.0"), ("good_b", "2.0")]:
         path = tmp_path / f"{name}.mlir"
         path.write_text(template.format(value=value))
-        cases.append(CheckCase(case_id=f"x/{name}", suite="stablehlo_files", kind="mlir", source_path=path, entry_function="main", import_options={"rewrite_checks": True}))
+        cases.append(
+            CheckCase(
+                case_id=f"x/{name}",
+                suite="stablehlo_files",
+                kind="mlir",
+                source_path=path,
+                entry_function="main",
+                import_options={"rewrite_checks": True},
+            )
+        )
     batch = Batch("test-batch", "llvm-cpu", tuple(cases))
     coordinator = BatchCoordinator()
-    outcomes = {c.case_id: run_case(c, llvm, worker, placement=coordinator.placement(batch, c, llvm, worker))[0] for c in cases}
+    outcomes = {
+        c.case_id: run_case(
+            c, llvm, worker, placement=coordinator.placement(batch, c, llvm, worker)
+        )[0]
+        for c in cases
+    }
     assert outcomes["x/good_a"].status == outcomes["x/good_b"].status == "pass"
     assert outcomes["x/good_a"].info["batch"] == {"size": 3}
     bad = outcomes["x/bad"]
-    assert (bad.status, bad.stage) == ("fail", "compare") and bad.info["batch"]["in_batch"] == "fail-numerics"
+    assert (bad.status, bad.stage) == ("fail", "compare") and bad.info["batch"][
+        "in_batch"
+    ] == "fail-numerics"
     assert any("bad.mlir" in line for line in bad.diagnostics), bad.diagnostics
 
 
@@ -267,19 +308,34 @@ def test_a_warm_batch_reads_its_module_from_the_store_and_imports_nothing(tmp_pa
         client = WorkerClient(tmp_path / "store")
         try:
             coordinator = BatchCoordinator()
-            runs.append([run_case(c, llvm, client, placement=coordinator.placement(batch, c, llvm, client))[0] for c in cases])
+            runs.append(
+                [
+                    run_case(
+                        c, llvm, client, placement=coordinator.placement(batch, c, llvm, client)
+                    )[0]
+                    for c in cases
+                ]
+            )
         finally:
             client.close()
     cold, warm = runs
     assert all(o.status == "pass" for o in cold + warm)
-    assert all("compile" in o.stage_times and o.info["cache_hits"] == {"import": False, "compile": False} for o in cold)
+    assert all(
+        "compile" in o.stage_times and o.info["cache_hits"] == {"import": False, "compile": False}
+        for o in cold
+    )
     assert all("compile" not in o.stage_times and "import" not in o.stage_times for o in warm)
-    assert all(o.info["cache_hits"] == {"import": True, "compile": True} and "store" in o.stage_times for o in warm)
+    assert all(
+        o.info["cache_hits"] == {"import": True, "compile": True} and "store" in o.stage_times
+        for o in warm
+    )
 
 
 def test_cases_known_to_fail_are_planned_alone(targets):
     llvm = targets["llvm-cpu"]
     cases = _cases(6)
     known = {"s/case_002", "s/case_004"}
-    plan = plan_batches([(c, llvm) for c in cases], 16, alone=lambda case, target: case.case_id in known)
+    plan = plan_batches(
+        [(c, llvm) for c in cases], 16, alone=lambda case, target: case.case_id in known
+    )
     assert {case_id for _, case_id in plan} == {c.case_id for c in cases} - known

@@ -16,8 +16,19 @@ SELECT = ["-k", "stablehlo-ext or seed_ or reduce"]
 
 def pytest_run(*args):
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance/test_stablehlo.py", "-p", "no:cacheprovider", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "conformance/test_stablehlo.py",
+            "-p",
+            "no:cacheprovider",
+            *args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -30,8 +41,18 @@ def made(tmp_path_factory):
     (corpus / "wrong.mlir").write_text(CUSTOM_CALL.replace("EXPECTED", "7.0"))
     exp = tmp / "exp"
     exp.mkdir()
-    (exp / "llvm-cpu.toml").write_text('[xfail]\n"stablehlo-ext/wrong" = { stage = "fail-numerics", reason = "wrong on purpose" }\n')
-    common = ["--stablehlo-dir", str(corpus), "--expectations-dir", str(exp), "--store-dir", str(tmp / "store"), *SELECT]
+    (exp / "llvm-cpu.toml").write_text(
+        '[xfail]\n"stablehlo-ext/wrong" = { stage = "fail-numerics", reason = "wrong on purpose" }\n'
+    )
+    common = [
+        "--stablehlo-dir",
+        str(corpus),
+        "--expectations-dir",
+        str(exp),
+        "--store-dir",
+        str(tmp / "store"),
+        *SELECT,
+    ]
     normal = pytest_run(*common, "--report-json", str(tmp / "normal.json"))
     assert normal.returncode == 0, normal.stdout + normal.stderr
     compiled = pytest_run(*common, "--compile-only", "--bundle", str(tmp / "b"), "-n", "2")
@@ -41,8 +62,14 @@ def made(tmp_path_factory):
 
 def test_round_trip_gives_the_same_outcomes(made):
     counts = run_bundle(made / "b", "local-task", made / "bundle.json")
-    normal = {o["case_id"]: (o["status"], o["verdict"]) for o in json.loads((made / "normal.json").read_text())["outcomes"]}
-    bundled = {o["case_id"]: (o["status"], o["verdict"]) for o in json.loads((made / "bundle.json").read_text())["outcomes"]}
+    normal = {
+        o["case_id"]: (o["status"], o["verdict"])
+        for o in json.loads((made / "normal.json").read_text())["outcomes"]
+    }
+    bundled = {
+        o["case_id"]: (o["status"], o["verdict"])
+        for o in json.loads((made / "bundle.json").read_text())["outcomes"]
+    }
     assert bundled == normal
     assert counts.get("xfail") == 1 and not counts.get("fail")
     manifest = json.loads((made / "b" / "manifest.json").read_text())
@@ -51,9 +78,22 @@ def test_round_trip_gives_the_same_outcomes(made):
 
 def test_cli_run_bundle_with_timing(made):
     proc = subprocess.run(
-        [sys.executable, "-m", "iree_conformance.cli", "run-bundle", str(made / "b"), "--driver", "local-sync",
-         "--report-json", str(made / "cli.json"), "--timing-runs", "3"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "iree_conformance.cli",
+            "run-bundle",
+            str(made / "b"),
+            "--driver",
+            "local-sync",
+            "--report-json",
+            str(made / "cli.json"),
+            "--timing-runs",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     outcomes = json.loads((made / "cli.json").read_text())["outcomes"]
@@ -100,7 +140,10 @@ def test_bundle_of_an_older_schema_is_refused(tmp_path):
     from iree_conformance.bundle import BUNDLE_SCHEMA, load_manifest
 
     (tmp_path / "manifest.json").write_text(json.dumps({"schema": 1, "cases": [{"entry": "main"}]}))
-    with pytest.raises(BundleError, match=f"bundle schema 1, but this iree-conformance reads schema {BUNDLE_SCHEMA}; rebuild"):
+    with pytest.raises(
+        BundleError,
+        match=f"bundle schema 1, but this iree-conformance reads schema {BUNDLE_SCHEMA}; rebuild",
+    ):
         load_manifest(tmp_path)
     (tmp_path / "manifest.json").write_text(json.dumps({"schema": BUNDLE_SCHEMA}))
     with pytest.raises(BundleError, match="not a bundle manifest"):

@@ -80,7 +80,9 @@ def test_ulp_mode_counts_units_in_the_last_place():
     assert not compare_outputs([a], [e], Tolerance(max_ulp=0)).ok
     c = compare_outputs([a], [e], Tolerance(max_ulp=1))
     assert c.ok and c.metrics["max_ulp_error"] == 1.0
-    assert compare_outputs([np.array([-0.0], np.float32)], [np.array([0.0], np.float32)], Tolerance(max_ulp=0)).ok
+    assert compare_outputs(
+        [np.array([-0.0], np.float32)], [np.array([0.0], np.float32)], Tolerance(max_ulp=0)
+    ).ok
     far = np.array([1.001], np.float64)
     assert not compare_outputs([far], [np.array([1.0])], Tolerance(max_ulp=3)).ok
 

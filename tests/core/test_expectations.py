@@ -12,7 +12,14 @@ from iree_conformance.tomlio import load_toml
 
 
 def outcome(case_id, status="pass", stage="compare", diag=("error: boom",)):
-    return Outcome(case_id=case_id, suite="stablehlo", target="llvm-cpu", status=status, stage=stage, diagnostics=list(diag))
+    return Outcome(
+        case_id=case_id,
+        suite="stablehlo",
+        target="llvm-cpu",
+        status=status,
+        stage=stage,
+        diagnostics=list(diag),
+    )
 
 
 def write(path, text):
@@ -35,7 +42,9 @@ def test_judge_xfail_strict_xpass_and_regression(tmp_path):
     exp = load_expectations(tmp_path, "llvm-cpu", "linux")
     assert exp.judge(outcome("s/a", "error", "compile")).name == "xfail"
     xpass = exp.judge(outcome("s/a"))
-    assert xpass.name == "xpass" and "llvm-cpu.toml:3" in xpass.message and "delete" in xpass.message
+    assert (
+        xpass.name == "xpass" and "llvm-cpu.toml:3" in xpass.message and "delete" in xpass.message
+    )
     moved = exp.judge(outcome("s/a", "error", "run"))
     assert moved.name == "fail" and "later stage" in moved.message
     earlier = exp.judge(outcome("s/b", "error", "import"))
@@ -47,7 +56,10 @@ def test_judge_xfail_strict_xpass_and_regression(tmp_path):
 
 def test_overlay_replaces_and_pass_removes(tmp_path):
     write(tmp_path / "llvm-cpu.toml", MANIFEST)
-    write(tmp_path / "llvm-cpu.windows.toml", '[xfail]\n"s/a" = { stage = "pass", reason = "ok on windows" }\n"s/w" = { stage = "crash", reason = "win only" }\n')
+    write(
+        tmp_path / "llvm-cpu.windows.toml",
+        '[xfail]\n"s/a" = { stage = "pass", reason = "ok on windows" }\n"s/w" = { stage = "crash", reason = "win only" }\n',
+    )
     exp = load_expectations(tmp_path, "llvm-cpu", "windows")
     assert "s/a" not in exp.xfail and exp.xfail["s/w"].stage == "crash" and "s/b" in exp.xfail
     assert "s/a" in load_expectations(tmp_path, "llvm-cpu", "linux").xfail
@@ -57,9 +69,15 @@ def test_overlay_replaces_and_pass_removes(tmp_path):
     "text, needle",
     [
         ('[xfail]\n"s/a" = { stage = "fail-compile" \n', "malformed TOML"),
-        ('[xfail]\n\n"s/a" = { stage = "fail-sometimes", reason = "x" }\n', ":3: stage 'fail-sometimes'"),
-        ('[xfail]\n"s/a" = { stage = "fail-compile", reason = "" }\n', ":2: 's/a' needs a non-empty reason"),
-        ('[xfails]\n', "unknown table"),
+        (
+            '[xfail]\n\n"s/a" = { stage = "fail-sometimes", reason = "x" }\n',
+            ":3: stage 'fail-sometimes'",
+        ),
+        (
+            '[xfail]\n"s/a" = { stage = "fail-compile", reason = "" }\n',
+            ":2: 's/a' needs a non-empty reason",
+        ),
+        ("[xfails]\n", "unknown table"),
         ('[tolerance]\n"s/a" = { rtol = -1, reason = "x" }\n', "non-negative"),
         ('[tolerance]\n"s/a" = { rtol = nan, reason = "x" }\n', "finite"),
         ('[tolerance]\n"s/a" = { rtol = true, reason = "x" }\n', "finite"),
@@ -75,7 +93,10 @@ def test_broken_manifest_names_file_and_line(tmp_path, text, needle):
 
 
 def test_update_adds_drops_and_keeps_reasons():
-    current = {"s/a": {"stage": "fail-compile", "reason": "kept reason"}, "s/fixed": {"stage": "crash", "reason": "x"}}
+    current = {
+        "s/a": {"stage": "fail-compile", "reason": "kept reason"},
+        "s/fixed": {"stage": "crash", "reason": "x"},
+    }
     entries = updated_entries(
         current,
         [
@@ -95,7 +116,9 @@ def test_update_adds_drops_and_keeps_reasons():
 
 def test_write_updated_manifest_is_sorted_and_reloadable(tmp_path):
     path = write(tmp_path / "llvm-cpu.toml", MANIFEST)
-    changed = write_updated_manifest(path, "llvm-cpu", [outcome("s/0new", "error", "import", ['error: "quoted" \\ back'])])
+    changed = write_updated_manifest(
+        path, "llvm-cpu", [outcome("s/0new", "error", "import", ['error: "quoted" \\ back'])]
+    )
     assert changed
     text = path.read_text()
     assert text.startswith("# header kept")
@@ -110,13 +133,21 @@ def test_overlay_update_keeps_only_differences(tmp_path):
     write(tmp_path / "llvm-cpu.toml", MANIFEST)
     base = load_toml(tmp_path / "llvm-cpu.toml")["xfail"]
     overlay = tmp_path / "llvm-cpu.macos.toml"
-    write_updated_manifest(overlay, "llvm-cpu", [outcome("s/a"), outcome("s/b", "fail"), outcome("s/m", "crash", "run")], base=base)
+    write_updated_manifest(
+        overlay,
+        "llvm-cpu",
+        [outcome("s/a"), outcome("s/b", "fail"), outcome("s/m", "crash", "run")],
+        base=base,
+    )
     data = load_toml(overlay)["xfail"]
-    assert data == {"s/a": {"stage": "pass", "reason": "passes on this OS"}, "s/m": {"stage": "crash", "reason": "error: boom"}}
+    assert data == {
+        "s/a": {"stage": "pass", "reason": "passes on this OS"},
+        "s/m": {"stage": "crash", "reason": "error: boom"},
+    }
     exp = load_expectations(tmp_path, "llvm-cpu", "macos")
     assert set(exp.xfail) == {"s/b", "s/m"}
 
 
 def test_render_escapes_strings():
-    text = render_manifest("t", {"a\"b": {"stage": "crash", "reason": "line\nbreak"}}, {})
+    text = render_manifest("t", {'a"b': {"stage": "crash", "reason": "line\nbreak"}}, {})
     assert '"a\\"b"' in text and "line\\nbreak" in text

@@ -30,8 +30,21 @@ def run(corpus, store, monkeypatch, run_conformance):
     def run(manifests, report, *args, once="", always=""):
         monkeypatch.setenv("FAULT_ONCE", once)
         monkeypatch.setenv("FAULT_ALWAYS", always)
-        result = run_conformance("-p", "tests.core.fault_plugin", "--stablehlo-dir", str(corpus), "--store-dir", str(store),
-                                 "--expectations-dir", str(manifests), "-k", "stablehlo-ext", "--report-json", str(report), *args)
+        result = run_conformance(
+            "-p",
+            "tests.core.fault_plugin",
+            "--stablehlo-dir",
+            str(corpus),
+            "--store-dir",
+            str(store),
+            "--expectations-dir",
+            str(manifests),
+            "-k",
+            "stablehlo-ext",
+            "--report-json",
+            str(report),
+            *args,
+        )
         return result, json.loads(report.read_text())["outcomes"][0]
 
     return run
@@ -75,11 +88,15 @@ def test_update_expectations_records_a_flaky_case_and_it_stays_flaky(tmp_path, c
     manifests.mkdir()
     run(manifests, tmp_path / "r.json", "--update-expectations", once="stablehlo-ext/ok")
     text = (manifests / "llvm-cpu.toml").read_text()
-    assert '"stablehlo-ext/ok" = { stage = ["pass", "crash"], reason = "flaky: pass and crash' in text, text
+    assert (
+        '"stablehlo-ext/ok" = { stage = ["pass", "crash"], reason = "flaky: pass and crash' in text
+    ), text
     # Declared flaky: a clean pass is flaky too (never a pass), a crash is flaky, another kind is red.
     result, outcome = run(manifests, tmp_path / "r.json")
     assert counts(result) == {"flaky": 1} and outcome["verdict"] == "flaky", output(result)
-    result, outcome = run(manifests, tmp_path / "r.json", "--retries", "0", always="stablehlo-ext/ok")
+    result, outcome = run(
+        manifests, tmp_path / "r.json", "--retries", "0", always="stablehlo-ext/ok"
+    )
     assert counts(result) == {"flaky": 1} and outcome["verdict"] == "flaky", output(result)
     (corpus / "ok.mlir").write_text(CUSTOM_CALL.replace("EXPECTED", "7.0"))
     result, outcome = run(manifests, tmp_path / "r.json", "--retries", "0")
@@ -92,7 +109,9 @@ def test_flaky_stage_lists_are_validated(tmp_path):
     (tmp_path / "llvm-cpu.toml").write_text('[xfail]\n"a" = { stage = ["pass"], reason = "x" }\n')
     with pytest.raises(ExpectationsError, match=r"llvm-cpu.toml:2: flaky stage list"):
         load_expectations(tmp_path, "llvm-cpu", "linux")
-    (tmp_path / "llvm-cpu.toml").write_text('[xfail]\n"a" = { stage = ["pass", "fail-numerics"], reason = "x" }\n')
+    (tmp_path / "llvm-cpu.toml").write_text(
+        '[xfail]\n"a" = { stage = ["pass", "fail-numerics"], reason = "x" }\n'
+    )
     exp = load_expectations(tmp_path, "llvm-cpu", "linux")
     ok = Outcome("a", "s", "llvm-cpu", stage="compare", status="pass")
     bad = Outcome("a", "s", "llvm-cpu", stage="compile", status="error")
@@ -101,7 +120,19 @@ def test_flaky_stage_lists_are_validated(tmp_path):
     assert exp.judge(bad).name == "fail"
 
 
-@pytest.mark.parametrize("kind", ["pass", "crash", "timeout", "fail-numerics", "fail-compile", "fail-import", "fail-run", "fail-reference"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "pass",
+        "crash",
+        "timeout",
+        "fail-numerics",
+        "fail-compile",
+        "fail-import",
+        "fail-run",
+        "fail-reference",
+    ],
+)
 def test_outcome_of_kind_round_trips(kind):
     assert Outcome.of_kind("a", "s", "t", kind).observed == kind
 
@@ -130,29 +161,93 @@ def test_flake_finder_lists_a_case_whose_result_varies(tmp_path, corpus):
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
     out_json = tmp_path / "flakes.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "iree_conformance.cli", "flakes", "--repeat", "2", "--conformance-dir", str(ROOT / "conformance"),
-         "--json", str(out_json), "--update-expectations", "--expectations-dir", str(manifests),
-         "--", "-p", "fresh_fault", "--stablehlo-dir", str(corpus), "-k", "stablehlo-ext", "--expectations-dir", str(manifests)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env,
+        [
+            sys.executable,
+            "-m",
+            "iree_conformance.cli",
+            "flakes",
+            "--repeat",
+            "2",
+            "--conformance-dir",
+            str(ROOT / "conformance"),
+            "--json",
+            str(out_json),
+            "--update-expectations",
+            "--expectations-dir",
+            str(manifests),
+            "--",
+            "-p",
+            "fresh_fault",
+            "--stablehlo-dir",
+            str(corpus),
+            "-k",
+            "stablehlo-ext",
+            "--expectations-dir",
+            str(manifests),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "2 cases, 2 runs each: 1 varied" in proc.stdout
     assert "FLAKY llvm-cpu:stablehlo-ext/ok: crash 1/2, pass 1/2" in proc.stdout
     found = json.loads(out_json.read_text())
     assert [f["case_id"] for f in found["flaky"]] == ["stablehlo-ext/ok"]
-    assert '"stablehlo-ext/ok" = { stage = ["pass", "crash"]' in (manifests / "llvm-cpu.toml").read_text()
+    assert (
+        '"stablehlo-ext/ok" = { stage = ["pass", "crash"]'
+        in (manifests / "llvm-cpu.toml").read_text()
+    )
 
 
 def test_report_shows_flaky_and_cases_that_differ_across_targets():
     from iree_conformance.report import differs_across_targets, render_markdown
 
     outcomes = [
-        {"case_id": "a", "suite": "s", "target": "llvm-cpu", "status": "pass", "stage": "compare", "verdict": "pass"},
-        {"case_id": "a", "suite": "s", "target": "vmvx", "status": "error", "stage": "compile", "verdict": "xfail", "expected": "fail-compile"},
-        {"case_id": "b", "suite": "s", "target": "llvm-cpu", "status": "pass", "stage": "compare", "verdict": "flaky",
-         "attempts": [{"kind": "crash"}]},
-        {"case_id": "b", "suite": "s", "target": "vmvx", "status": "pass", "stage": "compare", "verdict": "pass"},
-        {"case_id": "c", "suite": "s", "target": "vmvx", "status": "skip", "stage": "prepare", "verdict": "skip"},
+        {
+            "case_id": "a",
+            "suite": "s",
+            "target": "llvm-cpu",
+            "status": "pass",
+            "stage": "compare",
+            "verdict": "pass",
+        },
+        {
+            "case_id": "a",
+            "suite": "s",
+            "target": "vmvx",
+            "status": "error",
+            "stage": "compile",
+            "verdict": "xfail",
+            "expected": "fail-compile",
+        },
+        {
+            "case_id": "b",
+            "suite": "s",
+            "target": "llvm-cpu",
+            "status": "pass",
+            "stage": "compare",
+            "verdict": "flaky",
+            "attempts": [{"kind": "crash"}],
+        },
+        {
+            "case_id": "b",
+            "suite": "s",
+            "target": "vmvx",
+            "status": "pass",
+            "stage": "compare",
+            "verdict": "pass",
+        },
+        {
+            "case_id": "c",
+            "suite": "s",
+            "target": "vmvx",
+            "status": "skip",
+            "stage": "prepare",
+            "verdict": "skip",
+        },
     ]
     assert differs_across_targets(outcomes) == [("a", {"llvm-cpu": "pass", "vmvx": "fail-compile"})]
     text = render_markdown({"metadata": {}, "outcomes": outcomes})
@@ -165,11 +260,31 @@ def test_host_specific_manifest_records_the_cpu_and_warns_on_another(tmp_path, r
     from iree_conformance.expectations import recorded_on, write_updated_manifest
 
     path = tmp_path / "llvm-cpu-host.toml"
-    failing = Outcome("stablehlo/x", "stablehlo", "llvm-cpu-host", stage="compile", status="error", diagnostics=["error: boom"])
+    failing = Outcome(
+        "stablehlo/x",
+        "stablehlo",
+        "llvm-cpu-host",
+        stage="compile",
+        status="error",
+        diagnostics=["error: boom"],
+    )
     assert write_updated_manifest(path, "llvm-cpu-host", [failing], host="x86_64:Some CPU:abc")
     assert recorded_on(path) == "x86_64:Some CPU:abc"
-    assert load_expectations(tmp_path, "llvm-cpu-host", "linux").recorded_on == "x86_64:Some CPU:abc"
+    assert (
+        load_expectations(tmp_path, "llvm-cpu-host", "linux").recorded_on == "x86_64:Some CPU:abc"
+    )
     write_updated_manifest(path, "llvm-cpu-host", [failing], host="x86_64:Other:def")
     assert path.read_text().count("# recorded on:") == 1 and recorded_on(path) == "x86_64:Other:def"
-    result = run_conformance("--collect-only", "--target", "llvm-cpu-host", "--expectations-dir", str(tmp_path), "-k", "add_f32", timeout=300)
-    result.stdout.fnmatch_lines(["*the llvm-cpu-host manifest was recorded on x86_64:Other:def; this host is*"])
+    result = run_conformance(
+        "--collect-only",
+        "--target",
+        "llvm-cpu-host",
+        "--expectations-dir",
+        str(tmp_path),
+        "-k",
+        "add_f32",
+        timeout=300,
+    )
+    result.stdout.fnmatch_lines(
+        ["*the llvm-cpu-host manifest was recorded on x86_64:Other:def; this host is*"]
+    )

@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
-pytest.importorskip("jaxlib", reason="the stablehlo-ref extra (jax, jaxlib) provides the interpreter")
+pytest.importorskip(
+    "jaxlib", reason="the stablehlo-ref extra (jax, jaxlib) provides the interpreter"
+)
 
 from iree_conformance.interpreter import InterpreterError, run_interpreter  # noqa: E402
 
@@ -17,12 +19,22 @@ def test_interpreter_computes_add():
 
 
 def test_unsupported_op_is_an_error_not_a_dead_parent():
-    text = ADD_MLIR.replace("stablehlo.add %a, %b : tensor<4xf32>", "stablehlo.custom_call @foo(%a) : (tensor<4xf32>) -> tensor<4xf32>")
+    text = ADD_MLIR.replace(
+        "stablehlo.add %a, %b : tensor<4xf32>",
+        "stablehlo.custom_call @foo(%a) : (tensor<4xf32>) -> tensor<4xf32>",
+    )
     with pytest.raises(InterpreterError) as e:
         run_interpreter(text, [np.zeros(4, np.float32), np.zeros(4, np.float32)])
     assert "custom_call" in str(e.value)
 
 
 def test_reference_interpreter_option_rechecks_the_bundled_corpus(tmp_path, run_conformance):
-    result = run_conformance("--reference", "interpreter", "-k", "seed_cos_sin or seed_softmax_4 or reduce_argmax", "--store-dir", str(tmp_path))
+    result = run_conformance(
+        "--reference",
+        "interpreter",
+        "-k",
+        "seed_cos_sin or seed_softmax_4 or reduce_argmax",
+        "--store-dir",
+        str(tmp_path),
+    )
     result.assert_outcomes(passed=3)

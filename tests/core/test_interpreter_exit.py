@@ -32,7 +32,12 @@ def test_posix_signals_are_named():
 
 def test_child_output_is_read_as_utf8_with_replacement():
     proc = interpreter._run_child(
-        [sys.executable, "-c", "import sys; sys.stderr.buffer.write(b'bad \\xff byte'); sys.exit(5)"], 30
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.stderr.buffer.write(b'bad \\xff byte'); sys.exit(5)",
+        ],
+        30,
     )
     assert proc.returncode == 5
     assert proc.stderr == "bad \ufffd byte"
@@ -42,7 +47,9 @@ def test_reported_error_needs_the_error_file(tmp_path):
     code = interpreter._CHILD_REPORTED_ERROR
     # The code alone (a crash or a foreign exit) is not the child's reported error.
     assert interpreter._reported_error(str(tmp_path), code) is None
-    (tmp_path / interpreter._ERROR_FILE).write_text("the program has no func.func @main", encoding="utf-8")
+    (tmp_path / interpreter._ERROR_FILE).write_text(
+        "the program has no func.func @main", encoding="utf-8"
+    )
     assert interpreter._reported_error(str(tmp_path), code) == "the program has no func.func @main"
     assert interpreter._reported_error(str(tmp_path), 1) is None
 
@@ -54,5 +61,7 @@ def test_run_interpreter_reports_a_death_with_the_reserved_code_as_a_death(monke
         return subprocess.CompletedProcess(cmd, interpreter._CHILD_REPORTED_ERROR, "", "")
 
     monkeypatch.setattr(interpreter, "_run_child", child_dies)
-    with pytest.raises(InterpreterError, match=rf"aborted \(exit status {interpreter._CHILD_REPORTED_ERROR}\)"):
+    with pytest.raises(
+        InterpreterError, match=rf"aborted \(exit status {interpreter._CHILD_REPORTED_ERROR}\)"
+    ):
         interpreter.run_interpreter("module {}", [])

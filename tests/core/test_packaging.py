@@ -19,7 +19,10 @@ import pytest
 from .conftest import ROOT
 
 # Installed package name -> its folder in the source tree.
-PACKAGES = {"iree_conformance": ROOT / "python" / "iree_conformance", "cache_tools": ROOT / "cache_tools"}
+PACKAGES = {
+    "iree_conformance": ROOT / "python" / "iree_conformance",
+    "cache_tools": ROOT / "cache_tools",
+}
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist")
 
 
@@ -44,10 +47,25 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(ROOT / "cache_tools", tree / "cache_tools", ignore=_SKIP)
     out = tmp_path_factory.mktemp("wheel")
     proc = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(tree)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(out),
+            str(tree),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-    assert proc.returncode == 0, "building the wheel failed (the dev extra has build, setuptools and wheel):\n" + proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0, (
+        "building the wheel failed (the dev extra has build, setuptools and wheel):\n"
+        + proc.stdout[-3000:]
+        + proc.stderr[-3000:]
+    )
     (built,) = out.glob("*.whl")
     return built
 
@@ -55,8 +73,13 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_holds_every_module_and_data_file(wheel: Path) -> None:
     members = set(zipfile.ZipFile(wheel).namelist())
     expected = source_files()
-    assert {"iree_conformance/suites/onnx_models.py", "iree_conformance/onnx/zoo.py",
-            "cache_tools/commands/plan.py", "iree_conformance/markers.toml", "iree_conformance/py.typed"} <= expected
+    assert {
+        "iree_conformance/suites/onnx_models.py",
+        "iree_conformance/onnx/zoo.py",
+        "cache_tools/commands/plan.py",
+        "iree_conformance/markers.toml",
+        "iree_conformance/py.typed",
+    } <= expected
     missing = sorted(expected - members)
     assert not missing, f"files of the source tree missing from {wheel.name}: {missing}"
     (entry_points_file,) = [m for m in members if m.endswith(".dist-info/entry_points.txt")]
@@ -71,37 +94,79 @@ def test_non_editable_install_imports_and_runs(wheel: Path, tmp_path: Path) -> N
     ``--system-site-packages`` of a venv) also sees what this venv installed, but does
     not run this venv's .pth files, so the editable install here stays out of it."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
     python = bindir / ("python.exe" if os.name == "nt" else "python")
-    purelib = Path(subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip())
+    purelib = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (purelib / "outer-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q", str(wheel)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "-q",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    outside = tmp_path / "elsewhere"  # not the checkout, whose folders could be imported from the cwd
+    outside = (
+        tmp_path / "elsewhere"
+    )  # not the checkout, whose folders could be imported from the cwd
     outside.mkdir()
     probe = (
         "import iree_conformance, iree_conformance.suites, iree_conformance.onnx, iree_conformance.suites.onnx_models, "
         "cache_tools.commands; print(iree_conformance.__file__); print(cache_tools.commands.__file__)"
     )
-    proc = subprocess.run([str(python), "-c", probe], cwd=outside, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(python), "-c", probe], cwd=outside, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for line in proc.stdout.split():
-        assert Path(line).resolve().is_relative_to(purelib.resolve()), f"imported from {line}, not the installed wheel"
+        assert Path(line).resolve().is_relative_to(purelib.resolve()), (
+            f"imported from {line}, not the installed wheel"
+        )
     exe = ".exe" if os.name == "nt" else ""
     for tool in ("iree-conformance", "cache-tools"):
-        proc = subprocess.run([str(bindir / f"{tool}{exe}"), "--help"], cwd=outside, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [str(bindir / f"{tool}{exe}"), "--help"],
+            cwd=outside,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0 and "usage:" in proc.stdout, proc.stdout + proc.stderr
     # Outside a checkout there is no conformance/targets.toml beside the package.
-    proc = subprocess.run([str(bindir / f"iree-conformance{exe}"), "devices"], cwd=outside, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(bindir / f"iree-conformance{exe}"), "devices"],
+        cwd=outside,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "pass --targets PATH" in proc.stderr, proc.stdout + proc.stderr
     targets = ROOT / "conformance" / "targets.toml"
-    proc = subprocess.run([str(bindir / f"iree-conformance{exe}"), "devices", "--json", "--targets", str(targets)],
-                          cwd=outside, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(bindir / f"iree-conformance{exe}"), "devices", "--json", "--targets", str(targets)],
+        cwd=outside,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and '"llvm-cpu"' in proc.stdout, proc.stdout + proc.stderr

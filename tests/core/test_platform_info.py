@@ -59,7 +59,19 @@ def test_pytest_run_refuses_an_intel_mac_clearly(tmp_path, monkeypatch, run_conf
         "p.sys = types.SimpleNamespace(platform='darwin')\n"
         "p.platform = types.SimpleNamespace(machine=lambda: 'x86_64')\n"
     )
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
-    result = run_conformance("-p", "fake_intel_mac", "--collect-only", "-q", "-m", "stablehlo", "--no-cache", suite="", timeout=300)
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
+    )
+    result = run_conformance(
+        "-p",
+        "fake_intel_mac",
+        "--collect-only",
+        "-q",
+        "-m",
+        "stablehlo",
+        "--no-cache",
+        suite="",
+        timeout=300,
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR, output(result)
     assert "arm64 binaries only" in result.stderr.str()

@@ -26,19 +26,34 @@ def test_unlisted_failure_fails_and_listed_one_is_xfail(tmp_path, corpus, store,
     manifests = tmp_path / "exp"
     manifests.mkdir()
     report = tmp_path / "results.json"
-    base = ["--stablehlo-dir", str(corpus), "--store-dir", str(store), "--expectations-dir", str(manifests), *SELECT]
+    base = [
+        "--stablehlo-dir",
+        str(corpus),
+        "--store-dir",
+        str(store),
+        "--expectations-dir",
+        str(manifests),
+        *SELECT,
+    ]
     result = run_conformance(*base, "--report-json", str(report))
     result.assert_outcomes(passed=2, failed=1)
     assert "unexpected fail-numerics: stablehlo-ext/wrong" in result.stdout.str()
     data = json.loads(report.read_text())
     verdicts = {o["case_id"]: o["verdict"] for o in data["outcomes"]}
-    assert verdicts == {"stablehlo-ext/ok": "pass", "stablehlo-ext/wrong": "fail", "stablehlo/seed_cos_sin": "pass"}
+    assert verdicts == {
+        "stablehlo-ext/ok": "pass",
+        "stablehlo-ext/wrong": "fail",
+        "stablehlo/seed_cos_sin": "pass",
+    }
     assert data["metadata"]["iree_compiler"] and data["metadata"]["targets"] == ["llvm-cpu"]
 
     result = run_conformance(*base, "--update-expectations")
     assert "iree-conformance: updated" in result.stdout.str(), output(result)
     manifest = (manifests / "llvm-cpu.toml").read_text()
-    assert '"stablehlo-ext/wrong" = { stage = "fail-numerics"' in manifest and "stablehlo-ext/ok" not in manifest
+    assert (
+        '"stablehlo-ext/wrong" = { stage = "fail-numerics"' in manifest
+        and "stablehlo-ext/ok" not in manifest
+    )
 
     result = run_conformance(*base, "--report-json", str(report))
     assert result.ret == 0, output(result)
@@ -46,8 +61,12 @@ def test_unlisted_failure_fails_and_listed_one_is_xfail(tmp_path, corpus, store,
     verdicts = {o["case_id"]: o["verdict"] for o in json.loads(report.read_text())["outcomes"]}
     assert verdicts["stablehlo-ext/wrong"] == "xfail"
 
-    md = subprocess.run([sys.executable, "-m", "iree_conformance.cli", "report", str(report), "--no-step-summary"],
-                        capture_output=True, text=True, check=True).stdout
+    md = subprocess.run(
+        [sys.executable, "-m", "iree_conformance.cli", "report", str(report), "--no-step-summary"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "| stablehlo | llvm-cpu | 2 | 1 | 0 | 0 | 0 | 0 | 3 |" in md
 
 
@@ -58,7 +77,15 @@ def test_listed_case_that_passes_is_a_strict_xpass(tmp_path, corpus, store, run_
         '[xfail]\n"stablehlo-ext/ok" = { stage = "fail-compile", reason = "was broken" }\n'
         '"stablehlo-ext/wrong" = { stage = "fail-numerics", reason = "wrong on purpose" }\n'
     )
-    result = run_conformance("--stablehlo-dir", str(corpus), "--store-dir", str(store), "--expectations-dir", str(manifests), *SELECT)
+    result = run_conformance(
+        "--stablehlo-dir",
+        str(corpus),
+        "--store-dir",
+        str(store),
+        "--expectations-dir",
+        str(manifests),
+        *SELECT,
+    )
     result.assert_outcomes(passed=1, failed=1, xfailed=1)  # a strict XPASS counts as failed
     out = result.stdout.str()
     assert "XPASS(strict): stablehlo-ext/ok now passes" in out and "llvm-cpu.toml:2" in out
@@ -80,7 +107,9 @@ def test_broken_manifest_is_a_usage_error(tmp_path, run_conformance):
 
 
 def test_unavailable_target_is_skipped_with_the_missing_driver(store, run_conformance):
-    result = run_conformance("--target", "rocm", "--store-dir", str(store), "-k", "seed_cos_sin", "-rs")
+    result = run_conformance(
+        "--target", "rocm", "--store-dir", str(store), "-k", "seed_cos_sin", "-rs"
+    )
     result.assert_outcomes(skipped=1)
     assert "HAL driver 'hip'" in result.stdout.str()
 
@@ -101,26 +130,42 @@ def test_shards_partition_the_cases(run_conformance):
 
 def test_cases_file_selects_the_listed_cases(tmp_path, run_conformance):
     listed = tmp_path / "cases.txt"
-    listed.write_text("# two bundled cases\nstablehlo/seed_cos_sin\nstablehlo/add_f32  # and a comment\nstablehlo/no_such_case\n")
-    result = run_conformance("--collect-only", "-q", "--cases-file", str(listed), "--target", "llvm-cpu", "--target", "vmvx")
+    listed.write_text(
+        "# two bundled cases\nstablehlo/seed_cos_sin\nstablehlo/add_f32  # and a comment\nstablehlo/no_such_case\n"
+    )
+    result = run_conformance(
+        "--collect-only",
+        "-q",
+        "--cases-file",
+        str(listed),
+        "--target",
+        "llvm-cpu",
+        "--target",
+        "vmvx",
+    )
     assert result.ret == 0, output(result)
     assert {line.split("[", 1)[1] for line in collected(result)} == {
         f"{t}:stablehlo/{c}]" for t in ("llvm-cpu", "vmvx") for c in ("seed_cos_sin", "add_f32")
     }
 
 
-@pytest.mark.parametrize(("option", "value", "message"), [
-    ("--stage-timeout", "compile=nan", "finite"),
-    ("--stage-timeout", "compile=0", "above 0"),
-    ("--stage-timeout", "compile=inf", "finite"),
-    ("--stage-timeout", "link=5", "stage must be one of"),
-    ("--shard", "3", "expected I/N"),
-    ("--retries", "-1", "0 or more"),
-    ("--timing-runs", "many", "whole number"),
-    ("--onnx-ops-sample", "0", "1 or more"),
-    ("--cases-file", "no-such-file.txt", "cannot read"),
-])
-def test_bad_option_value_is_a_usage_error_naming_the_option(run_conformance, option, value, message):
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--stage-timeout", "compile=nan", "finite"),
+        ("--stage-timeout", "compile=0", "above 0"),
+        ("--stage-timeout", "compile=inf", "finite"),
+        ("--stage-timeout", "link=5", "stage must be one of"),
+        ("--shard", "3", "expected I/N"),
+        ("--retries", "-1", "0 or more"),
+        ("--timing-runs", "many", "whole number"),
+        ("--onnx-ops-sample", "0", "1 or more"),
+        ("--cases-file", "no-such-file.txt", "cannot read"),
+    ],
+)
+def test_bad_option_value_is_a_usage_error_naming_the_option(
+    run_conformance, option, value, message
+):
     result = run_conformance(option, value, "--collect-only")
     assert result.ret == USAGE_ERROR
     result.stderr.fnmatch_lines([f"*argument {option}: *{message}*"])
@@ -140,8 +185,10 @@ ZOO_ENTRY = {
         "model_sha": "0" * 64,
         "model_bytes": 26143,
         "tags": ["vision"],
-        "io_ports": {"inputs": [{"name": "Input3", "shape": [1, 1, 28, 28], "type": "tensor(float)"}],
-                     "outputs": [{"name": "Plus214_Output_0", "shape": [1, 10], "type": "tensor(float)"}]},
+        "io_ports": {
+            "inputs": [{"name": "Input3", "shape": [1, 1, 28, 28], "type": "tensor(float)"}],
+            "outputs": [{"name": "Plus214_Output_0", "shape": [1, 10], "type": "tensor(float)"}],
+        },
     },
 }
 
@@ -150,19 +197,36 @@ def test_offline_zoo_models_are_skipped_with_reason_offline(tmp_path, monkeypatc
     manifest = tmp_path / "ONNX_HUB_MANIFEST.json"
     manifest.write_text(json.dumps([ZOO_ENTRY]))
     monkeypatch.setenv("IREE_CONFORMANCE_ZOO_CACHE", str(tmp_path / "zoo"))
-    result = run_conformance("-rs", "--zoo-manifest", str(manifest), "--offline", "-k", "onnx-zoo",
-                             "--report-json", str(tmp_path / "r.json"), suite="test_onnx_models.py")
+    result = run_conformance(
+        "-rs",
+        "--zoo-manifest",
+        str(manifest),
+        "--offline",
+        "-k",
+        "onnx-zoo",
+        "--report-json",
+        str(tmp_path / "r.json"),
+        suite="test_onnx_models.py",
+    )
     result.assert_outcomes(skipped=1)
     (outcome,) = json.loads((tmp_path / "r.json").read_text())["outcomes"]
-    assert outcome["case_id"] == "onnx-zoo/mnist-12" and outcome["verdict"] == "skip" and outcome["reason"] == "offline"
+    assert (
+        outcome["case_id"] == "onnx-zoo/mnist-12"
+        and outcome["verdict"] == "skip"
+        and outcome["reason"] == "offline"
+    )
 
 
 def test_xdist_runs_each_batch_on_one_worker(tmp_path, run_conformance):
     """With -n 2 (the plugin switches --dist load to loadgroup), a batch's cases go to one
     worker: its node ids carry the "@batch-..." group suffix in the workers too."""
     cases = tmp_path / "cases.txt"
-    cases.write_text("stablehlo/convert_f32_f16\nstablehlo/convert_f32_i32\nstablehlo/dot_general_matmul_f32\nstablehlo/dynamic_update_slice\nstablehlo/reduce_max_f32\n")
-    result = run_conformance("-n", "2", "-v", "--store-dir", str(tmp_path / "store"), "--cases-file", str(cases))
+    cases.write_text(
+        "stablehlo/convert_f32_f16\nstablehlo/convert_f32_i32\nstablehlo/dot_general_matmul_f32\nstablehlo/dynamic_update_slice\nstablehlo/reduce_max_f32\n"
+    )
+    result = run_conformance(
+        "-n", "2", "-v", "--store-dir", str(tmp_path / "store"), "--cases-file", str(cases)
+    )
     result.assert_outcomes(passed=5)
     workers: dict[str, set[str]] = {}
     for line in result.stdout.lines:

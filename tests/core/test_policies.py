@@ -25,7 +25,8 @@ XFAIL_MANIFESTS = [p for p in MANIFESTS if "[xfail]" in p.read_text(encoding="ut
 
 def _diff(old: str, new: str) -> list[str]:
     return [
-        line for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+        line
+        for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
         if line[:1] in "+-" and not line.startswith(("+++", "---"))
     ]
 
@@ -39,7 +40,9 @@ def test_real_manifest_round_trips_byte_for_byte(path, tmp_path):
     shutil.copyfile(path, copy)
     parsed = manifest.read_manifest(copy)
     tables = {name: parsed.table(name) for name in ("xfail", "tolerance") if name in parsed.data}
-    changed = manifest.write_manifest(copy, path.stem, tables.get("xfail", {}), tables.get("tolerance"))
+    changed = manifest.write_manifest(
+        copy, path.stem, tables.get("xfail", {}), tables.get("tolerance")
+    )
     assert not changed and copy.read_bytes() == path.read_bytes()
 
 
@@ -54,9 +57,12 @@ def test_changing_one_entry_changes_only_its_line(path, tmp_path):
     assert manifest.write_manifest(copy, path.stem, xfail)
     after = copy.read_text(encoding="utf-8")
     diff = _diff(before, after)
-    assert len(diff) == 2 and diff[0].startswith(f'-{manifest.toml_string(victim)} =')
+    assert len(diff) == 2 and diff[0].startswith(f"-{manifest.toml_string(victim)} =")
     assert diff[1] == "+" + manifest.entry_line("xfail", victim, xfail[victim])
-    assert after.splitlines()[: len(manifest.header_of(before).splitlines())] == manifest.header_of(before).splitlines()
+    assert (
+        after.splitlines()[: len(manifest.header_of(before).splitlines())]
+        == manifest.header_of(before).splitlines()
+    )
     assert manifest.read_manifest(copy).table("xfail") == xfail
 
 
@@ -73,7 +79,9 @@ def test_added_entry_lands_sorted_and_removed_entry_disappears(path, tmp_path):
     manifest.write_manifest(copy, path.stem, xfail)
     after = copy.read_text(encoding="utf-8")
     assert len(_diff(before, after)) == 2
-    keys = [line.key for line in manifest.scan(after) if line.kind == "entry" and line.table == "xfail"]
+    keys = [
+        line.key for line in manifest.scan(after) if line.kind == "entry" and line.table == "xfail"
+    ]
     assert keys == sorted(keys) and new_key in keys and gone not in keys
 
 
@@ -83,11 +91,23 @@ def test_recorded_on_header_survives_an_update(tmp_path):
     shutil.copyfile(source, copy)
     fingerprint = manifest.recorded_on(copy)
     assert fingerprint
-    failing = Outcome("stablehlo/zz_new", "stablehlo", "llvm-cpu-host", stage="compile", status="error", diagnostics=["error: boom"])
+    failing = Outcome(
+        "stablehlo/zz_new",
+        "stablehlo",
+        "llvm-cpu-host",
+        stage="compile",
+        status="error",
+        diagnostics=["error: boom"],
+    )
     assert manifest.update_manifest(copy, "llvm-cpu-host", [failing], host=fingerprint)
     text = copy.read_text(encoding="utf-8")
     assert text.startswith(manifest.header_of(source.read_text(encoding="utf-8")) + "\n")
-    assert _diff(source.read_text(encoding="utf-8"), text) == ["+" + manifest.entry_line("xfail", "stablehlo/zz_new", {"stage": "fail-compile", "reason": "error: boom"})]
+    assert _diff(source.read_text(encoding="utf-8"), text) == [
+        "+"
+        + manifest.entry_line(
+            "xfail", "stablehlo/zz_new", {"stage": "fail-compile", "reason": "error: boom"}
+        )
+    ]
 
 
 def test_update_manifests_is_what_every_entry_point_calls():
@@ -99,9 +119,13 @@ def test_update_manifests_is_what_every_entry_point_calls():
 
 
 def test_overlay_holds_only_differences(tmp_path):
-    manifest.write_manifest(tmp_path / "t.toml", "t", {"s/a": {"stage": "fail-compile", "reason": "x"}})
-    ran = [Outcome("s/a", "stablehlo", "t", stage="compare", status="pass"),
-           Outcome("s/b", "stablehlo", "t", stage="run", status="crash", diagnostics=["boom"])]
+    manifest.write_manifest(
+        tmp_path / "t.toml", "t", {"s/a": {"stage": "fail-compile", "reason": "x"}}
+    )
+    ran = [
+        Outcome("s/a", "stablehlo", "t", stage="compare", status="pass"),
+        Outcome("s/b", "stablehlo", "t", stage="run", status="crash", diagnostics=["boom"]),
+    ]
     [(path, changed)] = manifest.update_manifests(tmp_path, ran, "macos", overlay=True)
     assert changed and path.name == "t.macos.toml"
     assert manifest.read_manifest(path).table("xfail") == {
@@ -111,10 +135,16 @@ def test_overlay_holds_only_differences(tmp_path):
 
 
 def test_manifest_errors_name_file_and_line(tmp_path):
-    (tmp_path / "t.toml").write_text('# h\n\n[xfail]\n"a" = { stage = "fail-compile", reason = "r" }\n"b" = { stage = "nope", reason = "r" }\n', encoding="utf-8")
+    (tmp_path / "t.toml").write_text(
+        '# h\n\n[xfail]\n"a" = { stage = "fail-compile", reason = "r" }\n"b" = { stage = "nope", reason = "r" }\n',
+        encoding="utf-8",
+    )
     with pytest.raises(ExpectationsError, match=r"t\.toml:5: stage 'nope'") as info:
         load_expectations(tmp_path, "t", "linux")
-    assert isinstance(info.value, errors.ManifestError) and info.value.return_code == errors.EXIT_MANIFEST
+    assert (
+        isinstance(info.value, errors.ManifestError)
+        and info.value.return_code == errors.EXIT_MANIFEST
+    )
     (tmp_path / "t.toml").write_text('[xfail]\n"a" = { stage = \n', encoding="utf-8")
     with pytest.raises(ExpectationsError, match=r"t\.toml.*malformed TOML"):
         load_expectations(tmp_path, "t", "linux")
@@ -138,7 +168,10 @@ def test_tomllib_is_imported_in_one_place():
     found = []
     for folder in ("python", "ci", "cache_tools", "tests", "benchmarks", "conformance"):
         for path in (REPO / folder).rglob("*.py"):
-            if _TOML_IMPORT.search(path.read_text(encoding="utf-8", errors="replace")) and path not in allowed:
+            if (
+                _TOML_IMPORT.search(path.read_text(encoding="utf-8", errors="replace"))
+                and path not in allowed
+            ):
                 found.append(str(path.relative_to(REPO)))
     assert not found, f"import tomllib from iree_conformance.tomlio instead: {found}"
 
@@ -146,11 +179,28 @@ def test_tomllib_is_imported_in_one_place():
 # -- sizes ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("1024", 1024), ("2B", 2), ("1k", 1000), ("1KB", 1000), ("1Ki", 1024), ("1KiB", 1024),
-    ("1.5M", 1_500_000), ("1Mi", 2**20), ("1MiB", 2**20), ("6G", 6 * 10**9), ("6Gi", 6 * 2**30),
-    ("6GiB", 6 * 2**30), ("1T", 10**12), ("1TB", 10**12), ("1Ti", 2**40), ("1 TiB", 2**40), (42, 42),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1024", 1024),
+        ("2B", 2),
+        ("1k", 1000),
+        ("1KB", 1000),
+        ("1Ki", 1024),
+        ("1KiB", 1024),
+        ("1.5M", 1_500_000),
+        ("1Mi", 2**20),
+        ("1MiB", 2**20),
+        ("6G", 6 * 10**9),
+        ("6Gi", 6 * 2**30),
+        ("6GiB", 6 * 2**30),
+        ("1T", 10**12),
+        ("1TB", 10**12),
+        ("1Ti", 2**40),
+        ("1 TiB", 2**40),
+        (42, 42),
+    ],
+)
 def test_one_size_parser_for_cache_tools_and_ci(text, expected):
     from cache_tools.units import parse_size
 
@@ -182,8 +232,15 @@ def test_error_classes_share_one_base_with_distinct_codes():
     from iree_conformance.suites.stablehlo_files import CorpusError
     from iree_conformance.targets import TargetError
 
-    for cls, code in ((TargetError, 2), (ReportError, 2), (ExpectationsError, 3), (CorpusError, 4),
-                      (BundleError, 5), (CacheToolsError, 2), (ApiError, 4)):
+    for cls, code in (
+        (TargetError, 2),
+        (ReportError, 2),
+        (ExpectationsError, 3),
+        (CorpusError, 4),
+        (BundleError, 5),
+        (CacheToolsError, 2),
+        (ApiError, 4),
+    ):
         assert issubclass(cls, errors.ConformanceError) and cls("x").return_code == code, cls
     assert ApiError("x").exit_code == 4
 
@@ -191,7 +248,10 @@ def test_error_classes_share_one_base_with_distinct_codes():
 def test_cli_main_turns_errors_into_exit_codes(tmp_path, capsys):
     from iree_conformance import cli
 
-    assert cli.main(["update-expectations", str(tmp_path / "missing.json")]) == errors.EXIT_CONFIGURATION
+    assert (
+        cli.main(["update-expectations", str(tmp_path / "missing.json")])
+        == errors.EXIT_CONFIGURATION
+    )
     assert "error: " in capsys.readouterr().err
     assert cli.main(["run-bundle", str(tmp_path), "--driver", "local-task"]) == errors.EXIT_BUNDLE
     assert "manifest.json not found" in capsys.readouterr().err
@@ -223,7 +283,9 @@ def test_floors_raise_corpus_errors(monkeypatch):
         onnx_models.light_cases()
     assert info.value.return_code == errors.EXIT_CORPUS
     for module in ("onnx_ops", "onnx_models", "stablehlo"):
-        text = (REPO / "python" / "iree_conformance" / "suites" / f"{module}.py").read_text(encoding="utf-8")
+        text = (REPO / "python" / "iree_conformance" / "suites" / f"{module}.py").read_text(
+            encoding="utf-8"
+        )
         assert not re.search(r"raise ValueError\([^\n]*floor", text), module
 
 
@@ -266,6 +328,8 @@ def test_one_step_summary_writer_with_unix_newlines(tmp_path, monkeypatch):
     assert append_step_summary("d\n")
     assert summary.read_bytes() == b"a\nb\n\nc\n\nd\n\n"
     outputs = tmp_path / "out"
-    assert ghactions.write_outputs({"flag": True, "items": ["x", "y"]}, {"GITHUB_OUTPUT": str(outputs)})
+    assert ghactions.write_outputs(
+        {"flag": True, "items": ["x", "y"]}, {"GITHUB_OUTPUT": str(outputs)}
+    )
     text = outputs.read_bytes().decode()
     assert "\r" not in text and text.startswith("flag=true\nitems<<ghadelimiter_")

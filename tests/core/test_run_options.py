@@ -45,21 +45,36 @@ def test_options_table_needs_its_markers():
         options_table.updated("no table here")
 
 
-@pytest.mark.parametrize(("parse", "text", "value"), [
-    (non_negative_int, "0", 0), (positive_int, "3", 3), (shard_spec, "2/4", (2, 4)),
-    (stage_timeout, "compile=600", ("compile", 600.0)), (stage_timeout, "run=0.5", ("run", 0.5)),
-])
+@pytest.mark.parametrize(
+    ("parse", "text", "value"),
+    [
+        (non_negative_int, "0", 0),
+        (positive_int, "3", 3),
+        (shard_spec, "2/4", (2, 4)),
+        (stage_timeout, "compile=600", ("compile", 600.0)),
+        (stage_timeout, "run=0.5", ("run", 0.5)),
+    ],
+)
 def test_good_values_parse(parse, text, value):
     assert parse(text) == value
 
 
-@pytest.mark.parametrize(("parse", "text", "message"), [
-    (non_negative_int, "-1", "0 or more"), (non_negative_int, "x", "whole number"),
-    (positive_int, "0", "1 or more"), (shard_spec, "3", "I/N"), (shard_spec, "5/4", "between 1 and N"),
-    (stage_timeout, "link=5", "stage must be one of"), (stage_timeout, "compile=x", "a number"),
-    (stage_timeout, "compile=nan", "finite"), (stage_timeout, "compile=inf", "finite"),
-    (stage_timeout, "compile=0", "above 0"), (stage_timeout, "compile=-1", "above 0"),
-])
+@pytest.mark.parametrize(
+    ("parse", "text", "message"),
+    [
+        (non_negative_int, "-1", "0 or more"),
+        (non_negative_int, "x", "whole number"),
+        (positive_int, "0", "1 or more"),
+        (shard_spec, "3", "I/N"),
+        (shard_spec, "5/4", "between 1 and N"),
+        (stage_timeout, "link=5", "stage must be one of"),
+        (stage_timeout, "compile=x", "a number"),
+        (stage_timeout, "compile=nan", "finite"),
+        (stage_timeout, "compile=inf", "finite"),
+        (stage_timeout, "compile=0", "above 0"),
+        (stage_timeout, "compile=-1", "above 0"),
+    ],
+)
 def test_bad_values_are_argument_errors(parse, text, message):
     with pytest.raises(argparse.ArgumentTypeError, match=message):
         parse(text)

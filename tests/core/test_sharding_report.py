@@ -47,16 +47,38 @@ def test_record_durations_merges(tmp_path):
 
 
 def outcome(case_id, verdict, status="pass", stage="compare", diag=()):
-    return {"case_id": case_id, "suite": "stablehlo", "target": "llvm-cpu", "status": status, "stage": stage,
-            "verdict": verdict, "expected": None, "diagnostics": list(diag), "duration": 0.5, "stage_times": {"compile": 0.4}}
+    return {
+        "case_id": case_id,
+        "suite": "stablehlo",
+        "target": "llvm-cpu",
+        "status": status,
+        "stage": stage,
+        "verdict": verdict,
+        "expected": None,
+        "diagnostics": list(diag),
+        "duration": 0.5,
+        "stage_times": {"compile": 0.4},
+    }
 
 
 def test_results_round_trip_and_markdown(tmp_path):
     path = tmp_path / "r.json"
     outcomes = [
         outcome("a", "pass"),
-        outcome("b", "fail", "error", "compile", ["x.mlir:1:2: error: failed to legalize op 'stablehlo.foo' 1"]),
-        outcome("c", "fail", "error", "compile", ["y.mlir:9:9: error: failed to legalize op 'stablehlo.foo' 2"]),
+        outcome(
+            "b",
+            "fail",
+            "error",
+            "compile",
+            ["x.mlir:1:2: error: failed to legalize op 'stablehlo.foo' 1"],
+        ),
+        outcome(
+            "c",
+            "fail",
+            "error",
+            "compile",
+            ["y.mlir:9:9: error: failed to legalize op 'stablehlo.foo' 2"],
+        ),
         dict(outcome("d", "xfail", "error", "run"), expected="fail-run"),
     ]
     write_results(path, {"iree_compiler": "3.13.0", "os": "linux"}, outcomes)
@@ -85,12 +107,29 @@ def test_cli_update_expectations_from_results(tmp_path):
     from iree_conformance.tomlio import load_toml
 
     results = tmp_path / "r.json"
-    write_results(results, {"os": "linux"}, [
-        outcome("a", "pass"),
-        outcome("b", "fail", "error", "compile", ["error: nope"]),
-    ])
+    write_results(
+        results,
+        {"os": "linux"},
+        [
+            outcome("a", "pass"),
+            outcome("b", "fail", "error", "compile", ["error: nope"]),
+        ],
+    )
     (tmp_path / "llvm-cpu.toml").write_text('[xfail]\n"a" = { stage = "crash", reason = "old" }\n')
-    proc = subprocess.run([sys.executable, "-m", "iree_conformance.cli", "update-expectations", str(results),
-                           "--expectations-dir", str(tmp_path)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iree_conformance.cli",
+            "update-expectations",
+            str(results),
+            "--expectations-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
-    assert load_toml(tmp_path / "llvm-cpu.toml")["xfail"] == {"b": {"stage": "fail-compile", "reason": "error: nope"}}
+    assert load_toml(tmp_path / "llvm-cpu.toml")["xfail"] == {
+        "b": {"stage": "fail-compile", "reason": "error: nope"}
+    }

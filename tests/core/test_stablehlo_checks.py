@@ -68,14 +68,18 @@ def test_iree_check_dialect_functions_are_cases(tmp_path, worker, llvm_cpu):
     (tmp_path / "checks.mlir").write_text(IREE_CHECKS)
     results = run_all(tmp_path, worker, llvm_cpu)
     assert set(results) == {"stablehlo-ext/checks:good", "stablehlo-ext/checks:bad"}
-    assert results["stablehlo-ext/checks:good"].status == "pass", results["stablehlo-ext/checks:good"].diagnostics
+    assert results["stablehlo-ext/checks:good"].status == "pass", results[
+        "stablehlo-ext/checks:good"
+    ].diagnostics
     assert results["stablehlo-ext/checks:bad"].status == "fail"
 
 
 def test_corpus_without_tests_is_an_error_case(tmp_path):
     (tmp_path / "plain.mlir").write_text("func.func @main() { return }")
     cases = {c.case_id: c for c in external_cases(tmp_path)}
-    assert cases["stablehlo-ext/plain"].skip_reason.endswith("not a test: no check op (check.expect_* or stablehlo.custom_call @check.expect_*) and no RUN line")
+    assert cases["stablehlo-ext/plain"].skip_reason.endswith(
+        "not a test: no check op (check.expect_* or stablehlo.custom_call @check.expect_*) and no RUN line"
+    )
     assert "holds no test (it holds plain.mlir)" in cases["stablehlo-ext/.:folder"].problem
     with pytest.raises(CorpusError, match="not a directory"):
         external_cases(tmp_path / "missing")

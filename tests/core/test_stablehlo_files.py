@@ -25,19 +25,36 @@ def targets():
 
 @pytest.fixture(scope="module")
 def lit_outcomes(worker, targets):
-    return {c.case_id: run_case(c, targets["llvm-cpu"], worker)[0] for c in external_cases(FILES / "lit")}
+    return {
+        c.case_id: run_case(c, targets["llvm-cpu"], worker)[0]
+        for c in external_cases(FILES / "lit")
+    }
 
 
 def test_run_lines_are_parsed():
     (first, second) = parse_run_lines((FILES / "lit" / "model_pass.mlir").read_text())
-    assert (first.line, first.backend, first.input_type, first.problem) == (1, "llvm-cpu", "stablehlo", None)
+    assert (first.line, first.backend, first.input_type, first.problem) == (
+        1,
+        "llvm-cpu",
+        "stablehlo",
+        None,
+    )
     assert first.inputs == ["1x5xf32=[0,1,0,3,4]", "2x3xi32=1,2,3,4,5,6"]
-    assert (second.line, second.backend, second.function, second.filecheck_args) == (2, "llvm-cpu", "main", ["--check-prefix=ZEROS"])
+    assert (second.line, second.backend, second.function, second.filecheck_args) == (
+        2,
+        "llvm-cpu",
+        "main",
+        ["--check-prefix=ZEROS"],
+    )
 
 
 def test_inputs_in_iree_syntax():
-    np.testing.assert_array_equal(parse_input("2x2xf32=1,2,3,4"), np.array([[1, 2], [3, 4]], np.float32))
-    np.testing.assert_array_equal(parse_input("2x2xi32=[1 2][3 4]"), np.array([[1, 2], [3, 4]], np.int32))
+    np.testing.assert_array_equal(
+        parse_input("2x2xf32=1,2,3,4"), np.array([[1, 2], [3, 4]], np.float32)
+    )
+    np.testing.assert_array_equal(
+        parse_input("2x2xi32=[1 2][3 4]"), np.array([[1, 2], [3, 4]], np.int32)
+    )
     np.testing.assert_array_equal(parse_input("3xi8"), np.zeros(3, np.int8))
     assert parse_input("f32=1.5").shape == () and parse_input("2xf32=7").tolist() == [7.0, 7.0]
     with pytest.raises(InputError, match="3 values for shape"):
@@ -50,11 +67,24 @@ def test_output_matches_iree_run_module(tmp_path):
     """Our printer against the real tool on the same compiled module."""
     source = (FILES / "lit" / "model_pass.mlir").read_text()
     vmfb = tmp_path / "m.vmfb"
-    flags = ["--iree-input-type=stablehlo", "--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu"]
+    flags = [
+        "--iree-input-type=stablehlo",
+        "--iree-hal-target-device=local",
+        "--iree-hal-local-target-device-backends=llvm-cpu",
+    ]
     (tmp_path / "m.mlir").write_text(source)
-    subprocess.run(["iree-compile", *flags, str(tmp_path / "m.mlir"), "-o", str(vmfb)], check=True, capture_output=True)
+    subprocess.run(
+        ["iree-compile", *flags, str(tmp_path / "m.mlir"), "-o", str(vmfb)],
+        check=True,
+        capture_output=True,
+    )
     inputs = ["--input=1x5xf32=[0,1.5,-2,3e10,4]", "--input=2x3xi32=1,2,3,4,5,-6"]
-    tool = subprocess.run(["iree-run-module", f"--module={vmfb}", "--device=local-task", *inputs], check=True, capture_output=True, text=True).stdout
+    tool = subprocess.run(
+        ["iree-run-module", f"--module={vmfb}", "--device=local-task", *inputs],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     import iree.runtime as rt
 
     config = rt.Config("local-task")
@@ -80,14 +110,24 @@ def test_lit_files_pass_and_fail_with_the_filecheck_diagnostic(lit_outcomes):
 
 
 def test_run_lines_for_other_backends_or_tools_are_reported(lit_outcomes, targets, worker):
-    reasons = {k: o.reason for k, o in lit_outcomes.items() if k.startswith("stablehlo-ext/other_backends")}
+    reasons = {
+        k: o.reason for k, o in lit_outcomes.items() if k.startswith("stablehlo-ext/other_backends")
+    }
     assert set(reasons) == {f"stablehlo-ext/other_backends:run{n}" for n in (3, 4, 5, 6)}
-    assert all(lit_outcomes[k].status == "skip" and "other_backends.mlir: RUN line" in reasons[k] for k in reasons)
-    assert "compiles for vulkan; target llvm-cpu compiles for llvm-cpu" in reasons["stablehlo-ext/other_backends:run3"]
+    assert all(
+        lit_outcomes[k].status == "skip" and "other_backends.mlir: RUN line" in reasons[k]
+        for k in reasons
+    )
+    assert (
+        "compiles for vulkan; target llvm-cpu compiles for llvm-cpu"
+        in reasons["stablehlo-ext/other_backends:run3"]
+    )
     assert "compiles for frobnicator" in reasons["stablehlo-ext/other_backends:run4"]
     assert "comes from a file" in reasons["stablehlo-ext/other_backends:run5"]
     assert "runs 'iree-opt'" in reasons["stablehlo-ext/other_backends:run6"]
-    vulkan_case = next(c for c in external_cases(FILES / "lit") if c.case_id.endswith("other_backends:run3"))
+    vulkan_case = next(
+        c for c in external_cases(FILES / "lit") if c.case_id.endswith("other_backends:run3")
+    )
     assert vulkan_case.skip_reason_for(targets["vulkan"]) is None
 
 
@@ -97,12 +137,17 @@ def test_non_test_files_and_folders_without_tests(tmp_path, worker, targets):
     (tmp_path / "only_notes").mkdir()
     shutil.copy(FILES / "mixed" / "notes.mlir", tmp_path / "only_notes" / "notes.mlir")
     cases = {c.case_id: c for c in external_cases(tmp_path)}
-    assert cases["stablehlo-ext/mixed/notes"].skip_reason.endswith("notes.mlir: not a test: no check op (check.expect_* or stablehlo.custom_call @check.expect_*) and no RUN line")
+    assert cases["stablehlo-ext/mixed/notes"].skip_reason.endswith(
+        "notes.mlir: not a test: no check op (check.expect_* or stablehlo.custom_call @check.expect_*) and no RUN line"
+    )
     outcomes = {k: run_case(c, targets["llvm-cpu"], worker)[0] for k, c in cases.items()}
     assert outcomes["stablehlo-ext/mixed/good:pass_mixed"].status == "pass"
     for folder, holds in (("empty", "it is empty"), ("only_notes", "it holds notes.mlir")):
         outcome = outcomes[f"stablehlo-ext/{folder}:folder"]
-        assert outcome.status == "error" and f"{tmp_path / folder} holds no test ({holds})" in outcome.diagnostics[0]
+        assert (
+            outcome.status == "error"
+            and f"{tmp_path / folder} holds no test ({holds})" in outcome.diagnostics[0]
+        )
     assert "stablehlo-ext/mixed:folder" not in outcomes and "stablehlo-ext/.:folder" not in outcomes
 
 
@@ -117,7 +162,9 @@ def test_lit_cases_are_left_out_of_bundles_with_a_note(tmp_path, targets, capsys
 
 
 def test_a_check_file_that_does_not_parse_fails_at_import_naming_it(tmp_path, worker, targets):
-    (tmp_path / "bad.mlir").write_text("func.func @f() {\n  check.expect_true(%nope) : i32\n  return\n}\n")
+    (tmp_path / "bad.mlir").write_text(
+        "func.func @f() {\n  check.expect_true(%nope) : i32\n  return\n}\n"
+    )
     (case,) = external_cases(tmp_path)
     outcome = run_case(case, targets["llvm-cpu"], worker)[0]
     assert (case.case_id, outcome.status, outcome.stage) == ("stablehlo-ext/bad", "error", "import")

@@ -17,7 +17,9 @@ def generate():
     """generate.py as a module; it imports references.py from beside itself."""
     sys.path.insert(0, str(CORPUS))
     try:
-        spec = importlib.util.spec_from_file_location("stablehlo_corpus_generate", CORPUS / "generate.py")
+        spec = importlib.util.spec_from_file_location(
+            "stablehlo_corpus_generate", CORPUS / "generate.py"
+        )
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # dataclasses look their module up there
         spec.loader.exec_module(module)
@@ -74,7 +76,9 @@ def test_outputs_take_the_declared_result_types(generate):
 def test_a_wrong_signature_is_caught(generate):
     (case,) = [c for c in generate.load_cases() if c.name == "add_f32"]
     case.expected = [np.zeros((3, 4), np.float64)]
-    with pytest.raises(ValueError, match="add_f32 expected_0: tensor<3x4xf32> but the array is float64"):
+    with pytest.raises(
+        ValueError, match="add_f32 expected_0: tensor<3x4xf32> but the array is float64"
+    ):
         generate.check_signature(case)
 
 

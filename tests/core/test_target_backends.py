@@ -24,7 +24,14 @@ MACOS_WHEEL = ("llvm-cpu", "metal-spirv", "vmvx", "vmvx-inline", "vulkan-spirv")
 
 @pytest.mark.parametrize(
     "name, backend",
-    [("llvm-cpu", None), ("vmvx", None), ("cuda", "cuda"), ("rocm", "rocm"), ("vulkan", "vulkan-spirv"), ("metal", "metal-spirv")],
+    [
+        ("llvm-cpu", None),
+        ("vmvx", None),
+        ("cuda", "cuda"),
+        ("rocm", "rocm"),
+        ("vulkan", "vulkan-spirv"),
+        ("metal", "metal-spirv"),
+    ],
 )
 def test_each_target_names_its_backend(name, backend):
     assert required_backend(TARGETS[name]) == backend

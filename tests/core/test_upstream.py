@@ -27,22 +27,36 @@ CONFIG = """{
 
 
 def outcome(case, status="pass", stage="compare", line=""):
-    return {"case_id": f"onnx-ops/{case}", "suite": "onnx_ops", "target": "llvm-cpu", "status": status, "stage": stage,
-            "diagnostics": [line] if line else []}
+    return {
+        "case_id": f"onnx-ops/{case}",
+        "suite": "onnx_ops",
+        "target": "llvm-cpu",
+        "status": status,
+        "stage": stage,
+        "diagnostics": [line] if line else [],
+    }
 
 
-RESULTS = {"metadata": {}, "outcomes": [
-    outcome("test_both_fail", "error", "compile", "error: failed to legalize 'torch.operator' onnx.Foo"),
-    outcome("test_they_fail"),
-    outcome("test_they_fail_run"),
-    outcome("test_we_fail", "fail", "compare", "output 0: dtype int8 != expected uint8"),
-    outcome("test_we_fail_2", "fail", "compare", "output 0: dtype int8 != expected uint8"),
-    outcome("test_pass"),
-    outcome("test_skipped", "error", "compile", "boom"),
-    outcome("test_new_op", "error", "compile", "error: x"),
-    outcome("test_new_op_2"),
-    outcome("test_sequence", "skip"),
-]}
+RESULTS = {
+    "metadata": {},
+    "outcomes": [
+        outcome(
+            "test_both_fail",
+            "error",
+            "compile",
+            "error: failed to legalize 'torch.operator' onnx.Foo",
+        ),
+        outcome("test_they_fail"),
+        outcome("test_they_fail_run"),
+        outcome("test_we_fail", "fail", "compare", "output 0: dtype int8 != expected uint8"),
+        outcome("test_we_fail_2", "fail", "compare", "output 0: dtype int8 != expected uint8"),
+        outcome("test_pass"),
+        outcome("test_skipped", "error", "compile", "boom"),
+        outcome("test_new_op", "error", "compile", "error: x"),
+        outcome("test_new_op_2"),
+        outcome("test_sequence", "skip"),
+    ],
+}
 
 
 @pytest.fixture
@@ -58,23 +72,49 @@ def test_jsonc_config_maps_paths_to_case_ids(config_file):
     assert view.kind("onnx-ops/test_they_fail_run") == "fail-run"
     assert view.kind("onnx-ops/test_pass") == "pass"
     assert view.skipped == {"onnx-ops/test_skipped"}
-    assert view.unmapped == ["onnx/node/generated/test_with // slashes in a name", "some/other/path"]
+    assert view.unmapped == [
+        "onnx/node/generated/test_with // slashes in a name",
+        "some/other/path",
+    ]
     assert "--iree-input-demote-f64-to-f32=false" in view.flags
 
 
 def test_agreement_table_categories_and_explanations(config_file, tmp_path):
     view = upstream.upstream_view(upstream.load_config(str(config_file)))
     ours = upstream.ours_from_results(RESULTS, "llvm-cpu")
-    tests = {f"onnx-ops/{n}" for n in ("test_both_fail", "test_they_fail", "test_they_fail_run", "test_we_fail", "test_we_fail_2", "test_pass", "test_skipped")}
+    tests = {
+        f"onnx-ops/{n}"
+        for n in (
+            "test_both_fail",
+            "test_they_fail",
+            "test_they_fail_run",
+            "test_we_fail",
+            "test_we_fail_2",
+            "test_pass",
+            "test_skipped",
+        )
+    }
     result = upstream.agree(ours, view, tests)
-    assert result.table() == {"fail in both": 1, "pass in both": 1, "we fail, IREE's CI passes": 2, "IREE's CI fails, we pass": 2}
+    assert result.table() == {
+        "fail in both": 1,
+        "pass in both": 1,
+        "we fail, IREE's CI passes": 2,
+        "IREE's CI fails, we pass": 2,
+    }
     assert result.beyond == ["onnx-ops/test_new_op", "onnx-ops/test_new_op_2"]
     notes = {"onnx-ops/test_they_fail": {"why": "version", "text": "fixed in IREE 3.13"}}
     data = upstream.report(ours, view, result, notes)
     [group] = data["we_fail_they_pass"]
-    assert group["count"] == 2 and group["line"].startswith("output N: dtype intN != expected uintN")
+    assert group["count"] == 2 and group["line"].startswith(
+        "output N: dtype intN != expected uintN"
+    )
     assert data["unexplained"] == ["onnx-ops/test_they_fail_run"]
-    assert data["beyond_iree_ci"]["stage_pass_rates"] == {"import": 100.0, "compile": 50.0, "run": 50.0, "numerics": 50.0}
+    assert data["beyond_iree_ci"]["stage_pass_rates"] == {
+        "import": 100.0,
+        "compile": 50.0,
+        "run": 50.0,
+        "numerics": 50.0,
+    }
     text = upstream.render(data)
     assert "| **we fail** | 2 | 1 |" in text and "Unexplained disagreements: 1" in text
 
@@ -112,7 +152,10 @@ def test_config_from_a_loopback_url_and_a_failed_download():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}"
-        assert "onnx-ops/test_both_fail" in upstream.upstream_view(upstream.load_config(f"{base}/cfg.json")).expected
+        assert (
+            "onnx-ops/test_both_fail"
+            in upstream.upstream_view(upstream.load_config(f"{base}/cfg.json")).expected
+        )
         with pytest.raises(upstream.UpstreamError, match="cannot download the config"):
             upstream.load_config(f"{base}/missing.json")
     finally:
@@ -125,8 +168,23 @@ def test_cli_json_and_exit_codes(config_file, tmp_path):
     notes = tmp_path / "notes.toml"
     notes.write_text('[notes]\n"onnx-ops/test_they_fail" = { why = "version", text = "fixed" }\n')
     out = tmp_path / "cmp.json"
-    base = [sys.executable, "-m", "iree_conformance.cli", "compare-upstream", str(config_file), "--results", str(results), "--notes", str(notes)]
-    proc = subprocess.run([*base, "--json", str(out), "--fail-on-unexplained"], capture_output=True, text=True, timeout=120)
+    base = [
+        sys.executable,
+        "-m",
+        "iree_conformance.cli",
+        "compare-upstream",
+        str(config_file),
+        "--results",
+        str(results),
+        "--notes",
+        str(notes),
+    ]
+    proc = subprocess.run(
+        [*base, "--json", str(out), "--fail-on-unexplained"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1, proc.stderr
     assert "We fail, IREE's CI passes (3)" in proc.stdout  # no test list: test_new_op counts too
     assert "every one of our operator tests is assumed to exist there" in proc.stdout
@@ -137,10 +195,16 @@ def test_cli_json_and_exit_codes(config_file, tmp_path):
 
 
 def test_os_filter_and_a_test_list_of_bare_names(config_file, tmp_path):
-    merged = {"outcomes": [{**o, "os": "linux"} for o in RESULTS["outcomes"]]
-              + [{**outcome("test_pass", "error", "compile", "boom"), "os": "windows"}]}
+    merged = {
+        "outcomes": [{**o, "os": "linux"} for o in RESULTS["outcomes"]]
+        + [{**outcome("test_pass", "error", "compile", "boom"), "os": "windows"}]
+    }
     ours = upstream.ours_from_results(merged, "llvm-cpu", os_name="linux")
     assert ours.kinds["onnx-ops/test_pass"] == "pass"
     listed = tmp_path / "import_successes.txt"
     listed.write_text("test_pass\ntest_we_fail\nonnx/node/generated/test_both_fail\n")
-    assert upstream.load_test_list(str(listed)) == {"onnx-ops/test_pass", "onnx-ops/test_we_fail", "onnx-ops/test_both_fail"}
+    assert upstream.load_test_list(str(listed)) == {
+        "onnx-ops/test_pass",
+        "onnx-ops/test_we_fail",
+        "onnx-ops/test_both_fail",
+    }

@@ -26,17 +26,30 @@ def add_case(tmp_path, name="add"):
     data = tmp_path / f"{name}.npz"
     a = np.array([1, 2, 3, 4], np.float32)
     np.savez(data, input_0=a, input_1=a, expected_0=a + a)
-    return NpzCase(case_id=f"t/{name}", suite="stablehlo", kind="mlir", source_path=mlir, input_type="stablehlo", data_path=data)
+    return NpzCase(
+        case_id=f"t/{name}",
+        suite="stablehlo",
+        kind="mlir",
+        source_path=mlir,
+        input_type="stablehlo",
+        data_path=data,
+    )
 
 
 def test_pass_then_warm_run_does_not_compile(tmp_path, worker, llvm_cpu):
     case = add_case(tmp_path)
     outcome, _ = run_case(case, llvm_cpu, worker)
     assert outcome.status == "pass", outcome.diagnostics
-    assert "compile" in outcome.stage_times and outcome.info["cache_hits"] == {"import": False, "compile": False}
+    assert "compile" in outcome.stage_times and outcome.info["cache_hits"] == {
+        "import": False,
+        "compile": False,
+    }
     again, _ = run_case(case, llvm_cpu, worker)
     assert again.status == "pass"
-    assert "compile" not in again.stage_times and again.info["cache_hits"] == {"import": True, "compile": True}
+    assert "compile" not in again.stage_times and again.info["cache_hits"] == {
+        "import": True,
+        "compile": True,
+    }
 
 
 def test_wrong_expected_value_is_a_numerics_failure(tmp_path, worker, llvm_cpu):
@@ -44,21 +57,33 @@ def test_wrong_expected_value_is_a_numerics_failure(tmp_path, worker, llvm_cpu):
     a = np.array([1, 2, 3, 4], np.float32)
     np.savez(case.data_path, input_0=a, input_1=a, expected_0=a)
     outcome, _ = run_case(case, llvm_cpu, worker)
-    assert outcome.status == "fail" and outcome.stage == "compare" and outcome.failure_kind == "fail-numerics"
+    assert (
+        outcome.status == "fail"
+        and outcome.stage == "compare"
+        and outcome.failure_kind == "fail-numerics"
+    )
     assert outcome.metrics["mismatch_count"] == 4
 
 
-def test_crash_becomes_an_outcome_and_the_worker_is_replaced(tmp_path, worker, llvm_cpu, monkeypatch):
+def test_crash_becomes_an_outcome_and_the_worker_is_replaced(
+    tmp_path, worker, llvm_cpu, monkeypatch
+):
     case = add_case(tmp_path, "crash")
     from iree_conformance import pipeline
 
     real = pipeline.build_job
-    monkeypatch.setattr(pipeline, "build_job", lambda *a, **k: dataclasses.replace(real(*a, **k), fault=("compile", "crash")))
+    monkeypatch.setattr(
+        pipeline,
+        "build_job",
+        lambda *a, **k: dataclasses.replace(real(*a, **k), fault=("compile", "crash")),
+    )
     outcome, _ = run_case(case, llvm_cpu, worker)
     assert outcome.status == "crash" and outcome.stage == "compile"
     assert "worker process died during compile" in outcome.diagnostics[0]
     # os.abort(): SIGABRT on POSIX, exit status 3 from the MSVC runtime on Windows.
-    assert ("SIGABRT" if sys.platform != "win32" else "exit status 3 (abort())") in outcome.diagnostics[0]
+    assert (
+        "SIGABRT" if sys.platform != "win32" else "exit status 3 (abort())"
+    ) in outcome.diagnostics[0]
     monkeypatch.setattr(pipeline, "build_job", real)
     after, _ = run_case(add_case(tmp_path, "after"), llvm_cpu, worker)
     assert after.status == "pass"
@@ -70,9 +95,17 @@ def test_hang_becomes_a_timeout(tmp_path, worker, llvm_cpu, monkeypatch):
     from iree_conformance import pipeline
 
     real = pipeline.build_job
-    monkeypatch.setattr(pipeline, "build_job", lambda *a, **k: dataclasses.replace(real(*a, **k), fault=("compile", "hang")))
+    monkeypatch.setattr(
+        pipeline,
+        "build_job",
+        lambda *a, **k: dataclasses.replace(real(*a, **k), fault=("compile", "hang")),
+    )
     outcome, _ = run_case(case, llvm_cpu, worker)
-    assert outcome.status == "timeout" and outcome.stage == "compile" and outcome.failure_kind == "timeout"
+    assert (
+        outcome.status == "timeout"
+        and outcome.stage == "compile"
+        and outcome.failure_kind == "timeout"
+    )
     monkeypatch.setattr(pipeline, "build_job", real)
     worker.stage_timeouts["compile"] = 120.0
     assert run_case(add_case(tmp_path, "after2"), llvm_cpu, worker)[0].status == "pass"
@@ -81,7 +114,9 @@ def test_hang_becomes_a_timeout(tmp_path, worker, llvm_cpu, monkeypatch):
 def test_malformed_mlir_is_an_import_error_with_the_parser_message(tmp_path, worker, llvm_cpu):
     bad = tmp_path / "bad.mlir"
     bad.write_text("func.func @main(%a: tensor<4xf32> {\n")
-    case = Case(case_id="t/bad", suite="stablehlo", kind="mlir", source_path=bad, input_type="stablehlo")
+    case = Case(
+        case_id="t/bad", suite="stablehlo", kind="mlir", source_path=bad, input_type="stablehlo"
+    )
     outcome, _ = run_case(case, llvm_cpu, worker)
     assert outcome.status == "error" and outcome.stage == "import"
     assert any("error" in line for line in outcome.diagnostics)
@@ -89,7 +124,9 @@ def test_malformed_mlir_is_an_import_error_with_the_parser_message(tmp_path, wor
 
 
 def test_missing_source_file_is_a_prepare_error(tmp_path, worker, llvm_cpu):
-    case = Case(case_id="t/missing", suite="stablehlo", kind="mlir", source_path=tmp_path / "nope.mlir")
+    case = Case(
+        case_id="t/missing", suite="stablehlo", kind="mlir", source_path=tmp_path / "nope.mlir"
+    )
     outcome, _ = run_case(case, llvm_cpu, worker)
     assert outcome.status == "error" and outcome.stage == "prepare"
     assert "nope.mlir" in outcome.diagnostics[0]
@@ -97,8 +134,12 @@ def test_missing_source_file_is_a_prepare_error(tmp_path, worker, llvm_cpu):
 
 def test_compile_failure_is_cached_and_reported_again(tmp_path, worker, llvm_cpu):
     bad = tmp_path / "unsupported.mlir"
-    bad.write_text('func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = stablehlo.custom_call @no_such_target(%a) : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n')
-    case = Case(case_id="t/u", suite="stablehlo", kind="mlir", source_path=bad, input_type="stablehlo")
+    bad.write_text(
+        "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = stablehlo.custom_call @no_such_target(%a) : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
+    )
+    case = Case(
+        case_id="t/u", suite="stablehlo", kind="mlir", source_path=bad, input_type="stablehlo"
+    )
     first, _ = run_case(case, llvm_cpu, worker)
     second, _ = run_case(case, llvm_cpu, worker)
     assert first.status == second.status == "error"
@@ -119,8 +160,14 @@ def test_seed_programs_give_the_seed_documents_numbers(name, expected, worker, l
     from .conftest import ROOT
 
     cases = ROOT / "conformance" / "stablehlo" / "cases"
-    case = NpzCase(case_id=name, suite="stablehlo", kind="mlir", source_path=cases / f"{name}.mlir",
-                   input_type="stablehlo", data_path=cases / f"{name}.npz")
+    case = NpzCase(
+        case_id=name,
+        suite="stablehlo",
+        kind="mlir",
+        source_path=cases / f"{name}.mlir",
+        input_type="stablehlo",
+        data_path=cases / f"{name}.npz",
+    )
     result = worker.execute(build_job(case, llvm_cpu, case.input_sets()))
     assert result.status == "pass", result
     np.testing.assert_allclose(result.outputs[0][0], expected, rtol=0, atol=2e-7)

@@ -148,7 +148,9 @@ def test_full_tree_folders_are_unique_when_case_is_folded(full_tree: Path) -> No
 def test_folder_names_suffix_only_names_that_fold_together() -> None:
     folders = node_tests.folder_names(["test_elu", "test_ELU", "test_add"])
     assert folders["test_add"] == "test_add"
-    assert folders["test_elu"].startswith("test_elu-") and folders["test_ELU"].startswith("test_ELU-")
+    assert folders["test_elu"].startswith("test_elu-") and folders["test_ELU"].startswith(
+        "test_ELU-"
+    )
     assert folders["test_elu"][-8:] != folders["test_ELU"][-8:]
     # Derived from the exact name: the same on every machine, whatever the order.
     assert node_tests.folder_names(["test_ELU", "test_elu"]) == {
@@ -159,12 +161,16 @@ def test_folder_names_suffix_only_names_that_fold_together() -> None:
 def test_case_folded_names_keep_their_case_and_data(tmp_path: Path) -> None:
     wheel = tmp_path / "wheel"
     shipped = materialize(
-        tmp_path / "src", generated=[fake_case("test_ReLU", op="Relu")], wheel_data=tmp_path / "none"
+        tmp_path / "src",
+        generated=[fake_case("test_ReLU", op="Relu")],
+        wheel_data=tmp_path / "none",
     )
     (wheel / "pytorch-converted").mkdir(parents=True)
     shipped_case = load_cases(shipped)[0]
     shutil.copytree(shipped_case.model_path.parent, wheel / "pytorch-converted" / "test_ReLU")
-    root = materialize(tmp_path / "c", generated=[fake_case("test_relu", op="Abs")], wheel_data=wheel)
+    root = materialize(
+        tmp_path / "c", generated=[fake_case("test_relu", op="Abs")], wheel_data=wheel
+    )
     cases = {c.name: c for c in load_cases(root)}
     assert sorted(cases) == ["test_ReLU", "test_relu"]
     assert cases["test_ReLU"].source == "pytorch-converted"

@@ -189,7 +189,9 @@ def test_zoo_cases_run_the_modules_function_not_the_manifest_entry(tmp_path: Pat
 
     path = tmp_path / "m.json"
     path.write_text(json.dumps([manifest_entry(MODEL, None, "tiny-12")]))
-    options = RunOptions(zoo_manifest=str(path), zoo_mirror=str(tmp_path / "{model_path}"), offline=True)
+    options = RunOptions(
+        zoo_manifest=str(path), zoo_mirror=str(tmp_path / "{model_path}"), offline=True
+    )
     (case,) = zoo_model_cases(options)
     assert case.entry_function is None
     assert case.zoo_entry.name == "tiny-12"

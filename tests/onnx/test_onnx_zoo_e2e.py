@@ -65,7 +65,9 @@ def data_tarball(name: str, model: bytes, output: np.ndarray | None) -> bytes:
         f"{name}/test_data_set_0/input_0.pb": numpy_helper.from_array(X, "x").SerializeToString(),
     }
     if output is not None:
-        files[f"{name}/test_data_set_0/output_0.pb"] = numpy_helper.from_array(output, "y").SerializeToString()
+        files[f"{name}/test_data_set_0/output_0.pb"] = numpy_helper.from_array(
+            output, "y"
+        ).SerializeToString()
     return make_tarball(files)
 
 
@@ -74,7 +76,12 @@ def add_model(root: Path, name: str, model: bytes, tarball: bytes | None) -> dic
     folder = "validated/test/tiny/model"
     (root / folder).mkdir(parents=True, exist_ok=True)
     (root / folder / f"{name}.onnx").write_bytes(model)
-    meta: dict = {"model_sha": sha256(model), "model_bytes": len(model), "tags": ["test"], "io_ports": IO_PORTS}
+    meta: dict = {
+        "model_sha": sha256(model),
+        "model_bytes": len(model),
+        "tags": ["test"],
+        "io_ports": IO_PORTS,
+    }
     if tarball is not None:
         (root / folder / f"{name}.tar.gz").write_bytes(tarball)
         meta.update(
@@ -82,7 +89,13 @@ def add_model(root: Path, name: str, model: bytes, tarball: bytes | None) -> dic
             model_with_data_sha=sha256(tarball),
             model_with_data_bytes=len(tarball),
         )
-    return {"model": "Tiny", "model_path": f"{folder}/{name}.onnx", "onnx_version": "1.8", "opset_version": 13, "metadata": meta}
+    return {
+        "model": "Tiny",
+        "model_path": f"{folder}/{name}.onnx",
+        "onnx_version": "1.8",
+        "opset_version": 13,
+        "metadata": meta,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +128,9 @@ def http_zoo(zoo: Path) -> Iterator[tuple[str, list[str]]]:
             requested.append(self.path)
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(zoo)))
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}", requested
@@ -125,28 +140,60 @@ def http_zoo(zoo: Path) -> Iterator[tuple[str, list[str]]]:
 
 
 def run(cmd: list[str], tmp: Path, store: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "IREE_CONFORMANCE_STORE": str(store), "IREE_CONFORMANCE_ZOO_CACHE": str(tmp / "zoo-cache")}
+    env = {
+        **os.environ,
+        "IREE_CONFORMANCE_STORE": str(store),
+        "IREE_CONFORMANCE_ZOO_CACHE": str(tmp / "zoo-cache"),
+    }
     env.pop("IREE_CONFORMANCE_ZOO_MIRROR", None)
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
 
-def run_conformance(tmp: Path, store: Path, manifest: str, mirror: str, models: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+def run_conformance(
+    tmp: Path, store: Path, manifest: str, mirror: str, models: str, *extra: str
+) -> tuple[subprocess.CompletedProcess, dict]:
     """``pytest conformance`` on the zoo models; returns the process and Outcomes by case id."""
     (tmp / "expectations").mkdir(exist_ok=True)
     report = tmp / "results.json"
-    proc = run([
-        sys.executable, "-m", "pytest", "conformance/test_onnx_models.py", "-p", "no:cacheprovider", "-k", "onnx-zoo",
-        "--zoo-manifest", manifest, "--zoo-models", models, "--zoo-mirror", mirror,
-        "--expectations-dir", str(tmp / "expectations"), "--report-json", str(report), *extra,
-    ], tmp, store)
+    proc = run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "conformance/test_onnx_models.py",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            "onnx-zoo",
+            "--zoo-manifest",
+            manifest,
+            "--zoo-models",
+            models,
+            "--zoo-mirror",
+            mirror,
+            "--expectations-dir",
+            str(tmp / "expectations"),
+            "--report-json",
+            str(report),
+            *extra,
+        ],
+        tmp,
+        store,
+    )
     assert report.exists(), proc.stdout + proc.stderr
     outcomes = {o["case_id"]: o for o in json.loads(report.read_text())["outcomes"]}
     return proc, outcomes
 
 
-def test_local_folder_zoo_right_wrong_and_random_inputs(zoo: Path, store: Path, tmp_path: Path) -> None:
+def test_local_folder_zoo_right_wrong_and_random_inputs(
+    zoo: Path, store: Path, tmp_path: Path
+) -> None:
     proc, outcomes = run_conformance(
-        tmp_path, store, str(zoo / MANIFEST), str(zoo) + "/{model_path}", "tiny-13,wrong-13,nodata-13,nooutput-13"
+        tmp_path,
+        store,
+        str(zoo / MANIFEST),
+        str(zoo) + "/{model_path}",
+        "tiny-13,wrong-13,nodata-13,nooutput-13",
     )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out  # the wrong shipped output fails the run
@@ -154,16 +201,29 @@ def test_local_folder_zoo_right_wrong_and_random_inputs(zoo: Path, store: Path, 
     assert (right["status"], right["stage"], right["verdict"]) == ("pass", "compare", "pass"), right
     assert (wrong["status"], wrong["stage"], wrong["verdict"]) == ("fail", "compare", "fail"), wrong
     assert Outcome.from_json(wrong).failure_kind == "fail-numerics"
-    assert wrong["metrics"]["mismatch_count"] == Y.size and wrong["metrics"]["max_abs_error"] == pytest.approx(1.0, abs=1e-4)
+    assert wrong["metrics"]["mismatch_count"] == Y.size and wrong["metrics"][
+        "max_abs_error"
+    ] == pytest.approx(1.0, abs=1e-4)
     assert "unexpected fail-numerics: onnx-zoo/wrong-13" in out
-    assert (nodata["status"], nodata["stage"], nodata["verdict"]) == ("pass", "compare", "pass"), nodata
-    assert right["metrics"]["max_abs_error"] < 1e-4 and nodata["metrics"]["outputs"], (right, nodata)
+    assert (nodata["status"], nodata["stage"], nodata["verdict"]) == ("pass", "compare", "pass"), (
+        nodata
+    )
+    assert right["metrics"]["max_abs_error"] < 1e-4 and nodata["metrics"]["outputs"], (
+        right,
+        nodata,
+    )
     broken = outcomes["onnx-zoo/nooutput-13"]  # nothing to check against is an error, not a pass
-    assert (broken["status"], broken["stage"], broken["verdict"]) == ("error", "reference", "fail"), broken
+    assert (broken["status"], broken["stage"], broken["verdict"]) == (
+        "error",
+        "reference",
+        "fail",
+    ), broken
     assert "holds no output_*.pb files" in broken["diagnostics"][0]
 
 
-def test_http_zoo_downloads_and_passes(zoo: Path, store: Path, tmp_path: Path, http_zoo: tuple[str, list[str]]) -> None:
+def test_http_zoo_downloads_and_passes(
+    zoo: Path, store: Path, tmp_path: Path, http_zoo: tuple[str, list[str]]
+) -> None:
     base, requested = http_zoo
     proc, outcomes = run_conformance(
         tmp_path, store, f"{base}/{MANIFEST}", base + "/{model_path}", "tiny-13,nodata-13"
@@ -174,7 +234,9 @@ def test_http_zoo_downloads_and_passes(zoo: Path, store: Path, tmp_path: Path, h
         "onnx-zoo/nodata-13": ("pass", "pass"),
     }
     folder = "/validated/test/tiny/model"
-    assert {f"/{MANIFEST}", f"{folder}/tiny-13.tar.gz", f"{folder}/nodata-13.onnx"} <= set(requested), requested
+    assert {f"/{MANIFEST}", f"{folder}/tiny-13.tar.gz", f"{folder}/nodata-13.onnx"} <= set(
+        requested
+    ), requested
     cached = {p.name for p in (tmp_path / "zoo-cache").rglob("*") if p.is_file()}
     assert any(name.endswith("nodata-13.onnx") for name in cached), cached
 
@@ -182,8 +244,14 @@ def test_http_zoo_downloads_and_passes(zoo: Path, store: Path, tmp_path: Path, h
 def test_compile_only_bundle_then_run_bundle(zoo: Path, store: Path, tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
     proc, outcomes = run_conformance(
-        tmp_path, store, str(zoo / MANIFEST), str(zoo) + "/{model_path}", "tiny-13,wrong-13,nodata-13",
-        "--compile-only", "--bundle", str(bundle),
+        tmp_path,
+        store,
+        str(zoo / MANIFEST),
+        str(zoo) + "/{model_path}",
+        "tiny-13,wrong-13,nodata-13",
+        "--compile-only",
+        "--bundle",
+        str(bundle),
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert {o["stage"] for o in outcomes.values()} == {"compile"}
@@ -191,12 +259,26 @@ def test_compile_only_bundle_then_run_bundle(zoo: Path, store: Path, tmp_path: P
     assert {r["case_id"]: r["entry_function"] for r in records} == dict.fromkeys(outcomes, None)
 
     report = tmp_path / "bundle-results.json"
-    proc = run([
-        sys.executable, "-m", "iree_conformance.cli", "run-bundle", str(bundle), "--driver", "local-task",
-        "--report-json", str(report),
-    ], tmp_path, store)
+    proc = run(
+        [
+            sys.executable,
+            "-m",
+            "iree_conformance.cli",
+            "run-bundle",
+            str(bundle),
+            "--driver",
+            "local-task",
+            "--report-json",
+            str(report),
+        ],
+        tmp_path,
+        store,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # wrong-13 fails there too
-    verdicts = {o["case_id"]: (o["status"], o["stage"], o["verdict"]) for o in json.loads(report.read_text())["outcomes"]}
+    verdicts = {
+        o["case_id"]: (o["status"], o["stage"], o["verdict"])
+        for o in json.loads(report.read_text())["outcomes"]
+    }
     assert verdicts == {
         "onnx-zoo/tiny-13": ("pass", "compare", "pass"),
         "onnx-zoo/nodata-13": ("pass", "compare", "pass"),

@@ -101,7 +101,17 @@ def test_flaky_and_unknown_verdicts_get_columns(tmp_path):
     path.write_text(json.dumps(data), encoding="utf-8")
     _, tables = page_of([path])
     head = tables.tables[render.MATRIX_ID][0]
-    assert head[3:] == ["pass", "xfail", "flaky", "fail", "xpass", "skip", "wobbly", "total", "share"]
+    assert head[3:] == [
+        "pass",
+        "xfail",
+        "flaky",
+        "fail",
+        "xpass",
+        "skip",
+        "wobbly",
+        "total",
+        "share",
+    ]
     total = dict(zip(head[3:], tables.tables[render.MATRIX_ID][-1][1:]))  # "total" spans 3 columns
     assert total["flaky"] == "2" and total["wobbly"] == "1"
 
@@ -109,7 +119,14 @@ def test_flaky_and_unknown_verdicts_get_columns(tmp_path):
 def test_same_run_merges_platforms_and_older_runs_are_history(tmp_path):
     today = derive(tmp_path, "linux.json", started="2026-12-01T02:30:00+00:00")
     # 11 hours earlier, across midnight: still the same run.
-    mac = derive(tmp_path, "mac.json", os="macos", arch="arm64", python="3.12.1", started="2026-11-30T15:30:00+00:00")
+    mac = derive(
+        tmp_path,
+        "mac.json",
+        os="macos",
+        arch="arm64",
+        python="3.12.1",
+        started="2026-11-30T15:30:00+00:00",
+    )
     old = derive(tmp_path, "old.json", BEFORE, started="2026-11-28T02:30:00+00:00")
     current, history = inputs.split_current(inputs.load([old, today, mac]))
     assert [x.source for x in current] == ["linux.json", "mac.json"]
@@ -130,20 +147,38 @@ def test_trend_points_per_day_and_carried_forward(tmp_path):
     assert by[("2026-11-28", "stablehlo")] == 82
     saved = tmp_path / "trend.json"
     trend.write_trend(saved, points)
-    old = [{**p, "pass": 0} for p in trend.read_trend(saved)] + [{"day": "2026-11-20", "suite": "stablehlo", "pass": 70, "total": 166}]
+    old = [{**p, "pass": 0} for p in trend.read_trend(saved)] + [
+        {"day": "2026-11-20", "suite": "stablehlo", "pass": 70, "total": 166}
+    ]
     combined = trend.combine(old, trend.points_of(inputs.load([day2])))
     days = {p["day"]: p for p in combined if p["suite"] == "stablehlo"}
     assert sorted(days) == ["2026-11-20", "2026-11-28", "2026-11-29"]
-    assert days["2026-11-29"]["pass"] == 82 and days["2026-11-28"]["pass"] == 0  # file wins, old kept
+    assert (
+        days["2026-11-29"]["pass"] == 82 and days["2026-11-28"]["pass"] == 0
+    )  # file wins, old kept
     assert trend.read_trend(tmp_path / "absent.json") == []
 
 
 def test_funnel_counts_the_stage_each_case_reached():
     def o(status, stage):
-        return {"case_id": f"s/{status}{stage}", "suite": "s", "target": "t", "status": status, "stage": stage}
+        return {
+            "case_id": f"s/{status}{stage}",
+            "suite": "s",
+            "target": "t",
+            "status": status,
+            "stage": stage,
+        }
 
-    cases = [o("pass", "compare"), o("error", "import"), o("error", "compile"), o("crash", "compile"),
-             o("timeout", "run"), o("fail", "compare"), o("error", "reference"), o("skip", "prepare")]
+    cases = [
+        o("pass", "compare"),
+        o("error", "import"),
+        o("error", "compile"),
+        o("crash", "compile"),
+        o("timeout", "run"),
+        o("fail", "compare"),
+        o("error", "reference"),
+        o("skip", "prepare"),
+    ]
     (f,) = summary.funnels(cases)
     assert f.runnable == 7
     assert f.passed == {"import": 6, "compile": 4, "run": 3, "numerics": 1}
@@ -164,17 +199,26 @@ def test_failure_groups_count_and_name_the_cases():
 
 
 def test_operator_from_the_model_skips_constants(tmp_path):
-    const = helper.make_node("Constant", [], ["c"], value=helper.make_tensor("v", onnx.TensorProto.FLOAT, [1], [1.0]))
+    const = helper.make_node(
+        "Constant", [], ["c"], value=helper.make_tensor("v", onnx.TensorProto.FLOAT, [1], [1.0])
+    )
     add = helper.make_node("Add", ["x", "c"], ["y"])
     vi = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [1]) for n in ("x", "y")]
     model = helper.make_model(helper.make_graph([const, add], "g", vi[:1], vi[1:]))
     case = tmp_path / "onnx-node-tests-9.9" / "test_weird_name_variant"
     case.mkdir(parents=True)
     onnx.save(model, str(case / "model.onnx"))
-    found = operators.resolve({"test_weird_name_variant", "test_reduce_sum_keepdims", "test_zzz_thing"},
-                              tmp_path, ["9.9"], generate=False)
-    assert found.ops == {"test_weird_name_variant": "Add", "test_reduce_sum_keepdims": "ReduceSum",
-                         "test_zzz_thing": "zzz"}
+    found = operators.resolve(
+        {"test_weird_name_variant", "test_reduce_sum_keepdims", "test_zzz_thing"},
+        tmp_path,
+        ["9.9"],
+        generate=False,
+    )
+    assert found.ops == {
+        "test_weird_name_variant": "Add",
+        "test_reduce_sum_keepdims": "ReduceSum",
+        "test_zzz_thing": "zzz",
+    }
     assert found.exact == {"test_weird_name_variant"}
 
 
@@ -194,13 +238,17 @@ def test_scoreboard_links_failing_cells_to_the_failing_cases(tmp_path):
     rows = {r[0]: r[1:] for r in board[1:]}
     assert rows["Abs"][1] == "skip"  # vulkan is absent here
     data = json.loads(BEFORE.read_text(encoding="utf-8"))
-    dft = [o for o in data["outcomes"] if o["case_id"].startswith("onnx-ops/test_dft") and o["target"] == "llvm-cpu"]
+    dft = [
+        o
+        for o in data["outcomes"]
+        if o["case_id"].startswith("onnx-ops/test_dft") and o["target"] == "llvm-cpu"
+    ]
     dft_pass = sum(o["status"] == "pass" for o in dft)
     assert rows["DFT"][0] == f"{dft_pass}/{len(dft)}"
     anchors = {h[1:] for h in tables.hrefs if h.startswith("#op-")}
     assert "op-DFT" in anchors
     assert {h[1:] for h in tables.hrefs if h.startswith("#")} <= tables.ids  # no dangling link
-    section = html[html.index('id="op-DFT"'):]
+    section = html[html.index('id="op-DFT"') :]
     section = section[: section.index("</section>")]
     for o in dft:
         if o["status"] != "pass":
@@ -231,7 +279,9 @@ def test_slowest_cases_are_sorted_by_duration():
 def test_stacked_bar_and_line_chart_geometry():
     bar = charts.stacked_bar(Counter(pass_=0, xfail=1, fail=3), ["pass", "xfail", "fail"], 100)
     assert [(s.verdict, s.width) for s in bar] == [("xfail", 25.0), ("fail", 75.0)]
-    chart = charts.line_chart(["2026-11-01", "2026-11-02"], {"pass": [5, 10]}, width=200, height=100, pad=10)
+    chart = charts.line_chart(
+        ["2026-11-01", "2026-11-02"], {"pass": [5, 10]}, width=200, height=100, pad=10
+    )
     assert chart.lines[0]["points"] == "10.0,50.0 190.0,10.0"  # 5 of 10: half way up
 
 
@@ -239,8 +289,19 @@ def test_cli_writes_html_and_trend(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     old = derive(tmp_path, "old.json", BEFORE, started="2026-11-20T02:00:00+00:00")
     out, points = tmp_path / "out" / "report.html", tmp_path / "out" / "trend.json"
-    common = ["report", str(LINUX), str(old), "--html", str(out), "--no-generate-ops", "--onnx-data-dir", str(tmp_path)]
-    assert cli.main([*common, "--trend", str(tmp_path / "none.json"), "--trend-out", str(points)]) == 0
+    common = [
+        "report",
+        str(LINUX),
+        str(old),
+        "--html",
+        str(out),
+        "--no-generate-ops",
+        "--onnx-data-dir",
+        str(tmp_path),
+    ]
+    assert (
+        cli.main([*common, "--trend", str(tmp_path / "none.json"), "--trend-out", str(points)]) == 0
+    )
     assert 'id="matrix"' in out.read_text(encoding="utf-8")
     assert capsys.readouterr().out == ""  # with --html, Markdown only goes to --output
     assert {p["day"] for p in trend.read_trend(points)} == {"2026-11-20", "2026-11-30"}
@@ -263,7 +324,9 @@ def test_merged_copy_gives_the_same_matrix(tmp_path):
 
 
 def test_unknown_stage_is_not_counted_as_passing_anything():
-    case = copy.deepcopy({"case_id": "s/x", "suite": "s", "target": "t", "status": "error", "stage": "mystery"})
+    case = copy.deepcopy(
+        {"case_id": "s/x", "suite": "s", "target": "t", "status": "error", "stage": "mystery"}
+    )
     (f,) = summary.funnels([case])
     assert f.passed == {"import": 0, "compile": 0, "run": 0, "numerics": 0}
 

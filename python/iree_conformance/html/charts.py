@@ -7,8 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 #: Fill colour of each verdict; unknown verdicts are grey.
-COLORS = {"pass": "#2e9d4f", "xfail": "#d9a21b", "flaky": "#8e5bd6", "fail": "#d6453d",
-          "xpass": "#e8772e", "skip": "#a7adb5"}
+COLORS = {
+    "pass": "#2e9d4f",
+    "xfail": "#d9a21b",
+    "flaky": "#8e5bd6",
+    "fail": "#d6453d",
+    "xpass": "#e8772e",
+    "skip": "#a7adb5",
+}
 OTHER_COLOR = "#5c6470"
 
 
@@ -56,8 +62,13 @@ class LineChart:
     y_labels: list[tuple[float, str]]
 
 
-def line_chart(days: list[str], series: dict[str, list[int | None]], width: int = 420, height: int = 160,
-               pad: int = 36) -> LineChart:
+def line_chart(
+    days: list[str],
+    series: dict[str, list[int | None]],
+    width: int = 420,
+    height: int = 160,
+    pad: int = 36,
+) -> LineChart:
     """Series of values per day (None: no value that day) scaled into width x height."""
     values = [v for vs in series.values() for v in vs if v is not None]
     top = max(values, default=1) or 1
@@ -69,9 +80,17 @@ def line_chart(days: list[str], series: dict[str, list[int | None]], width: int 
     lines = []
     for name, vs in series.items():
         pts = [xy(i, v) for i, v in enumerate(vs) if v is not None]
-        lines.append({"name": name, "points": " ".join(f"{x},{y}" for x, y in pts), "markers": pts,
-                      "last": vs[-1] if vs else None})
+        lines.append(
+            {
+                "name": name,
+                "points": " ".join(f"{x},{y}" for x, y in pts),
+                "markers": pts,
+                "last": vs[-1] if vs else None,
+            }
+        )
     every = max(1, len(days) // 6)
-    x_labels = [(xy(i, 0)[0], d[5:]) for i, d in enumerate(days) if i % every == 0 or i == len(days) - 1]
+    x_labels = [
+        (xy(i, 0)[0], d[5:]) for i, d in enumerate(days) if i % every == 0 or i == len(days) - 1
+    ]
     y_labels = [(xy(0, v)[1], str(v)) for v in sorted({0, top // 2, top})]
     return LineChart(width, height, lines, x_labels, y_labels)

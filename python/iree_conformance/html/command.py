@@ -14,10 +14,26 @@ from . import inputs, trend
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The report subcommand's HTML options."""
     p.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report here")
-    p.add_argument("--trend", metavar="FILE", help="earlier trend points (from --trend-out) for the trend chart; a missing file is no history")
-    p.add_argument("--trend-out", metavar="FILE", help="write the trend points (earlier ones plus these results) here")
-    p.add_argument("--onnx-data-dir", metavar="DIR", help="generated ONNX operator tests, for the operator scoreboard (default: $IREE_CONFORMANCE_DATA or the user cache dir)")
-    p.add_argument("--no-generate-ops", action="store_true", help="never run onnx's test generators to map tests to operators (fall back to names)")
+    p.add_argument(
+        "--trend",
+        metavar="FILE",
+        help="earlier trend points (from --trend-out) for the trend chart; a missing file is no history",
+    )
+    p.add_argument(
+        "--trend-out",
+        metavar="FILE",
+        help="write the trend points (earlier ones plus these results) here",
+    )
+    p.add_argument(
+        "--onnx-data-dir",
+        metavar="DIR",
+        help="generated ONNX operator tests, for the operator scoreboard (default: $IREE_CONFORMANCE_DATA or the user cache dir)",
+    )
+    p.add_argument(
+        "--no-generate-ops",
+        action="store_true",
+        help="never run onnx's test generators to map tests to operators (fall back to names)",
+    )
 
 
 def current_document(loaded: list[inputs.Loaded]) -> dict[str, Any]:
@@ -38,8 +54,12 @@ def write_html(args: argparse.Namespace, loaded: list[inputs.Loaded]) -> None:
         old = trend.read_trend(Path(args.trend)) if args.trend else []
     except (ValueError, OSError) as e:
         raise ReportError(str(e)) from None
-    options = render.Options(slowest=args.slowest, trend_points=old, generate_ops=not args.no_generate_ops,
-                             data_dir=Path(args.onnx_data_dir) if args.onnx_data_dir else None)
+    options = render.Options(
+        slowest=args.slowest,
+        trend_points=old,
+        generate_ops=not args.no_generate_ops,
+        data_dir=Path(args.onnx_data_dir) if args.onnx_data_dir else None,
+    )
     page = render.render_html(loaded, options)
     if args.html:
         size = render.write_html(Path(args.html), page)

@@ -82,7 +82,9 @@ def _from_generators(names: set[str]) -> dict[str, str]:
         from ..onnx.node_tests import _collect_generated
     except ImportError:
         return {}
-    return {c.name: op for c in _collect_generated() if c.name in names and (op := op_of_model(c.model))}
+    return {
+        c.name: op for c in _collect_generated() if c.name in names and (op := op_of_model(c.model))
+    }
 
 
 def _snake(name: str) -> str:
@@ -116,7 +118,9 @@ class OperatorMap:
     exact: set[str]
 
 
-def resolve(names: Iterable[str], data_dir: Path | None, onnx_versions: Iterable[str], generate: bool) -> OperatorMap:
+def resolve(
+    names: Iterable[str], data_dir: Path | None, onnx_versions: Iterable[str], generate: bool
+) -> OperatorMap:
     """Operators for the given test names (without the ``onnx-ops/`` prefix)."""
     wanted = set(names)
     ops = _from_models(wanted, _model_dirs(data_dir, onnx_versions))
@@ -173,7 +177,7 @@ def scoreboard(outcomes: list[dict[str, Any]], opmap: OperatorMap) -> Scoreboard
     for o in outcomes:
         if o.get("suite") != SUITE or not str(o.get("case_id", "")).startswith(PREFIX):
             continue
-        name = o["case_id"][len(PREFIX):]
+        name = o["case_id"][len(PREFIX) :]
         op = opmap.ops.get(name, name)
         seen.add(name)
         col = (str(o.get("target", "?")), platform_of(o))
@@ -189,12 +193,19 @@ def scoreboard(outcomes: list[dict[str, Any]], opmap: OperatorMap) -> Scoreboard
         else:
             row.failing.setdefault(o["case_id"], []).append(o)
     counts = Counter(name in opmap.exact for name in seen)
-    return Scoreboard(sorted(columns), [rows[k] for k in sorted(rows, key=str.lower)], counts[True], counts[False])
+    return Scoreboard(
+        sorted(columns), [rows[k] for k in sorted(rows, key=str.lower)], counts[True], counts[False]
+    )
 
 
 def failing_lines(members: list[dict[str, Any]]) -> dict[str, Any]:
     """One failing case folded over targets and platforms: where, stage, first line."""
     where = defaultdict(list)
     for o in members:
-        where[f"{o.get('stage')} ({o.get('verdict')})"].append(f"{o.get('target')} {platform_of(o)}")
-    return {"where": {k: sorted(v) for k, v in sorted(where.items())}, "line": first_line(members[0])}
+        where[f"{o.get('stage')} ({o.get('verdict')})"].append(
+            f"{o.get('target')} {platform_of(o)}"
+        )
+    return {
+        "where": {k: sorted(v) for k, v in sorted(where.items())},
+        "line": first_line(members[0]),
+    }

@@ -40,8 +40,9 @@ class Page:
 
 
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(
+        autoescape=True, trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined
+    )
     env.filters["pct"] = lambda r: f"{100 * r:.1f} %"
     return env
 
@@ -51,9 +52,15 @@ def _template() -> jinja2.Template:
     return _environment().from_string(text)
 
 
-def _scoreboard(outcomes: list[dict[str, Any]], options: Options, loaded: list[Loaded]) -> operators.Scoreboard | None:
-    names = {o["case_id"][len(operators.PREFIX):] for o in outcomes
-             if o.get("suite") == operators.SUITE and str(o.get("case_id", "")).startswith(operators.PREFIX)}
+def _scoreboard(
+    outcomes: list[dict[str, Any]], options: Options, loaded: list[Loaded]
+) -> operators.Scoreboard | None:
+    names = {
+        o["case_id"][len(operators.PREFIX) :]
+        for o in outcomes
+        if o.get("suite") == operators.SUITE
+        and str(o.get("case_id", "")).startswith(operators.PREFIX)
+    }
     if not names:
         return None
     versions = sorted({m["onnx"] for x in loaded for m in metadata_list(x.data) if m.get("onnx")})
@@ -69,8 +76,10 @@ def _trend_charts(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for suite in sorted({p["suite"] for p in points}):
         by_day = {p["day"]: p for p in points if p["suite"] == suite}
-        series = {name: [by_day[d][key] if d in by_day else None for d in days]
-                  for name, key in (("pass", "pass"), ("total", "total"))}
+        series = {
+            name: [by_day[d][key] if d in by_day else None for d in days]
+            for name, key in (("pass", "pass"), ("total", "total"))
+        }
         out.append({"suite": suite, "chart": charts.line_chart(days, series)})
     return out
 

@@ -103,7 +103,9 @@ def funnels(outcomes: list[dict[str, Any]]) -> list[Funnel]:
 
 def first_line(outcome: dict[str, Any]) -> str:
     """The first non-empty diagnostic line, else the reason."""
-    return next((d for d in outcome.get("diagnostics") or [] if d.strip()), outcome.get("reason") or "")
+    return next(
+        (d for d in outcome.get("diagnostics") or [] if d.strip()), outcome.get("reason") or ""
+    )
 
 
 @dataclass
@@ -138,7 +140,9 @@ def failure_groups(outcomes: list[dict[str, Any]]) -> list[FailureGroup]:
     for o in outcomes:
         if is_failure(o):
             line = first_line(o)
-            groups[(str(o.get("stage", "?")), normalize(line) if line else "(no diagnostic)")].append(o)
+            groups[
+                (str(o.get("stage", "?")), normalize(line) if line else "(no diagnostic)")
+            ].append(o)
     found = [FailureGroup(stage, line, members) for (stage, line), members in groups.items()]
     return sorted(found, key=lambda g: (-g.unexpected, -len(g.members), g.stage, g.line))
 
@@ -155,12 +159,23 @@ def header(runs: list[dict[str, Any]]) -> dict[str, Any]:
     def distinct(key: str) -> list[str]:
         return sorted({str(m.get(key)) for m in metas if m.get(key)})
 
-    platforms = sorted({f"{r.get('os', '?')}/{r.get('arch', '?')} (Python {r.get('python', '?')}, "
-                        f"{(r.get('metadata') or {}).get('platform', '?')})" for r in runs})
+    platforms = sorted(
+        {
+            f"{r.get('os', '?')}/{r.get('arch', '?')} (Python {r.get('python', '?')}, "
+            f"{(r.get('metadata') or {}).get('platform', '?')})"
+            for r in runs
+        }
+    )
     return {
-        "versions": {name: distinct(key) for name, key in (
-            ("IREE compiler", "iree_compiler"), ("IREE runtime", "iree_runtime"),
-            ("onnx", "onnx"), ("onnxruntime", "onnxruntime"))},
+        "versions": {
+            name: distinct(key)
+            for name, key in (
+                ("IREE compiler", "iree_compiler"),
+                ("IREE runtime", "iree_runtime"),
+                ("onnx", "onnx"),
+                ("onnxruntime", "onnxruntime"),
+            )
+        },
         "platforms": platforms,
         "targets": sorted({t for m in metas for t in m.get("targets", [])}),
         "started": min(distinct("started"), default="?"),

@@ -33,7 +33,9 @@ def points_of(loaded: list[Loaded]) -> list[dict[str, Any]]:
         for o in merge_loaded(files)["outcomes"]:
             total[suite_of(o)] += 1
             passed[suite_of(o)] += o.get("verdict") == "pass"
-        points += [{"day": day, "suite": s, "pass": passed[s], "total": total[s]} for s in sorted(total)]
+        points += [
+            {"day": day, "suite": s, "pass": passed[s], "total": total[s]} for s in sorted(total)
+        ]
     return points
 
 
@@ -42,8 +44,14 @@ def read_trend(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or data.get("kind") != KIND or not isinstance(data.get("points"), list):
-        raise ValueError(f"{path}: not a trend file (written by iree-conformance report --trend-out)")
+    if (
+        not isinstance(data, dict)
+        or data.get("kind") != KIND
+        or not isinstance(data.get("points"), list)
+    ):
+        raise ValueError(
+            f"{path}: not a trend file (written by iree-conformance report --trend-out)"
+        )
     return [p for p in data["points"] if {"day", "suite", "pass", "total"} <= set(p)]
 
 
@@ -56,4 +64,8 @@ def combine(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[s
 
 def write_trend(path: Path, points: list[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"schema": SCHEMA, "kind": KIND, "points": points}, indent=1) + "\n", encoding="utf-8", newline="\n")
+    path.write_text(
+        json.dumps({"schema": SCHEMA, "kind": KIND, "points": points}, indent=1) + "\n",
+        encoding="utf-8",
+        newline="\n",
+    )

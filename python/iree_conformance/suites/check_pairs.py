@@ -10,7 +10,9 @@ from ..compare import Tolerance
 from ..stablehlo_checks import ALL_TRUE, CLOSE, EXACT, FALSE, TRUE
 
 
-def checks_from_records(sites: list[dict[str, Any]], records: list[tuple[int, list[np.ndarray]]], source: str = ""):
+def checks_from_records(
+    sites: list[dict[str, Any]], records: list[tuple[int, list[np.ndarray]]], source: str = ""
+):
     """One (actual, expected, tolerance, label) comparison per executed check."""
     if not records:
         raise ValueError("the function executed no check op: nothing was checked")
@@ -21,12 +23,24 @@ def checks_from_records(sites: list[dict[str, Any]], records: list[tuple[int, li
         kind, actual = site["kind"], values[0]
         if kind in (EXACT, CLOSE):
             expected = values[1]
-            tol = Tolerance(0.0, 0.0) if kind == EXACT else Tolerance(site.get("rtol"), site.get("atol"), site.get("max_ulp"))
+            tol = (
+                Tolerance(0.0, 0.0)
+                if kind == EXACT
+                else Tolerance(site.get("rtol"), site.get("atol"), site.get("max_ulp"))
+            )
         elif kind in (TRUE, ALL_TRUE):
             # expect_true passes on any non-zero i32, expect_all_true on all non-zero elements.
-            actual, expected, tol = (np.asarray(actual) != 0), np.ones(np.shape(actual), bool), Tolerance(0.0, 0.0)
+            actual, expected, tol = (
+                (np.asarray(actual) != 0),
+                np.ones(np.shape(actual), bool),
+                Tolerance(0.0, 0.0),
+            )
         elif kind == FALSE:
-            actual, expected, tol = (np.asarray(actual) != 0), np.zeros(np.shape(actual), bool), Tolerance(0.0, 0.0)
+            actual, expected, tol = (
+                (np.asarray(actual) != 0),
+                np.zeros(np.shape(actual), bool),
+                Tolerance(0.0, 0.0),
+            )
         else:
             raise ValueError(f"unknown check kind {kind!r}")
         where = f"{site['line']}:{site['column']}" if site.get("line") is not None else "?"

@@ -67,7 +67,9 @@ class ModelCase(Case):
         from ..timing import median_time
 
         assert self.source_path is not None
-        session = onnxruntime.InferenceSession(str(self.source_path), providers=["CPUExecutionProvider"])
+        session = onnxruntime.InferenceSession(
+            str(self.source_path), providers=["CPUExecutionProvider"]
+        )
         feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
         return median_time(lambda: session.run(None, feed), runs)
 
@@ -78,7 +80,13 @@ class ModelCase(Case):
 
         assert self.source_path is not None
         model = onnx.load(str(self.source_path))
-        report = bisect(model, self.input_sets()[-1], run_candidate, rtol=self.tolerance.rtol or 1e-3, atol=self.tolerance.atol or 1e-4)
+        report = bisect(
+            model,
+            self.input_sets()[-1],
+            run_candidate,
+            rtol=self.tolerance.rtol or 1e-3,
+            atol=self.tolerance.atol or 1e-4,
+        )
         return report.summary()
 
 
@@ -150,7 +158,9 @@ class ZooModelCase(ModelCase):
             return self._shipped
         if self._shipped is not None:
             empty = [str(d) for d, outputs in zip(self._data_dirs, self._shipped) if not outputs]
-            raise ValueError(f"{self.case_id}: data set {empty[0]} holds no output_*.pb files to check against")
+            raise ValueError(
+                f"{self.case_id}: data set {empty[0]} holds no output_*.pb files to check against"
+            )
         return [_onnxruntime(self.source_path, inputs) for inputs in input_sets]
 
 
@@ -190,7 +200,9 @@ def zoo_model_cases(options: RunOptions) -> list[Case]:
         tags=options.zoo_tags,
         max_bytes=options.zoo_max_bytes,
     )
-    store = ZooStore(zoo_cache_dir(), mirror=options.zoo_mirror, downloader=Downloader(offline=options.offline))
+    store = ZooStore(
+        zoo_cache_dir(), mirror=options.zoo_mirror, downloader=Downloader(offline=options.offline)
+    )
     return [
         ZooModelCase(
             case_id=z.case_id,

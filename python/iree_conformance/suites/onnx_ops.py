@@ -84,7 +84,9 @@ def collect(options: RunOptions) -> list[Case]:
     root = node_tests.materialize(data_dir(options.onnx_data_dir))
     found = node_tests.load_cases(root)
     if len(found) < FLOOR:
-        raise CorpusError(f"{root}: {len(found)} ONNX operator cases, fewer than the floor of {FLOOR}; delete the folder to regenerate it")
+        raise CorpusError(
+            f"{root}: {len(found)} ONNX operator cases, fewer than the floor of {FLOOR}; delete the folder to regenerate it"
+        )
     count = options.onnx_ops_sample
     if count is not None:
         keep = sample([c.case_id for c in found], count)

@@ -25,7 +25,9 @@ def bundled_cases(corpus_dir: Path, reference: str = "shipped") -> list[Case]:
         mlir, data = corpus_dir / "cases" / f"{name}.mlir", corpus_dir / "cases" / f"{name}.npz"
         for path in (mlir, data):
             if not path.exists():
-                raise CorpusError(f"{corpus_dir / 'corpus.toml'}: case {name!r} has no {path.name} in {path.parent}")
+                raise CorpusError(
+                    f"{corpus_dir / 'corpus.toml'}: case {name!r} has no {path.name} in {path.parent}"
+                )
         case_cls = InterpreterCase if reference == "interpreter" else NpzCase
         cases.append(
             case_cls(
@@ -37,7 +39,9 @@ def bundled_cases(corpus_dir: Path, reference: str = "shipped") -> list[Case]:
                 entry_function="main",
                 tolerance=Tolerance(spec.get("rtol"), spec.get("atol")),
                 data_path=data,
-                reference_name=reference if reference == "interpreter" else spec.get("reference", "shipped"),
+                reference_name=reference
+                if reference == "interpreter"
+                else spec.get("reference", "shipped"),
             )
         )
     if len(cases) < BUNDLED_FLOOR:

@@ -50,7 +50,9 @@ class CheckCase(Case):
         sites, records = worker_result.check_sites, worker_result.check_records
         if sites is None or not records:
             raise ValueError(f"the module reported no checks for function {self.entry_function!r}")
-        return checks_from_records(sites, records[0], self.source_path.name if self.source_path else "")
+        return checks_from_records(
+            sites, records[0], self.source_path.name if self.source_path else ""
+        )
 
 
 @dataclasses.dataclass
@@ -85,13 +87,18 @@ class LitCase(Case):
         matched, diagnostic = filecheck(str(self.source_path), output, self.run.filecheck_args)
         if not matched:
             shown = output.splitlines()
-            lines = [f"{self.run.label}: FileCheck found no match in the output", *diagnostic.rstrip().splitlines()]
+            lines = [
+                f"{self.run.label}: FileCheck found no match in the output",
+                *diagnostic.rstrip().splitlines(),
+            ]
             lines += ["the output was:", *shown[:_MAX_OUTPUT_LINES]]
             if len(shown) > _MAX_OUTPUT_LINES:
                 lines.append(f"... {len(shown) - _MAX_OUTPUT_LINES} more lines")
             raise ChecksFailed(lines)
         # FileCheck matched: one comparison that says so, so that the case is judged.
-        return [([np.array(True)], [np.array(True)], Tolerance(0.0, 0.0), f"{self.run.label} FileCheck")]
+        return [
+            ([np.array(True)], [np.array(True)], Tolerance(0.0, 0.0), f"{self.run.label} FileCheck")
+        ]
 
 
 @dataclasses.dataclass
@@ -115,7 +122,9 @@ def _entry_of(text: str, run: RunLine) -> str:
     names = []
     for op in module.body.operations:
         attrs = op.operation.attributes
-        visibility = str(attrs["sym_visibility"]).strip('"') if "sym_visibility" in attrs else "public"
+        visibility = (
+            str(attrs["sym_visibility"]).strip('"') if "sym_visibility" in attrs else "public"
+        )
         if op.operation.name == "func.func" and visibility == "public":
             names.append(str(attrs["sym_name"]).strip('"'))
     return names[0] if len(names) == 1 else "main"
@@ -137,7 +146,11 @@ def file_cases(path: Path, case_stem: str) -> list[Case]:
     if parse_error:
         cases.append(_check_case(path, f"stablehlo-ext/{case_stem}", None))
     for func in functions:
-        case_id = f"stablehlo-ext/{case_stem}" if functions == ["main"] else f"stablehlo-ext/{case_stem}:{func}"
+        case_id = (
+            f"stablehlo-ext/{case_stem}"
+            if functions == ["main"]
+            else f"stablehlo-ext/{case_stem}:{func}"
+        )
         cases.append(_check_case(path, case_id, func))
     # In a self-checking file, RUN lines without FileCheck (IREE's own check tests) and
     # other projects' RUN lines (openxla's stablehlo-opt) are not cases: the functions are.
@@ -157,8 +170,18 @@ def file_cases(path: Path, case_stem: str) -> list[Case]:
             )
         )
     if not cases:
-        why = "no check op (check.expect_* or stablehlo.custom_call @check.expect_*) and no RUN line"
-        cases.append(Case(case_id=f"stablehlo-ext/{case_stem}", suite=SUITE, kind="mlir", source_path=path, skip_reason=f"{path}: not a test: {why}"))
+        why = (
+            "no check op (check.expect_* or stablehlo.custom_call @check.expect_*) and no RUN line"
+        )
+        cases.append(
+            Case(
+                case_id=f"stablehlo-ext/{case_stem}",
+                suite=SUITE,
+                kind="mlir",
+                source_path=path,
+                skip_reason=f"{path}: not a test: {why}",
+            )
+        )
     return cases
 
 
@@ -187,7 +210,11 @@ def external_cases(root: Path) -> list[Case]:
         raise CorpusError(f"--stablehlo-dir {root}: not a directory")
     cases: list[Case] = []
     tests_under: dict[Path, int] = {root: 0}
-    for folder in sorted(p for p in root.rglob("*") if p.is_dir() and not any(part.startswith(".") for part in p.relative_to(root).parts)):
+    for folder in sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_dir() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    ):
         tests_under[folder] = 0
     for path in sorted(root.rglob("*.mlir")):
         if any(part.startswith(".") for part in path.relative_to(root).parts):
@@ -202,10 +229,18 @@ def external_cases(root: Path) -> list[Case]:
         if count == 0:
             rel = folder.relative_to(root).as_posix()
             others = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
-            holds = f"it holds {', '.join(others[:8])}{' ...' if len(others) > 8 else ''}" if others else "it is empty"
+            holds = (
+                f"it holds {', '.join(others[:8])}{' ...' if len(others) > 8 else ''}"
+                if others
+                else "it is empty"
+            )
             problem = (
                 f"--stablehlo-dir folder {folder} holds no test ({holds}): add self-checking or lit RUN/FileCheck "
                 ".mlir files, or point --stablehlo-dir elsewhere"
             )
-            cases.append(InvalidCase(case_id=f"stablehlo-ext/{rel}:folder", suite=SUITE, kind="mlir", problem=problem))
+            cases.append(
+                InvalidCase(
+                    case_id=f"stablehlo-ext/{rel}:folder", suite=SUITE, kind="mlir", problem=problem
+                )
+            )
     return cases
