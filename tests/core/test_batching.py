@@ -339,3 +339,24 @@ def test_cases_known_to_fail_are_planned_alone(targets):
         [(c, llvm) for c in cases], 16, alone=lambda case, target: case.case_id in known
     )
     assert {case_id for _, case_id in plan} == {c.case_id for c in cases} - known
+
+
+def test_a_changed_case_recompiles_only_its_own_batch(tmp_path, targets):
+    llvm = targets["llvm-cpu"]
+    first = [_AddCase(f"z/a_{i}", float(i)) for i in range(3)]
+    second = [_AddCase(f"z/b_{i}", float(i)) for i in range(3)]
+    changed = [*first[:2], _AddCase("z/a_2", 9.0)]  # same id, another program
+    hits = []
+    for cases_a in (first, changed):
+        client = WorkerClient(tmp_path / "store")
+        try:
+            coordinator = BatchCoordinator()
+            batches = [
+                Batch("a", "llvm-cpu", tuple(cases_a)),
+                Batch("b", "llvm-cpu", tuple(second)),
+            ]
+            placements = [coordinator.placement(b, b.cases[0], llvm, client) for b in batches]
+            hits.append([p.cache_hits["compile"] for p in placements if p is not None])
+        finally:
+            client.close()
+    assert hits == [[False, False], [False, True]]
