@@ -202,13 +202,20 @@ class ConformanceRun:
         self.batches = plan_batches([pair for pair in pairs if pair is not None], self.options.effective_batch_size)
         if self.options.shard is not None:
             self._keep_shard(config, items)
-        if getattr(config.option, "loadgroup", False):
+        if getattr(config.option, "loadgroup", False) or getattr(config, "workerinput", {}).get(_LOADGROUP_INPUT):
             # pytest-xdist's loadgroup schedules by the "@group" suffix of a node id; its
             # own hook has run before this one (trylast), so the suffix is added here.
             for item in items:
                 batch = self.batches.get(_pair_key(_case_and_target(item)))
                 if batch is not None and "@" not in item.nodeid:
-                    item._nodeid = f"{item.nodeid}@{batch.batch_id}"
+                    _set_nodeid(item, f"{item.nodeid}@{batch.batch_id}")
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node) -> None:
+        """pytest-xdist, controller side: tell each worker whether the run is loadgroup.
+        A worker parses the original command line again, so it does not see the switch
+        to loadgroup that ``configure`` made, and its own ``loadgroup`` option is False."""
+        node.workerinput[_LOADGROUP_INPUT] = getattr(self.config.option, "dist", "no") == "loadgroup"
 
     def _keep_shard(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         """Keeps this shard's items; a batch is one unit, weighed by its cases' durations."""
@@ -361,6 +368,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         cases = [case for case in cases if case.case_id in wanted]
     params = [pytest.param(case, target, id=f"{target.name}:{case.case_id}") for target in run.targets for case in cases]
     metafunc.parametrize(("conformance_case", "conformance_target"), params)
+
+
+_LOADGROUP_INPUT = "iree_conformance_loadgroup"
+
+
+def _set_nodeid(item: pytest.Item, nodeid: str) -> None:
+    """Renames an item (the "@group" suffix). pytest releases that keep the node id as a
+    structured ``_id`` derive ``nodeid`` from it and ignore ``_nodeid``."""
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import coerce_node_id
+
+        item._id = coerce_node_id(nodeid)
+    else:
+        item._nodeid = nodeid
 
 
 def _case_and_target(item: pytest.Item) -> tuple[Case, Target] | None:

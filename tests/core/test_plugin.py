@@ -155,3 +155,18 @@ def test_offline_zoo_models_are_skipped_with_reason_offline(tmp_path, monkeypatc
     result.assert_outcomes(skipped=1)
     (outcome,) = json.loads((tmp_path / "r.json").read_text())["outcomes"]
     assert outcome["case_id"] == "onnx-zoo/mnist-12" and outcome["verdict"] == "skip" and outcome["reason"] == "offline"
+
+
+def test_xdist_runs_each_batch_on_one_worker(tmp_path, run_conformance):
+    """With -n 2 (the plugin switches --dist load to loadgroup), a batch's cases go to one
+    worker: its node ids carry the "@batch-..." group suffix in the workers too."""
+    cases = tmp_path / "cases.txt"
+    cases.write_text("stablehlo/convert_f32_f16\nstablehlo/convert_f32_i32\nstablehlo/dot_general_matmul_f32\nstablehlo/dynamic_update_slice\nstablehlo/reduce_max_f32\n")
+    result = run_conformance("-n", "2", "-v", "--store-dir", str(tmp_path / "store"), "--cases-file", str(cases))
+    result.assert_outcomes(passed=5)
+    workers: dict[str, set[str]] = {}
+    for line in result.stdout.lines:
+        if line.startswith("[gw") and "PASSED" in line:
+            assert "@batch-" in line, line
+            workers.setdefault(line.rsplit("@", 1)[1].strip(), set()).add(line.split("]", 1)[0])
+    assert workers and all(len(w) == 1 for w in workers.values()), workers
