@@ -905,7 +905,7 @@ class _NoCulprits:
 def failing_case(like: Any, directory: Path) -> Any:
     """A case of `like`'s suite and kind whose module IREE rejects at compile."""
     path = directory / "suite_speed_failing.mlir"
-    path.write_text(FAILING_MLIR, encoding="utf-8")
+    path.write_text(FAILING_MLIR, encoding="utf-8", newline="\n")
     prefix = like.case_id.rsplit("/", 1)[0]
     return dataclasses.replace(like, case_id=f"{prefix}/zz_suite_speed_failing", source_path=path, source_bytes=None)
 
@@ -1037,7 +1037,7 @@ def threads_env(work_dir: Path, flags: list[str]) -> dict[str, str]:
     cannot carry it."""
     site = work_dir / "threads-site"
     site.mkdir(parents=True, exist_ok=True)
-    (site / "sitecustomize.py").write_text(_SITECUSTOMIZE, encoding="utf-8")
+    (site / "sitecustomize.py").write_text(_SITECUSTOMIZE, encoding="utf-8", newline="\n")
     env = dict(os.environ)
     env["PYTHONPATH"] = str(site) + os.pathsep + env.get("PYTHONPATH", "")
     env["SUITE_SPEED_IREE_GLOBAL_FLAGS"] = " ".join(flags)
