@@ -7,20 +7,29 @@ tests + 20 bundled StableHLO cases by default, listed in
 
 1. baseline: per case ``iree-import-onnx``, ``iree-compile`` and ``iree-run-module``
    as separate processes, inputs/outputs as .npy files, compared in numpy; two cases
-   at a time (two worker processes: the same parallelism as ours);
-2. ours, cold: ``pytest conformance -n 2`` on an empty artifact store;
-3. ours, warm: the same command on the store filled by 2;
+   at a time (two worker processes: the same parallelism as ours); once with the pip
+   tool scripts, once with the native binaries in the wheels;
+2. ours, cold: ``pytest conformance -n 2`` on an empty artifact store (batched
+   compilation at the default ``--batch-size``);
+3. ours, cold-unbatched: the same with ``--batch-size 1``;
+4. ours, warm: the same command as 2 on the store that 2 filled;
+5. ours, cold-nothreads: 2 with ``--mlir-disable-threading`` in every worker's IREE
+   global command line (``Session.set_flags`` does not take it);
 
-then prints cases per minute, CPU seconds per case and the ratios, the overhead per
-case outside IREE's own import/compile/load/run calls (from the results JSON and
-from a cProfile'd warm pass of the pipeline), shard balance on the durations the
-cold run recorded, and the RSS of a worker process over a long run (1,000 jobs,
-warm and cold mixed, with and without the worker's ``max_jobs`` recycling).
+then prints cases per minute, CPU seconds per case and the ratios, whether batching
+changed any verdict (2 against 3, case by case), the overhead per case outside IREE's
+own import/compile/load/run calls (from the results JSON and from a cProfile'd warm
+pass of the pipeline, in batches), shard balance on the durations the cold run
+recorded, the cost of bisecting a batch with one case that fails to compile, the CPU
+seconds per case and the worker's peak RSS per batch size, and the RSS of a worker
+process over a long run (1,000 jobs, warm and cold mixed, with and without the
+worker's ``max_jobs`` recycling).
 
 Targets are checked and printed as ``MET``/``MISSED`` lines; the script exits 0
 either way (non-zero only when a phase could not run at all).
 
-    python benchmarks/suite_speed.py                 # full run (~15-25 min on 2 cores)
+    python benchmarks/suite_speed.py                 # full run (~25-35 min on 2 cores)
+    python benchmarks/suite_speed.py --onnx 40 --stablehlo 20   # a smaller sample
     python benchmarks/suite_speed.py --quick         # 10 + 5 cases, 100 memory jobs
     python benchmarks/suite_speed.py --select        # re-pick the case sample (slow)
 """
@@ -64,8 +73,10 @@ TARGET = "llvm-cpu"
 ONNX_PREFIX, STABLEHLO_PREFIX = "onnx-ops/", "stablehlo/"
 IREE_STAGES = ("import", "compile", "load", "run")
 
-# The issue's targets.
-COLD_VS_BASELINE = 2.5
+# The issues' targets (issue 13: cold in CPU seconds, warm steady-state overhead).
+COLD_VS_BASELINE = 3.0
+COLD_VS_NATIVE = 2.5
+WARM_OVERHEAD_MS = 5.0
 WARM_VS_COLD = 20.0
 OVERHEAD_MS = 25.0
 RSS_GROWTH_MB = 50.0
@@ -479,6 +490,8 @@ def run_ours(
     work_dir: Path,
     workers: int,
     durations_file: Path | None = None,
+    extra_args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> Phase:
     cases_file = work_dir / "cases.txt"
     cases_file.write_text("\n".join(case_ids) + "\n", encoding="utf-8", newline="\n")
@@ -488,15 +501,15 @@ def run_ours(
         sys.executable, "-m", "pytest", *PYTEST_PATHS,
         "-n", str(workers), "-p", "no:cacheprovider",
         "--store-dir", str(store_dir), "--cases-file", str(cases_file),
-        "--report-json", str(report), "-q",
+        "--report-json", str(report), "-q", *extra_args,
     ]  # fmt: skip
     if durations_file is not None:
         cmd += ["--record-durations", str(durations_file)]
-    log(f"{name}: {len(case_ids)} cases, pytest -n {workers}, store {store_dir}")
+    log(f"{name}: {len(case_ids)} cases, pytest -n {workers} {' '.join(extra_args)}, store {store_dir}")
     report.unlink(missing_ok=True)
     cpu0, t0 = children_cpu(), time.perf_counter()
     with open(log_path, "wb") as out:
-        rc = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
+        rc = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env).returncode
     wall = time.perf_counter() - t0
     cpu = children_cpu() - cpu0
     if not report.exists():
@@ -507,8 +520,22 @@ def run_ours(
     return Phase(name, len(case_ids), wall, cpu, outcomes, _loadavg(), {"pytest_rc": rc})
 
 
-def iree_time(outcome: dict[str, Any]) -> float:
+# What a case run in its batch spends itself; its other stage times (import, compile,
+# store) are its share of the batch job, which ran before it, outside its duration.
+MEMBER_OWN_STAGES = ("inputs", "load", "run", "reference", "compare")
+
+
+def own_stage_times(outcome: dict[str, Any]) -> dict[str, float]:
+    """The stage times that lie inside the case's own duration."""
     times = outcome.get("stage_times", {})
+    batch = (outcome.get("info") or {}).get("batch")
+    if batch and not batch.get("ran_alone"):
+        return {k: v for k, v in times.items() if k in MEMBER_OWN_STAGES}
+    return times
+
+
+def iree_time(outcome: dict[str, Any]) -> float:
+    times = own_stage_times(outcome)
     return sum(times.get(s, 0.0) for s in IREE_STAGES)
 
 
@@ -520,7 +547,7 @@ def overhead_stats(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
     per_case = sorted(1000.0 * (o["duration"] - iree_time(o)) for o in ran)
     split: dict[str, float] = {}
     for o in ran:
-        times = o.get("stage_times", {})
+        times = own_stage_times(o)
         for stage, seconds in times.items():
             if stage not in IREE_STAGES:
                 split[stage] = split.get(stage, 0.0) + 1000.0 * seconds
@@ -684,32 +711,50 @@ def _top_functions(profile: cProfile.Profile, limit: int, sort: str = "tottime")
     return [line.rstrip() for line in lines[start:] if line.strip()]
 
 
-def profile_warm(cases: list[Any], store_dir: Path, rounds: int) -> dict[str, Any]:
+def run_batched(case: Any, target: Any, client: Any, plan: dict[tuple[str, str], Any], coordinator: Any) -> Any:
+    """One case as the pytest plugin runs it: in its planned batch (compiled, or found in
+    the store, once per coordinator), else alone."""
+    from iree_conformance.pipeline import run_case
+
+    batch = plan.get((target.name, case.case_id))
+    placement = coordinator.placement(batch, case, target, client) if batch is not None else None
+    return run_case(case, target, client, placement=placement)[0]
+
+
+def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int) -> dict[str, Any]:
     """A warm pass of the pipeline through a real WorkerClient, parent side under
-    cProfile; then the worker's Executor in-process under cProfile."""
+    cProfile; then the worker's Executor in-process under cProfile. Cases run in their
+    batches, as in the pytest run whose store this is: each round has a fresh
+    BatchCoordinator, as each pytest process has, so it finds every batch in the store
+    once (the batch job: member keys and imported modules read, the batch's module read)."""
+    from iree_conformance.batching import BatchCoordinator, batch_job, plan_batches
     from iree_conformance.executor import Executor
-    from iree_conformance.pipeline import build_job, run_case
+    from iree_conformance.pipeline import build_job
     from iree_conformance.store import ArtifactStore
     from iree_conformance.worker import WorkerClient
 
     target = _target()
+    plan = plan_batches([(case, target) for case in cases], batch_size)
     client = WorkerClient(store_dir)
     try:
         t = time.perf_counter()
         client._start()  # the one-off start of a worker, timed apart from the cases
         start_s = time.perf_counter() - t
         t = time.perf_counter()
+        warm_up = BatchCoordinator()
         for case in cases[:2]:  # first-use costs: imports, runtime instance, device
-            run_case(case, target, client)
+            run_batched(case, target, client, plan, warm_up)
         first_use_s = round(time.perf_counter() - t, 3)
         profile = cProfile.Profile()
         outcomes = []
+        compiles = 0
         t = time.perf_counter()
         profile.enable()
         for _ in range(rounds):
+            coordinator = BatchCoordinator()
             for case in cases:
-                outcome, _ = run_case(case, target, client)
-                outcomes.append(outcome.to_json())
+                outcomes.append(run_batched(case, target, client, plan, coordinator).to_json())
+            compiles += coordinator.compiles
         profile.disable()
         loop_s = time.perf_counter() - t
     finally:
@@ -719,18 +764,36 @@ def profile_warm(cases: list[Any], store_dir: Path, rounds: int) -> dict[str, An
     parent["worker_start_s"] = round(start_s, 3)
     parent["first_use_s"] = first_use_s
     parent["statuses"] = {s: sum(1 for o in outcomes if o["status"] == s) for s in {o["status"] for o in outcomes}}
+    parent["batched"] = sum(1 for o in outcomes if o.get("info", {}).get("batch")) // max(rounds, 1)
+    parent["batch_jobs_per_round"] = compiles // max(rounds, 1)
+    if outcomes and parent.get("count"):
+        # The loop's time per case, batch jobs included (a case's own duration leaves out
+        # its batch's store lookup, which runs before it), less IREE's load and run.
+        parent["loop_overhead_ms"] = round(1000.0 * (loop_s / len(outcomes) - parent["iree_s_mean"]), 2)
+    parent["compiled"] = sum(1 for o in outcomes if "compile" in o.get("stage_times", {}))
 
-    # Worker side, in this process: the same jobs straight into an Executor.
+    # Worker side, in this process: the same jobs straight into an Executor (each
+    # round: every batch job once, then each case's job, in its batch where it has one).
     executor = Executor(ArtifactStore(store_dir), lambda: "")
-    jobs = [build_job(case, target, case.input_sets()) for case in cases]
-    for job in jobs[:2]:
-        executor.execute(job, lambda stage: None)
+    jobs = [(case, build_job(case, target, case.input_sets()), plan.get((target.name, case.case_id))) for case in cases]
+
+    def worker_round() -> None:
+        keys: dict[str, tuple[str | None, list[str]]] = {}
+        for case, job, batch in jobs:
+            if batch is not None:
+                if batch.batch_id not in keys:
+                    r = executor.execute(batch_job(batch.cases, target), lambda stage: None)
+                    keys[batch.batch_id] = (r.get("batch_key") if r.get("status") == "pass" else None, list(r.get("placed") or ()))
+                key, placed = keys[batch.batch_id]
+                job = {**job, "batch": key} if key and case.case_id in placed else job
+            executor.execute(job, lambda stage: None)
+
+    worker_round()  # first use
     wprofile = cProfile.Profile()
     t = time.perf_counter()
     wprofile.enable()
     for _ in range(rounds):
-        for job in jobs:
-            executor.execute(job, lambda stage: None)
+        worker_round()
     wprofile.disable()
     worker_ms = 1000.0 * (time.perf_counter() - t) / (rounds * len(jobs))
     return {
@@ -764,6 +827,249 @@ def profile_cold(cases: list[Any], store_dir: Path, count: int) -> dict[str, Any
     stats = overhead_stats(outcomes)
     stats["statuses"] = {s: sum(1 for o in outcomes if o["status"] == s) for s in {o["status"] for o in outcomes}}
     return stats
+
+
+# ---------------------------------------------------------------------------
+# Batching: bisection cost, peak RSS and CPU per batch size, MLIR threading
+# ---------------------------------------------------------------------------
+# A module that parses and survives the check rewrite and the merge, and that IREE
+# rejects when it compiles it: an unknown custom call has no lowering.
+FAILING_MLIR = """module {
+  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.custom_call @suite_speed_no_such_target(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+"""
+BATCH_RSS_SIZES = (1, 4, 8, 16, 32)
+# Marks the worker processes of the MLIR-threading phase (see threads_env).
+_WORKER_LOG_PREFIX = "iree-conformance-worker-"
+_SITECUSTOMIZE = '''"""suite_speed.py's threads phase: IREE's global command line in the suite's workers."""
+import os
+import sys
+
+_flags = os.environ.get("SUITE_SPEED_IREE_GLOBAL_FLAGS", "").split()
+# A worker is `python -m iree_conformance.worker_main LOG STORE`, LOG from tempfile.
+if _flags and len(sys.argv) > 1 and sys.argv[0] == "-m" and os.path.basename(sys.argv[1]).startswith("@PREFIX@"):
+    from iree.compiler.api import ctypes_dl
+
+    ctypes_dl._init_dylib()
+    ctypes_dl._initializeGlobalCL("iree-conformance-worker", *_flags)
+    _marks = os.environ.get("SUITE_SPEED_IREE_GLOBAL_MARKS")
+    if _marks:  # one file per worker that took the flags
+        open(os.path.join(_marks, str(os.getpid())), "w").close()
+'''.replace("@PREFIX@", _WORKER_LOG_PREFIX)
+
+
+def parse_proc_stat_cpu(text: str, ticks_per_s: float) -> float:
+    """User+system CPU seconds of a process from the text of /proc/<pid>/stat (fields
+    14 and 15, counted after the parenthesised command name, which may hold spaces)."""
+    fields = text[text.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / ticks_per_s
+
+
+def process_cpu(pid: int | None) -> float | None:
+    if pid is None:
+        return None
+    try:
+        return parse_proc_stat_cpu(Path(f"/proc/{pid}/stat").read_text(), os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def largest_group(cases: list[Any], kind: str | None = None) -> list[Any]:
+    """The sample's cases that may share a module (one suite, kind and flag set), biggest
+    group (of that source kind when given)."""
+    from iree_conformance.batching import group_key
+
+    target = _target()
+    groups: dict[tuple[str, ...], list[Any]] = {}
+    for case in cases:
+        if case.batchable and not case.skip_reason_for(target) and kind in (None, case.kind):
+            groups.setdefault(group_key(case, target), []).append(case)
+    return max(groups.values(), key=len) if groups else []
+
+
+class _NoCulprits:
+    """A WorkerClient whose batch results name no culprit: the coordinator must bisect."""
+
+    def __init__(self, client: Any):
+        self.client = client
+
+    def execute(self, job: dict[str, Any]) -> dict[str, Any]:
+        result = self.client.execute(job)
+        result.pop("culprits", None)
+        return result
+
+
+def failing_case(like: Any, directory: Path) -> Any:
+    """A case of `like`'s suite and kind whose module IREE rejects at compile."""
+    path = directory / "suite_speed_failing.mlir"
+    path.write_text(FAILING_MLIR, encoding="utf-8", newline="\n")
+    prefix = like.case_id.rsplit("/", 1)[0]
+    return dataclasses.replace(like, case_id=f"{prefix}/zz_suite_speed_failing", source_path=path, source_bytes=None)
+
+
+def measure_bisection(cases: list[Any], work_dir: Path, size: int) -> dict[str, Any]:
+    """A batch of `size` cases of one group, compiled through a BatchCoordinator and a real
+    WorkerClient: without a failing member, with one (the compiler's errors may name it),
+    and with one while the culprits are hidden (plain bisection). Fresh worker and empty
+    store for each; the worker is warmed up first with an unrelated compile."""
+    from iree_conformance.batching import Batch, BatchCoordinator
+    from iree_conformance.pipeline import run_case
+    from iree_conformance.worker import WorkerClient
+
+    group = largest_group(cases, kind="mlir")  # the failing member is an MLIR module
+    if len(group) < 2:
+        return {"error": "no two StableHLO cases of the sample share a module"}
+    target = _target()
+    members = group[: max(2, size)]
+    bad_dir = work_dir / "bisect-source"
+    bad_dir.mkdir(parents=True, exist_ok=True)
+    bad = failing_case(members[0], bad_dir)
+    variants = {"clean": (members, False), "one failing": ([*members[: len(members) // 2], bad, *members[len(members) // 2 :]], False), "one failing, culprits hidden": ([*members[: len(members) // 2], bad, *members[len(members) // 2 :]], True)}
+    result: dict[str, Any] = {"group_cases": len(group), "size": len(members)}
+    for label, (batch_cases, hide) in variants.items():
+        store = work_dir / "bisect-store"
+        shutil.rmtree(store, ignore_errors=True)
+        client = WorkerClient(store)
+        try:
+            run_case(cold_variant(group[-1], f"bisect-warm-up-{label}"), target, client, compile_only=True)
+            pid = _worker_pid(client)
+            cpu0, t0 = process_cpu(pid), time.perf_counter()
+            coordinator = BatchCoordinator()
+            batch = Batch(f"bench-{label}", target.name, tuple(batch_cases))
+            placed = coordinator._compile(list(batch.cases), target, _NoCulprits(client) if hide else client)
+            wall = time.perf_counter() - t0
+            cpu1 = process_cpu(_worker_pid(client))
+            same_worker = _worker_pid(client) == pid
+        finally:
+            client.close()
+            shutil.rmtree(store, ignore_errors=True)
+        result[label] = {
+            "cases": len(batch_cases),
+            "batch_compiles": coordinator.compiles,
+            "placed": len(placed),
+            "failing_placed": bad.case_id in placed,
+            "wall_s": round(wall, 2),
+            "worker_cpu_s": round(cpu1 - cpu0, 2) if cpu0 is not None and cpu1 is not None and same_worker else None,
+        }
+    clean = result["clean"]
+    for label in ("one failing", "one failing, culprits hidden"):
+        r = result[label]
+        r["wall_vs_clean"] = round(r["wall_s"] / clean["wall_s"], 2) if clean["wall_s"] else None
+        if r["worker_cpu_s"] is not None and clean["worker_cpu_s"]:
+            r["cpu_vs_clean"] = round(r["worker_cpu_s"] / clean["worker_cpu_s"], 2)
+    return result
+
+
+def measure_batch_rss(cases: list[Any], work_dir: Path, sizes: tuple[int, ...], count: int) -> dict[str, Any]:
+    """The same `count` cases of one group compiled (compile only) in batches of each size,
+    a fresh worker and an empty store per size: the worker's CPU seconds per case and its
+    peak RSS (VmHWM). Size 1 compiles each case alone, as --batch-size 1 does."""
+    from iree_conformance.batching import batch_job
+    from iree_conformance.pipeline import build_job
+    from iree_conformance.worker import WorkerClient
+
+    group = largest_group(cases)[:count]
+    if not group:
+        return {"error": "no batchable cases in the sample"}
+    target = _target()
+    rows: dict[int, dict[str, Any]] = {}
+    for size in sizes:
+        if size > len(group):
+            continue
+        store = work_dir / f"rss-store-{size}"
+        shutil.rmtree(store, ignore_errors=True)
+        client = WorkerClient(store)
+        statuses: dict[str, int] = {}
+        try:
+            client._start()
+            pid = _worker_pid(client)
+            base = read_proc_status(pid) if pid else {}
+            cpu0, t0 = process_cpu(pid), time.perf_counter()
+            for start in range(0, len(group), size):
+                chunk = group[start : start + size]
+                if len(chunk) == 1:
+                    job = build_job(chunk[0], target, [], compile_only=True)
+                else:
+                    job = batch_job(chunk, target)
+                status = client.execute(job).get("status", "?")
+                statuses[status] = statuses.get(status, 0) + 1
+            wall = time.perf_counter() - t0
+            now = _worker_pid(client)
+            cpu1 = process_cpu(now) if now == pid else None
+            mem = read_proc_status(pid) if now == pid else {}
+        finally:
+            client.close()
+            shutil.rmtree(store, ignore_errors=True)
+        n = len(group)
+        rows[size] = {
+            "cases": n,
+            "batches": math.ceil(n / size),
+            "statuses": statuses,
+            "wall_s": round(wall, 2),
+            "cpu_s": round(cpu1 - cpu0, 2) if cpu0 is not None and cpu1 is not None else None,
+            "cpu_s_per_case": round((cpu1 - cpu0) / n, 3) if cpu0 is not None and cpu1 is not None else None,
+            "rss_mb_started": round(base.get("VmRSS", 0) / 2**20, 1),
+            "peak_rss_mb": round(mem["VmHWM"] / 2**20, 1) if "VmHWM" in mem else None,
+        }
+    return {"cases": len(group), "sizes": rows, "choice": choose_batch_size(rows)}
+
+
+def choose_batch_size(rows: dict[int, dict[str, Any]], cpu_slack: float = 0.05, rss_limit_mb: float = 1024.0) -> dict[str, Any]:
+    """The smallest batch size whose CPU seconds per case is within `cpu_slack` of the
+    best size's, among the sizes whose worker peak RSS stays under `rss_limit_mb`: past
+    that point a bigger batch saves no time and costs memory (and a bigger bisection)."""
+    ok = {s: r for s, r in rows.items() if r.get("cpu_s_per_case") is not None and (r.get("peak_rss_mb") or 0) <= rss_limit_mb}
+    if not ok:
+        return {}
+    best = min(r["cpu_s_per_case"] for r in ok.values())
+    size = min(s for s, r in ok.items() if r["cpu_s_per_case"] <= best * (1 + cpu_slack))
+    fastest = min(ok, key=lambda s: ok[s]["cpu_s_per_case"])
+    return {"size": size, "fastest": fastest, "cpu_slack": cpu_slack, "rss_limit_mb": rss_limit_mb}
+
+
+def threads_env(work_dir: Path, flags: list[str]) -> dict[str, str]:
+    """The environment that gives the suite's worker processes (only them) IREE's global
+    command-line flags: `--mlir-disable-threading` is a global MLIR option, which
+    ``Session.set_flags`` rejects ("option not found"), so a per-target compile flag
+    cannot carry it."""
+    site = work_dir / "threads-site"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "sitecustomize.py").write_text(_SITECUSTOMIZE, encoding="utf-8", newline="\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(site) + os.pathsep + env.get("PYTHONPATH", "")
+    env["SUITE_SPEED_IREE_GLOBAL_FLAGS"] = " ".join(flags)
+    marks = work_dir / "threads-marks"
+    shutil.rmtree(marks, ignore_errors=True)
+    marks.mkdir()
+    env["SUITE_SPEED_IREE_GLOBAL_MARKS"] = str(marks)
+    return env
+
+
+def session_flag_accepted(flag: str) -> bool | str:
+    """Whether ``iree.compiler.api.Session.set_flags`` takes `flag`; the error otherwise."""
+    from iree.compiler.api import Session
+
+    try:
+        Session().set_flags(flag)
+        return True
+    except ValueError as e:
+        return str(e).strip().splitlines()[-1].strip()
+
+
+def compare_verdicts(a: list[dict[str, Any]], b: list[dict[str, Any]], fields: tuple[str, ...] = ("status", "stage", "verdict")) -> dict[str, Any]:
+    """Case by case, the outcomes of two runs on `fields`: {"compared", "differ": {case:
+    {field: (a, b)}}, "only_in_a", "only_in_b"}."""
+    left = {o["case_id"]: o for o in a}
+    right = {o["case_id"]: o for o in b}
+    differ = {}
+    for case_id in sorted(left.keys() & right.keys()):
+        d = {f: (left[case_id].get(f), right[case_id].get(f)) for f in fields if left[case_id].get(f) != right[case_id].get(f)}
+        if d:
+            differ[case_id] = d
+    return {"compared": len(left.keys() & right.keys()), "differ": differ, "only_in_a": sorted(left.keys() - right.keys()), "only_in_b": sorted(right.keys() - left.keys())}
 
 
 # ---------------------------------------------------------------------------
@@ -803,13 +1109,19 @@ PHASE_LABELS = {
     "baseline": "baseline, pip tool scripts",
     "baseline-native": "baseline, native binaries",
     "cold": "ours cold (empty store)",
+    "cold-unbatched": "ours cold, --batch-size 1",
     "warm": "ours warm (filled store)",
+    "cold-nothreads": "ours cold, MLIR threading off",
 }
 RATIOS = (
     ("cold_vs_baseline", "cold", "baseline", "cold / baseline"),
     ("cold_vs_baseline_native", "cold", "baseline-native", "cold / baseline (native binaries)"),
+    ("cold_unbatched_vs_baseline", "cold-unbatched", "baseline", "cold --batch-size 1 / baseline"),
+    ("cold_unbatched_vs_baseline_native", "cold-unbatched", "baseline-native", "cold --batch-size 1 / baseline (native)"),
+    ("cold_vs_cold_unbatched", "cold", "cold-unbatched", "cold / cold --batch-size 1"),
     ("warm_vs_cold", "warm", "cold", "warm / cold"),
     ("warm_vs_baseline", "warm", "baseline", "warm / baseline"),
+    ("nothreads_vs_cold", "cold-nothreads", "cold", "cold threading off / cold"),
 )
 
 
@@ -905,7 +1217,7 @@ def format_report(figures: dict[str, Any]) -> str:
             if p:
                 out.append(
                     f"pytest {key}: wall/case {p['wall_per_case_ms']:.0f} ms; wall - sum(case durations)/workers = "
-                    f"{p['fixed_s']:.1f} s outside cases (pytest start, collection, xdist, teardown) = {p['fixed_per_case_ms']:.0f} ms/case"
+                    f"{p['fixed_s']:.1f} s outside cases (pytest start, collection, xdist, teardown, batch jobs) = {p['fixed_per_case_ms']:.0f} ms/case"
                 )
     pr = figures.get("profile")
     if pr:
@@ -919,6 +1231,11 @@ def format_report(figures: dict[str, Any]) -> str:
                 f"overhead mean {p['mean_ms']:.2f} / median {p['median_ms']:.2f} / p90 {p['p90_ms']:.2f} ms"
             )
             out.append("split (mean ms/case): " + ", ".join(f"{k} {v:.2f}" for k, v in p["split_ms_mean"].items()))
+            if "loop_overhead_ms" in p:
+                out.append(
+                    f"in batches: {p.get('batched', 0)} of {p['count'] // max(1, figures.get('profile_rounds', 1))} cases a round, {p.get('batch_jobs_per_round', 0)} batch jobs a round (store lookups), "
+                    f"{p.get('compiled', 0)} compiles; whole loop per case, batch jobs included, less IREE load+run: {p['loop_overhead_ms']:.2f} ms"
+                )
         c = pr.get("cold")
         if c and c.get("count"):
             out.append(
@@ -949,27 +1266,86 @@ def format_report(figures: dict[str, Any]) -> str:
                 f"(growth {v['rss_growth_mb']:+.0f} MB); peak VmHWM {v['peak_hwm_mb']:.0f} MB; {v['statuses']}; {v['wall_s']:.0f} s"
             )
             out.append(f"   RSS (MB) every 100 jobs: {v['rss_mb_every_100']}")
+    out += format_batching(figures)
     out.append("")
     out.append("== Targets")
     out += figures.get("verdicts", [])
     return "\n".join(out)
 
 
+def format_batching(figures: dict[str, Any]) -> list[str]:
+    """The report's sections on batching: verdicts against --batch-size 1, the bisection
+    cost, CPU and peak RSS per batch size, MLIR threading."""
+    out: list[str] = []
+    same = figures.get("batched_vs_unbatched")
+    if same is not None:
+        out.append("")
+        out.append("== Batched (cold) against --batch-size 1 (cold-unbatched), case by case on status, stage, verdict")
+        out.append(f"{same['compared']} cases compared; {len(same['differ'])} differ; only batched {len(same['only_in_a'])}, only unbatched {len(same['only_in_b'])}")
+        for case_id, d in list(same["differ"].items())[:10]:
+            out.append(f"   {case_id}: " + ", ".join(f"{f} {a} (batched) vs {b}" for f, (a, b) in d.items()))
+    bs = figures.get("bisection")
+    if bs:
+        out.append("")
+        if "error" in bs:
+            out.append(f"== Bisection: {bs['error']}")
+        else:
+            out.append(f"== Bisection: a batch of {bs['size']} StableHLO cases through BatchCoordinator + WorkerClient (started worker, empty store); worker CPU from /proc")
+            for label in ("clean", "one failing", "one failing, culprits hidden"):
+                v = bs.get(label)
+                if not v:
+                    continue
+                cpu = f"{v['worker_cpu_s']:.2f}" if v.get("worker_cpu_s") is not None else "?"
+                extra = f"; vs clean: wall {v['wall_vs_clean']:.2f}x, CPU {v.get('cpu_vs_clean', float('nan')):.2f}x" if "wall_vs_clean" in v else ""
+                out.append(f"{label:<30} {v['cases']:>3} cases {v['batch_compiles']:>3} batch compile(s)  placed {v['placed']:>3}  wall {v['wall_s']:6.2f} s  worker CPU {cpu} s{extra}")
+    rs = figures.get("batch_rss")
+    if rs:
+        out.append("")
+        if "error" in rs:
+            out.append(f"== Batch size: {rs['error']}")
+        else:
+            out.append(f"== Batch size: the same {rs['cases']} cases (one group) compiled in batches of each size; fresh worker, empty store per size")
+            out.append(f"{'size':>5}{'batches':>9}{'wall s':>9}{'CPU s':>8}{'CPU s/case':>12}{'peak RSS MB':>13}  statuses")
+            for size, v in rs["sizes"].items():
+                cpu = f"{v['cpu_s']:8.1f}{v['cpu_s_per_case']:12.3f}" if v.get("cpu_s") is not None else f"{'?':>8}{'?':>12}"
+                out.append(f"{size:>5}{v['batches']:>9}{v['wall_s']:>9.1f}{cpu}{v['peak_rss_mb'] or 0:>13.0f}  {v['statuses']}")
+            ch = rs.get("choice") or {}
+            if ch:
+                out.append(f"choice: batch size {ch['size']} (the smallest within {100 * ch['cpu_slack']:.0f}% of the best CPU s/case, size {ch['fastest']}, with peak RSS <= {ch['rss_limit_mb']:.0f} MB)")
+    th = figures.get("threads")
+    if th:
+        out.append("")
+        out.append("== MLIR threading in the workers, cold runs (pytest -n 2 on the machine's cores)")
+        out.append("Session.set_flags: " + ", ".join(f"{k} {'accepted' if v is True else 'rejected (' + str(v) + ')'}" for k, v in th.get("session_flags", {}).items()))
+        out.append(f"global command-line flags given to the workers: {th.get('global_flags')} (worker processes that took them: {th.get('workers_with_flags', '?')})")
+        r = figures.get("ratios", {})
+        if "nothreads_vs_cold_cpu" in r:
+            out.append(f"threading off / default: {1 / r['nothreads_vs_cold_cpu']:.3f}x the CPU seconds, {1 / r['nothreads_vs_cold']:.3f}x the wall clock")
+    return out
+
+
 def judge(figures: dict[str, Any]) -> list[str]:
     lines = []
     r = figures.get("ratios", {})
-    for key, label, target in (
-        ("cold_vs_baseline", "cold >= 2.5x baseline", COLD_VS_BASELINE),
-        ("cold_vs_baseline_native", "cold >= 2.5x baseline with native binaries", COLD_VS_BASELINE),
-        ("warm_vs_cold", "warm >= 20x cold", WARM_VS_COLD),
+    for key, label, target, cpu_only in (
+        ("cold_vs_baseline", f"cold >= {COLD_VS_BASELINE:g}x baseline", COLD_VS_BASELINE, True),
+        ("cold_vs_baseline_native", f"cold >= {COLD_VS_NATIVE:g}x baseline with native binaries", COLD_VS_NATIVE, True),
+        ("warm_vs_cold", "warm >= 20x cold", WARM_VS_COLD, False),
     ):
-        if key in r:
-            lines.append(verdict_line(f"{label}, cases/min", r[key] >= target, f"{r[key]:.2f}x"))
         if key + "_cpu" in r:
-            lines.append(verdict_line(f"{label}, CPU seconds", r[key + "_cpu"] >= target, f"{r[key + '_cpu']:.2f}x"))
+            lines.append(verdict_line(f"{label}, CPU seconds", r[key + "_cpu"] >= target, f"{r[key + '_cpu']:.2f}x" + (f" (cases/min {r[key]:.2f}x)" if cpu_only and key in r else "")))
+        if key in r and not cpu_only:
+            lines.append(verdict_line(f"{label}, cases/min", r[key] >= target, f"{r[key]:.2f}x"))
+    same = figures.get("batched_vs_unbatched")
+    if same is not None:
+        identical = not same["differ"] and not same["only_in_a"] and not same["only_in_b"]
+        shown = f": {dict(list(same['differ'].items())[:5])}" if same["differ"] else ""
+        lines.append(verdict_line("verdicts with batching identical to --batch-size 1 (status, stage, verdict)", identical, f"{same['compared']} cases compared, {len(same['differ'])} differ{shown}"))
     prof = figures.get("profile", {}).get("parent", {})
     if prof.get("count"):
-        lines.append(verdict_line("overhead < 25 ms/case, warm steady state (profiled pipeline)", prof["mean_ms"] < OVERHEAD_MS, f"mean {prof['mean_ms']:.2f} ms"))
+        worst = max(prof["mean_ms"], prof.get("loop_overhead_ms", 0.0))
+        detail = f"mean {prof['mean_ms']:.2f} ms" + (f", {prof['loop_overhead_ms']:.2f} ms with the batch jobs" if "loop_overhead_ms" in prof else "")
+        lines.append(verdict_line(f"overhead < {WARM_OVERHEAD_MS:g} ms/case, warm steady state (profiled pipeline)", worst < WARM_OVERHEAD_MS, detail))
     cold = figures.get("profile", {}).get("cold", {})
     if cold.get("count"):
         lines.append(verdict_line("overhead < 25 ms/case, cold steady state (started worker)", cold["mean_ms"] < OVERHEAD_MS, f"mean {cold['mean_ms']:.2f} ms"))
@@ -1000,21 +1376,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--cases-file", type=Path, default=DEFAULT_CASES_FILE, help=f"the sample (default {DEFAULT_CASES_FILE.relative_to(ROOT)})")
     ap.add_argument("--select", action="store_true", help="re-pick the sample (runs candidates through both sides) and write --cases-file, then stop")
     ap.add_argument("--select-factor", type=float, default=2.0, help="candidates per wanted case when selecting (default 2.0)")
-    ap.add_argument("--skip", action="append", default=[], choices=["baseline", "cold", "warm", "profile", "memory"], help="leave a part out (repeatable)")
+    ap.add_argument("--skip", action="append", default=[], choices=["baseline", "cold", "cold-unbatched", "warm", "profile", "memory", "bisect", "batch-rss", "threads"], help="leave a part out (repeatable)")
     ap.add_argument("--memory-jobs", type=int, default=1000, help="jobs per worker in the RSS measurement (default 1000)")
     ap.add_argument("--memory-cold-every", type=int, default=10, help="every N-th memory job compiles (a changed source); 0: all warm (default 10)")
     ap.add_argument("--profile-rounds", type=int, default=3, help="passes over the sample in the profiled warm pipeline (default 3)")
     ap.add_argument("--profile-cold", type=int, default=20, metavar="N", help="cold cases (spread over the sample) for the steady-state cold overhead; 0: none (default 20)")
+    ap.add_argument("--batch-size", type=int, default=None, metavar="B", help="the suite's --batch-size in the cold and warm phases and the in-process profile (default: the suite's default, batching.DEFAULT_BATCH_SIZE)")
+    ap.add_argument("--bisect-size", type=int, default=15, metavar="B", help="StableHLO cases in the bisection batch, beside the failing one (default 15)")
+    ap.add_argument("--rss-cases", type=int, default=32, metavar="N", help="cases compiled per batch size in the batch-size measurement (default 32)")
+    ap.add_argument("--rss-sizes", default=",".join(map(str, BATCH_RSS_SIZES)), metavar="LIST", help=f"batch sizes measured (default {','.join(map(str, BATCH_RSS_SIZES))})")
+    ap.add_argument("--thread-flags", default="--mlir-disable-threading", metavar="FLAGS", help="IREE global command-line flags of the threads phase's workers (default --mlir-disable-threading)")
     ap.add_argument("--iree-bin-dir", type=Path, help="where iree-import-onnx, iree-compile, iree-run-module live (default: next to this Python, then PATH)")
     ap.add_argument("--work-dir", type=Path, help="keep stores, logs and results here (default: a temporary folder, removed)")
     ap.add_argument("--json", type=Path, metavar="PATH", help="also write the figures as JSON")
     ap.add_argument("--report-from", type=Path, metavar="PATH", help="print the report of a saved --json file again (current format and targets), run nothing")
     args = ap.parse_args(argv)
+    if args.batch_size is None:
+        from iree_conformance.batching import DEFAULT_BATCH_SIZE
+
+        args.batch_size = DEFAULT_BATCH_SIZE
     if args.quick:
         args.onnx, args.stablehlo = min(args.onnx, 10), min(args.stablehlo, 5)
         args.memory_jobs = min(args.memory_jobs, 100)
         args.profile_rounds = 1
         args.profile_cold = min(args.profile_cold, 4)
+        args.bisect_size = min(args.bisect_size, 4)
+        args.rss_cases = min(args.rss_cases, 8)
         if args.baseline_tools == "both":
             args.baseline_tools = "scripts"
     return args
@@ -1059,6 +1446,11 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work_dir, ignore_errors=True)
 
 
+def _empty(path: Path) -> Path:
+    shutil.rmtree(path, ignore_errors=True)
+    return path
+
+
 def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
     figures: dict[str, Any] = {"machine": machine_description(), "workers": args.workers, "started": datetime.datetime.now().isoformat(timespec="seconds")}
     onnx_ids, shlo_ids = pick(args)
@@ -1085,9 +1477,14 @@ def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
             for name, tools in baselines:
                 phases[name] = run_baseline(plans, args.workers, tools, name)
             if "cold" not in args.skip:
-                phases["cold"] = run_ours("cold", case_ids, store, work_dir, args.workers, durations_file)
-            if "warm" not in args.skip:
-                phases["warm"] = run_ours("warm", case_ids, store, work_dir, args.workers)
+                phases["cold"] = run_ours("cold", case_ids, store, work_dir, args.workers, durations_file, extra_args=("--batch-size", str(args.batch_size)))
+            if "cold-unbatched" not in args.skip:
+                phases["cold-unbatched"] = run_ours("cold-unbatched", case_ids, _empty(work_dir / "store-unbatched"), work_dir, args.workers, extra_args=("--batch-size", "1"))
+            if "warm" not in args.skip:  # on the store that the batched cold run filled
+                phases["warm"] = run_ours("warm", case_ids, store, work_dir, args.workers, extra_args=("--batch-size", str(args.batch_size)))
+            if "threads" not in args.skip:
+                env = threads_env(work_dir, args.thread_flags.split())
+                phases["cold-nothreads"] = run_ours("cold-nothreads", case_ids, _empty(work_dir / "store-nothreads"), work_dir, args.workers, extra_args=("--batch-size", str(args.batch_size)), env=env)
         except RuntimeError as e:
             print(f"ERROR: {e}", file=sys.stderr)
             return 2
@@ -1097,6 +1494,8 @@ def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
             stages = ("import", "compile", "run", "compare", "harness") if key.startswith("baseline") else ("inputs", "store", "import", "compile", "load", "run", "reference", "compare")
             summary[key]["stage_mean_s"] = stage_means(phase.outcomes, stages)
         statuses = {key: {o["case_id"]: o["status"] for o in p.outcomes} for key, p in phases.items()}
+        if "cold" in phases and "cold-unbatched" in phases:
+            summary["batched_vs_unbatched"] = figures["batched_vs_unbatched"] = compare_verdicts(phases["cold"].outcomes, phases["cold-unbatched"].outcomes)
         mismatches = sorted({c for c in case_ids if len({s.get(c) for s in statuses.values()}) > 1}) if len(statuses) > 1 else []
         if mismatches:
             summary["mismatches"] = {c: {k: s.get(c) for k, s in statuses.items()} for c in mismatches[:20]}
@@ -1116,25 +1515,47 @@ def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
             outside = max(p.wall - total / args.workers, 0.0)
             overhead[f"pytest_{key}"] = {"wall_per_case_ms": round(1000 * p.wall / p.cases, 1), "fixed_s": round(outside, 2), "fixed_per_case_ms": round(1000 * outside / p.cases, 1)}
     figures["overhead"] = overhead
+    if "cold" in last:
+        figures["cold_batched_cases"] = sum(1 for o in last["cold"].outcomes if o.get("info", {}).get("batch"))
+    if "threads" not in args.skip:
+        marks = work_dir / "threads-marks"
+        figures["threads"] = {
+            "global_flags": args.thread_flags.split(),
+            "session_flags": {f: session_flag_accepted(f) for f in ("--mlir-disable-threading",)},
+            "workers_with_flags": len(list(marks.iterdir())) if marks.is_dir() else 0,
+        }
     if durations_file.exists():
         figures["shards"] = shard_balance(json.loads(durations_file.read_text()))
+
+    if "bisect" not in args.skip or "batch-rss" not in args.skip:
+        cases = load_cases(case_ids)
+        if "bisect" not in args.skip:
+            log(f"bisection: a batch of {args.bisect_size} StableHLO cases, clean and with one failing case")
+            figures["bisection"] = measure_bisection(cases, work_dir, args.bisect_size)
+        if "batch-rss" not in args.skip:
+            sizes = tuple(int(x) for x in args.rss_sizes.split(",") if x.strip())
+            log(f"batch size: {args.rss_cases} cases compiled in batches of {sizes}, a fresh worker each")
+            figures["batch_rss"] = measure_batch_rss(cases, work_dir, sizes, args.rss_cases)
 
     if "profile" not in args.skip or ("memory" not in args.skip and args.memory_jobs > 0):
         cases = load_cases(case_ids)
         if not (store.exists() and any(store.iterdir())):
             log("filling the store for the in-process measurements")
-            from iree_conformance.pipeline import run_case
+            from iree_conformance.batching import BatchCoordinator, plan_batches
             from iree_conformance.worker import WorkerClient
 
+            plan = plan_batches([(case, _target()) for case in cases], args.batch_size)
             client = WorkerClient(store)
             try:
+                coordinator = BatchCoordinator()
                 for case in cases:
-                    run_case(case, _target(), client)
+                    run_batched(case, _target(), client, plan, coordinator)
             finally:
                 client.close()
         if "profile" not in args.skip:
             log(f"profile: warm pipeline, {args.profile_rounds} round(s) over {len(cases)} cases")
-            figures["profile"] = profile_warm(cases, store, args.profile_rounds)
+            figures["profile"] = profile_warm(cases, store, args.profile_rounds, args.batch_size)
+            figures["profile_rounds"] = args.profile_rounds
             if args.profile_cold > 0:
                 log(f"profile: {args.profile_cold} cold cases in a started worker")
                 figures["profile"]["cold"] = profile_cold(cases, work_dir / "profile-cold-store", args.profile_cold)
