@@ -107,7 +107,14 @@ def machine_description() -> dict[str, Any]:
     except OSError:
         pass
     versions = {}
-    for dist in ("iree-base-compiler", "iree-base-runtime", "onnx", "numpy", "pytest", "pytest-xdist"):
+    for dist in (
+        "iree-base-compiler",
+        "iree-base-runtime",
+        "onnx",
+        "numpy",
+        "pytest",
+        "pytest-xdist",
+    ):
         try:
             from importlib.metadata import version
 
@@ -238,14 +245,20 @@ def iree_tools(bin_dir: Path | None = None, native: bool = False) -> dict[str, s
     and ``iree-run-module`` there are Python scripts that start the native binary.
     ``native``: the native binaries inside the wheels, without that Python start."""
     tools = {}
-    for key, name in (("import", "iree-import-onnx"), ("compile", "iree-compile"), ("run", "iree-run-module")):
+    for key, name in (
+        ("import", "iree-import-onnx"),
+        ("compile", "iree-compile"),
+        ("run", "iree-run-module"),
+    ):
         candidates = [bin_dir / name] if bin_dir else []
         if native and key != "import":
             candidates += _native_tool_paths(name)
         candidates.append(Path(sys.executable).parent / (name + EXE))
         found = next((str(p) for p in candidates if p.is_file()), None) or shutil.which(name)
         if not found:
-            raise FileNotFoundError(f"{name} not found (looked in {', '.join(map(str, candidates))} and PATH)")
+            raise FileNotFoundError(
+                f"{name} not found (looked in {', '.join(map(str, candidates))} and PATH)"
+            )
         tools[key] = found
     return tools
 
@@ -258,7 +271,9 @@ def _native_tool_paths(name: str) -> list[Path]:
     sub = {"iree-compile": ("compiler", "_mlir_libs"), "iree-run-module": ("_runtime_libs",)}[name]
     paths = [base.joinpath(*sub, name + EXE) for base in bases]
     if not any(p.is_file() for p in paths):
-        raise FileNotFoundError(f"no native {name} in the installed IREE wheels ({', '.join(map(str, paths))})")
+        raise FileNotFoundError(
+            f"no native {name} in the installed IREE wheels ({', '.join(map(str, paths))})"
+        )
     return paths
 
 
@@ -268,7 +283,9 @@ def _target():
     return load_targets(CONFORMANCE / "targets.toml")[TARGET]
 
 
-def _save_sets(case_dir: Path, sets: list[tuple[list[np.ndarray], list[np.ndarray]]]) -> list[tuple[list[str], list[str]]]:
+def _save_sets(
+    case_dir: Path, sets: list[tuple[list[np.ndarray], list[np.ndarray]]]
+) -> list[tuple[list[str], list[str]]]:
     out = []
     for n, (inputs, expected) in enumerate(sets):
         names = ([], [])
@@ -289,7 +306,9 @@ def plan_baseline(case_ids: list[str], work_dir: Path) -> list[BaselinePlan]:
 
     target = _target()
     plans = []
-    onnx_cases = onnx_index(onnx_data_root()) if any(c.startswith(ONNX_PREFIX) for c in case_ids) else {}
+    onnx_cases = (
+        onnx_index(onnx_data_root()) if any(c.startswith(ONNX_PREFIX) for c in case_ids) else {}
+    )
     shlo = stablehlo_index()
     for case_id in case_ids:
         # The hash keeps onnx-ops/test_elu and onnx-ops/test_ELU apart where case is folded.
@@ -309,7 +328,9 @@ def plan_baseline(case_ids: list[str], work_dir: Path) -> list[BaselinePlan]:
                     kind="onnx",
                     source=str(c.model_path),
                     work_dir=str(case_dir),
-                    import_args=["--opset-version", str(MIN_IREE_OPSET)] if opset is not None and opset < MIN_IREE_OPSET else [],
+                    import_args=["--opset-version", str(MIN_IREE_OPSET)]
+                    if opset is not None and opset < MIN_IREE_OPSET
+                    else [],
                     compile_flags=[*target.compile_flags, "--iree-input-type=auto"],
                     device=target.device_uri,
                     function=None,
@@ -356,7 +377,9 @@ def entry_from_mlir(path: Path) -> str | None:
     return None
 
 
-def numpy_compare(actual: np.ndarray, expected: np.ndarray, rtol: float | None, atol: float | None) -> str | None:
+def numpy_compare(
+    actual: np.ndarray, expected: np.ndarray, rtol: float | None, atol: float | None
+) -> str | None:
     """None when equal within tolerance; else what differs."""
     from iree_conformance.compare import DEFAULT_TOLERANCES, FALLBACK_TOLERANCE
 
@@ -369,7 +392,11 @@ def numpy_compare(actual: np.ndarray, expected: np.ndarray, rtol: float | None, 
         if actual.dtype.kind not in "fc":
             return f"dtype {actual.dtype} != {expected.dtype}"
         if not np.allclose(actual, expected, rtol=r, atol=a, equal_nan=True):
-            err = np.nanmax(np.abs(actual.astype(np.float64) - expected.astype(np.float64))) if actual.size else 0.0
+            err = (
+                np.nanmax(np.abs(actual.astype(np.float64) - expected.astype(np.float64)))
+                if actual.size
+                else 0.0
+            )
             return f"values differ (max abs error {err:.3g}, rtol={r:g} atol={a:g})"
         return None
     if not np.array_equal(actual, expected):
@@ -399,7 +426,10 @@ def run_baseline_case(plan: BaselinePlan, tools: dict[str, str]) -> dict[str, An
         proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
         times[stage] = times.get(stage, 0.0) + time.perf_counter() - t
         if proc.returncode != 0:
-            raise _StepFailed(stage, f"{Path(cmd[0]).name} exited {proc.returncode}: {_tail(proc.stderr or proc.stdout)}")
+            raise _StepFailed(
+                stage,
+                f"{Path(cmd[0]).name} exited {proc.returncode}: {_tail(proc.stderr or proc.stdout)}",
+            )
 
     status, stage, message = "pass", "compare", ""
     try:
@@ -433,7 +463,14 @@ def run_baseline_case(plan: BaselinePlan, tools: dict[str, str]) -> dict[str, An
         status, stage, message = ("fail" if e.stage == "compare" else "error"), e.stage, str(e)
     except Exception as e:  # noqa: BLE001 - a broken output file etc. is the case's error
         status, stage, message = "error", "compare", f"{type(e).__name__}: {e}"
-    return {"case_id": plan.case_id, "status": status, "stage": stage, "message": message, "stage_times": times, "duration": time.perf_counter() - start}
+    return {
+        "case_id": plan.case_id,
+        "status": status,
+        "stage": stage,
+        "message": message,
+        "stage_times": times,
+        "duration": time.perf_counter() - start,
+    }
 
 
 @dataclasses.dataclass
@@ -471,8 +508,12 @@ class Phase:
         }
 
 
-def run_baseline(plans: list[BaselinePlan], workers: int, tools: dict[str, str], name: str = "baseline") -> Phase:
-    log(f"{name}: {len(plans)} cases, {workers} worker processes, one process per tool ({tools['compile']})")
+def run_baseline(
+    plans: list[BaselinePlan], workers: int, tools: dict[str, str], name: str = "baseline"
+) -> Phase:
+    log(
+        f"{name}: {len(plans)} cases, {workers} worker processes, one process per tool ({tools['compile']})"
+    )
     cpu0, t0 = children_cpu(), time.perf_counter()
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
         outcomes = list(pool.map(run_baseline_case, plans, itertools.repeat(tools)))
@@ -505,7 +546,9 @@ def run_ours(
     ]  # fmt: skip
     if durations_file is not None:
         cmd += ["--record-durations", str(durations_file)]
-    log(f"{name}: {len(case_ids)} cases, pytest -n {workers} {' '.join(extra_args)}, store {store_dir}")
+    log(
+        f"{name}: {len(case_ids)} cases, pytest -n {workers} {' '.join(extra_args)}, store {store_dir}"
+    )
     report.unlink(missing_ok=True)
     cpu0, t0 = children_cpu(), time.perf_counter()
     with open(log_path, "wb") as out:
@@ -513,10 +556,14 @@ def run_ours(
     wall = time.perf_counter() - t0
     cpu = children_cpu() - cpu0
     if not report.exists():
-        raise RuntimeError(f"{name}: pytest exited {rc} without a results JSON; see {log_path}:\n{log_path.read_text(errors='replace')[-3000:]}")
+        raise RuntimeError(
+            f"{name}: pytest exited {rc} without a results JSON; see {log_path}:\n{log_path.read_text(errors='replace')[-3000:]}"
+        )
     outcomes = json.loads(report.read_text())["outcomes"]
     if len(outcomes) != len(case_ids):
-        log(f"{name}: {len(outcomes)} outcomes for {len(case_ids)} cases (pytest rc {rc}); see {log_path}")
+        log(
+            f"{name}: {len(outcomes)} outcomes for {len(case_ids)} cases (pytest rc {rc}); see {log_path}"
+        )
     return Phase(name, len(case_ids), wall, cpu, outcomes, _loadavg(), {"pytest_rc": rc})
 
 
@@ -551,7 +598,9 @@ def overhead_stats(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
         for stage, seconds in times.items():
             if stage not in IREE_STAGES:
                 split[stage] = split.get(stage, 0.0) + 1000.0 * seconds
-        split["other (IPC, job, worker start)"] = split.get("other (IPC, job, worker start)", 0.0) + 1000.0 * (o["duration"] - sum(times.values()))
+        split["other (IPC, job, worker start)"] = split.get(
+            "other (IPC, job, worker start)", 0.0
+        ) + 1000.0 * (o["duration"] - sum(times.values()))
     n = len(ran)
     return {
         "count": n,
@@ -561,7 +610,9 @@ def overhead_stats(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
         "max_ms": round(per_case[-1], 2),
         "iree_s_mean": round(statistics.fmean(iree_time(o) for o in ran), 4),
         "duration_s_mean": round(statistics.fmean(o["duration"] for o in ran), 4),
-        "split_ms_mean": {k: round(v / n, 2) for k, v in sorted(split.items(), key=lambda kv: -kv[1])},
+        "split_ms_mean": {
+            k: round(v / n, 2) for k, v in sorted(split.items(), key=lambda kv: -kv[1])
+        },
     }
 
 
@@ -578,7 +629,11 @@ def shard_balance(durations: dict[str, float], counts=(2, 3, 4)) -> dict[int, di
         loads = [0.0] * n
         for key, shard in zip(keys, shards):
             loads[shard] += durations[key]
-        result[n] = {"max_s": round(max(loads), 2), "min_s": round(min(loads), 2), "spread": round((max(loads) - min(loads)) / max(loads), 4) if max(loads) else 0.0}
+        result[n] = {
+            "max_s": round(max(loads), 2),
+            "min_s": round(min(loads), 2),
+            "spread": round((max(loads) - min(loads)) / max(loads), 4) if max(loads) else 0.0,
+        }
     return result
 
 
@@ -635,7 +690,9 @@ def cold_variant(case: Any, nonce: str) -> Any:
     return dataclasses.replace(case, source_bytes=source)
 
 
-def measure_memory(cases: list[Any], store_dir: Path, jobs: int, cold_every: int, configs: dict[str, int | None]) -> dict[str, Any]:
+def measure_memory(
+    cases: list[Any], store_dir: Path, jobs: int, cold_every: int, configs: dict[str, int | None]
+) -> dict[str, Any]:
     """Drives one WorkerClient per config (side by side, in threads) with `jobs` jobs."""
     from iree_conformance.pipeline import run_case
     from iree_conformance.worker import WorkerClient
@@ -660,12 +717,29 @@ def measure_memory(cases: list[Any], store_dir: Path, jobs: int, cold_every: int
                 if pid is not None and (not pids or pids[-1] != pid):
                     pids.append(pid)
                 status = read_proc_status(pid) if pid else {}
-                samples.append({"job": i + 1, "pid": pid, "rss": status.get("VmRSS"), "hwm": status.get("VmHWM"), "cold": cold})
+                samples.append(
+                    {
+                        "job": i + 1,
+                        "pid": pid,
+                        "rss": status.get("VmRSS"),
+                        "hwm": status.get("VmHWM"),
+                        "cold": cold,
+                    }
+                )
         finally:
             client.close()
-        results[label] = {"samples": samples, "statuses": statuses, "pids": pids, "wall_s": time.perf_counter() - t0, "max_jobs": max_jobs}
+        results[label] = {
+            "samples": samples,
+            "statuses": statuses,
+            "pids": pids,
+            "wall_s": time.perf_counter() - t0,
+            "max_jobs": max_jobs,
+        }
 
-    threads = [threading.Thread(target=drive, args=(label, m), name=f"memory-{label}") for label, m in configs.items()]
+    threads = [
+        threading.Thread(target=drive, args=(label, m), name=f"memory-{label}")
+        for label, m in configs.items()
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -696,7 +770,9 @@ def summarize_memory(r: dict[str, Any]) -> dict[str, Any]:
         "rss_growth_mb": round((last["rss"] - early["rss"]) * mb, 1),
         "hwm_mb_at_100": round(early["hwm"] * mb, 1),
         "hwm_mb_at_end": round(last["hwm"] * mb, 1),
-        "hwm_growth_mb": round((last["hwm"] - early["hwm"]) * mb, 1) if early["pid"] == last["pid"] else None,
+        "hwm_growth_mb": round((last["hwm"] - early["hwm"]) * mb, 1)
+        if early["pid"] == last["pid"]
+        else None,
         "peak_hwm_mb": round(max(s["hwm"] for s in samples) * mb, 1),
         "rss_mb_every_100": [round(s["rss"] * mb) for s in samples if s["job"] % 100 == 0],
     }
@@ -711,7 +787,9 @@ def _top_functions(profile: cProfile.Profile, limit: int, sort: str = "tottime")
     return [line.rstrip() for line in lines[start:] if line.strip()]
 
 
-def run_batched(case: Any, target: Any, client: Any, plan: dict[tuple[str, str], Any], coordinator: Any) -> Any:
+def run_batched(
+    case: Any, target: Any, client: Any, plan: dict[tuple[str, str], Any], coordinator: Any
+) -> Any:
     """One case as the pytest plugin runs it: in its planned batch (compiled, or found in
     the store, once per coordinator), else alone."""
     from iree_conformance.pipeline import run_case
@@ -763,19 +841,26 @@ def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int
     parent["loop_s"] = round(loop_s, 3)
     parent["worker_start_s"] = round(start_s, 3)
     parent["first_use_s"] = first_use_s
-    parent["statuses"] = {s: sum(1 for o in outcomes if o["status"] == s) for s in {o["status"] for o in outcomes}}
+    parent["statuses"] = {
+        s: sum(1 for o in outcomes if o["status"] == s) for s in {o["status"] for o in outcomes}
+    }
     parent["batched"] = sum(1 for o in outcomes if o.get("info", {}).get("batch")) // max(rounds, 1)
     parent["batch_jobs_per_round"] = compiles // max(rounds, 1)
     if outcomes and parent.get("count"):
         # The loop's time per case, batch jobs included (a case's own duration leaves out
         # its batch's store lookup, which runs before it), less IREE's load and run.
-        parent["loop_overhead_ms"] = round(1000.0 * (loop_s / len(outcomes) - parent["iree_s_mean"]), 2)
+        parent["loop_overhead_ms"] = round(
+            1000.0 * (loop_s / len(outcomes) - parent["iree_s_mean"]), 2
+        )
     parent["compiled"] = sum(1 for o in outcomes if "compile" in o.get("stage_times", {}))
 
     # Worker side, in this process: the same jobs straight into an Executor (each
     # round: every batch job once, then each case's job, in its batch where it has one).
     executor = Executor(ArtifactStore(store_dir), lambda: "")
-    jobs = [(case, build_job(case, target, case.input_sets()), plan.get((target.name, case.case_id))) for case in cases]
+    jobs = [
+        (case, build_job(case, target, case.input_sets()), plan.get((target.name, case.case_id)))
+        for case in cases
+    ]
 
     def worker_round() -> None:
         keys: dict[str, tuple[str | None, list[str]]] = {}
@@ -783,7 +868,10 @@ def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int
             if batch is not None:
                 if batch.batch_id not in keys:
                     r = executor.execute(batch_job(batch.cases, target), lambda stage: None)
-                    keys[batch.batch_id] = (r.get("batch_key") if r.get("status") == "pass" else None, list(r.get("placed") or ()))
+                    keys[batch.batch_id] = (
+                        r.get("batch_key") if r.get("status") == "pass" else None,
+                        list(r.get("placed") or ()),
+                    )
                 key, placed = keys[batch.batch_id]
                 job = {**job, "batch": key} if key and case.case_id in placed else job
             executor.execute(job, lambda stage: None)
@@ -825,7 +913,9 @@ def profile_cold(cases: list[Any], store_dir: Path, count: int) -> dict[str, Any
         client.close()
         shutil.rmtree(store_dir, ignore_errors=True)
     stats = overhead_stats(outcomes)
-    stats["statuses"] = {s: sum(1 for o in outcomes if o["status"] == s) for s in {o["status"] for o in outcomes}}
+    stats["statuses"] = {
+        s: sum(1 for o in outcomes if o["status"] == s) for s in {o["status"] for o in outcomes}
+    }
     return stats
 
 
@@ -907,7 +997,9 @@ def failing_case(like: Any, directory: Path) -> Any:
     path = directory / "suite_speed_failing.mlir"
     path.write_text(FAILING_MLIR, encoding="utf-8", newline="\n")
     prefix = like.case_id.rsplit("/", 1)[0]
-    return dataclasses.replace(like, case_id=f"{prefix}/zz_suite_speed_failing", source_path=path, source_bytes=None)
+    return dataclasses.replace(
+        like, case_id=f"{prefix}/zz_suite_speed_failing", source_path=path, source_bytes=None
+    )
 
 
 def measure_bisection(cases: list[Any], work_dir: Path, size: int) -> dict[str, Any]:
@@ -927,19 +1019,33 @@ def measure_bisection(cases: list[Any], work_dir: Path, size: int) -> dict[str, 
     bad_dir = work_dir / "bisect-source"
     bad_dir.mkdir(parents=True, exist_ok=True)
     bad = failing_case(members[0], bad_dir)
-    variants = {"clean": (members, False), "one failing": ([*members[: len(members) // 2], bad, *members[len(members) // 2 :]], False), "one failing, culprits hidden": ([*members[: len(members) // 2], bad, *members[len(members) // 2 :]], True)}
+    variants = {
+        "clean": (members, False),
+        "one failing": ([*members[: len(members) // 2], bad, *members[len(members) // 2 :]], False),
+        "one failing, culprits hidden": (
+            [*members[: len(members) // 2], bad, *members[len(members) // 2 :]],
+            True,
+        ),
+    }
     result: dict[str, Any] = {"group_cases": len(group), "size": len(members)}
     for label, (batch_cases, hide) in variants.items():
         store = work_dir / "bisect-store"
         shutil.rmtree(store, ignore_errors=True)
         client = WorkerClient(store)
         try:
-            run_case(cold_variant(group[-1], f"bisect-warm-up-{label}"), target, client, compile_only=True)
+            run_case(
+                cold_variant(group[-1], f"bisect-warm-up-{label}"),
+                target,
+                client,
+                compile_only=True,
+            )
             pid = _worker_pid(client)
             cpu0, t0 = process_cpu(pid), time.perf_counter()
             coordinator = BatchCoordinator()
             batch = Batch(f"bench-{label}", target.name, tuple(batch_cases))
-            placed = coordinator._compile(list(batch.cases), target, _NoCulprits(client) if hide else client)
+            placed = coordinator._compile(
+                list(batch.cases), target, _NoCulprits(client) if hide else client
+            )
             wall = time.perf_counter() - t0
             cpu1 = process_cpu(_worker_pid(client))
             same_worker = _worker_pid(client) == pid
@@ -952,7 +1058,9 @@ def measure_bisection(cases: list[Any], work_dir: Path, size: int) -> dict[str, 
             "placed": len(placed),
             "failing_placed": bad.case_id in placed,
             "wall_s": round(wall, 2),
-            "worker_cpu_s": round(cpu1 - cpu0, 2) if cpu0 is not None and cpu1 is not None and same_worker else None,
+            "worker_cpu_s": round(cpu1 - cpu0, 2)
+            if cpu0 is not None and cpu1 is not None and same_worker
+            else None,
         }
     clean = result["clean"]
     for label in ("one failing", "one failing, culprits hidden"):
@@ -963,7 +1071,9 @@ def measure_bisection(cases: list[Any], work_dir: Path, size: int) -> dict[str, 
     return result
 
 
-def measure_batch_rss(cases: list[Any], work_dir: Path, sizes: tuple[int, ...], count: int) -> dict[str, Any]:
+def measure_batch_rss(
+    cases: list[Any], work_dir: Path, sizes: tuple[int, ...], count: int
+) -> dict[str, Any]:
     """The same `count` cases of one group compiled (compile only) in batches of each size,
     a fresh worker and an empty store per size: the worker's CPU seconds per case and its
     peak RSS (VmHWM). Size 1 compiles each case alone, as --batch-size 1 does."""
@@ -1010,18 +1120,26 @@ def measure_batch_rss(cases: list[Any], work_dir: Path, sizes: tuple[int, ...], 
             "statuses": statuses,
             "wall_s": round(wall, 2),
             "cpu_s": round(cpu1 - cpu0, 2) if cpu0 is not None and cpu1 is not None else None,
-            "cpu_s_per_case": round((cpu1 - cpu0) / n, 3) if cpu0 is not None and cpu1 is not None else None,
+            "cpu_s_per_case": round((cpu1 - cpu0) / n, 3)
+            if cpu0 is not None and cpu1 is not None
+            else None,
             "rss_mb_started": round(base.get("VmRSS", 0) / 2**20, 1),
             "peak_rss_mb": round(mem["VmHWM"] / 2**20, 1) if "VmHWM" in mem else None,
         }
     return {"cases": len(group), "sizes": rows, "choice": choose_batch_size(rows)}
 
 
-def choose_batch_size(rows: dict[int, dict[str, Any]], cpu_slack: float = 0.05, rss_limit_mb: float = 1024.0) -> dict[str, Any]:
+def choose_batch_size(
+    rows: dict[int, dict[str, Any]], cpu_slack: float = 0.05, rss_limit_mb: float = 1024.0
+) -> dict[str, Any]:
     """The smallest batch size whose CPU seconds per case is within `cpu_slack` of the
     best size's, among the sizes whose worker peak RSS stays under `rss_limit_mb`: past
     that point a bigger batch saves no time and costs memory (and a bigger bisection)."""
-    ok = {s: r for s, r in rows.items() if r.get("cpu_s_per_case") is not None and (r.get("peak_rss_mb") or 0) <= rss_limit_mb}
+    ok = {
+        s: r
+        for s, r in rows.items()
+        if r.get("cpu_s_per_case") is not None and (r.get("peak_rss_mb") or 0) <= rss_limit_mb
+    }
     if not ok:
         return {}
     best = min(r["cpu_s_per_case"] for r in ok.values())
@@ -1059,23 +1177,38 @@ def session_flag_accepted(flag: str) -> bool | str:
         return str(e).strip().splitlines()[-1].strip()
 
 
-def compare_verdicts(a: list[dict[str, Any]], b: list[dict[str, Any]], fields: tuple[str, ...] = ("status", "stage", "verdict")) -> dict[str, Any]:
+def compare_verdicts(
+    a: list[dict[str, Any]],
+    b: list[dict[str, Any]],
+    fields: tuple[str, ...] = ("status", "stage", "verdict"),
+) -> dict[str, Any]:
     """Case by case, the outcomes of two runs on `fields`: {"compared", "differ": {case:
     {field: (a, b)}}, "only_in_a", "only_in_b"}."""
     left = {o["case_id"]: o for o in a}
     right = {o["case_id"]: o for o in b}
     differ = {}
     for case_id in sorted(left.keys() & right.keys()):
-        d = {f: (left[case_id].get(f), right[case_id].get(f)) for f in fields if left[case_id].get(f) != right[case_id].get(f)}
+        d = {
+            f: (left[case_id].get(f), right[case_id].get(f))
+            for f in fields
+            if left[case_id].get(f) != right[case_id].get(f)
+        }
         if d:
             differ[case_id] = d
-    return {"compared": len(left.keys() & right.keys()), "differ": differ, "only_in_a": sorted(left.keys() - right.keys()), "only_in_b": sorted(right.keys() - left.keys())}
+    return {
+        "compared": len(left.keys() & right.keys()),
+        "differ": differ,
+        "only_in_a": sorted(left.keys() - right.keys()),
+        "only_in_b": sorted(right.keys() - left.keys()),
+    }
 
 
 # ---------------------------------------------------------------------------
 # Selection of the sample
 # ---------------------------------------------------------------------------
-def select_sample(n_onnx: int, n_shlo: int, workers: int, work_dir: Path, tools: dict[str, str], factor: float) -> tuple[list[str], list[str], str]:
+def select_sample(
+    n_onnx: int, n_shlo: int, workers: int, work_dir: Path, tools: dict[str, str], factor: float
+) -> tuple[list[str], list[str], str]:
     """Candidates in hashed order; keep the first that pass in ours and in the baseline."""
     onnx_all = [cid for cid, c in onnx_index(onnx_data_root()).items() if not c.unsupported_reason]
     shlo_all = list(stablehlo_index())
@@ -1095,10 +1228,16 @@ def select_sample(n_onnx: int, n_shlo: int, workers: int, work_dir: Path, tools:
     note = (
         f"selected {datetime.date.today()}: {len(onnx_cand)} ONNX + {len(shlo_cand)} StableHLO candidates, "
         f"{len(ours_pass)} passed in the suite, {len(both)} also in the baseline"
-        + (f" (baseline-only failures: {', '.join(base_fail[:6])}{' ...' if len(base_fail) > 6 else ''})" if base_fail else "")
+        + (
+            f" (baseline-only failures: {', '.join(base_fail[:6])}{' ...' if len(base_fail) > 6 else ''})"
+            if base_fail
+            else ""
+        )
     )
     if len(onnx_ids) < n_onnx or len(shlo_ids) < n_shlo:
-        log(f"only {len(onnx_ids)} ONNX and {len(shlo_ids)} StableHLO candidates passed; raise --select-factor")
+        log(
+            f"only {len(onnx_ids)} ONNX and {len(shlo_ids)} StableHLO candidates passed; raise --select-factor"
+        )
     return onnx_ids, shlo_ids, note
 
 
@@ -1117,7 +1256,12 @@ RATIOS = (
     ("cold_vs_baseline", "cold", "baseline", "cold / baseline"),
     ("cold_vs_baseline_native", "cold", "baseline-native", "cold / baseline (native binaries)"),
     ("cold_unbatched_vs_baseline", "cold-unbatched", "baseline", "cold --batch-size 1 / baseline"),
-    ("cold_unbatched_vs_baseline_native", "cold-unbatched", "baseline-native", "cold --batch-size 1 / baseline (native)"),
+    (
+        "cold_unbatched_vs_baseline_native",
+        "cold-unbatched",
+        "baseline-native",
+        "cold --batch-size 1 / baseline (native)",
+    ),
     ("cold_vs_cold_unbatched", "cold", "cold-unbatched", "cold / cold --batch-size 1"),
     ("warm_vs_cold", "warm", "cold", "warm / cold"),
     ("warm_vs_baseline", "warm", "baseline", "warm / baseline"),
@@ -1161,57 +1305,97 @@ def format_report(figures: dict[str, Any]) -> str:
     out: list[str] = []
     m = figures["machine"]
     out.append("== Machine")
-    out.append(f"nproc {m['nproc']}, {m['cpu']}, {m['ram_gib']} GiB RAM, {m['platform']}, Python {m['python']}")
+    out.append(
+        f"nproc {m['nproc']}, {m['cpu']}, {m['ram_gib']} GiB RAM, {m['platform']}, Python {m['python']}"
+    )
     out.append("versions: " + ", ".join(f"{k} {v}" for k, v in m["versions"].items()))
-    out.append(f"load average at start: {m['loadavg_start']} (shared machine: read the ratios, not absolute times)")
+    out.append(
+        f"load average at start: {m['loadavg_start']} (shared machine: read the ratios, not absolute times)"
+    )
     if not m.get("children_cpu", True):
-        out.append("CPU seconds: not measured on this OS (no resource.RUSAGE_CHILDREN); CPU ratios are left out")
+        out.append(
+            "CPU seconds: not measured on this OS (no resource.RUSAGE_CHILDREN); CPU ratios are left out"
+        )
     s = figures["sample"]
-    out.append(f"sample: {s['onnx']} ONNX operator cases + {s['stablehlo']} StableHLO cases from {s['file']}; {figures['workers']} cases at a time on every side")
+    out.append(
+        f"sample: {s['onnx']} ONNX operator cases + {s['stablehlo']} StableHLO cases from {s['file']}; {figures['workers']} cases at a time on every side"
+    )
     rounds = figures.get("rounds", [])
     if rounds:
         out.append("")
-        out.append("== Throughput (wall clock of the whole run; CPU = user+sys of all its processes)")
-        out.append(f"{'phase':<32}{'cases':>6}{'pass':>6}{'wall s':>9}{'cases/min':>11}{'CPU s':>9}{'CPU s/case':>12}  load after")
+        out.append(
+            "== Throughput (wall clock of the whole run; CPU = user+sys of all its processes)"
+        )
+        out.append(
+            f"{'phase':<32}{'cases':>6}{'pass':>6}{'wall s':>9}{'cases/min':>11}{'CPU s':>9}{'CPU s/case':>12}  load after"
+        )
         for n, phases in enumerate(rounds):
             if len(rounds) > 1:
                 out.append(f"-- round {n + 1}")
             for key, label in PHASE_LABELS.items():
                 p = phases.get(key)
                 if p:
-                    out.append(f"{label:<32}{p['cases']:>6}{p['passed']:>6}{p['wall_s']:>9.1f}{p['cases_per_min']:>11.1f}{p['cpu_s']:>9.1f}{p['cpu_s_per_case']:>12.3f}  {p['loadavg_after']}")
+                    out.append(
+                        f"{label:<32}{p['cases']:>6}{p['passed']:>6}{p['wall_s']:>9.1f}{p['cases_per_min']:>11.1f}{p['cpu_s']:>9.1f}{p['cpu_s_per_case']:>12.3f}  {p['loadavg_after']}"
+                    )
         last = rounds[-1]
         for key in PHASE_LABELS:
             st = last.get(key, {}).get("stage_mean_s")
             if st:
-                out.append(f"{key} mean s/case by stage: " + ", ".join(f"{k} {v:.3f}" for k, v in st.items() if v))
+                out.append(
+                    f"{key} mean s/case by stage: "
+                    + ", ".join(f"{k} {v:.3f}" for k, v in st.items() if v)
+                )
         if last.get("mismatches"):
             out.append(f"verdicts differ between phases: {last['mismatches']}")
     r = figures.get("ratios", {})
     if r:
         out.append("")
-        title = "== Ratios of cases/min" + (f" (median of {len(rounds)} rounds)" if len(rounds) > 1 else "") + "; CPU-seconds ratio in brackets"
+        title = (
+            "== Ratios of cases/min"
+            + (f" (median of {len(rounds)} rounds)" if len(rounds) > 1 else "")
+            + "; CPU-seconds ratio in brackets"
+        )
         out.append(title)
         for key, _, _, label in RATIOS:
             if key in r:
-                line = f"{label:<36} {r[key]:>7.2f}x   [CPU {r.get(key + '_cpu', float('nan')):.2f}x]"
+                line = (
+                    f"{label:<36} {r[key]:>7.2f}x   [CPU {r.get(key + '_cpu', float('nan')):.2f}x]"
+                )
                 if len(rounds) > 1:
-                    per_round = [x["ratios"].get(key) for x in rounds if x.get("ratios", {}).get(key) is not None]
-                    per_round_cpu = [x["ratios"].get(key + "_cpu") for x in rounds if x.get("ratios", {}).get(key + "_cpu") is not None]
+                    per_round = [
+                        x["ratios"].get(key)
+                        for x in rounds
+                        if x.get("ratios", {}).get(key) is not None
+                    ]
+                    per_round_cpu = [
+                        x["ratios"].get(key + "_cpu")
+                        for x in rounds
+                        if x.get("ratios", {}).get(key + "_cpu") is not None
+                    ]
                     line += f"   rounds: {', '.join(f'{v:.2f}' for v in per_round)} [CPU {', '.join(f'{v:.2f}' for v in per_round_cpu)}]"
                 out.append(line)
         spread = unstable_ratios(rounds)
         if spread:
-            out.append(f"NOTE: the cases/min ratios moved by more than 25% between rounds ({', '.join(spread)}): the machine's load changed under the phases; the CPU-seconds ratios are the steadier figure.")
+            out.append(
+                f"NOTE: the cases/min ratios moved by more than 25% between rounds ({', '.join(spread)}): the machine's load changed under the phases; the CPU-seconds ratios are the steadier figure."
+            )
     o = figures.get("overhead", {})
     if o:
         out.append("")
-        out.append("== Overhead per case outside IREE's import/compile/load/run (ms), from the results JSON")
+        out.append(
+            "== Overhead per case outside IREE's import/compile/load/run (ms), from the results JSON"
+        )
         for key in ("cold", "warm"):
             st = o.get(key)
             if st and st.get("count"):
-                out.append(f"{key}: mean {st['mean_ms']:.1f}, median {st['median_ms']:.1f}, p90 {st['p90_ms']:.1f}, max {st['max_ms']:.1f} over {st['count']} cases")
-                out.append("   split (mean ms/case): " + ", ".join(f"{k} {v:.2f}" for k, v in st["split_ms_mean"].items()))
+                out.append(
+                    f"{key}: mean {st['mean_ms']:.1f}, median {st['median_ms']:.1f}, p90 {st['p90_ms']:.1f}, max {st['max_ms']:.1f} over {st['count']} cases"
+                )
+                out.append(
+                    "   split (mean ms/case): "
+                    + ", ".join(f"{k} {v:.2f}" for k, v in st["split_ms_mean"].items())
+                )
         for key in ("cold", "warm"):
             p = o.get(f"pytest_{key}")
             if p:
@@ -1224,13 +1408,18 @@ def format_report(figures: dict[str, Any]) -> str:
         p = pr["parent"]
         out.append("")
         out.append("== Profile: warm pipeline through one WorkerClient, steady state (cProfile)")
-        out.append(f"worker process start: {p['worker_start_s']:.2f} s; first two cases (runtime import, device): {p['first_use_s']:.2f} s; once per pytest worker")
+        out.append(
+            f"worker process start: {p['worker_start_s']:.2f} s; first two cases (runtime import, device): {p['first_use_s']:.2f} s; once per pytest worker"
+        )
         if p.get("count"):
             out.append(
                 f"per case: duration {1000 * p['duration_s_mean']:.2f} ms, of which IREE load+run {1000 * p['iree_s_mean']:.2f} ms; "
                 f"overhead mean {p['mean_ms']:.2f} / median {p['median_ms']:.2f} / p90 {p['p90_ms']:.2f} ms"
             )
-            out.append("split (mean ms/case): " + ", ".join(f"{k} {v:.2f}" for k, v in p["split_ms_mean"].items()))
+            out.append(
+                "split (mean ms/case): "
+                + ", ".join(f"{k} {v:.2f}" for k, v in p["split_ms_mean"].items())
+            )
             if "loop_overhead_ms" in p:
                 out.append(
                     f"in batches: {p.get('batched', 0)} of {p['count'] // max(1, figures.get('profile_rounds', 1))} cases a round, {p.get('batch_jobs_per_round', 0)} batch jobs a round (store lookups), "
@@ -1242,21 +1431,32 @@ def format_report(figures: dict[str, Any]) -> str:
                 f"cold, {c['count']} cases in a started worker: duration {1000 * c['duration_s_mean']:.0f} ms, IREE import+compile+load+run {1000 * c['iree_s_mean']:.0f} ms; "
                 f"overhead mean {c['mean_ms']:.2f} / median {c['median_ms']:.2f} / p90 {c['p90_ms']:.2f} ms"
             )
-            out.append("   split (mean ms/case): " + ", ".join(f"{k} {v:.2f}" for k, v in c["split_ms_mean"].items()))
-        out.append(f"worker side alone, in-process (key, store read, load, run): {pr['worker_ms_per_job']:.2f} ms/job; top functions by own time:")
+            out.append(
+                "   split (mean ms/case): "
+                + ", ".join(f"{k} {v:.2f}" for k, v in c["split_ms_mean"].items())
+            )
+        out.append(
+            f"worker side alone, in-process (key, store read, load, run): {pr['worker_ms_per_job']:.2f} ms/job; top functions by own time:"
+        )
         out += ["   " + line for line in pr["worker_top"][:12]]
-        out.append("parent side (the pytest worker) top functions by own time; lock waits = waiting for the worker:")
+        out.append(
+            "parent side (the pytest worker) top functions by own time; lock waits = waiting for the worker:"
+        )
         out += ["   " + line for line in pr["parent_top"][:12]]
     sh = figures.get("shards")
     if sh:
         out.append("")
         out.append("== Shard balance of --shard I/N on the durations the cold run recorded")
         for n, v in sh.items():
-            out.append(f"N={n}: longest shard {v['max_s']:.1f} s, shortest {v['min_s']:.1f} s, spread {100 * v['spread']:.1f}%")
+            out.append(
+                f"N={n}: longest shard {v['max_s']:.1f} s, shortest {v['min_s']:.1f} s, spread {100 * v['spread']:.1f}%"
+            )
     mem = figures.get("memory")
     if mem:
         out.append("")
-        out.append(f"== Worker RSS over {figures.get('memory_jobs', '?')} jobs (sample cycled, every {figures.get('memory_cold_every', '?')}th job a cold compile), two workers side by side")
+        out.append(
+            f"== Worker RSS over {figures.get('memory_jobs', '?')} jobs (sample cycled, every {figures.get('memory_cold_every', '?')}th job a cold compile), two workers side by side"
+        )
         for label, v in mem.items():
             if "error" in v:
                 out.append(f"{label}: {v['error']}")
@@ -1280,47 +1480,86 @@ def format_batching(figures: dict[str, Any]) -> list[str]:
     same = figures.get("batched_vs_unbatched")
     if same is not None:
         out.append("")
-        out.append("== Batched (cold) against --batch-size 1 (cold-unbatched), case by case on status, stage, verdict")
-        out.append(f"{same['compared']} cases compared; {len(same['differ'])} differ; only batched {len(same['only_in_a'])}, only unbatched {len(same['only_in_b'])}")
+        out.append(
+            "== Batched (cold) against --batch-size 1 (cold-unbatched), case by case on status, stage, verdict"
+        )
+        out.append(
+            f"{same['compared']} cases compared; {len(same['differ'])} differ; only batched {len(same['only_in_a'])}, only unbatched {len(same['only_in_b'])}"
+        )
         for case_id, d in list(same["differ"].items())[:10]:
-            out.append(f"   {case_id}: " + ", ".join(f"{f} {a} (batched) vs {b}" for f, (a, b) in d.items()))
+            out.append(
+                f"   {case_id}: "
+                + ", ".join(f"{f} {a} (batched) vs {b}" for f, (a, b) in d.items())
+            )
     bs = figures.get("bisection")
     if bs:
         out.append("")
         if "error" in bs:
             out.append(f"== Bisection: {bs['error']}")
         else:
-            out.append(f"== Bisection: a batch of {bs['size']} StableHLO cases through BatchCoordinator + WorkerClient (started worker, empty store); worker CPU from /proc")
+            out.append(
+                f"== Bisection: a batch of {bs['size']} StableHLO cases through BatchCoordinator + WorkerClient (started worker, empty store); worker CPU from /proc"
+            )
             for label in ("clean", "one failing", "one failing, culprits hidden"):
                 v = bs.get(label)
                 if not v:
                     continue
                 cpu = f"{v['worker_cpu_s']:.2f}" if v.get("worker_cpu_s") is not None else "?"
-                extra = f"; vs clean: wall {v['wall_vs_clean']:.2f}x, CPU {v.get('cpu_vs_clean', float('nan')):.2f}x" if "wall_vs_clean" in v else ""
-                out.append(f"{label:<30} {v['cases']:>3} cases {v['batch_compiles']:>3} batch compile(s)  placed {v['placed']:>3}  wall {v['wall_s']:6.2f} s  worker CPU {cpu} s{extra}")
+                extra = (
+                    f"; vs clean: wall {v['wall_vs_clean']:.2f}x, CPU {v.get('cpu_vs_clean', float('nan')):.2f}x"
+                    if "wall_vs_clean" in v
+                    else ""
+                )
+                out.append(
+                    f"{label:<30} {v['cases']:>3} cases {v['batch_compiles']:>3} batch compile(s)  placed {v['placed']:>3}  wall {v['wall_s']:6.2f} s  worker CPU {cpu} s{extra}"
+                )
     rs = figures.get("batch_rss")
     if rs:
         out.append("")
         if "error" in rs:
             out.append(f"== Batch size: {rs['error']}")
         else:
-            out.append(f"== Batch size: the same {rs['cases']} cases (one group) compiled in batches of each size; fresh worker, empty store per size")
-            out.append(f"{'size':>5}{'batches':>9}{'wall s':>9}{'CPU s':>8}{'CPU s/case':>12}{'peak RSS MB':>13}  statuses")
+            out.append(
+                f"== Batch size: the same {rs['cases']} cases (one group) compiled in batches of each size; fresh worker, empty store per size"
+            )
+            out.append(
+                f"{'size':>5}{'batches':>9}{'wall s':>9}{'CPU s':>8}{'CPU s/case':>12}{'peak RSS MB':>13}  statuses"
+            )
             for size, v in rs["sizes"].items():
-                cpu = f"{v['cpu_s']:8.1f}{v['cpu_s_per_case']:12.3f}" if v.get("cpu_s") is not None else f"{'?':>8}{'?':>12}"
-                out.append(f"{size:>5}{v['batches']:>9}{v['wall_s']:>9.1f}{cpu}{v['peak_rss_mb'] or 0:>13.0f}  {v['statuses']}")
+                cpu = (
+                    f"{v['cpu_s']:8.1f}{v['cpu_s_per_case']:12.3f}"
+                    if v.get("cpu_s") is not None
+                    else f"{'?':>8}{'?':>12}"
+                )
+                out.append(
+                    f"{size:>5}{v['batches']:>9}{v['wall_s']:>9.1f}{cpu}{v['peak_rss_mb'] or 0:>13.0f}  {v['statuses']}"
+                )
             ch = rs.get("choice") or {}
             if ch:
-                out.append(f"choice: batch size {ch['size']} (the smallest within {100 * ch['cpu_slack']:.0f}% of the best CPU s/case, size {ch['fastest']}, with peak RSS <= {ch['rss_limit_mb']:.0f} MB)")
+                out.append(
+                    f"choice: batch size {ch['size']} (the smallest within {100 * ch['cpu_slack']:.0f}% of the best CPU s/case, size {ch['fastest']}, with peak RSS <= {ch['rss_limit_mb']:.0f} MB)"
+                )
     th = figures.get("threads")
     if th:
         out.append("")
-        out.append("== MLIR threading in the workers, cold runs (pytest -n 2 on the machine's cores)")
-        out.append("Session.set_flags: " + ", ".join(f"{k} {'accepted' if v is True else 'rejected (' + str(v) + ')'}" for k, v in th.get("session_flags", {}).items()))
-        out.append(f"global command-line flags given to the workers: {th.get('global_flags')} (worker processes that took them: {th.get('workers_with_flags', '?')})")
+        out.append(
+            "== MLIR threading in the workers, cold runs (pytest -n 2 on the machine's cores)"
+        )
+        out.append(
+            "Session.set_flags: "
+            + ", ".join(
+                f"{k} {'accepted' if v is True else 'rejected (' + str(v) + ')'}"
+                for k, v in th.get("session_flags", {}).items()
+            )
+        )
+        out.append(
+            f"global command-line flags given to the workers: {th.get('global_flags')} (worker processes that took them: {th.get('workers_with_flags', '?')})"
+        )
         r = figures.get("ratios", {})
         if "nothreads_vs_cold_cpu" in r:
-            out.append(f"threading off / default: {1 / r['nothreads_vs_cold_cpu']:.3f}x the CPU seconds, {1 / r['nothreads_vs_cold']:.3f}x the wall clock")
+            out.append(
+                f"threading off / default: {1 / r['nothreads_vs_cold_cpu']:.3f}x the CPU seconds, {1 / r['nothreads_vs_cold']:.3f}x the wall clock"
+            )
     return out
 
 
@@ -1329,36 +1568,88 @@ def judge(figures: dict[str, Any]) -> list[str]:
     r = figures.get("ratios", {})
     for key, label, target, cpu_only in (
         ("cold_vs_baseline", f"cold >= {COLD_VS_BASELINE:g}x baseline", COLD_VS_BASELINE, True),
-        ("cold_vs_baseline_native", f"cold >= {COLD_VS_NATIVE:g}x baseline with native binaries", COLD_VS_NATIVE, True),
+        (
+            "cold_vs_baseline_native",
+            f"cold >= {COLD_VS_NATIVE:g}x baseline with native binaries",
+            COLD_VS_NATIVE,
+            True,
+        ),
         ("warm_vs_cold", "warm >= 20x cold", WARM_VS_COLD, False),
     ):
         if key + "_cpu" in r:
-            lines.append(verdict_line(f"{label}, CPU seconds", r[key + "_cpu"] >= target, f"{r[key + '_cpu']:.2f}x" + (f" (cases/min {r[key]:.2f}x)" if cpu_only and key in r else "")))
+            lines.append(
+                verdict_line(
+                    f"{label}, CPU seconds",
+                    r[key + "_cpu"] >= target,
+                    f"{r[key + '_cpu']:.2f}x"
+                    + (f" (cases/min {r[key]:.2f}x)" if cpu_only and key in r else ""),
+                )
+            )
         if key in r and not cpu_only:
             lines.append(verdict_line(f"{label}, cases/min", r[key] >= target, f"{r[key]:.2f}x"))
     same = figures.get("batched_vs_unbatched")
     if same is not None:
         identical = not same["differ"] and not same["only_in_a"] and not same["only_in_b"]
         shown = f": {dict(list(same['differ'].items())[:5])}" if same["differ"] else ""
-        lines.append(verdict_line("verdicts with batching identical to --batch-size 1 (status, stage, verdict)", identical, f"{same['compared']} cases compared, {len(same['differ'])} differ{shown}"))
+        lines.append(
+            verdict_line(
+                "verdicts with batching identical to --batch-size 1 (status, stage, verdict)",
+                identical,
+                f"{same['compared']} cases compared, {len(same['differ'])} differ{shown}",
+            )
+        )
     prof = figures.get("profile", {}).get("parent", {})
     if prof.get("count"):
         worst = max(prof["mean_ms"], prof.get("loop_overhead_ms", 0.0))
-        detail = f"mean {prof['mean_ms']:.2f} ms" + (f", {prof['loop_overhead_ms']:.2f} ms with the batch jobs" if "loop_overhead_ms" in prof else "")
-        lines.append(verdict_line(f"overhead < {WARM_OVERHEAD_MS:g} ms/case, warm steady state (profiled pipeline)", worst < WARM_OVERHEAD_MS, detail))
+        detail = f"mean {prof['mean_ms']:.2f} ms" + (
+            f", {prof['loop_overhead_ms']:.2f} ms with the batch jobs"
+            if "loop_overhead_ms" in prof
+            else ""
+        )
+        lines.append(
+            verdict_line(
+                f"overhead < {WARM_OVERHEAD_MS:g} ms/case, warm steady state (profiled pipeline)",
+                worst < WARM_OVERHEAD_MS,
+                detail,
+            )
+        )
     cold = figures.get("profile", {}).get("cold", {})
     if cold.get("count"):
-        lines.append(verdict_line("overhead < 25 ms/case, cold steady state (started worker)", cold["mean_ms"] < OVERHEAD_MS, f"mean {cold['mean_ms']:.2f} ms"))
+        lines.append(
+            verdict_line(
+                "overhead < 25 ms/case, cold steady state (started worker)",
+                cold["mean_ms"] < OVERHEAD_MS,
+                f"mean {cold['mean_ms']:.2f} ms",
+            )
+        )
     o = figures.get("overhead", {})
     for key in ("cold", "warm"):
         st = o.get(key)
         if st and st.get("count"):
-            lines.append(verdict_line(f"overhead < 25 ms/case, pytest {key} run (worker start-up included)", st["mean_ms"] < OVERHEAD_MS, f"mean {st['mean_ms']:.1f} ms, median {st['median_ms']:.1f} ms"))
+            lines.append(
+                verdict_line(
+                    f"overhead < 25 ms/case, pytest {key} run (worker start-up included)",
+                    st["mean_ms"] < OVERHEAD_MS,
+                    f"mean {st['mean_ms']:.1f} ms, median {st['median_ms']:.1f} ms",
+                )
+            )
     for n, v in figures.get("shards", {}).items():
-        lines.append(verdict_line(f"--shard I/{n} within 10% on recorded durations", v["spread"] <= SHARD_SPREAD, f"spread {100 * v['spread']:.1f}%"))
+        lines.append(
+            verdict_line(
+                f"--shard I/{n} within 10% on recorded durations",
+                v["spread"] <= SHARD_SPREAD,
+                f"spread {100 * v['spread']:.1f}%",
+            )
+        )
     for label, v in figures.get("memory", {}).items():
         if "rss_growth_mb" in v:
-            lines.append(verdict_line(f"worker RSS growth <= 50 MB over {v['jobs']} jobs ({label})", v["rss_growth_mb"] <= RSS_GROWTH_MB, f"{v['rss_growth_mb']:+.0f} MB (job 100 -> {v['jobs']})"))
+            lines.append(
+                verdict_line(
+                    f"worker RSS growth <= 50 MB over {v['jobs']} jobs ({label})",
+                    v["rss_growth_mb"] <= RSS_GROWTH_MB,
+                    f"{v['rss_growth_mb']:+.0f} MB (job 100 -> {v['jobs']})",
+                )
+            )
     return lines
 
 
@@ -1366,30 +1657,146 @@ def judge(figures: dict[str, Any]) -> list[str]:
 # main
 # ---------------------------------------------------------------------------
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("--onnx", type=int, default=100, metavar="N", help="ONNX operator cases (default 100)")
-    ap.add_argument("--stablehlo", type=int, default=20, metavar="N", help="StableHLO cases (default 20)")
-    ap.add_argument("--quick", action="store_true", help="smoke run: 10 + 5 cases, 100 memory jobs, 1 profile round, pip-script baseline only")
-    ap.add_argument("--workers", type=int, default=2, help="cases at a time on every side (default 2)")
-    ap.add_argument("--rounds", type=int, default=1, help="repeat baseline/cold/warm; ratios are the median of the rounds (default 1)")
-    ap.add_argument("--baseline-tools", choices=["scripts", "native", "both"], default="both", help="baseline with the pip tool scripts on PATH, the native binaries in the wheels, or both (default both)")
-    ap.add_argument("--cases-file", type=Path, default=DEFAULT_CASES_FILE, help=f"the sample (default {DEFAULT_CASES_FILE.relative_to(ROOT)})")
-    ap.add_argument("--select", action="store_true", help="re-pick the sample (runs candidates through both sides) and write --cases-file, then stop")
-    ap.add_argument("--select-factor", type=float, default=2.0, help="candidates per wanted case when selecting (default 2.0)")
-    ap.add_argument("--skip", action="append", default=[], choices=["baseline", "cold", "cold-unbatched", "warm", "profile", "memory", "bisect", "batch-rss", "threads"], help="leave a part out (repeatable)")
-    ap.add_argument("--memory-jobs", type=int, default=1000, help="jobs per worker in the RSS measurement (default 1000)")
-    ap.add_argument("--memory-cold-every", type=int, default=10, help="every N-th memory job compiles (a changed source); 0: all warm (default 10)")
-    ap.add_argument("--profile-rounds", type=int, default=3, help="passes over the sample in the profiled warm pipeline (default 3)")
-    ap.add_argument("--profile-cold", type=int, default=20, metavar="N", help="cold cases (spread over the sample) for the steady-state cold overhead; 0: none (default 20)")
-    ap.add_argument("--batch-size", type=int, default=None, metavar="B", help="the suite's --batch-size in the cold and warm phases and the in-process profile (default: the suite's default, batching.DEFAULT_BATCH_SIZE)")
-    ap.add_argument("--bisect-size", type=int, default=15, metavar="B", help="StableHLO cases in the bisection batch, beside the failing one (default 15)")
-    ap.add_argument("--rss-cases", type=int, default=32, metavar="N", help="cases compiled per batch size in the batch-size measurement (default 32)")
-    ap.add_argument("--rss-sizes", default=",".join(map(str, BATCH_RSS_SIZES)), metavar="LIST", help=f"batch sizes measured (default {','.join(map(str, BATCH_RSS_SIZES))})")
-    ap.add_argument("--thread-flags", default="--mlir-disable-threading", metavar="FLAGS", help="IREE global command-line flags of the threads phase's workers (default --mlir-disable-threading)")
-    ap.add_argument("--iree-bin-dir", type=Path, help="where iree-import-onnx, iree-compile, iree-run-module live (default: next to this Python, then PATH)")
-    ap.add_argument("--work-dir", type=Path, help="keep stores, logs and results here (default: a temporary folder, removed)")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
+    ap.add_argument(
+        "--onnx", type=int, default=100, metavar="N", help="ONNX operator cases (default 100)"
+    )
+    ap.add_argument(
+        "--stablehlo", type=int, default=20, metavar="N", help="StableHLO cases (default 20)"
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 10 + 5 cases, 100 memory jobs, 1 profile round, pip-script baseline only",
+    )
+    ap.add_argument(
+        "--workers", type=int, default=2, help="cases at a time on every side (default 2)"
+    )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="repeat baseline/cold/warm; ratios are the median of the rounds (default 1)",
+    )
+    ap.add_argument(
+        "--baseline-tools",
+        choices=["scripts", "native", "both"],
+        default="both",
+        help="baseline with the pip tool scripts on PATH, the native binaries in the wheels, or both (default both)",
+    )
+    ap.add_argument(
+        "--cases-file",
+        type=Path,
+        default=DEFAULT_CASES_FILE,
+        help=f"the sample (default {DEFAULT_CASES_FILE.relative_to(ROOT)})",
+    )
+    ap.add_argument(
+        "--select",
+        action="store_true",
+        help="re-pick the sample (runs candidates through both sides) and write --cases-file, then stop",
+    )
+    ap.add_argument(
+        "--select-factor",
+        type=float,
+        default=2.0,
+        help="candidates per wanted case when selecting (default 2.0)",
+    )
+    ap.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        choices=[
+            "baseline",
+            "cold",
+            "cold-unbatched",
+            "warm",
+            "profile",
+            "memory",
+            "bisect",
+            "batch-rss",
+            "threads",
+        ],
+        help="leave a part out (repeatable)",
+    )
+    ap.add_argument(
+        "--memory-jobs",
+        type=int,
+        default=1000,
+        help="jobs per worker in the RSS measurement (default 1000)",
+    )
+    ap.add_argument(
+        "--memory-cold-every",
+        type=int,
+        default=10,
+        help="every N-th memory job compiles (a changed source); 0: all warm (default 10)",
+    )
+    ap.add_argument(
+        "--profile-rounds",
+        type=int,
+        default=3,
+        help="passes over the sample in the profiled warm pipeline (default 3)",
+    )
+    ap.add_argument(
+        "--profile-cold",
+        type=int,
+        default=20,
+        metavar="N",
+        help="cold cases (spread over the sample) for the steady-state cold overhead; 0: none (default 20)",
+    )
+    ap.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        metavar="B",
+        help="the suite's --batch-size in the cold and warm phases and the in-process profile (default: the suite's default, batching.DEFAULT_BATCH_SIZE)",
+    )
+    ap.add_argument(
+        "--bisect-size",
+        type=int,
+        default=15,
+        metavar="B",
+        help="StableHLO cases in the bisection batch, beside the failing one (default 15)",
+    )
+    ap.add_argument(
+        "--rss-cases",
+        type=int,
+        default=32,
+        metavar="N",
+        help="cases compiled per batch size in the batch-size measurement (default 32)",
+    )
+    ap.add_argument(
+        "--rss-sizes",
+        default=",".join(map(str, BATCH_RSS_SIZES)),
+        metavar="LIST",
+        help=f"batch sizes measured (default {','.join(map(str, BATCH_RSS_SIZES))})",
+    )
+    ap.add_argument(
+        "--thread-flags",
+        default="--mlir-disable-threading",
+        metavar="FLAGS",
+        help="IREE global command-line flags of the threads phase's workers (default --mlir-disable-threading)",
+    )
+    ap.add_argument(
+        "--iree-bin-dir",
+        type=Path,
+        help="where iree-import-onnx, iree-compile, iree-run-module live (default: next to this Python, then PATH)",
+    )
+    ap.add_argument(
+        "--work-dir",
+        type=Path,
+        help="keep stores, logs and results here (default: a temporary folder, removed)",
+    )
     ap.add_argument("--json", type=Path, metavar="PATH", help="also write the figures as JSON")
-    ap.add_argument("--report-from", type=Path, metavar="PATH", help="print the report of a saved --json file again (current format and targets), run nothing")
+    ap.add_argument(
+        "--report-from",
+        type=Path,
+        metavar="PATH",
+        help="print the report of a saved --json file again (current format and targets), run nothing",
+    )
     args = ap.parse_args(argv)
     if args.batch_size is None:
         from iree_conformance.batching import DEFAULT_BATCH_SIZE
@@ -1411,7 +1818,13 @@ def pick(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     onnx_ids, shlo_ids = read_case_list(args.cases_file)
     if args.onnx > len(onnx_ids):  # more than the verified list: extend in hashed order
         known = set(onnx_ids)
-        onnx_ids += [c for c in hashed_order([cid for cid, c in onnx_index(onnx_data_root()).items() if not c.unsupported_reason]) if c not in known]
+        onnx_ids += [
+            c
+            for c in hashed_order(
+                [cid for cid, c in onnx_index(onnx_data_root()).items() if not c.unsupported_reason]
+            )
+            if c not in known
+        ]
     if args.stablehlo > len(shlo_ids):
         known = set(shlo_ids)
         shlo_ids += [c for c in hashed_order(list(stablehlo_index())) if c not in known]
@@ -1421,7 +1834,10 @@ def pick(args: argparse.Namespace) -> tuple[list[str], list[str]]:
 def stage_means(outcomes: list[dict[str, Any]], stages: tuple[str, ...]) -> dict[str, float]:
     if not outcomes:
         return {}
-    return {s: round(statistics.fmean(o.get("stage_times", {}).get(s, 0.0) for o in outcomes), 4) for s in stages}
+    return {
+        s: round(statistics.fmean(o.get("stage_times", {}).get(s, 0.0) for o in outcomes), 4)
+        for s in stages
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1436,9 +1852,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.select:
             tools = iree_tools(args.iree_bin_dir)
-            onnx_ids, shlo_ids, note = select_sample(args.onnx, args.stablehlo, args.workers, work_dir, tools, args.select_factor)
+            onnx_ids, shlo_ids, note = select_sample(
+                args.onnx, args.stablehlo, args.workers, work_dir, tools, args.select_factor
+            )
             write_case_list(args.cases_file, onnx_ids, shlo_ids, note)
-            print(f"wrote {len(onnx_ids)} ONNX + {len(shlo_ids)} StableHLO cases to {args.cases_file}\n{note}")
+            print(
+                f"wrote {len(onnx_ids)} ONNX + {len(shlo_ids)} StableHLO cases to {args.cases_file}\n{note}"
+            )
             return 0
         return run_benchmark(args, work_dir)
     finally:
@@ -1452,11 +1872,21 @@ def _empty(path: Path) -> Path:
 
 
 def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
-    figures: dict[str, Any] = {"machine": machine_description(), "workers": args.workers, "started": datetime.datetime.now().isoformat(timespec="seconds")}
+    figures: dict[str, Any] = {
+        "machine": machine_description(),
+        "workers": args.workers,
+        "started": datetime.datetime.now().isoformat(timespec="seconds"),
+    }
     onnx_ids, shlo_ids = pick(args)
     case_ids = onnx_ids + shlo_ids
     cases_file = args.cases_file.resolve()
-    figures["sample"] = {"onnx": len(onnx_ids), "stablehlo": len(shlo_ids), "file": str(cases_file.relative_to(ROOT) if cases_file.is_relative_to(ROOT) else cases_file)}
+    figures["sample"] = {
+        "onnx": len(onnx_ids),
+        "stablehlo": len(shlo_ids),
+        "file": str(
+            cases_file.relative_to(ROOT) if cases_file.is_relative_to(ROOT) else cases_file
+        ),
+    }
     baselines = []
     if "baseline" not in args.skip:
         if args.baseline_tools in ("scripts", "both"):
@@ -1477,32 +1907,81 @@ def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
             for name, tools in baselines:
                 phases[name] = run_baseline(plans, args.workers, tools, name)
             if "cold" not in args.skip:
-                phases["cold"] = run_ours("cold", case_ids, store, work_dir, args.workers, durations_file, extra_args=("--batch-size", str(args.batch_size)))
+                phases["cold"] = run_ours(
+                    "cold",
+                    case_ids,
+                    store,
+                    work_dir,
+                    args.workers,
+                    durations_file,
+                    extra_args=("--batch-size", str(args.batch_size)),
+                )
             if "cold-unbatched" not in args.skip:
-                phases["cold-unbatched"] = run_ours("cold-unbatched", case_ids, _empty(work_dir / "store-unbatched"), work_dir, args.workers, extra_args=("--batch-size", "1"))
+                phases["cold-unbatched"] = run_ours(
+                    "cold-unbatched",
+                    case_ids,
+                    _empty(work_dir / "store-unbatched"),
+                    work_dir,
+                    args.workers,
+                    extra_args=("--batch-size", "1"),
+                )
             if "warm" not in args.skip:  # on the store that the batched cold run filled
-                phases["warm"] = run_ours("warm", case_ids, store, work_dir, args.workers, extra_args=("--batch-size", str(args.batch_size)))
+                phases["warm"] = run_ours(
+                    "warm",
+                    case_ids,
+                    store,
+                    work_dir,
+                    args.workers,
+                    extra_args=("--batch-size", str(args.batch_size)),
+                )
             if "threads" not in args.skip:
                 env = threads_env(work_dir, args.thread_flags.split())
-                phases["cold-nothreads"] = run_ours("cold-nothreads", case_ids, _empty(work_dir / "store-nothreads"), work_dir, args.workers, extra_args=("--batch-size", str(args.batch_size)), env=env)
+                phases["cold-nothreads"] = run_ours(
+                    "cold-nothreads",
+                    case_ids,
+                    _empty(work_dir / "store-nothreads"),
+                    work_dir,
+                    args.workers,
+                    extra_args=("--batch-size", str(args.batch_size)),
+                    env=env,
+                )
         except RuntimeError as e:
             print(f"ERROR: {e}", file=sys.stderr)
             return 2
         summary: dict[str, Any] = {}
         for key, phase in phases.items():
             summary[key] = phase.summary()
-            stages = ("import", "compile", "run", "compare", "harness") if key.startswith("baseline") else ("inputs", "store", "import", "compile", "load", "run", "reference", "compare")
+            stages = (
+                ("import", "compile", "run", "compare", "harness")
+                if key.startswith("baseline")
+                else ("inputs", "store", "import", "compile", "load", "run", "reference", "compare")
+            )
             summary[key]["stage_mean_s"] = stage_means(phase.outcomes, stages)
-        statuses = {key: {o["case_id"]: o["status"] for o in p.outcomes} for key, p in phases.items()}
+        statuses = {
+            key: {o["case_id"]: o["status"] for o in p.outcomes} for key, p in phases.items()
+        }
         if "cold" in phases and "cold-unbatched" in phases:
-            summary["batched_vs_unbatched"] = figures["batched_vs_unbatched"] = compare_verdicts(phases["cold"].outcomes, phases["cold-unbatched"].outcomes)
-        mismatches = sorted({c for c in case_ids if len({s.get(c) for s in statuses.values()}) > 1}) if len(statuses) > 1 else []
+            summary["batched_vs_unbatched"] = figures["batched_vs_unbatched"] = compare_verdicts(
+                phases["cold"].outcomes, phases["cold-unbatched"].outcomes
+            )
+        mismatches = (
+            sorted({c for c in case_ids if len({s.get(c) for s in statuses.values()}) > 1})
+            if len(statuses) > 1
+            else []
+        )
         if mismatches:
-            summary["mismatches"] = {c: {k: s.get(c) for k, s in statuses.items()} for c in mismatches[:20]}
+            summary["mismatches"] = {
+                c: {k: s.get(c) for k, s in statuses.items()} for c in mismatches[:20]
+            }
         summary["ratios"] = round_ratios(summary)
         rounds.append(summary)
         last = phases
-        log(f"round {n + 1}: " + ", ".join(f"{k} {v:.2f}x" for k, v in summary["ratios"].items() if not k.endswith("_cpu")))
+        log(
+            f"round {n + 1}: "
+            + ", ".join(
+                f"{k} {v:.2f}x" for k, v in summary["ratios"].items() if not k.endswith("_cpu")
+            )
+        )
     figures["rounds"] = rounds
     figures["ratios"] = median_ratios([r["ratios"] for r in rounds])
 
@@ -1513,10 +1992,16 @@ def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
             overhead[key] = overhead_stats(p.outcomes)
             total = sum(o.get("duration") or 0.0 for o in p.outcomes)
             outside = max(p.wall - total / args.workers, 0.0)
-            overhead[f"pytest_{key}"] = {"wall_per_case_ms": round(1000 * p.wall / p.cases, 1), "fixed_s": round(outside, 2), "fixed_per_case_ms": round(1000 * outside / p.cases, 1)}
+            overhead[f"pytest_{key}"] = {
+                "wall_per_case_ms": round(1000 * p.wall / p.cases, 1),
+                "fixed_s": round(outside, 2),
+                "fixed_per_case_ms": round(1000 * outside / p.cases, 1),
+            }
     figures["overhead"] = overhead
     if "cold" in last:
-        figures["cold_batched_cases"] = sum(1 for o in last["cold"].outcomes if o.get("info", {}).get("batch"))
+        figures["cold_batched_cases"] = sum(
+            1 for o in last["cold"].outcomes if o.get("info", {}).get("batch")
+        )
     if "threads" not in args.skip:
         marks = work_dir / "threads-marks"
         figures["threads"] = {
@@ -1530,11 +2015,15 @@ def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
     if "bisect" not in args.skip or "batch-rss" not in args.skip:
         cases = load_cases(case_ids)
         if "bisect" not in args.skip:
-            log(f"bisection: a batch of {args.bisect_size} StableHLO cases, clean and with one failing case")
+            log(
+                f"bisection: a batch of {args.bisect_size} StableHLO cases, clean and with one failing case"
+            )
             figures["bisection"] = measure_bisection(cases, work_dir, args.bisect_size)
         if "batch-rss" not in args.skip:
             sizes = tuple(int(x) for x in args.rss_sizes.split(",") if x.strip())
-            log(f"batch size: {args.rss_cases} cases compiled in batches of {sizes}, a fresh worker each")
+            log(
+                f"batch size: {args.rss_cases} cases compiled in batches of {sizes}, a fresh worker each"
+            )
             figures["batch_rss"] = measure_batch_rss(cases, work_dir, sizes, args.rss_cases)
 
     if "profile" not in args.skip or ("memory" not in args.skip and args.memory_jobs > 0):
@@ -1558,19 +2047,31 @@ def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
             figures["profile_rounds"] = args.profile_rounds
             if args.profile_cold > 0:
                 log(f"profile: {args.profile_cold} cold cases in a started worker")
-                figures["profile"]["cold"] = profile_cold(cases, work_dir / "profile-cold-store", args.profile_cold)
+                figures["profile"]["cold"] = profile_cold(
+                    cases, work_dir / "profile-cold-store", args.profile_cold
+                )
         if "memory" not in args.skip and args.memory_jobs > 0:
-            log(f"memory: {args.memory_jobs} jobs per worker, recycling at 400 and off, side by side")
+            log(
+                f"memory: {args.memory_jobs} jobs per worker, recycling at 400 and off, side by side"
+            )
             figures["memory_jobs"] = args.memory_jobs
             figures["memory_cold_every"] = args.memory_cold_every
-            figures["memory"] = measure_memory(cases, store, args.memory_jobs, args.memory_cold_every, {"max_jobs=400 (default)": 400, "recycling off": None})
+            figures["memory"] = measure_memory(
+                cases,
+                store,
+                args.memory_jobs,
+                args.memory_cold_every,
+                {"max_jobs=400 (default)": 400, "recycling off": None},
+            )
 
     figures["verdicts"] = judge(figures)
     figures["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
     figures["loadavg_end"] = _loadavg()
     print(format_report(figures), flush=True)
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=1, default=str), encoding="utf-8", newline="\n")
+        args.json.write_text(
+            json.dumps(figures, indent=1, default=str), encoding="utf-8", newline="\n"
+        )
     return 0
 
 

@@ -73,6 +73,29 @@ def culprits_of(diagnostics: str) -> set[int]:
     return {int(match.group(1)) for match in _MEMBER_ERROR.finditer(diagnostics)}
 
 
+def _parse_module(ir, text: str, index: int, context, keep_alive: list):
+    """The member's ``builtin.module`` operation. It parses under its own source name, so
+    that a diagnostic of the merged compile names the member it is about (culprits_of).
+    A source of bare top-level operations (no ``module { }``) gets a module around it,
+    as MLIR's own parser does: one operation is moved into a new module; several fall
+    back to ``Module.parse`` (diagnostics then do not name the member: bisection)."""
+    try:
+        op = ir.Operation.parse(
+            text, source_name=member_source_name(index), context=context
+        ).operation
+    except Exception:  # noqa: BLE001 - several top-level operations: parse as a module
+        module = ir.Module.parse(text, context=context)
+        keep_alive.append(module)
+        return module.operation
+    if op.name == "builtin.module":
+        return op
+    with ir.Location.unknown(context):
+        wrapper = ir.Module.create()
+    keep_alive.append(wrapper)
+    wrapper.body.append(op)
+    return wrapper.operation
+
+
 def _is_declaration(op) -> bool:
     return op.name == "func.func" and len(op.regions[0].blocks) == 0
 
@@ -97,15 +120,12 @@ def merge_modules(
     merged = None
     first_attrs: dict[str, str] | None = None
     sites = 0
+    keep_alive: list = []  # modules made here must outlive the merge
     for index, member in enumerate(members):
         try:
-            # Each member parses under its own source name, so that a diagnostic of the
-            # merged compile names the member it is about (culprits_of).
-            module = ir.Operation.parse(
-                member.mlir.decode("utf-8", errors="replace"),
-                source_name=member_source_name(index),
-                context=context,
-            ).operation
+            module = _parse_module(
+                ir, member.mlir.decode("utf-8", errors="replace"), index, context, keep_alive
+            )
         except Exception as e:  # noqa: BLE001 - a module that no longer parses runs alone
             left_out[member.case_id] = f"cannot be parsed for merging: {e}"
             continue

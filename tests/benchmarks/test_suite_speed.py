@@ -16,7 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def ss():
-    spec = importlib.util.spec_from_file_location("suite_speed", ROOT / "benchmarks" / "suite_speed.py")
+    spec = importlib.util.spec_from_file_location(
+        "suite_speed", ROOT / "benchmarks" / "suite_speed.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules["suite_speed"] = module
     spec.loader.exec_module(module)
@@ -96,7 +98,9 @@ def test_binary_format_knows_each_os_executables():
 def test_import_needs_no_resource_module(monkeypatch):
     """Windows has no ``resource``; the module must import and count CPU as unknown."""
     monkeypatch.setitem(sys.modules, "resource", None)  # import resource -> ImportError
-    spec = importlib.util.spec_from_file_location("suite_speed_nores", ROOT / "benchmarks" / "suite_speed.py")
+    spec = importlib.util.spec_from_file_location(
+        "suite_speed_nores", ROOT / "benchmarks" / "suite_speed.py"
+    )
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "suite_speed_nores", module)  # dataclasses look it up
     spec.loader.exec_module(module)
@@ -158,8 +162,8 @@ def test_numpy_compare(ss):
 def test_entry_from_mlir(ss, tmp_path):
     path = tmp_path / "m.mlir"
     path.write_text(
-        'module {\n  func.func private @helper(%a: i32) -> i32\n'
-        '  func.func @test_add_bcast(%arg0: !torch.vtensor<[3],f32>) -> !torch.vtensor<[3],f32> {\n  }\n}\n'
+        "module {\n  func.func private @helper(%a: i32) -> i32\n"
+        "  func.func @test_add_bcast(%arg0: !torch.vtensor<[3],f32>) -> !torch.vtensor<[3],f32> {\n  }\n}\n"
     )
     assert ss.entry_from_mlir(path) == "test_add_bcast"
     path.write_text('func.func @"odd name"(%a: i32) -> i32 {\n}\n')
@@ -180,7 +184,9 @@ def test_overhead_stats_subtracts_iree_time(ss):
     assert stats["count"] == 2
     assert stats["mean_ms"] == pytest.approx(10.0, abs=1e-6)
     assert stats["split_ms_mean"]["inputs"] == pytest.approx(2.0)
-    assert stats["split_ms_mean"]["other (IPC, job, worker start)"] == pytest.approx((6.0 + 7.0) / 2)
+    assert stats["split_ms_mean"]["other (IPC, job, worker start)"] == pytest.approx(
+        (6.0 + 7.0) / 2
+    )
     assert ss.overhead_stats([]) == {"count": 0}
 
 
@@ -206,27 +212,73 @@ def test_cold_variant_changes_only_the_source(ss, tmp_path):
     src.write_text("func.func @main() {\n  return\n}\n")
     case = NpzCase(case_id="t/a", suite="stablehlo", kind="mlir", source_path=src)
     variant = ss.cold_variant(case, "x-1")
-    assert variant.source_bytes.startswith(src.read_bytes()) and variant.source_bytes != src.read_bytes()
+    assert (
+        variant.source_bytes.startswith(src.read_bytes())
+        and variant.source_bytes != src.read_bytes()
+    )
     assert (variant.case_id, variant.source_path) == (case.case_id, case.source_path)
 
 
 def test_report_prints_ratios_and_verdicts(ss):
     figures = {
-        "machine": {"nproc": 2, "cpu": "X", "ram_gib": 8, "platform": "p", "python": "3", "versions": {}, "loadavg_start": [1.0]},
+        "machine": {
+            "nproc": 2,
+            "cpu": "X",
+            "ram_gib": 8,
+            "platform": "p",
+            "python": "3",
+            "versions": {},
+            "loadavg_start": [1.0],
+        },
         "workers": 2,
         "sample": {"onnx": 1, "stablehlo": 1, "file": "f"},
         "rounds": [
             {
-                "baseline": {"cases": 2, "passed": 2, "wall_s": 10.0, "cases_per_min": 12.0, "cpu_s": 8.0, "cpu_s_per_case": 4.0, "loadavg_after": []},
-                "cold": {"cases": 2, "passed": 2, "wall_s": 4.0, "cases_per_min": 30.0, "cpu_s": 3.0, "cpu_s_per_case": 1.5, "loadavg_after": []},
+                "baseline": {
+                    "cases": 2,
+                    "passed": 2,
+                    "wall_s": 10.0,
+                    "cases_per_min": 12.0,
+                    "cpu_s": 8.0,
+                    "cpu_s_per_case": 4.0,
+                    "loadavg_after": [],
+                },
+                "cold": {
+                    "cases": 2,
+                    "passed": 2,
+                    "wall_s": 4.0,
+                    "cases_per_min": 30.0,
+                    "cpu_s": 3.0,
+                    "cpu_s_per_case": 1.5,
+                    "loadavg_after": [],
+                },
             }
         ],
         "memory_jobs": 1000,
         "memory_cold_every": 10,
     }
     mb = 2**20
-    samples = [{"job": j, "pid": 7, "rss": (200 + 60 * j // 1000) * mb, "hwm": (210 + 60 * j // 1000) * mb, "cold": False} for j in range(1, 1001)]
-    figures["memory"] = {"recycling off": ss.summarize_memory({"samples": samples, "statuses": {"pass": 1000}, "pids": [7], "wall_s": 1.0, "max_jobs": None})}
+    samples = [
+        {
+            "job": j,
+            "pid": 7,
+            "rss": (200 + 60 * j // 1000) * mb,
+            "hwm": (210 + 60 * j // 1000) * mb,
+            "cold": False,
+        }
+        for j in range(1, 1001)
+    ]
+    figures["memory"] = {
+        "recycling off": ss.summarize_memory(
+            {
+                "samples": samples,
+                "statuses": {"pass": 1000},
+                "pids": [7],
+                "wall_s": 1.0,
+                "max_jobs": None,
+            }
+        )
+    }
     assert figures["memory"]["recycling off"]["rss_growth_mb"] == 54.0
     figures["ratios"] = ss.median_ratios([ss.round_ratios(figures["rounds"][0])])
     assert figures["ratios"] == {"cold_vs_baseline": 2.5, "cold_vs_baseline_cpu": 2.67}
@@ -241,15 +293,29 @@ def test_report_prints_ratios_and_verdicts(ss):
 
 def test_report_from_a_saved_json(ss, tmp_path, capsys):
     rounds = [
-        {"cold": {"cases_per_min": 30.0, "cpu_s": 3.0}, "baseline": {"cases_per_min": 12.0, "cpu_s": 6.0}},
-        {"cold": {"cases_per_min": 60.0, "cpu_s": 3.0}, "baseline": {"cases_per_min": 12.0, "cpu_s": 6.3}},
+        {
+            "cold": {"cases_per_min": 30.0, "cpu_s": 3.0},
+            "baseline": {"cases_per_min": 12.0, "cpu_s": 6.0},
+        },
+        {
+            "cold": {"cases_per_min": 60.0, "cpu_s": 3.0},
+            "baseline": {"cases_per_min": 12.0, "cpu_s": 6.3},
+        },
     ]
     for r in rounds:
         r["ratios"] = ss.round_ratios(r)
     assert [r["ratios"]["cold_vs_baseline"] for r in rounds] == [2.5, 5.0]
     assert ss.unstable_ratios(rounds) == ["cold_vs_baseline 2.50-5.00"]
     figures = {
-        "machine": {"nproc": 2, "cpu": "X", "ram_gib": 8, "platform": "p", "python": "3", "versions": {}, "loadavg_start": []},
+        "machine": {
+            "nproc": 2,
+            "cpu": "X",
+            "ram_gib": 8,
+            "platform": "p",
+            "python": "3",
+            "versions": {},
+            "loadavg_start": [],
+        },
         "workers": 2,
         "sample": {"onnx": 1, "stablehlo": 1, "file": "f"},
         "rounds": [],
@@ -280,11 +346,25 @@ def test_parse_proc_stat_cpu(ss):
 
 
 def test_compare_verdicts(ss):
-    a = [{"case_id": "x", "status": "pass", "stage": "compare", "verdict": "pass"}, {"case_id": "y", "status": "fail", "stage": "compare", "verdict": "xfail"}, {"case_id": "z", "status": "pass"}]
-    b = [{"case_id": "x", "status": "pass", "stage": "compare", "verdict": "pass"}, {"case_id": "y", "status": "error", "stage": "compile", "verdict": "fail"}, {"case_id": "w", "status": "pass"}]
+    a = [
+        {"case_id": "x", "status": "pass", "stage": "compare", "verdict": "pass"},
+        {"case_id": "y", "status": "fail", "stage": "compare", "verdict": "xfail"},
+        {"case_id": "z", "status": "pass"},
+    ]
+    b = [
+        {"case_id": "x", "status": "pass", "stage": "compare", "verdict": "pass"},
+        {"case_id": "y", "status": "error", "stage": "compile", "verdict": "fail"},
+        {"case_id": "w", "status": "pass"},
+    ]
     got = ss.compare_verdicts(a, b)
     assert got["compared"] == 2
-    assert got["differ"] == {"y": {"status": ("fail", "error"), "stage": ("compare", "compile"), "verdict": ("xfail", "fail")}}
+    assert got["differ"] == {
+        "y": {
+            "status": ("fail", "error"),
+            "stage": ("compare", "compile"),
+            "verdict": ("xfail", "fail"),
+        }
+    }
     assert (got["only_in_a"], got["only_in_b"]) == (["z"], ["w"])
     assert ss.compare_verdicts(a, a)["differ"] == {}
 
@@ -298,7 +378,12 @@ def test_choose_batch_size(ss):
         32: {"cpu_s_per_case": 0.49, "peak_rss_mb": 2000},
     }
     # 32 is over the memory limit; 16 is the best left, and 8 is within 5% of it
-    assert ss.choose_batch_size(rows) == {"size": 8, "fastest": 16, "cpu_slack": 0.05, "rss_limit_mb": 1024.0}
+    assert ss.choose_batch_size(rows) == {
+        "size": 8,
+        "fastest": 16,
+        "cpu_slack": 0.05,
+        "rss_limit_mb": 1024.0,
+    }
     assert ss.choose_batch_size(rows, cpu_slack=0.0)["size"] == 16
     assert ss.choose_batch_size(rows, rss_limit_mb=4096)["fastest"] == 32
     assert ss.choose_batch_size({1: {"cpu_s_per_case": None}}) == {}
@@ -314,31 +399,90 @@ def test_unbatched_and_thread_ratios(ss):
     }
     r = ss.round_ratios(phases)
     assert (r["cold_vs_baseline_cpu"], r["cold_vs_baseline_native_cpu"]) == (3.75, 3.0)
-    assert (r["cold_unbatched_vs_baseline_cpu"], r["cold_unbatched_vs_baseline_native_cpu"]) == (1.88, 1.5)
+    assert (r["cold_unbatched_vs_baseline_cpu"], r["cold_unbatched_vs_baseline_native_cpu"]) == (
+        1.88,
+        1.5,
+    )
     assert (r["cold_vs_cold_unbatched"], r["cold_vs_cold_unbatched_cpu"]) == (2.0, 2.0)
     assert (r["nothreads_vs_cold"], r["nothreads_vs_cold_cpu"]) == (1.1, 1.05)
-    verdicts = ss.judge({"ratios": r, "batched_vs_unbatched": ss.compare_verdicts([{"case_id": "x", "status": "pass"}], [{"case_id": "x", "status": "pass"}])})
+    verdicts = ss.judge(
+        {
+            "ratios": r,
+            "batched_vs_unbatched": ss.compare_verdicts(
+                [{"case_id": "x", "status": "pass"}], [{"case_id": "x", "status": "pass"}]
+            ),
+        }
+    )
     assert "MET    cold >= 3x baseline, CPU seconds: 3.75x (cases/min 4.00x)" in verdicts
-    assert "MET    cold >= 2.5x baseline with native binaries, CPU seconds: 3.00x (cases/min 3.33x)" in verdicts
-    assert "MET    verdicts with batching identical to --batch-size 1 (status, stage, verdict): 1 cases compared, 0 differ" in verdicts
+    assert (
+        "MET    cold >= 2.5x baseline with native binaries, CPU seconds: 3.00x (cases/min 3.33x)"
+        in verdicts
+    )
+    assert (
+        "MET    verdicts with batching identical to --batch-size 1 (status, stage, verdict): 1 cases compared, 0 differ"
+        in verdicts
+    )
 
 
 def test_warm_overhead_target_is_5_ms(ss):
     lines = ss.judge({"profile": {"parent": {"count": 3, "mean_ms": 5.5}}})
-    assert lines == ["MISSED overhead < 5 ms/case, warm steady state (profiled pipeline): mean 5.50 ms"]
+    assert lines == [
+        "MISSED overhead < 5 ms/case, warm steady state (profiled pipeline): mean 5.50 ms"
+    ]
 
 
 def test_batching_sections_of_the_report(ss):
     figures = {
-        "batched_vs_unbatched": {"compared": 2, "differ": {"y": {"status": ("fail", "pass")}}, "only_in_a": [], "only_in_b": []},
-        "bisection": {"size": 4, "group_cases": 5, "clean": {"cases": 4, "batch_compiles": 1, "placed": 4, "wall_s": 1.0, "worker_cpu_s": 0.9}, "one failing": {"cases": 5, "batch_compiles": 2, "placed": 4, "wall_s": 2.0, "worker_cpu_s": 1.8, "wall_vs_clean": 2.0, "cpu_vs_clean": 2.0}},
-        "batch_rss": {"cases": 8, "sizes": {1: {"batches": 8, "wall_s": 8.0, "cpu_s": 7.0, "cpu_s_per_case": 0.875, "peak_rss_mb": 240.0, "statuses": {"pass": 8}}}, "choice": {"size": 1, "fastest": 1, "cpu_slack": 0.05, "rss_limit_mb": 1024.0}},
+        "batched_vs_unbatched": {
+            "compared": 2,
+            "differ": {"y": {"status": ("fail", "pass")}},
+            "only_in_a": [],
+            "only_in_b": [],
+        },
+        "bisection": {
+            "size": 4,
+            "group_cases": 5,
+            "clean": {
+                "cases": 4,
+                "batch_compiles": 1,
+                "placed": 4,
+                "wall_s": 1.0,
+                "worker_cpu_s": 0.9,
+            },
+            "one failing": {
+                "cases": 5,
+                "batch_compiles": 2,
+                "placed": 4,
+                "wall_s": 2.0,
+                "worker_cpu_s": 1.8,
+                "wall_vs_clean": 2.0,
+                "cpu_vs_clean": 2.0,
+            },
+        },
+        "batch_rss": {
+            "cases": 8,
+            "sizes": {
+                1: {
+                    "batches": 8,
+                    "wall_s": 8.0,
+                    "cpu_s": 7.0,
+                    "cpu_s_per_case": 0.875,
+                    "peak_rss_mb": 240.0,
+                    "statuses": {"pass": 8},
+                }
+            },
+            "choice": {"size": 1, "fastest": 1, "cpu_slack": 0.05, "rss_limit_mb": 1024.0},
+        },
     }
     text = "\n".join(ss.format_batching(figures))
     assert "y: status fail (batched) vs pass" in text
-    assert "one failing" in text and " 2 batch compile(s)" in text and "wall 2.00x, CPU 2.00x" in text
+    assert (
+        "one failing" in text and " 2 batch compile(s)" in text and "wall 2.00x, CPU 2.00x" in text
+    )
     assert "choice: batch size 1" in text
-    assert any(line.startswith("MISSED verdicts with batching identical") for line in ss.judge(figures))
+    assert any(
+        line.startswith("MISSED verdicts with batching identical") for line in ss.judge(figures)
+    )
 
 
 def test_threads_env_reaches_only_the_workers(ss, tmp_path):
@@ -366,7 +510,10 @@ def test_failing_case_is_of_the_same_suite_and_kind(ss, tmp_path):
     like = NpzCase(case_id="stablehlo/a", suite="stablehlo", kind="mlir", source_path=src)
     bad = ss.failing_case(like, tmp_path)
     assert (bad.suite, bad.kind, type(bad)) == (like.suite, like.kind, type(like))
-    assert bad.case_id == "stablehlo/zz_suite_speed_failing" and "custom_call" in bad.source_path.read_text()
+    assert (
+        bad.case_id == "stablehlo/zz_suite_speed_failing"
+        and "custom_call" in bad.source_path.read_text()
+    )
 
 
 def test_threads_sitecustomize_sets_the_flags_in_workers_only(ss, tmp_path):
@@ -376,16 +523,40 @@ def test_threads_sitecustomize_sets_the_flags_in_workers_only(ss, tmp_path):
     env = ss.threads_env(tmp_path, ["--mlir-disable-threading"])
     marks = Path(env["SUITE_SPEED_IREE_GLOBAL_MARKS"])
     worker_like = str(tmp_path / f"{ss._WORKER_LOG_PREFIX}x.log")
-    subprocess.run([sys.executable, "-m", "this", "other.log"], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "this", "other.log"], env=env, check=True, capture_output=True
+    )
     assert list(marks.iterdir()) == []  # not a worker: untouched
-    subprocess.run([sys.executable, "-m", "this", worker_like], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "this", worker_like], env=env, check=True, capture_output=True
+    )
     assert len(list(marks.iterdir())) == 1
 
 
 def test_overhead_of_batched_cases_leaves_the_batch_share_out(ss):
-    batched = {"case_id": "a", "status": "pass", "duration": 0.010, "info": {"batch": {"size": 4}}, "stage_times": {"inputs": 0.001, "import": 0.2, "compile": 0.5, "load": 0.002, "run": 0.003}}
-    alone = {"case_id": "b", "status": "pass", "duration": 1.0, "info": {"batch": {"size": 4, "ran_alone": True}}, "stage_times": {"import": 0.2, "compile": 0.7, "run": 0.05}}
+    batched = {
+        "case_id": "a",
+        "status": "pass",
+        "duration": 0.010,
+        "info": {"batch": {"size": 4}},
+        "stage_times": {
+            "inputs": 0.001,
+            "import": 0.2,
+            "compile": 0.5,
+            "load": 0.002,
+            "run": 0.003,
+        },
+    }
+    alone = {
+        "case_id": "b",
+        "status": "pass",
+        "duration": 1.0,
+        "info": {"batch": {"size": 4, "ran_alone": True}},
+        "stage_times": {"import": 0.2, "compile": 0.7, "run": 0.05},
+    }
     assert ss.own_stage_times(batched) == {"inputs": 0.001, "load": 0.002, "run": 0.003}
-    assert ss.iree_time(batched) == pytest.approx(0.005) and ss.iree_time(alone) == pytest.approx(0.95)
+    assert ss.iree_time(batched) == pytest.approx(0.005) and ss.iree_time(alone) == pytest.approx(
+        0.95
+    )
     stats = ss.overhead_stats([batched])
     assert stats["mean_ms"] == pytest.approx(5.0) and "compile" not in stats["split_ms_mean"]

@@ -360,3 +360,35 @@ def test_a_changed_case_recompiles_only_its_own_batch(tmp_path, targets):
         finally:
             client.close()
     assert hits == [[False, False], [False, True]]
+
+
+def test_sources_without_a_module_are_wrapped_in_one():
+    from iree.compiler.api import Session
+
+    bare = [
+        MergeMember(
+            f"bare{i}",
+            _program(float(i))
+            .replace("module attributes {mhlo.num_partitions = 1 : i32} {", "")
+            .rstrip()
+            .rstrip("}")
+            .encode(),
+            {},
+        )
+        for i in range(2)
+    ]
+    single = MergeMember(
+        "single",
+        b"func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n",
+        {},
+    )
+    _, placed, left_out = merge_modules([*bare, single], Session().context)
+    assert left_out == {} and [placed[c].public_functions for c in placed] == [
+        ["main"],
+        ["main"],
+        ["main"],
+    ]
+    _, placed, left_out = merge_modules(
+        [MergeMember("m", _program(0.0).encode(), {}), single], Session().context
+    )
+    assert list(placed) == ["m"] and "attributes differ" in left_out["single"]
