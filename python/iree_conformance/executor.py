@@ -440,8 +440,8 @@ class Executor:
                     "load",
                     "the batch's module is no longer available (the worker was replaced and the store is off)",
                 )
-            entry = (cached[1], cached[0], None)
-            self._batches[key] = entry
+            self._remember_batch(key, cached[1], cached[0])
+            entry = self._batches[key]
         vmfb, meta, loaded = entry
         if loaded is None or loaded[0] != (driver, device):
             sites = [site for member in meta["members"].values() for site in _shifted(member)]
