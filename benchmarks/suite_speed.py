@@ -567,22 +567,10 @@ def run_ours(
     return Phase(name, len(case_ids), wall, cpu, outcomes, _loadavg(), {"pytest_rc": rc})
 
 
-# What a case run in its batch spends itself; its other stage times (import, compile,
-# store) are its share of the batch job, which ran before it, outside its duration.
-MEMBER_OWN_STAGES = ("inputs", "load", "run", "reference", "compare")
-
-
-def own_stage_times(outcome: dict[str, Any]) -> dict[str, float]:
-    """The stage times that lie inside the case's own duration."""
-    times = outcome.get("stage_times", {})
-    batch = (outcome.get("info") or {}).get("batch")
-    if batch and not batch.get("ran_alone"):
-        return {k: v for k, v in times.items() if k in MEMBER_OWN_STAGES}
-    return times
-
-
 def iree_time(outcome: dict[str, Any]) -> float:
-    times = own_stage_times(outcome)
+    """IREE's own import/compile/load/run of a case; for a case run in its batch, its
+    share of the batch's import and compile (which its duration also counts)."""
+    times = outcome.get("stage_times", {})
     return sum(times.get(s, 0.0) for s in IREE_STAGES)
 
 
@@ -594,7 +582,7 @@ def overhead_stats(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
     per_case = sorted(1000.0 * (o["duration"] - iree_time(o)) for o in ran)
     split: dict[str, float] = {}
     for o in ran:
-        times = own_stage_times(o)
+        times = o.get("stage_times", {})
         for stage, seconds in times.items():
             if stage not in IREE_STAGES:
                 split[stage] = split.get(stage, 0.0) + 1000.0 * seconds
@@ -869,11 +857,15 @@ def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int
                 if batch.batch_id not in keys:
                     r = executor.execute(batch_job(batch.cases, target), lambda stage: None)
                     keys[batch.batch_id] = (
-                        r.get("batch_key") if r.get("status") == "pass" else None,
-                        list(r.get("placed") or ()),
+                        r.batch_key if r.status == "pass" else None,
+                        list(r.placed),
                     )
                 key, placed = keys[batch.batch_id]
-                job = {**job, "batch": key} if key and case.case_id in placed else job
+                job = (
+                    dataclasses.replace(job, batch_key=key)
+                    if key and case.case_id in placed
+                    else job
+                )
             executor.execute(job, lambda stage: None)
 
     worker_round()  # first use
@@ -986,10 +978,9 @@ class _NoCulprits:
     def __init__(self, client: Any):
         self.client = client
 
-    def execute(self, job: dict[str, Any]) -> dict[str, Any]:
+    def execute(self, job: Any) -> Any:
         result = self.client.execute(job)
-        result.pop("culprits", None)
-        return result
+        return dataclasses.replace(result, culprits=[]) if hasattr(result, "culprits") else result
 
 
 def failing_case(like: Any, directory: Path) -> Any:
@@ -1104,7 +1095,7 @@ def measure_batch_rss(
                     job = build_job(chunk[0], target, [], compile_only=True)
                 else:
                     job = batch_job(chunk, target)
-                status = client.execute(job).get("status", "?")
+                status = client.execute(job).status
                 statuses[status] = statuses.get(status, 0) + 1
             wall = time.perf_counter() - t0
             now = _worker_pid(client)
