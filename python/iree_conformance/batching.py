@@ -25,7 +25,7 @@ from .jobs import BatchJob
 from .targets import Target
 from .worker import WorkerClient
 
-DEFAULT_BATCH_SIZE = 8
+DEFAULT_BATCH_SIZE = 16
 
 
 @dataclasses.dataclass(frozen=True)
