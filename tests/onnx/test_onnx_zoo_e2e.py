@@ -139,7 +139,14 @@ def http_zoo(zoo: Path) -> Iterator[tuple[str, list[str]]]:
         httpd.server_close()
 
 
+def _environment(monkeypatch: pytest.MonkeyPatch, tmp: Path, store: Path) -> None:
+    monkeypatch.setenv("IREE_CONFORMANCE_STORE", str(store))
+    monkeypatch.setenv("IREE_CONFORMANCE_ZOO_CACHE", str(tmp / "zoo-cache"))
+    monkeypatch.delenv("IREE_CONFORMANCE_ZOO_MIRROR", raising=False)
+
+
 def run(cmd: list[str], tmp: Path, store: Path) -> subprocess.CompletedProcess:
+    """A command-line tool (``iree-conformance run-bundle``) in the same environment."""
     env = {
         **os.environ,
         "IREE_CONFORMANCE_STORE": str(store),
@@ -150,53 +157,64 @@ def run(cmd: list[str], tmp: Path, store: Path) -> subprocess.CompletedProcess:
 
 
 def run_conformance(
-    tmp: Path, store: Path, manifest: str, mirror: str, models: str, *extra: str
-) -> tuple[subprocess.CompletedProcess, dict]:
-    """``pytest conformance`` on the zoo models; returns the process and Outcomes by case id."""
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp: Path,
+    store: Path,
+    manifest: str,
+    mirror: str,
+    models: str,
+    *extra: str,
+) -> tuple[pytest.RunResult, dict]:
+    """``pytest conformance`` on the zoo models through pytester; returns its RunResult
+    and the Outcomes by case id."""
+    _environment(monkeypatch, tmp, store)
     (tmp / "expectations").mkdir(exist_ok=True)
     report = tmp / "results.json"
-    proc = run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "conformance/test_onnx_models.py",
-            "-p",
-            "no:cacheprovider",
-            "-k",
-            "onnx-zoo",
-            "--zoo-manifest",
-            manifest,
-            "--zoo-models",
-            models,
-            "--zoo-mirror",
-            mirror,
-            "--expectations-dir",
-            str(tmp / "expectations"),
-            "--report-json",
-            str(report),
-            *extra,
-        ],
-        tmp,
-        store,
+    result = pytester.runpytest_subprocess(
+        str(ROOT / "conformance" / "test_onnx_models.py"),
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "onnx-zoo",
+        "--zoo-manifest",
+        manifest,
+        "--zoo-models",
+        models,
+        "--zoo-mirror",
+        mirror,
+        "--expectations-dir",
+        str(tmp / "expectations"),
+        "--report-json",
+        str(report),
+        *extra,
+        timeout=600,
     )
-    assert report.exists(), proc.stdout + proc.stderr
+    output = result.stdout.str() + result.stderr.str()
+    assert report.exists(), output
     outcomes = {o["case_id"]: o for o in json.loads(report.read_text())["outcomes"]}
-    return proc, outcomes
+    return result, outcomes
 
 
 def test_local_folder_zoo_right_wrong_and_random_inputs(
-    zoo: Path, store: Path, tmp_path: Path
+    zoo: Path,
+    store: Path,
+    tmp_path: Path,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    proc, outcomes = run_conformance(
+    result, outcomes = run_conformance(
+        pytester,
+        monkeypatch,
         tmp_path,
         store,
         str(zoo / MANIFEST),
         str(zoo) + "/{model_path}",
         "tiny-13,wrong-13,nodata-13,nooutput-13",
     )
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 1, out  # the wrong shipped output fails the run
+    out = result.stdout.str() + result.stderr.str()
+    # The wrong shipped output and the data set without outputs fail the run.
+    result.assert_outcomes(passed=2, failed=2)
     right, wrong, nodata = (outcomes[f"onnx-zoo/{n}"] for n in ("tiny-13", "wrong-13", "nodata-13"))
     assert (right["status"], right["stage"], right["verdict"]) == ("pass", "compare", "pass"), right
     assert (wrong["status"], wrong["stage"], wrong["verdict"]) == ("fail", "compare", "fail"), wrong
@@ -222,13 +240,24 @@ def test_local_folder_zoo_right_wrong_and_random_inputs(
 
 
 def test_http_zoo_downloads_and_passes(
-    zoo: Path, store: Path, tmp_path: Path, http_zoo: tuple[str, list[str]]
+    zoo: Path,
+    store: Path,
+    tmp_path: Path,
+    http_zoo: tuple[str, list[str]],
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     base, requested = http_zoo
-    proc, outcomes = run_conformance(
-        tmp_path, store, f"{base}/{MANIFEST}", base + "/{model_path}", "tiny-13,nodata-13"
+    result, outcomes = run_conformance(
+        pytester,
+        monkeypatch,
+        tmp_path,
+        store,
+        f"{base}/{MANIFEST}",
+        base + "/{model_path}",
+        "tiny-13,nodata-13",
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result.assert_outcomes(passed=2)
     assert {k: (o["status"], o["verdict"]) for k, o in outcomes.items()} == {
         "onnx-zoo/tiny-13": ("pass", "pass"),
         "onnx-zoo/nodata-13": ("pass", "pass"),
@@ -241,9 +270,17 @@ def test_http_zoo_downloads_and_passes(
     assert any(name.endswith("nodata-13.onnx") for name in cached), cached
 
 
-def test_compile_only_bundle_then_run_bundle(zoo: Path, store: Path, tmp_path: Path) -> None:
+def test_compile_only_bundle_then_run_bundle(
+    zoo: Path,
+    store: Path,
+    tmp_path: Path,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     bundle = tmp_path / "bundle"
-    proc, outcomes = run_conformance(
+    result, outcomes = run_conformance(
+        pytester,
+        monkeypatch,
         tmp_path,
         store,
         str(zoo / MANIFEST),
@@ -253,7 +290,7 @@ def test_compile_only_bundle_then_run_bundle(zoo: Path, store: Path, tmp_path: P
         "--bundle",
         str(bundle),
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result.assert_outcomes(passed=3)
     assert {o["stage"] for o in outcomes.values()} == {"compile"}
     records = json.loads((bundle / "manifest.json").read_text())["cases"]
     assert {r["case_id"]: r["entry_function"] for r in records} == dict.fromkeys(outcomes, None)
