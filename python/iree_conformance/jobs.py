@@ -28,9 +28,6 @@ class Program:
     source_bytes: bytes | None = None
     import_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
-    def describe(self) -> str:
-        return self.source_path or f"<{len(self.source_bytes or b'')} bytes>"
-
 
 @dataclasses.dataclass(frozen=True)
 class CaseJob:
@@ -91,10 +88,6 @@ class CaseResult:
     check_records: list[list[tuple[int, list[np.ndarray]]]] | None = None  # per input set
     timing: dict[str, float] | None = None
     vmfb: bytes | None = None  # compile-only runs
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "pass"
 
 
 @dataclasses.dataclass

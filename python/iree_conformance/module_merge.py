@@ -19,10 +19,6 @@ from typing import Any
 from .stablehlo_checks import CHECK_MODULE
 
 
-class MergeError(Exception):
-    """A member's module cannot be parsed or renamed; it runs alone."""
-
-
 @dataclasses.dataclass(frozen=True)
 class MergeMember:
     """One case's imported module and the metadata its import produced."""

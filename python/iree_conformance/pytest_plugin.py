@@ -270,11 +270,10 @@ class ConformanceRun:
         """Keeps this shard's items; a batch is one unit, weighed by its cases' durations."""
         assert self.options.shard is not None
         index, count = self.options.shard
+        labelled = [(self._unit_of(item), item) for item in items]
         units: dict[str, list[pytest.Item]] = {}
-        for item in items:
-            key = _item_key(item) or item.nodeid
-            batch = self.batches.get(_pair_key(_case_and_target(item)))
-            units.setdefault(batch.batch_id if batch is not None else key, []).append(item)
+        for name, item in labelled:
+            units.setdefault(name, []).append(item)
         names = list(units)
         known = {
             name: sum(self.durations.get(_item_key(i) or i.nodeid, math.nan) for i in group)
@@ -283,8 +282,8 @@ class ConformanceRun:
         weights = {name: seconds for name, seconds in known.items() if not math.isnan(seconds)}
         shards = assign(names, weights, count)
         keep_units = {name for name, shard in zip(names, shards) if shard == index - 1}
-        keep = [item for item in items if (self._unit_of(item) in keep_units)]
-        drop = [item for item in items if self._unit_of(item) not in keep_units]
+        keep = [item for name, item in labelled if name in keep_units]
+        drop = [item for name, item in labelled if name not in keep_units]
         if drop:
             config.hook.pytest_deselected(items=drop)
         items[:] = keep
