@@ -68,7 +68,7 @@ import numpy as np  # noqa: E402
 
 CONFORMANCE = ROOT / "conformance"
 DEFAULT_CASES_FILE = ROOT / "benchmarks" / "suite_speed_cases.txt"
-PYTEST_PATHS = ("conformance/test_onnx_ops.py", "conformance/test_stablehlo.py")
+PYTEST_PATHS = ("conformance/test_conformance.py", "-m", "onnx_ops or stablehlo")
 TARGET = "llvm-cpu"
 ONNX_PREFIX, STABLEHLO_PREFIX = "onnx-ops/", "stablehlo/"
 IREE_STAGES = ("import", "compile", "load", "run")

@@ -26,12 +26,12 @@ for _path in (REPO_ROOT / "python", REPO_ROOT):  # the library and cache_tools, 
         sys.path.insert(1, str(_path))
 
 from cache_tools.units import parse_size as _parse_size  # noqa: E402
-from iree_conformance import ghactions  # noqa: E402
+from iree_conformance import ghactions, results  # noqa: E402
 from iree_conformance.errors import ConformanceError  # noqa: E402
 from iree_conformance.fsutil import atomic_write_text  # noqa: E402
 
 OS_NAMES = ("linux", "macos", "windows")
-RESULTS_SCHEMA = 1
+RESULTS_SCHEMA = results.SCHEMA
 
 
 class CIError(ConformanceError):
@@ -205,37 +205,14 @@ def load_json(path: Path) -> Any:
 
 
 def load_results(path: Path) -> dict[str, Any]:
-    """Loads a results JSON (ARCHITECTURE.md, schema 1) or a merged file from merge_results.py."""
-    data = load_json(path)
-    if not isinstance(data, dict):
-        raise CIError(f"{path}: expected a JSON object")
-    if data.get("schema") != RESULTS_SCHEMA:
-        raise CIError(
-            f"{path}: unsupported results schema {data.get('schema')!r} (expected {RESULTS_SCHEMA})"
-        )
-    outcomes = data.get("outcomes")
-    if not isinstance(outcomes, list):
-        raise CIError(f"{path}: 'outcomes' must be a list")
-    for i, outcome in enumerate(outcomes):
-        if not isinstance(outcome, dict):
-            raise CIError(f"{path}: outcomes[{i}] is not an object")
-        missing = [k for k in ("case_id", "target", "status", "verdict") if k not in outcome]
-        if missing:
-            raise CIError(f"{path}: outcomes[{i}] lacks {', '.join(missing)}")
-    return data
+    """Loads a results JSON (ARCHITECTURE.md, schema 1) or a merged file from merge_results.py,
+    through the library's one loader (``iree_conformance.results``)."""
+    return results.load_results(path, results.OUTCOME_KEYS)
 
 
 def looks_like_results(path: Path) -> bool:
     """A JSON object with schema 1 and an outcomes list (a results or merged file)."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
-        return False
-    return (
-        isinstance(data, dict)
-        and data.get("schema") == RESULTS_SCHEMA
-        and isinstance(data.get("outcomes"), list)
-    )
+    return results.looks_like_results(path)
 
 
 def expand_json_inputs(paths: Iterable[str | Path]) -> list[Path]:

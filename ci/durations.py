@@ -27,6 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CIError, expand_json_inputs, load_json, normalize_os, run_main  # noqa: E402
 from merge_results import merge  # noqa: E402
 
+from iree_conformance.vocabulary import CaseKey  # noqa: E402
+
 
 def durations_by_os(merged: dict) -> dict[str, dict[str, float]]:
     sums: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -34,7 +36,7 @@ def durations_by_os(merged: dict) -> dict[str, dict[str, float]]:
         duration = o.get("duration")
         if not isinstance(duration, (int, float)) or isinstance(duration, bool) or duration < 0:
             continue
-        sums[str(o["os"])][f"{o['target']}:{o['case_id']}"].append(float(duration))
+        sums[str(o["os"])][str(CaseKey.of(o))].append(float(duration))
     return {
         os_name: {key: round(sum(v) / len(v), 4) for key, v in sorted(cases.items())}
         for os_name, cases in sums.items()

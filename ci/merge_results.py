@@ -38,9 +38,10 @@ from _common import (  # noqa: E402
 # standard library only, so it imports from the source tree before any install.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 from iree_conformance.merging import merge_documents, python_minor, suite_of  # noqa: E402
+from iree_conformance.results import VERDICTS  # noqa: E402, F401 - the verdict columns
+from iree_conformance.vocabulary import RED_VERDICTS  # noqa: E402
 
-VERDICTS = ("pass", "xfail", "flaky", "fail", "xpass", "skip")
-UNEXPECTED = ("fail", "xpass")
+UNEXPECTED = RED_VERDICTS
 
 
 def merge(paths: list[Path], base: Path | None = None) -> dict[str, Any]:

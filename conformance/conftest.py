@@ -5,6 +5,7 @@ from pathlib import Path
 from iree_conformance.pytest_plugin import (  # noqa: F401 - hooks and fixtures pytest must see
     configure,
     conformance,
+    pytest_addhooks,
     pytest_addoption,
     pytest_generate_tests,
     pytest_unconfigure,

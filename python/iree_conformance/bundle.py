@@ -38,6 +38,7 @@ from .fsutil import atomic_write_bytes
 from .jobs import CaseResult
 from .outcome import Outcome
 from .timing import time_iree_call
+from .vocabulary import CaseKey
 
 # 2: a case's function name is "entry_function" (schema 1 called it "entry").
 # 3: "checks" holds the check sites that run-bundle's check module records (schema 2 held
@@ -80,7 +81,7 @@ class BundleWriter:
         module_path = self.root / "modules" / f"{digest}.vmfb"
         if not module_path.exists():
             atomic_write_bytes(module_path, vmfb, exists_ok=True)  # named by its sha256
-        key = _sha256(f"{target.name}:{case.case_id}".encode())[:24]
+        key = _sha256(str(CaseKey(target.name, case.case_id)).encode())[:24]
         input_sets = case.input_sets()
         arrays: dict[str, np.ndarray] = {}
         for s, inputs in enumerate(input_sets):
@@ -117,7 +118,7 @@ class BundleWriter:
         listed = expectations.xfail.get(case.case_id)
         if listed is not None:
             record["expected"] = {
-                "stage": list(listed.stages) if listed.flaky else listed.stages[0],
+                "stage": list(listed.kinds) if listed.flaky else listed.kinds[0],
                 "reason": listed.reason,
             }
         atomic_write_bytes(
@@ -142,7 +143,7 @@ class BundleWriter:
                 for t in targets
             },
             "not_bundled": sorted(
-                f"{o['target']}:{o['case_id']} ({o['status']} at {o['stage']})"
+                f"{CaseKey.of(o)} ({o['status']} at {o['stage']})"
                 for o in outcomes
                 if o["status"] != "pass"
             ),
@@ -301,7 +302,7 @@ def run_bundle(
         counts[outcome.verdict] += 1
         outcomes.append(outcome.to_json())
         print(
-            f"{outcome.verdict.upper():5} {record['target']}:{record['case_id']} ({outcome.duration:.2f} s)",
+            f"{outcome.verdict.upper():5} {CaseKey.of(record)} ({outcome.duration:.2f} s)",
             flush=True,
         )
     meta = run_metadata(

@@ -77,17 +77,25 @@ def cmd_run_bundle(args: argparse.Namespace) -> int:
 
 def cmd_update_expectations(args: argparse.Namespace) -> int:
     """Applies a results JSON to the manifests, as --update-expectations would have."""
-    from .manifest import update_manifests
+    from .manifest import migrate_manifests, update_manifests
     from .outcome import Outcome
     from .targets import load_targets
 
-    data = report_mod.load_results(Path(args.results))
-    os_name = args.os or data.get("metadata", {}).get("os", "linux")
     directory = (
         Path(args.expectations_dir)
         if args.expectations_dir
         else Path.cwd() / "conformance" / "expectations"
     )
+    if args.migrate:
+        if args.results:
+            raise ConfigurationError("--migrate takes no results file")
+        for path, changed in migrate_manifests(directory):
+            print(f"{'migrated' if changed else 'unchanged'} {path}")
+        return 0
+    if not args.results:
+        raise ConfigurationError("update-expectations needs a results JSON file (or --migrate)")
+    data = report_mod.load_results(Path(args.results))
+    os_name = args.os or data.get("metadata", {}).get("os", "linux")
     outcomes = [Outcome.from_json(o) for o in data["outcomes"]]
     fingerprint = data.get("metadata", {}).get("cpu_fingerprint")
     hosts = {
@@ -225,9 +233,14 @@ def build_parser() -> argparse.ArgumentParser:
         "update-expectations",
         help="apply a results JSON to the expectations manifests (like --update-expectations)",
     )
-    p.add_argument("results", help="results JSON file")
+    p.add_argument("results", nargs="?", help="results JSON file")
     p.add_argument(
         "--expectations-dir", help="manifest folder (default: ./conformance/expectations)"
+    )
+    p.add_argument(
+        "--migrate",
+        action="store_true",
+        help="rename every [xfail] entry's old key stage to expect in the manifests, changing nothing else",
     )
     p.add_argument(
         "--overlay", action="store_true", help="write the per-OS overlay with the differences only"

@@ -1,15 +1,17 @@
 """Expectations manifests: known IREE failures and per-case tolerance overrides.
 
 ``conformance/expectations/<target>.toml`` (and an optional per-OS overlay
-``<target>.<os>.toml`` whose entries replace the base file's; ``stage = "pass"`` in an
+``<target>.<os>.toml`` whose entries replace the base file's; ``expect = "pass"`` in an
 overlay says the case passes on that OS) holds two tables, one line per case::
 
     [xfail]
-    "stablehlo/foo" = { stage = "fail-compile", reason = "error: failed to legalize ..." }
-    "onnx-ops/test_baz" = { stage = ["pass", "fail-numerics"], reason = "flaky: reads uninitialized memory" }
+    "stablehlo/foo" = { expect = "fail-compile", reason = "error: failed to legalize ..." }
+    "onnx-ops/test_baz" = { expect = ["pass", "fail-numerics"], reason = "flaky: reads uninitialized memory" }
 
-A list of stages declares a nondeterministic case: any of them gives the verdict
-``flaky``, which never turns a run red and never counts as a pass.
+``expect`` holds the expected kind (an ``ExpectationKind``); its old name ``stage`` is still
+read (``iree-conformance update-expectations --migrate`` renames it), and an entry with
+both is an error. A list of kinds declares a nondeterministic case: any of them gives
+the verdict ``flaky``, which never turns a run red and never counts as a pass.
 
     [tolerance]
     "onnx-ops/test_bar" = { rtol = 1e-3, atol = 1e-5, reason = "fast exp approximation" }
@@ -25,6 +27,8 @@ from typing import Any
 from .compare import Tolerance
 from .errors import ManifestError
 from .manifest import (  # noqa: F401 - the manifest format's names, re-exported
+    EXPECT_KEY,
+    OLD_EXPECT_KEY,
     ManifestFile,
     manifest_paths,
     read_manifest,
@@ -35,6 +39,7 @@ from .manifest import (  # noqa: F401 - the manifest format's names, re-exported
     with_recorded_on,
 )
 from .outcome import EXPECTATION_KINDS, Outcome
+from .vocabulary import STAGE_ORDER, ExpectationKind, Stage, Status, Verdict
 
 
 class ExpectationsError(ManifestError):
@@ -43,19 +48,19 @@ class ExpectationsError(ManifestError):
 
 @dataclasses.dataclass
 class ManifestEntry:
-    stages: tuple[str, ...]  # one expected kind, or several for a flaky case ("pass" allowed)
+    kinds: tuple[str, ...]  # one expected kind, or several for a flaky case ("pass" allowed)
     reason: str
     path: Path
     line: int | None
 
     @property
-    def stage(self) -> str:
+    def expect(self) -> str:
         """The expected kind as written: "fail-compile", or "pass|fail-numerics" when flaky."""
-        return "|".join(self.stages)
+        return "|".join(self.kinds)
 
     @property
     def flaky(self) -> bool:
-        return len(self.stages) > 1
+        return len(self.kinds) > 1
 
     @property
     def where(self) -> str:
@@ -63,8 +68,11 @@ class ManifestEntry:
 
 
 @dataclasses.dataclass
-class Verdict:
-    name: str  # pass | xfail | flaky | fail | xpass | skip
+class Judgement:
+    """A judged Outcome: its Verdict, the message pytest shows, and the listed kind.
+    (Once named ``Verdict``; that name is now the enum of verdicts.)"""
+
+    name: Verdict
     message: str
     expected: str | None
 
@@ -72,7 +80,7 @@ class Verdict:
         """Writes the verdict into the Outcome: its name, the listed kind, and (skip, xfail,
         flaky) the message as the reason. The one way a judged Outcome is completed."""
         outcome.verdict, outcome.expected = self.name, self.expected
-        if self.name in ("skip", "xfail", "flaky"):
+        if self.name in (Verdict.SKIP, Verdict.XFAIL, Verdict.FLAKY):
             outcome.reason = self.message
         return outcome
 
@@ -89,58 +97,56 @@ class Expectations:
     def tolerance_for(self, case_id: str) -> Tolerance | None:
         return self.tolerance.get(case_id)
 
-    def judge(self, outcome: Outcome) -> Verdict:
+    def judge(self, outcome: Outcome) -> Judgement:
         entry = self.xfail.get(outcome.case_id)
-        expected = entry.stage if entry else None
+        expected = entry.expect if entry else None
         kind = outcome.failure_kind
-        if outcome.status == "skip":
-            return Verdict("skip", outcome.reason or "skipped", expected)
+        if outcome.status == Status.SKIP:
+            return Judgement(Verdict.SKIP, outcome.reason or "skipped", expected)
         if entry is not None and entry.flaky:
-            if outcome.observed in entry.stages:
-                return Verdict(
-                    "flaky",
-                    f"flaky ({entry.stage}), {outcome.observed} this time: {entry.reason}",
+            if outcome.observed in entry.kinds:
+                return Judgement(
+                    Verdict.FLAKY,
+                    f"flaky ({entry.expect}), {outcome.observed} this time: {entry.reason}",
                     expected,
                 )
-            return Verdict(
-                "fail",
-                f"expected one of {entry.stage} ({entry.where}) but got {outcome.observed}: {outcome.summary()}",
+            return Judgement(
+                Verdict.FAIL,
+                f"expected one of {entry.expect} ({entry.where}) but got {outcome.observed}: {outcome.summary()}",
                 expected,
             )
         if kind is None:
             if entry is None:
-                return Verdict("pass", "", None)
-            return Verdict(
-                "xpass",
+                return Judgement(Verdict.PASS, "", None)
+            return Judgement(
+                Verdict.XPASS,
                 f"XPASS(strict): {outcome.case_id} now passes on {outcome.target} but is listed as "
-                f"{entry.stage}; delete its line at {entry.where}",
+                f"{entry.expect}; delete its line at {entry.where}",
                 expected,
             )
         if entry is None:
-            return Verdict("fail", f"unexpected {kind}: {outcome.summary()}", None)
-        if entry.stage == kind:
-            return Verdict("xfail", f"{kind}: {entry.reason}", expected)
-        return Verdict(
-            "fail",
-            f"expected {entry.stage} ({entry.where}) but got {kind}{_direction(kind, outcome.stage, entry.stage)}: {outcome.summary()}",
+            return Judgement(Verdict.FAIL, f"unexpected {kind}: {outcome.summary()}", None)
+        if entry.expect == kind:
+            return Judgement(Verdict.XFAIL, f"{kind}: {entry.reason}", expected)
+        return Judgement(
+            Verdict.FAIL,
+            f"expected {entry.expect} ({entry.where}) but got {kind}{_direction(kind, outcome.stage, entry.expect)}: {outcome.summary()}",
             expected,
         )
 
 
-_STAGE_OF_KIND = {
-    "fail-prepare": "prepare",
-    "fail-import": "import",
-    "fail-compile": "compile",
-    "fail-run": "run",
-    "fail-reference": "reference",
-    "fail-numerics": "compare",
+_STAGE_OF_KIND: dict[str, str] = {
+    ExpectationKind.FAIL_PREPARE: Stage.PREPARE,
+    ExpectationKind.FAIL_IMPORT: Stage.IMPORT,
+    ExpectationKind.FAIL_COMPILE: Stage.COMPILE,
+    ExpectationKind.FAIL_RUN: Stage.RUN,
+    ExpectationKind.FAIL_REFERENCE: Stage.REFERENCE,
+    ExpectationKind.FAIL_NUMERICS: Stage.COMPARE,
 }
 
 
 def _direction(kind: str, stage: str, expected_kind: str) -> str:
     """', at an earlier stage' or ', at a later stage' when the stages can be ordered."""
-    from .outcome import STAGE_ORDER
-
     expected_stage = _STAGE_OF_KIND.get(expected_kind)
     actual_stage = _STAGE_OF_KIND.get(kind, stage)
     if expected_stage is None or actual_stage not in STAGE_ORDER or actual_stage == expected_stage:
@@ -149,20 +155,22 @@ def _direction(kind: str, stage: str, expected_kind: str) -> str:
     return f", at an {'earlier' if earlier else 'later'} stage ({actual_stage})"
 
 
-def _parse_stages(stage: Any, allow_pass: bool, case_id: str, where: str) -> tuple[str, ...]:
+def _parse_kinds(
+    stage: Any, allow_pass: bool, case_id: str, where: str, key: str = EXPECT_KEY
+) -> tuple[str, ...]:
     """One kind ("fail-compile"), or a list of two or more for a flaky case ("pass" allowed)."""
     if isinstance(stage, list):
         allowed: tuple[str, ...] = EXPECTATION_KINDS + ("pass",)
         bad = [s for s in stage if s not in allowed]
         if bad or len(set(stage)) < 2 or len(set(stage)) != len(stage):
             raise ExpectationsError(
-                f"{where}: flaky stage list {stage!r} for {case_id!r} must name two or more different kinds of {', '.join(allowed)}"
+                f"{where}: flaky {key} list {stage!r} for {case_id!r} must name two or more different kinds of {', '.join(allowed)}"
             )
         return tuple(stage)
     allowed = EXPECTATION_KINDS + (("pass",) if allow_pass else ())
     if stage not in allowed:
         raise ExpectationsError(
-            f"{where}: stage {stage!r} for {case_id!r} is not one of {', '.join(allowed)} (or a list of them for a flaky case)"
+            f"{where}: {key} {stage!r} for {case_id!r} is not one of {', '.join(allowed)} (or a list of them for a flaky case)"
         )
     return (stage,)
 
@@ -192,18 +200,23 @@ def _parse_file(
         where = manifest.where("xfail", case_id)
         if not isinstance(spec, dict):
             raise ExpectationsError(
-                f"{where}: entry for {case_id!r} must be an inline table {{ stage = ..., reason = ... }}"
+                f"{where}: entry for {case_id!r} must be an inline table {{ expect = ..., reason = ... }}"
             )
-        stage, reason = spec.get("stage"), spec.get("reason")
-        stages = _parse_stages(stage, allow_pass, case_id, where)
+        if EXPECT_KEY in spec and OLD_EXPECT_KEY in spec:
+            raise ExpectationsError(
+                f"{where}: {case_id!r} has both {EXPECT_KEY} and {OLD_EXPECT_KEY} (its old name); keep {EXPECT_KEY} only"
+            )
+        key = OLD_EXPECT_KEY if OLD_EXPECT_KEY in spec else EXPECT_KEY
+        stage, reason = spec.get(key), spec.get("reason")
+        kinds = _parse_kinds(stage, allow_pass, case_id, where, key)
         if not isinstance(reason, str) or not reason.strip():
             raise ExpectationsError(
                 f"{where}: {case_id!r} needs a non-empty reason (first error line or issue link)"
             )
-        extra = set(spec) - {"stage", "reason"}
+        extra = set(spec) - {EXPECT_KEY, OLD_EXPECT_KEY, "reason"}
         if extra:
             raise ExpectationsError(f"{where}: unknown keys {sorted(extra)} for {case_id!r}")
-        xfail[case_id] = ManifestEntry(stages, reason, path, line)
+        xfail[case_id] = ManifestEntry(kinds, reason, path, line)
     tolerance: dict[str, tuple[Tolerance, str]] = {}
     for case_id, spec in data.get("tolerance", {}).items():
         where = manifest.where("tolerance", case_id)
@@ -236,7 +249,7 @@ def load_expectations(directory: Path, target: str, os_name: str) -> Expectation
         xfail, tolerance = _parse_file(path, allow_pass=is_overlay)
         result.recorded_on = recorded_on(path) or result.recorded_on  # the header's CPU
         for case_id, entry in xfail.items():
-            if entry.stages == ("pass",):
+            if entry.kinds == ("pass",):
                 result.xfail.pop(case_id, None)
             else:
                 result.xfail[case_id] = entry

@@ -22,6 +22,7 @@ from typing import Any
 
 from .errors import ConformanceError
 from .outcome import Outcome
+from .vocabulary import CaseKey
 
 
 class FlakesError(ConformanceError):
@@ -136,7 +137,7 @@ def render(results: list[CaseResults], repeat: int) -> str:
     lines = [f"{len(results)} cases, {repeat} runs each: {len(varied)} varied"]
     for r in varied:
         counts = ", ".join(f"{kind} {n}/{repeat}" for kind, n in sorted(r.counts().items()))
-        lines.append(f"FLAKY {r.target}:{r.case_id}: {counts}")
+        lines.append(f"FLAKY {CaseKey(r.target, r.case_id)}: {counts}")
         for kind, line in sorted(r.first_lines.items()):
             if line:
                 lines.append(f"    {kind}: {line[:200]}")

@@ -7,7 +7,7 @@ The format (``expectations.py`` gives the meaning)::
     # recorded on: x86_64:AMD EPYC:6a93d771884cba54
 
     [xfail]
-    "stablehlo/foo" = { stage = "fail-compile", reason = "error: ..." }
+    "stablehlo/foo" = { expect = "fail-compile", reason = "error: ..." }
 
     [tolerance]
     "onnx-ops/test_bar" = { rtol = 1e-3, reason = "fast exp approximation" }
@@ -201,6 +201,17 @@ def _reason_for(outcome: Outcome) -> str:
     return outcome.failure_kind or "failed"
 
 
+#: The key of an [xfail] entry that holds the expected kind; ``stage`` is its old name,
+#: still read (``migrate_manifest`` renames it).
+EXPECT_KEY = "expect"
+OLD_EXPECT_KEY = "stage"
+
+
+def expected_of(spec: Mapping[str, Any]) -> Any:
+    """An [xfail] entry's expected kind (or list of kinds), under either key."""
+    return spec.get(EXPECT_KEY, spec.get(OLD_EXPECT_KEY))
+
+
 def _as_list(stage: Any) -> list[str]:
     return list(stage) if isinstance(stage, list) else [stage] if stage else []
 
@@ -223,21 +234,21 @@ def updated_entries(
             continue
         seen = sorted({a["kind"] for a in outcome.attempts} | {outcome.observed}, key=_kind_order)
         old = entries.get(outcome.case_id)
-        old_stages = _as_list(old.get("stage")) if old else []
+        old_stages = _as_list(expected_of(old)) if old else []
         if len(old_stages) > 1 and set(seen) <= set(old_stages):
             continue  # a declared flaky case stays declared while it keeps to its kinds
         if len(seen) > 1:
             entries[outcome.case_id] = {
-                "stage": seen,
+                EXPECT_KEY: seen,
                 "reason": f"flaky: {' and '.join(seen)} in one run (retried in a fresh worker)",
             }
             continue
         if kind is None:
             entries.pop(outcome.case_id, None)
             continue
-        if old and old.get("stage") == kind:
+        if old and expected_of(old) == kind:
             continue
-        entries[outcome.case_id] = {"stage": kind, "reason": _reason_for(outcome)}
+        entries[outcome.case_id] = {EXPECT_KEY: kind, "reason": _reason_for(outcome)}
     return entries
 
 
@@ -260,12 +271,12 @@ def update_manifest(
         entries = updated_entries(existing, outcomes)
     else:
         merged = {**base, **existing}
-        merged = {k: v for k, v in merged.items() if v.get("stage") != "pass"}
+        merged = {k: v for k, v in merged.items() if expected_of(v) != "pass"}
         entries_all = updated_entries(merged, outcomes)
         entries = {k: v for k, v in entries_all.items() if base.get(k) != v}
         for case_id in base:
             if case_id not in entries_all:
-                entries[case_id] = {"stage": "pass", "reason": OVERLAY_PASS_REASON}
+                entries[case_id] = {EXPECT_KEY: "pass", "reason": OVERLAY_PASS_REASON}
     header = None
     if host is not None:
         old_header = current.header if current else ""
@@ -329,11 +340,14 @@ def _toml_value(value: Any) -> str:
     raise ManifestError(f"cannot write {value!r} into a manifest entry")
 
 
-_ORDER = {"xfail": ("stage", "reason"), "tolerance": ("rtol", "atol", "reason")}
+_ORDER = {
+    "xfail": (EXPECT_KEY, OLD_EXPECT_KEY, "reason"),
+    "tolerance": ("rtol", "atol", "reason"),
+}
 
 
 def entry_text(table: str, spec: dict[str, Any]) -> str:
-    """An entry's inline table as the manifests write it: ``{ stage = ..., reason = ... }``."""
+    """An entry's inline table as the manifests write it: ``{ expect = ..., reason = ... }``."""
     order = _ORDER.get(table, ())
     keys = [k for k in order if spec.get(k) is not None] + sorted(k for k in spec if k not in order)
     return "{ " + ", ".join(f"{k} = {_toml_value(spec[k])}" for k in keys) + " }"
@@ -519,3 +533,44 @@ def rebuild(skeleton: str, tables: Tables) -> str:
             out += ["", f"[{table}]"]
             place(table)
     return "\n".join(out) + "\n"
+
+
+# -- migrating ---------------------------------------------------------------------------
+_OLD_KEY_LINE = re.compile(r"^(\s*(?:\"(?:[^\"\\]|\\.)*\"|[A-Za-z0-9_.-]+)\s*=\s*\{\s*)stage(\s*=)")
+
+
+def migrated_text(text: str, path: str | Path = "<manifest>") -> str:
+    """text with every [xfail] entry's ``stage =`` renamed ``expect =``, nothing else
+    changed (checked: the parsed tables are the same but for the key)."""
+    lines = text.splitlines(keepends=True)
+    for line in scan(text):
+        if line.kind == "entry" and line.table == "xfail":
+            lines[line.number - 1] = _OLD_KEY_LINE.sub(r"\1expect\2", lines[line.number - 1])
+    new = "".join(lines)
+    before, after = parse_manifest(text, path), parse_manifest(new, path)
+
+    def renamed(table: dict[str, Any]) -> dict[str, Any]:
+        return {
+            k: {(EXPECT_KEY if key == OLD_EXPECT_KEY else key): v for key, v in spec.items()}
+            for k, spec in table.items()
+        }
+
+    left = [k for k, spec in after.table("xfail").items() if OLD_EXPECT_KEY in spec]
+    if left or renamed(before.table("xfail")) != after.table("xfail"):
+        where = after.where("xfail", left[0]) if left else str(path)
+        raise ManifestError(f"{where}: cannot rename stage to expect here; edit the entry by hand")
+    return new
+
+
+def migrate_manifests(directory: Path) -> list[tuple[Path, bool]]:
+    """Renames ``stage`` to ``expect`` in every manifest of directory; (path, changed)."""
+    from .fsutil import atomic_write_text
+
+    done = []
+    for path in sorted(Path(directory).glob("*.toml")):
+        text = path.read_text(encoding="utf-8")
+        new = migrated_text(text, path)
+        if new != text:
+            atomic_write_text(path, new)
+        done.append((path, new != text))
+    return done

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-SCHEMA = 1
+from .results import MERGED_KIND, SCHEMA
 
 
 def python_minor(version: Any) -> str:
@@ -21,8 +21,9 @@ def python_minor(version: Any) -> str:
 
 
 def suite_of(outcome: dict[str, Any]) -> str:
-    """The outcome's suite, else the first component of its case id."""
-    return str(outcome.get("suite") or str(outcome.get("case_id", "")).split("/", 1)[0] or "?")
+    """The outcome's suite ("?" when a hand-made file lacks it: every Outcome the plugin
+    writes names its suite, and case-id prefixes belong to the suite registry)."""
+    return str(outcome.get("suite") or "?")
 
 
 def run_record(source: str, meta: dict[str, Any], count: int) -> dict[str, Any]:
@@ -43,7 +44,7 @@ def merge_documents(documents: Iterable[tuple[str, dict[str, Any]]]) -> dict[str
     runs: list[dict[str, Any]] = []
     outcomes: list[dict[str, Any]] = []
     for source, data in documents:
-        if data.get("kind") == "merged":
+        if data.get("kind") == MERGED_KIND:
             offset = len(runs)
             runs.extend(data.get("runs", []))
             for o in data["outcomes"]:
@@ -62,4 +63,4 @@ def merge_documents(documents: Iterable[tuple[str, dict[str, Any]]]) -> dict[str
                     "run": run_index,
                 }
             )
-    return {"schema": SCHEMA, "kind": "merged", "runs": runs, "outcomes": outcomes}
+    return {"schema": SCHEMA, "kind": MERGED_KIND, "runs": runs, "outcomes": outcomes}

@@ -3,39 +3,40 @@
 from __future__ import annotations
 
 import dataclasses
+from enum import Enum
 from typing import Any
 
-# Stages, in the order a case goes through them; Outcome.stage is one of these strings.
-STAGE_ORDER = ("prepare", "import", "compile", "load", "run", "reference", "compare")
-
-# What happened at that stage; Outcome.status is one of these strings:
-#   pass; fail (numerics or shapes differ at compare); error (a stage raised a clean error);
-#   crash (the worker process died); timeout (a stage ran past its limit);
-#   skip (cannot run here: unsupported IO, offline, target absent).
-STATUSES = ("pass", "fail", "error", "crash", "timeout", "skip")
-
-
-# Expectation kinds a manifest may list, in the order a case reaches them.
-EXPECTATION_KINDS = (
-    "fail-prepare",
-    "fail-import",
-    "fail-compile",
-    "fail-run",
-    "fail-reference",
-    "fail-numerics",
-    "crash",
-    "timeout",
+from .vocabulary import (  # noqa: F401 - the vocabulary's names, re-exported
+    EXPECTATION_KINDS,
+    STAGE_ORDER,
+    STATUSES,
+    ExpectationKind,
+    Stage,
+    Status,
 )
 
-_ERROR_KIND_BY_STAGE = {
-    "prepare": "fail-prepare",
-    "import": "fail-import",
-    "compile": "fail-compile",
-    "load": "fail-run",
-    "run": "fail-run",
-    "reference": "fail-reference",
-    "compare": "fail-numerics",
+# Outcome.stage is a Stage, Outcome.status a Status, Outcome.verdict a Verdict (each a str
+# enum, so a plain string read from JSON compares equal).
+
+_ERROR_KIND_BY_STAGE: dict[str, ExpectationKind] = {
+    Stage.PREPARE: ExpectationKind.FAIL_PREPARE,
+    Stage.IMPORT: ExpectationKind.FAIL_IMPORT,
+    Stage.COMPILE: ExpectationKind.FAIL_COMPILE,
+    Stage.LOAD: ExpectationKind.FAIL_RUN,
+    Stage.RUN: ExpectationKind.FAIL_RUN,
+    Stage.REFERENCE: ExpectationKind.FAIL_REFERENCE,
+    Stage.COMPARE: ExpectationKind.FAIL_NUMERICS,
 }
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    return value
 
 
 @dataclasses.dataclass
@@ -43,15 +44,15 @@ class Outcome:
     case_id: str
     suite: str
     target: str
-    stage: str = "prepare"  # one of STAGE_ORDER
-    status: str = "pass"  # one of STATUSES
+    stage: str = Stage.PREPARE  # a Stage
+    status: str = Status.PASS  # a Status
     diagnostics: list[str] = dataclasses.field(default_factory=list)
     stage_times: dict[str, float] = dataclasses.field(default_factory=dict)
     metrics: dict[str, Any] = dataclasses.field(default_factory=dict)
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
     reason: str = ""
-    verdict: str | None = None
-    expected: str | None = None
+    verdict: str | None = None  # a Verdict, once judged
+    expected: str | None = None  # the listed ExpectationKind (or "a|b" for a flaky case)
     duration: float = 0.0
     # Earlier tries of this case in this run (retries in a fresh worker), oldest first,
     # each {"status", "stage", "kind", "diagnostics"}; the fields above are the last try.
@@ -60,16 +61,18 @@ class Outcome:
     @property
     def failure_kind(self) -> str | None:
         """The expectation kind this Outcome counts as, or None for pass/skip."""
-        if self.status in ("pass", "skip"):
+        if self.status in (Status.PASS, Status.SKIP):
             return None
-        if self.status in ("crash", "timeout"):
-            return self.status
-        if self.status == "fail":
-            return "fail-numerics"
-        return _ERROR_KIND_BY_STAGE.get(self.stage, "fail-run")
+        if self.status in (Status.CRASH, Status.TIMEOUT):
+            return ExpectationKind(self.status)
+        if self.status == Status.FAIL:
+            return ExpectationKind.FAIL_NUMERICS
+        return _ERROR_KIND_BY_STAGE.get(self.stage, ExpectationKind.FAIL_RUN)
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Plain data: the enum members become their strings (pytest-xdist's execnet
+        carries the Outcome as a user property and serializes builtin types only)."""
+        return _plain(dataclasses.asdict(self))
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outcome:
@@ -90,7 +93,8 @@ class Outcome:
             )
         if kind == "fail-numerics":
             return cls(case_id, suite, target, stage="compare", status="fail")
-        stage = {v: k for k, v in _ERROR_KIND_BY_STAGE.items() if k != "load"}.get(kind, "run")
+        stages: dict[str, str] = {v: k for k, v in _ERROR_KIND_BY_STAGE.items() if k != "load"}
+        stage = stages.get(kind, "run")
         return cls(case_id, suite, target, stage=stage, status="error")
 
     def as_attempt(self) -> dict[str, Any]:

@@ -3,17 +3,20 @@
 The options are declared and parsed in ``run_options.py``; ``ConformanceRun`` holds them
 as one frozen ``RunOptions``.
 
-``conformance/conftest.py`` imports this module. Each test module there names its suite
-(``SUITE = "stablehlo"``) and takes the ``conformance_case``/``conformance_target``
-parameters, which are generated here from the suite's provider for every selected
-target. Outcomes travel to the controlling process as ``user_properties`` so that
-``--report-json`` and ``--update-expectations`` also work under pytest-xdist.
+``conformance/conftest.py`` imports this module. The suites are registered through the
+``pytest_conformance_suites`` hook (``hookspecs.py``; this module returns the built-in
+ones), and the one test function of ``conformance/test_conformance.py`` takes the
+``conformance_case``/``conformance_target`` parameters, generated here from every
+registered suite for every selected target, each marked with its suite's marker
+(``-m stablehlo``). Outcomes travel to the controlling process as ``user_properties`` so
+that ``--report-json`` and ``--update-expectations`` also work under pytest-xdist.
 """
 
 from __future__ import annotations
 
 import datetime
 import math
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -33,6 +36,8 @@ from .platform_info import cpu_fingerprint, host_os, unsupported_host_reason
 from .run_options import RunOptions, add_options
 from .sharding import ShardError, assign, load_durations, record_durations
 from .store import ArtifactStore, default_store_dir
+from .suites.base import SuiteContext
+from .suites.registry import SuiteError, SuiteRegistry, builtin_suites, option_values
 from .targets import (
     Target,
     TargetError,
@@ -41,7 +46,7 @@ from .targets import (
     unavailable_reason,
     uncompilable_reason,
 )
-from .tomlio import load_toml
+from .vocabulary import CaseKey, ExpectationKind, Status, Verdict
 from .worker import WorkerClient
 
 if TYPE_CHECKING:
@@ -58,18 +63,51 @@ class _Bisectable(Protocol):
     def bisect(self, run_candidate: Any) -> str: ...
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    add_options(parser)
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    _add_hookspecs(pluginmanager)
+
+
+def _add_hookspecs(pluginmanager: pytest.PytestPluginManager) -> None:
+    """The hook specifications, and the built-in suites' implementation (suites/builtin.py)."""
+    from . import hookspecs
+    from .suites import builtin
+
+    hook = getattr(pluginmanager.hook, "pytest_conformance_suites", None)
+    if hook is None or not hook.has_spec():
+        pluginmanager.add_hookspecs(hookspecs)
+    if not pluginmanager.is_registered(builtin):
+        pluginmanager.register(builtin, "iree-conformance-suites")
+
+
+def _registry(pluginmanager: pytest.PytestPluginManager) -> SuiteRegistry:
+    _add_hookspecs(pluginmanager)
+    try:
+        return SuiteRegistry.from_hook(pluginmanager.hook)
+    except SuiteError as e:
+        raise pytest.UsageError(str(e)) from None
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """The core options, then every registered suite's own (a plugin or conftest.py that
+    adds a suite must be loaded before conformance/conftest.py: see docs/adding-a-suite.md)."""
+    add_options(parser, tuple(o for _, o in _registry(pluginmanager).options()))
 
 
 class ConformanceRun:
     """Per-process state of a conformance run: options, targets, store, manifests, the
     worker and the collected Outcomes. (Not pytest's Session, nor a compiler Session.)"""
 
-    def __init__(self, config: pytest.Config, conformance_dir: Path, options: RunOptions):
+    def __init__(
+        self,
+        config: pytest.Config,
+        conformance_dir: Path,
+        options: RunOptions,
+        suites: SuiteRegistry | None = None,
+    ):
         self.config = config
         self.options = options
         self.conformance_dir = conformance_dir
+        self.suites = suites if suites is not None else SuiteRegistry(builtin_suites())
         unsupported = unsupported_host_reason()
         if unsupported:
             raise pytest.UsageError(f"iree-conformance cannot run here: {unsupported}")
@@ -115,11 +153,14 @@ class ConformanceRun:
 
     def cases(self, suite: str) -> list[Case]:
         if suite not in self._cases:
-            from . import suites as _  # noqa: F401
-            from .suites.registry import collect
-
-            self._cases[suite] = collect(suite, self.conformance_dir, self.options)
+            found = self.suites.get(suite)
+            given = {o.dest: self.config.getoption(o.dest, None) for o in found.options}
+            context = SuiteContext(self.conformance_dir, self.options, option_values(found, given))
+            self._cases[suite] = self.suites.collect(suite, context)
         return self._cases[suite]
+
+    def selected_suites(self) -> list[str]:
+        return suites_selected_by(getattr(self.config.option, "markexpr", ""), self.suites.names)
 
     def check(self, case: Case, target: Target, item: pytest.Item) -> None:
         from .pipeline import run_case
@@ -184,7 +225,7 @@ class ConformanceRun:
         The same unexpected result again confirms it. Any other result makes the case
         flaky: the verdict names every try, and flaky never counts as a pass.
         """
-        from .expectations import Verdict
+        from .expectations import Judgement
         from .pipeline import run_case
 
         tries = [outcome]
@@ -201,8 +242,8 @@ class ConformanceRun:
         if all(t.observed == outcome.observed for t in tries):
             return last, expectations.judge(last)
         seen = " then ".join(t.observed for t in tries)
-        return last, Verdict(
-            "flaky",
+        return last, Judgement(
+            Verdict.FLAKY,
             f"flaky: {seen} (retried in a fresh worker); first try: {outcome.summary()}",
             verdict.expected,
         )
@@ -327,7 +368,7 @@ class ConformanceRun:
             terminalreporter.section("flaky cases (never red, never a pass)", yellow=True)
             for o in sorted(flaky, key=lambda o: (o["target"], o["case_id"])):
                 terminalreporter.write_line(
-                    f"FLAKY {o['target']}:{o['case_id']}: {o.get('reason', '').splitlines()[0] if o.get('reason') else ''}"
+                    f"FLAKY {CaseKey.of(o)}: {o.get('reason', '').splitlines()[0] if o.get('reason') else ''}"
                 )
         # A result in a batch that a solo run then changed: the solo result is the verdict,
         # and the difference is shown, not hidden (a merged module is not the case alone).
@@ -344,7 +385,7 @@ class ConformanceRun:
             )
             for o in sorted(changed, key=lambda o: (o["target"], o["case_id"])):
                 terminalreporter.write_line(
-                    f"BATCH {o['target']}:{o['case_id']}: {o['info']['batch']['in_batch']} in a batch of {o['info']['batch']['size']}, {_observed(o)} alone"
+                    f"BATCH {CaseKey.of(o)}: {o['info']['batch']['in_batch']} in a batch of {o['info']['batch']['size']}, {_observed(o)} alone"
                 )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -364,7 +405,7 @@ class ConformanceRun:
             write_results(options.report_json, meta, outcomes)
         if options.record_durations:
             measured = {
-                f"{o['target']}:{o['case_id']}": o.get("duration", 0.0)
+                str(CaseKey.of(o)): o.get("duration", 0.0)
                 for o in outcomes
                 if o["status"] != "skip"
             }
@@ -395,17 +436,52 @@ class ConformanceRun:
                 )
 
 
-_COMPILE_STAGE_KINDS = ("fail-prepare", "fail-import", "fail-compile")
+_COMPILE_STAGE_KINDS = (
+    ExpectationKind.FAIL_PREPARE,
+    ExpectationKind.FAIL_IMPORT,
+    ExpectationKind.FAIL_COMPILE,
+)
 
 
 def _compile_only_verdict(expectations: Expectations, outcome: Outcome):
     """Like judge, but a listed run-stage failure says nothing about a compile-only pass."""
-    from .expectations import Verdict
+    from .expectations import Judgement
 
     entry = expectations.xfail.get(outcome.case_id)
-    if outcome.status == "pass" and entry is not None and entry.stage not in _COMPILE_STAGE_KINDS:
-        return Verdict("pass", "", entry.stage)
+    if (
+        outcome.status == Status.PASS
+        and entry is not None
+        and entry.expect not in _COMPILE_STAGE_KINDS
+    ):
+        return Judgement(Verdict.PASS, "", entry.expect)
     return expectations.judge(outcome)
+
+
+def suites_selected_by(expression: str | None, names: list[str]) -> list[str]:
+    """The suites whose cases the -m expression can select: all, unless the expression
+    names only suite markers and rules a suite out (then it is not collected at all:
+    `-m stablehlo` needs no ONNX data). A conformance item carries only its suite's marker."""
+    if not (expression or "").strip():
+        return names
+    words = set(re.findall(r"[A-Za-z_][\w.-]*", expression or "")) - {"and", "or", "not"}
+    if not words <= set(names):
+        return names
+    try:
+        from _pytest.mark.expression import Expression
+
+        compiled = Expression.compile(expression or "")
+        return [name for name in names if compiled.evaluate(_only_mark(name))]
+    except Exception:  # noqa: BLE001 - pytest's own -m check reports a bad expression
+        return names
+
+
+def _only_mark(name: str):
+    """A -m matcher for an item that carries only the marker name."""
+
+    def matches(mark: str, /, **kwargs: object) -> bool:
+        return mark == name and not kwargs
+
+    return matches
 
 
 def _verdict_of(report: pytest.TestReport) -> str | None:
@@ -421,12 +497,19 @@ def _run(config: pytest.Config) -> ConformanceRun:
 
 def configure(config: pytest.Config, conformance_dir: Path) -> None:
     """Called from conformance/conftest.py's pytest_configure."""
-    for name, text in (
-        load_toml(Path(__file__).resolve().parent / "markers.toml").get("markers", {}).items()
-    ):
-        config.addinivalue_line("markers", f"{name}: {text}")
+    suites = _registry(config.pluginmanager)
+    for suite in suites:
+        config.addinivalue_line("markers", f"{suite.name}: {suite.description}")
+        for opt in suite.options:
+            if not hasattr(config.option, opt.dest):
+                raise pytest.UsageError(
+                    f"suite {suite.name}: its option {opt.flag} was not registered: the plugin or "
+                    "conftest.py that adds the suite was loaded after conformance/conftest.py; "
+                    "put it in a conftest.py above the conformance folder, or load it with -p "
+                    "(docs/adding-a-suite.md)"
+                )
     options = RunOptions.from_config(config)
-    run = ConformanceRun(config, conformance_dir, options)
+    run = ConformanceRun(config, conformance_dir, options, suites)
     if (
         options.effective_batch_size > 1
         and getattr(config.option, "dist", "no") == "load"
@@ -452,23 +535,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "conformance_case" not in metafunc.fixturenames:
         return
     run = _run(metafunc.config)
-    suite = getattr(metafunc.module, "SUITE", None)
-    if suite is None:
-        pytest.fail(
-            f"{metafunc.module.__name__} uses conformance_case but names no SUITE", pytrace=False
-        )
-    try:
-        cases = run.cases(suite)
-    except Exception as e:  # noqa: BLE001 - a broken provider is a collection error with its reason
-        pytest.fail(f"cannot collect suite {suite}: {e}", pytrace=False)
-    wanted = run.options.cases
-    if wanted is not None:  # --cases-file, before parametrizing: thousands of items cost time
-        cases = [case for case in cases if case.case_id in wanted]
-    params = [
-        pytest.param(case, target, id=f"{target.name}:{case.case_id}")
-        for target in run.targets
-        for case in cases
-    ]
+    params = []
+    for suite in run.selected_suites():
+        try:
+            cases = run.cases(suite)
+        except Exception as e:  # noqa: BLE001 - a broken suite is a collection error with its reason
+            pytest.fail(f"cannot collect suite {suite}: {e}", pytrace=False)
+        wanted = run.options.cases
+        if wanted is not None:  # --cases-file, before parametrizing: thousands of items cost time
+            cases = [case for case in cases if case.case_id in wanted]
+        mark = getattr(pytest.mark, suite)
+        params += [
+            pytest.param(case, target, id=str(CaseKey(target.name, case.case_id)), marks=mark)
+            for target in run.targets
+            for case in cases
+        ]
     metafunc.parametrize(("conformance_case", "conformance_target"), params)
 
 
@@ -505,7 +586,11 @@ def _item_key(item: pytest.Item) -> str | None:
     callspec = getattr(item, "callspec", None)
     if callspec is None or "conformance_case" not in callspec.params:
         return None
-    return f"{callspec.params['conformance_target'].name}:{callspec.params['conformance_case'].case_id}"
+    return str(
+        CaseKey(
+            callspec.params["conformance_target"].name, callspec.params["conformance_case"].case_id
+        )
+    )
 
 
 @pytest.fixture

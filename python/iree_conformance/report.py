@@ -13,16 +13,18 @@ from typing import Any
 
 from . import ghactions
 from .diagnostics import normalize
-from .errors import ConfigurationError
 from .fsutil import atomic_write_text
 from .platform_info import cpu_fingerprint, host_arch, host_cpu, host_os
+from .results import (  # noqa: F401 - the schema's names, re-exported
+    SCHEMA,
+    VERDICTS,
+    ResultsError,
+    load_results,
+    results_document,
+)
 
-SCHEMA = 1
-VERDICTS = ("pass", "xfail", "flaky", "fail", "xpass", "skip")
-
-
-class ReportError(ConfigurationError):
-    pass
+#: The results file's errors (the name the reports and the CLI have always used).
+ReportError = ResultsError
 
 
 def _version(dist: str) -> str | None:
@@ -61,30 +63,8 @@ def redact_url_secrets(text: str) -> str:
 def write_results(path: Path, metadata: dict[str, Any], outcomes: list[dict[str, Any]]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {
-        "schema": SCHEMA,
-        "metadata": metadata,
-        "outcomes": sorted(outcomes, key=lambda o: (o["suite"], o["target"], o["case_id"])),
-    }
+    data = results_document(metadata, outcomes)
     atomic_write_text(path, json.dumps(data, indent=1, default=str))
-
-
-def load_results(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ReportError(f"{path}: results file not found") from None
-    except json.JSONDecodeError as e:
-        raise ReportError(f"{path}: not valid JSON ({e})") from None
-    if (
-        not isinstance(data, dict)
-        or data.get("schema") != SCHEMA
-        or not isinstance(data.get("outcomes"), list)
-    ):
-        raise ReportError(
-            f"{path}: not a results file of schema {SCHEMA} (expected keys schema, metadata, outcomes)"
-        )
-    return data
 
 
 def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:

@@ -1,9 +1,12 @@
-"""The conformance run's pytest options: declared once, parsed once into ``RunOptions``.
+"""The conformance run's core pytest options: declared once, parsed once into ``RunOptions``.
 
-``OPTIONS`` is the one list of the plugin's command-line options: ``add_options`` registers
-them with pytest, ``RunOptions.from_config`` reads them back into a frozen record that the
-rest of the plugin and the suite providers use, and ``options_table`` renders the README's
-table from the same help strings (``python -m iree_conformance.options_table``).
+Each option is written once, as a field of ``RunOptions`` (``option(...)``: flag, help,
+argparse keywords, and the conversion of the parsed value into the field's type).
+``OPTIONS`` lists them in field order: ``add_options`` registers them with pytest,
+``RunOptions.from_config`` reads them back into the frozen record, and ``options_table``
+renders the README's table from the same help strings
+(``python -m iree_conformance.options_table``). A suite's own options (``--stablehlo-dir``,
+``--zoo-manifest``, ...) are declared by the suite (``suites/base.py``).
 
 A value that is wrong on its own (a negative count, a malformed ``--shard``, a bad
 ``--stage-timeout``) is refused by the option's ``type`` callable, so pytest stops with a
@@ -16,7 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ import pytest
 
 from .batching import DEFAULT_BATCH_SIZE
 from .sharding import ShardError, parse_shard
+from .suites.base import SuiteOption
 from .worker import DEFAULT_STAGE_TIMEOUTS
 
 DEFAULT_TARGET = "llvm-cpu"
@@ -101,207 +105,173 @@ _DEFAULT_TIMEOUTS_TEXT = ", ".join(
 
 
 # -- the options ---------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class Option:
-    """One command-line option: its name, pytest/argparse keywords and help text."""
-
-    name: str
-    help: str
-    kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-
-    @property
-    def usage(self) -> str:
-        """The option as the README's table shows it: name and metavar or choices."""
-        kw = self.kwargs
-        if kw.get("action") == "store_true":
-            return self.name
-        if "choices" in kw:
-            values = "|".join(kw["choices"])
-            return f"{self.name} [{values}]" if kw.get("nargs") == "?" else f"{self.name} {values}"
-        return f"{self.name} {kw.get('metavar', 'VALUE')}"
+#: One command-line option: its flag, help text and argparse keywords (``.name`` is the flag).
+Option = SuiteOption
 
 
-OPTIONS: tuple[Option, ...] = (
-    Option(
-        "--target",
-        f"a target from conformance/targets.toml (repeatable; default {DEFAULT_TARGET}); an unknown name is an error that lists the known ones, and a target whose driver or device is absent is skipped with a reason that names it",
-        {"action": "append", "default": [], "metavar": "NAME"},
-    ),
-    Option(
-        "--report-json",
-        "write every Outcome and the run metadata (IREE, onnx and onnxruntime versions, platform, targets, start and end) to PATH",
-        {"metavar": "PATH", "type": Path},
-    ),
-    Option(
-        "--store-dir",
-        "artifact store folder (default: $IREE_CONFORMANCE_STORE, else the user cache dir, e.g. ~/.cache/iree-conformance/store)",
-        {"metavar": "DIR", "type": Path},
-    ),
-    Option("--no-cache", "neither read nor write the artifact store", {"action": "store_true"}),
-    Option(
-        "--update-expectations",
-        "rewrite the target's manifest from this run (adds new failures, drops fixed ones, keeps reasons, sorted); overlay: the per-OS file, with the differences from the base file only",
-        {"nargs": "?", "const": "base", "choices": ["base", "overlay"]},
-    ),
-    Option(
-        "--expectations-dir",
-        "folder of <target>.toml manifests (default conformance/expectations)",
-        {"metavar": "DIR", "type": Path},
-    ),
-    Option(
-        "--stablehlo-dir",
-        "also run every .mlir test file under PATH: check ops or lit RUN/FileCheck lines (repeatable)",
-        {"action": "append", "default": [], "metavar": "PATH", "type": Path},
-    ),
-    Option(
-        "--reference",
-        "bundled StableHLO expected values: shipped (default) or recomputed by the StableHLO reference interpreter",
-        {"choices": ["shipped", "interpreter"], "default": "shipped"},
-    ),
-    Option(
-        "--stage-timeout",
-        f"per-stage time limit in seconds, e.g. compile=600 (repeatable; defaults {_DEFAULT_TIMEOUTS_TEXT})",
-        {"action": "append", "default": [], "metavar": "STAGE=SECONDS", "type": stage_timeout},
-    ),
-    Option(
-        "--timing-runs",
-        "time each passing case's function N times after a warm-up (median; onnxruntime beside it for models); informative, never pass/fail",
-        {"default": 0, "metavar": "N", "type": non_negative_int},
-    ),
-    Option(
-        "--compile-only",
-        "stop after compile (no device needed); with --bundle, write a bundle",
-        {"action": "store_true"},
-    ),
-    Option(
-        "--bundle",
-        "with --compile-only: write a self-contained bundle of the compiled cases to DIR",
-        {"metavar": "DIR", "type": Path},
-    ),
-    Option(
-        "--cases-file",
-        "run only the case ids listed in PATH (one per line, '#' comments)",
-        {"metavar": "PATH", "type": case_list},
-    ),
-    Option(
-        "--shard",
-        "run the I-th of N shards of near-equal recorded duration (see --durations-file)",
-        {"metavar": "I/N", "type": shard_spec},
-    ),
-    Option(
-        "--durations-file",
-        "recorded durations used to balance --shard",
-        {"metavar": "PATH", "type": Path},
-    ),
-    Option(
-        "--record-durations",
-        "merge this run's per-case durations into PATH",
-        {"metavar": "PATH", "type": Path},
-    ),
-    Option(
-        "--onnx-ops-sample",
-        "run a fixed, deterministic sample of N ONNX operator tests (the PR smoke run) instead of all",
-        {"metavar": "N", "type": positive_int},
-    ),
-    Option(
-        "--onnx-data-dir",
-        "where generated ONNX operator test data lives (default: $IREE_CONFORMANCE_DATA, else the user cache dir)",
-        {"metavar": "DIR"},
-    ),
-    Option(
-        "--zoo-manifest",
-        "ONNX Model Zoo manifest in the onnx.hub ONNX_HUB_MANIFEST.json format; a model with a model_with_data tarball is checked on its test_data_set_N against the shipped outputs, one without runs on seeded random inputs against onnxruntime",
-        {"metavar": "PATH_OR_URL"},
-    ),
-    Option(
-        "--zoo-models",
-        "comma-separated zoo model names to select (file stems such as mnist-12)",
-        {"metavar": "NAMES"},
-    ),
-    Option("--zoo-tags", "comma-separated zoo tags to select", {"metavar": "TAGS"}),
-    Option(
-        "--zoo-max-bytes",
-        "select zoo models of at most N bytes",
-        {"metavar": "N", "type": positive_int},
-    ),
-    Option(
-        "--zoo-mirror",
-        "URL or folder template for zoo downloads with {model_path}, {file_name} or {sha256} (default: $IREE_CONFORMANCE_ZOO_MIRROR, else the Hugging Face mirror); files are verified by sha256 and size and kept in $IREE_CONFORMANCE_ZOO_CACHE",
-        {"metavar": "TEMPLATE"},
-    ),
-    Option(
-        "--offline",
-        "never download; cases that need a download are skipped with reason 'offline'",
-        {"action": "store_true"},
-    ),
-    Option(
-        "--retries",
-        "retry an unexpected result up to N times in a fresh worker, compiling afresh (default 1; 0: off); a case whose result then changes is reported flaky with every try, never as a pass",
-        {"default": 1, "metavar": "N", "type": non_negative_int},
-    ),
-    Option(
-        "--fresh-worker",
-        "run every case in a new worker process (slower; for flake hunting: no state shared between cases)",
-        {"action": "store_true"},
-    ),
-    Option(
-        "--shuffle",
-        "run the selected cases in an order shuffled by SEED (for flake hunting: order-dependent failures)",
-        {"metavar": "SEED", "type": seed_int},
-    ),
-    Option(
-        "--bisect-numerics",
-        "on a model numerics failure, report the first ONNX node whose output diverges",
-        {"action": "store_true"},
-    ),
-    Option(
-        "--batch-size",
-        f"compile up to B small cases (StableHLO programs, ONNX operator tests) of one suite, target and flag set as one module (default {DEFAULT_BATCH_SIZE}; 1: each case alone); a case that is not a pass in its batch runs alone, and that is its result",
-        {"default": DEFAULT_BATCH_SIZE, "metavar": "B", "type": positive_int},
-    ),
-)
+def option(
+    flag: str,
+    help: str,
+    field_default: Any = None,
+    convert: Callable[[Any], Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """A RunOptions field that is also its command-line option.
+
+    field_default is the field's default (what ``RunOptions()`` holds); kwargs are the argparse
+    keywords (their own ``default`` is what pytest parses when the flag is absent);
+    convert turns the parsed value into the field's value."""
+    metadata = {"option": Option(flag, help, kwargs), "convert": convert}
+    if isinstance(field_default, (dict, list)):
+        empty = type(field_default)
+        return dataclasses.field(default_factory=empty, metadata=metadata)
+    return dataclasses.field(default=field_default, metadata=metadata)
 
 
-def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("iree-conformance")
-    for option in OPTIONS:
-        group.addoption(option.name, help=option.help, **option.kwargs)
+def _targets(value: list[str]) -> tuple[str, ...]:
+    return tuple(value) or (DEFAULT_TARGET,)
 
 
 # -- the parsed record ---------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class RunOptions:
-    """Every option of a conformance run, parsed and checked; the defaults are pytest's."""
+    """Every core option of a conformance run, parsed and checked; the defaults are pytest's."""
 
-    targets: tuple[str, ...] = (DEFAULT_TARGET,)
-    report_json: Path | None = None
-    store_dir: Path | None = None
-    no_cache: bool = False
-    update_expectations: str | None = None
-    expectations_dir: Path | None = None
-    stablehlo_dirs: tuple[Path, ...] = ()
-    reference: str = "shipped"
-    stage_timeouts: Mapping[str, float] = dataclasses.field(default_factory=dict)
-    timing_runs: int = 0
-    compile_only: bool = False
-    bundle: Path | None = None
-    cases: frozenset[str] | None = None
-    shard: tuple[int, int] | None = None
-    durations_file: Path | None = None
-    record_durations: Path | None = None
-    onnx_ops_sample: int | None = None
-    onnx_data_dir: str | None = None
-    zoo_manifest: str | None = None
-    zoo_models: str | None = None
-    zoo_tags: str | None = None
-    zoo_max_bytes: int | None = None
-    zoo_mirror: str | None = None
-    offline: bool = False
-    retries: int = 1
-    fresh_worker: bool = False
-    shuffle: int | None = None
-    bisect_numerics: bool = False
-    batch_size: int = DEFAULT_BATCH_SIZE
+    targets: tuple[str, ...] = option(
+        "--target",
+        f"a target from conformance/targets.toml (repeatable; default {DEFAULT_TARGET}); an unknown name is an error that lists the known ones, and a target whose driver or device is absent is skipped with a reason that names it",
+        (DEFAULT_TARGET,),
+        _targets,
+        action="append",
+        default=[],
+        metavar="NAME",
+    )
+    report_json: Path | None = option(
+        "--report-json",
+        "write every Outcome and the run metadata (IREE, onnx and onnxruntime versions, platform, targets, start and end) to PATH",
+        metavar="PATH",
+        type=Path,
+    )
+    store_dir: Path | None = option(
+        "--store-dir",
+        "artifact store folder (default: $IREE_CONFORMANCE_STORE, else the user cache dir, e.g. ~/.cache/iree-conformance/store)",
+        metavar="DIR",
+        type=Path,
+    )
+    no_cache: bool = option(
+        "--no-cache", "neither read nor write the artifact store", False, bool, action="store_true"
+    )
+    update_expectations: str | None = option(
+        "--update-expectations",
+        "rewrite the target's manifest from this run (adds new failures, drops fixed ones, keeps reasons, sorted); overlay: the per-OS file, with the differences from the base file only",
+        nargs="?",
+        const="base",
+        choices=["base", "overlay"],
+    )
+    expectations_dir: Path | None = option(
+        "--expectations-dir",
+        "folder of <target>.toml manifests (default conformance/expectations)",
+        metavar="DIR",
+        type=Path,
+    )
+    stage_timeouts: Mapping[str, float] = option(
+        "--stage-timeout",
+        f"per-stage time limit in seconds, e.g. compile=600 (repeatable; defaults {_DEFAULT_TIMEOUTS_TEXT})",
+        {},
+        dict,
+        action="append",
+        default=[],
+        metavar="STAGE=SECONDS",
+        type=stage_timeout,
+    )
+    timing_runs: int = option(
+        "--timing-runs",
+        "time each passing case's function N times after a warm-up (median; onnxruntime beside it for models); informative, never pass/fail",
+        0,
+        default=0,
+        metavar="N",
+        type=non_negative_int,
+    )
+    compile_only: bool = option(
+        "--compile-only",
+        "stop after compile (no device needed); with --bundle, write a bundle",
+        False,
+        bool,
+        action="store_true",
+    )
+    bundle: Path | None = option(
+        "--bundle",
+        "with --compile-only: write a self-contained bundle of the compiled cases to DIR",
+        metavar="DIR",
+        type=Path,
+    )
+    cases: frozenset[str] | None = option(
+        "--cases-file",
+        "run only the case ids listed in PATH (one per line, '#' comments)",
+        metavar="PATH",
+        type=case_list,
+    )
+    shard: tuple[int, int] | None = option(
+        "--shard",
+        "run the I-th of N shards of near-equal recorded duration (see --durations-file)",
+        metavar="I/N",
+        type=shard_spec,
+    )
+    durations_file: Path | None = option(
+        "--durations-file",
+        "recorded durations used to balance --shard",
+        metavar="PATH",
+        type=Path,
+    )
+    record_durations: Path | None = option(
+        "--record-durations",
+        "merge this run's per-case durations into PATH",
+        metavar="PATH",
+        type=Path,
+    )
+    offline: bool = option(
+        "--offline",
+        "never download; cases that need a download are skipped with reason 'offline'",
+        False,
+        bool,
+        action="store_true",
+    )
+    retries: int = option(
+        "--retries",
+        "retry an unexpected result up to N times in a fresh worker, compiling afresh (default 1; 0: off); a case whose result then changes is reported flaky with every try, never as a pass",
+        1,
+        default=1,
+        metavar="N",
+        type=non_negative_int,
+    )
+    fresh_worker: bool = option(
+        "--fresh-worker",
+        "run every case in a new worker process (slower; for flake hunting: no state shared between cases)",
+        False,
+        bool,
+        action="store_true",
+    )
+    shuffle: int | None = option(
+        "--shuffle",
+        "run the selected cases in an order shuffled by SEED (for flake hunting: order-dependent failures)",
+        metavar="SEED",
+        type=seed_int,
+    )
+    bisect_numerics: bool = option(
+        "--bisect-numerics",
+        "on a model numerics failure, report the first ONNX node whose output diverges",
+        False,
+        bool,
+        action="store_true",
+    )
+    batch_size: int = option(
+        "--batch-size",
+        f"compile up to B small cases (StableHLO programs, ONNX operator tests) of one suite, target and flag set as one module (default {DEFAULT_BATCH_SIZE}; 1: each case alone); a case that is not a pass in its batch runs alone, and that is its result",
+        DEFAULT_BATCH_SIZE,
+        default=DEFAULT_BATCH_SIZE,
+        metavar="B",
+        type=positive_int,
+    )
 
     def __post_init__(self) -> None:
         if self.bundle is not None and not self.compile_only:
@@ -324,35 +294,24 @@ class RunOptions:
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> RunOptions:
-        opt = config.getoption
-        return cls(
-            targets=tuple(opt("--target")) or (DEFAULT_TARGET,),
-            report_json=opt("--report-json"),
-            store_dir=opt("--store-dir"),
-            no_cache=bool(opt("--no-cache")),
-            update_expectations=opt("--update-expectations"),
-            expectations_dir=opt("--expectations-dir"),
-            stablehlo_dirs=tuple(opt("--stablehlo-dir")),
-            reference=opt("--reference"),
-            stage_timeouts=dict(opt("--stage-timeout")),
-            timing_runs=opt("--timing-runs"),
-            compile_only=bool(opt("--compile-only")),
-            bundle=opt("--bundle"),
-            cases=opt("--cases-file"),
-            shard=opt("--shard"),
-            durations_file=opt("--durations-file"),
-            record_durations=opt("--record-durations"),
-            onnx_ops_sample=opt("--onnx-ops-sample"),
-            onnx_data_dir=opt("--onnx-data-dir"),
-            zoo_manifest=opt("--zoo-manifest"),
-            zoo_models=opt("--zoo-models"),
-            zoo_tags=opt("--zoo-tags"),
-            zoo_max_bytes=opt("--zoo-max-bytes"),
-            zoo_mirror=opt("--zoo-mirror"),
-            offline=bool(opt("--offline")),
-            retries=opt("--retries"),
-            fresh_worker=bool(opt("--fresh-worker")),
-            shuffle=opt("--shuffle"),
-            bisect_numerics=bool(opt("--bisect-numerics")),
-            batch_size=opt("--batch-size"),
-        )
+        values = {}
+        for field in dataclasses.fields(cls):
+            value = config.getoption(field.metadata["option"].dest)
+            convert = field.metadata["convert"]
+            values[field.name] = convert(value) if convert is not None else value
+        return cls(**values)
+
+
+OPTIONS: tuple[SuiteOption, ...] = tuple(
+    f.metadata["option"] for f in dataclasses.fields(RunOptions)
+)
+
+
+def add_options(parser: pytest.Parser, suite_options: tuple[SuiteOption, ...] = ()) -> None:
+    """Registers the core options and then the suites' own ones."""
+    group = parser.getgroup("iree-conformance")
+    for opt in (*OPTIONS, *suite_options):
+        kwargs = dict(opt.kwargs)
+        if opt.env:  # None when not given, so that the environment variable can apply
+            kwargs.pop("default", None)
+        group.addoption(opt.flag, help=opt.help, **kwargs)

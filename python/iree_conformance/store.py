@@ -12,23 +12,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from .fsutil import atomic_write_bytes
+from .userdirs import STORE_ENV
 
-STORE_ENV = "IREE_CONFORMANCE_STORE"
 _MAGIC = b"IREE-CONFORMANCE-STORE 1\n"
 
 
 def default_store_dir() -> Path:
-    env = os.environ.get(STORE_ENV)
-    if env:
-        return Path(env)
-    import platformdirs
+    """$IREE_CONFORMANCE_STORE, else the user cache dir (``--store-dir`` overrides both)."""
+    from .userdirs import resolve_dir
 
-    return Path(platformdirs.user_cache_dir("iree-conformance")) / "store"
+    return resolve_dir(None, STORE_ENV, "store")
 
 
 def make_key(*parts: bytes | str) -> str:

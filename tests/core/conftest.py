@@ -37,16 +37,22 @@ def store(tmp_path_factory):
 
 @pytest.fixture
 def run_conformance(pytester):
-    """`pytest conformance/<suite file> ARGS` in a subprocess through pytester.
+    """`pytest conformance/test_conformance.py -m <suite> ARGS` in a subprocess through pytester.
 
     Returns pytester's RunResult (``ret``, ``assert_outcomes``, ``stdout``/``stderr``).
-    pytester runs it from an empty folder with HOME there; the suite file is named by
+    pytester runs it from an empty folder with HOME there; the test file is named by
     its absolute path, so the rootdir and ``conformance/conftest.py`` are the checkout's.
     """
 
-    def run(*args: str, suite: str = "test_stablehlo.py", timeout: float = 600):
+    def run(*args: str, suite: str = "stablehlo", timeout: float = 600):
         return pytester.runpytest_subprocess(
-            str(ROOT / "conformance" / suite), "-p", "no:cacheprovider", *args, timeout=timeout
+            str(ROOT / "conformance" / "test_conformance.py"),
+            "-m",
+            suite,
+            "-p",
+            "no:cacheprovider",
+            *args,
+            timeout=timeout,
         )
 
     return run

@@ -61,7 +61,7 @@ def test_overlay_replaces_and_pass_removes(tmp_path):
         '[xfail]\n"s/a" = { stage = "pass", reason = "ok on windows" }\n"s/w" = { stage = "crash", reason = "win only" }\n',
     )
     exp = load_expectations(tmp_path, "llvm-cpu", "windows")
-    assert "s/a" not in exp.xfail and exp.xfail["s/w"].stage == "crash" and "s/b" in exp.xfail
+    assert "s/a" not in exp.xfail and exp.xfail["s/w"].expect == "crash" and "s/b" in exp.xfail
     assert "s/a" in load_expectations(tmp_path, "llvm-cpu", "linux").xfail
 
 
@@ -109,8 +109,8 @@ def test_update_adds_drops_and_keeps_reasons():
     )
     assert entries["s/a"] == {"stage": "fail-compile", "reason": "kept reason"}
     assert "s/fixed" not in entries
-    assert entries["s/new"]["stage"] == "fail-numerics"
-    assert entries["s/moved"]["stage"] == "timeout"
+    assert entries["s/new"]["expect"] == "fail-numerics"  # writers write expect
+    assert entries["s/moved"]["expect"] == "timeout"
     assert "s/skipped" not in entries
 
 
@@ -141,8 +141,8 @@ def test_overlay_update_keeps_only_differences(tmp_path):
     )
     data = load_toml(overlay)["xfail"]
     assert data == {
-        "s/a": {"stage": "pass", "reason": "passes on this OS"},
-        "s/m": {"stage": "crash", "reason": "error: boom"},
+        "s/a": {"expect": "pass", "reason": "passes on this OS"},
+        "s/m": {"expect": "crash", "reason": "error: boom"},
     }
     exp = load_expectations(tmp_path, "llvm-cpu", "macos")
     assert set(exp.xfail) == {"s/b", "s/m"}
@@ -151,3 +151,43 @@ def test_overlay_update_keeps_only_differences(tmp_path):
 def test_render_escapes_strings():
     text = render_manifest("t", {'a"b': {"stage": "crash", "reason": "line\nbreak"}}, {})
     assert '"a\\"b"' in text and "line\\nbreak" in text
+
+
+# -- the expect key (old name: stage) and its migration ---------------------------------------
+
+
+def test_expect_is_read_like_stage_and_both_is_an_error(tmp_path):
+    from iree_conformance.expectations import ExpectationsError
+    from iree_conformance.vocabulary import Verdict
+
+    write(tmp_path / "llvm-cpu.toml", '[xfail]\n"s/a" = { expect = "crash", reason = "r" }\n')
+    exp = load_expectations(tmp_path, "llvm-cpu", "linux")
+    assert exp.xfail["s/a"].kinds == ("crash",)
+    assert exp.judge(Outcome("s/a", "s", "llvm-cpu", status="crash")).name == Verdict.XFAIL
+    write(
+        tmp_path / "llvm-cpu.toml",
+        '[xfail]\n"s/a" = { expect = "crash", stage = "crash", reason = "r" }\n',
+    )
+    with pytest.raises(
+        ExpectationsError, match=r"llvm-cpu.toml:2: 's/a' has both expect and stage"
+    ):
+        load_expectations(tmp_path, "llvm-cpu", "linux")
+
+
+def test_migration_renames_stage_only(tmp_path):
+    from iree_conformance.manifest import migrate_manifests, migrated_text
+
+    text = (
+        "# header\n\n[xfail]\n"
+        '"s/a" = { stage = "crash", reason = "stage = x" }\n'
+        '"s/b" = { stage = ["pass", "crash"], reason = "flaky" }\n'
+        '\n[tolerance]\n"s/c" = { rtol = 0.1, reason = "stage" }\n'
+    )
+    new = migrated_text(text)
+    assert new == text.replace('{ stage = "crash"', '{ expect = "crash"').replace(
+        '{ stage = ["pass"', '{ expect = ["pass"'
+    )
+    assert migrated_text(new) == new
+    write(tmp_path / "vmvx.toml", text)
+    assert migrate_manifests(tmp_path) == [(tmp_path / "vmvx.toml", True)]
+    assert load_expectations(tmp_path, "vmvx", "linux").xfail["s/b"].flaky

@@ -89,7 +89,7 @@ def test_update_expectations_records_a_flaky_case_and_it_stays_flaky(tmp_path, c
     run(manifests, tmp_path / "r.json", "--update-expectations", once="stablehlo-ext/ok")
     text = (manifests / "llvm-cpu.toml").read_text()
     assert (
-        '"stablehlo-ext/ok" = { stage = ["pass", "crash"], reason = "flaky: pass and crash' in text
+        '"stablehlo-ext/ok" = { expect = ["pass", "crash"], reason = "flaky: pass and crash' in text
     ), text
     # Declared flaky: a clean pass is flaky too (never a pass), a crash is flaky, another kind is red.
     result, outcome = run(manifests, tmp_path / "r.json")
@@ -197,7 +197,7 @@ def test_flake_finder_lists_a_case_whose_result_varies(tmp_path, corpus):
     found = json.loads(out_json.read_text())
     assert [f["case_id"] for f in found["flaky"]] == ["stablehlo-ext/ok"]
     assert (
-        '"stablehlo-ext/ok" = { stage = ["pass", "crash"]'
+        '"stablehlo-ext/ok" = { expect = ["pass", "crash"]'
         in (manifests / "llvm-cpu.toml").read_text()
     )
 

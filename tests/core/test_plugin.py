@@ -51,7 +51,7 @@ def test_unlisted_failure_fails_and_listed_one_is_xfail(tmp_path, corpus, store,
     assert "iree-conformance: updated" in result.stdout.str(), output(result)
     manifest = (manifests / "llvm-cpu.toml").read_text()
     assert (
-        '"stablehlo-ext/wrong" = { stage = "fail-numerics"' in manifest
+        '"stablehlo-ext/wrong" = { expect = "fail-numerics"' in manifest
         and "stablehlo-ext/ok" not in manifest
     )
 
@@ -115,7 +115,7 @@ def test_unavailable_target_is_skipped_with_the_missing_driver(store, run_confor
 
 
 def collected(result) -> set[str]:
-    return {line for line in result.outlines if "::test_stablehlo[" in line}
+    return {line for line in result.outlines if "::test_conformance[" in line}
 
 
 def test_shards_partition_the_cases(run_conformance):
@@ -206,7 +206,7 @@ def test_offline_zoo_models_are_skipped_with_reason_offline(tmp_path, monkeypatc
         "onnx-zoo",
         "--report-json",
         str(tmp_path / "r.json"),
-        suite="test_onnx_models.py",
+        suite="onnx_models",
     )
     result.assert_outcomes(skipped=1)
     (outcome,) = json.loads((tmp_path / "r.json").read_text())["outcomes"]

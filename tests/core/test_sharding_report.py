@@ -131,5 +131,5 @@ def test_cli_update_expectations_from_results(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert load_toml(tmp_path / "llvm-cpu.toml")["xfail"] == {
-        "b": {"stage": "fail-compile", "reason": "error: nope"}
+        "b": {"expect": "fail-compile", "reason": "error: nope"}
     }

@@ -172,7 +172,9 @@ def run_conformance(
     (tmp / "expectations").mkdir(exist_ok=True)
     report = tmp / "results.json"
     result = pytester.runpytest_subprocess(
-        str(ROOT / "conformance" / "test_onnx_models.py"),
+        str(ROOT / "conformance" / "test_conformance.py"),
+        "-m",
+        "onnx_models",
         "-p",
         "no:cacheprovider",
         "-k",

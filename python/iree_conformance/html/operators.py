@@ -13,7 +13,6 @@ else the first word of the name.
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -29,14 +28,14 @@ WHEEL_FOLDERS = ("simple", "pytorch-converted", "pytorch-operator")
 
 
 def default_data_dir() -> Path | None:
-    """$IREE_CONFORMANCE_DATA, else the user cache dir (as the onnx_ops suite chooses)."""
-    if os.environ.get("IREE_CONFORMANCE_DATA"):
-        return Path(os.environ["IREE_CONFORMANCE_DATA"])
+    """$IREE_CONFORMANCE_DATA, else the user cache dir (as the onnx_ops suite chooses);
+    None when platformdirs is not installed."""
+    from ..userdirs import DATA_ENV, resolve_dir
+
     try:
-        import platformdirs
+        return resolve_dir(None, DATA_ENV, "data")
     except ImportError:
         return None
-    return Path(platformdirs.user_cache_dir("iree-conformance")) / "data"
 
 
 def op_of_model(model: Any) -> str | None:

@@ -8,9 +8,10 @@ from typing import Any
 
 from ..diagnostics import normalize
 from ..merging import suite_of
+from ..results import VERDICTS
 
 #: Verdicts with a fixed column, in this order; any other value gets a column of its own.
-KNOWN_VERDICTS = ("pass", "xfail", "flaky", "fail", "xpass", "skip")
+KNOWN_VERDICTS = VERDICTS
 #: Verdicts that need attention (unexpected results).
 UNEXPECTED = ("fail", "xpass")
 #: The funnel's steps and the failing stages that stop a case before passing each.

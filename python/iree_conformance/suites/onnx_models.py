@@ -10,33 +10,32 @@ on seeded random inputs against onnxruntime.
 from __future__ import annotations
 
 import dataclasses
-import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import platformdirs
 
 from ..cases import Case, CaseSkipped
 from ..compare import Tolerance
 from ..errors import CorpusError
+from ..run_options import positive_int
+from ..userdirs import ZOO_CACHE_ENV, resolve_dir
+from .base import SuiteContext, SuiteOption
 
 if TYPE_CHECKING:
     from ..onnx.zoo import ZooStore
     from ..onnx.zoo_manifest import ZooEntry
-    from ..run_options import RunOptions
 
 SUITE = "onnx_models"
 LIGHT_FLOOR = 9
-ZOO_CACHE_ENV = "IREE_CONFORMANCE_ZOO_CACHE"
 # Whole models accumulate rounding differently from onnxruntime: looser than one op.
 MODEL_TOLERANCE = Tolerance(rtol=1e-3, atol=1e-4)
 SEED = 0
 
 
 def zoo_cache_dir() -> Path:
-    env = os.environ.get(ZOO_CACHE_ENV)
-    return Path(env) if env else Path(platformdirs.user_cache_dir("iree-conformance")) / "zoo"
+    return resolve_dir(None, ZOO_CACHE_ENV, "zoo")
 
 
 def _onnxruntime(model_path: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -188,20 +187,21 @@ def light_cases() -> list[Case]:
     ]
 
 
-def zoo_model_cases(options: RunOptions) -> list[Case]:
+def zoo_model_cases(values: Mapping[str, Any], offline: bool = False) -> list[Case]:
+    """The zoo models that the --zoo-* option values select (none without a manifest)."""
     from ..onnx.download import Downloader
     from ..onnx.zoo import ZooStore, zoo_cases
 
-    if not options.zoo_manifest:
+    if not values.get("zoo_manifest"):
         return []
     selected = zoo_cases(
-        options.zoo_manifest,
-        names=options.zoo_models,
-        tags=options.zoo_tags,
-        max_bytes=options.zoo_max_bytes,
+        values["zoo_manifest"],
+        names=values.get("zoo_models"),
+        tags=values.get("zoo_tags"),
+        max_bytes=values.get("zoo_max_bytes"),
     )
     store = ZooStore(
-        zoo_cache_dir(), mirror=options.zoo_mirror, downloader=Downloader(offline=options.offline)
+        zoo_cache_dir(), mirror=values.get("zoo_mirror"), downloader=Downloader(offline=offline)
     )
     return [
         ZooModelCase(
@@ -218,5 +218,36 @@ def zoo_model_cases(options: RunOptions) -> list[Case]:
     ]
 
 
-def collect(options: RunOptions) -> list[Case]:
-    return light_cases() + zoo_model_cases(options)
+class OnnxModelsSuite:
+    """ONNX models: the light models shipped with onnx, and zoo models by manifest."""
+
+    name = SUITE
+    description = "ONNX Model Zoo models (light models offline, zoo by manifest)"
+    case_prefix = ("onnx-models/", "onnx-zoo/")
+    floor = LIGHT_FLOOR
+    options = (
+        SuiteOption(
+            "--zoo-manifest",
+            "ONNX Model Zoo manifest in the onnx.hub ONNX_HUB_MANIFEST.json format; a model with a model_with_data tarball is checked on its test_data_set_N against the shipped outputs, one without runs on seeded random inputs against onnxruntime",
+            {"metavar": "PATH_OR_URL"},
+        ),
+        SuiteOption(
+            "--zoo-models",
+            "comma-separated zoo model names to select (file stems such as mnist-12)",
+            {"metavar": "NAMES"},
+        ),
+        SuiteOption("--zoo-tags", "comma-separated zoo tags to select", {"metavar": "TAGS"}),
+        SuiteOption(
+            "--zoo-max-bytes",
+            "select zoo models of at most N bytes",
+            {"metavar": "N", "type": positive_int},
+        ),
+        SuiteOption(
+            "--zoo-mirror",
+            "URL or folder template for zoo downloads with {model_path}, {file_name} or {sha256} (default: $IREE_CONFORMANCE_ZOO_MIRROR, else the Hugging Face mirror); files are verified by sha256 and size and kept in $IREE_CONFORMANCE_ZOO_CACHE",
+            {"metavar": "TEMPLATE"},
+        ),
+    )
+
+    def collect(self, context: SuiteContext) -> list[Case]:
+        return light_cases() + zoo_model_cases(context.values, offline=context.options.offline)

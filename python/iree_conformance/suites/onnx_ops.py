@@ -4,32 +4,25 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import numpy as np
-import platformdirs
 
 from ..cases import ONNX_KEEP_F64, Case, CaseSkipped
 from ..compare import Tolerance
 from ..errors import CorpusError
-
-if TYPE_CHECKING:
-    from ..run_options import RunOptions
+from ..run_options import positive_int
+from ..userdirs import DATA_ENV, resolve_dir
+from .base import SuiteContext, SuiteOption
 
 SUITE = "onnx_ops"
 FLOOR = 1800  # onnx 1.23.2 yields 1,884 generated cases plus the wheel's data folders
-DATA_ENV = "IREE_CONFORMANCE_DATA"
 
 
 def data_dir(option: str | None) -> Path:
     """Where generated ONNX test data lives: option, $IREE_CONFORMANCE_DATA, user cache."""
-    if option:
-        return Path(option)
-    if os.environ.get(DATA_ENV):
-        return Path(os.environ[DATA_ENV])
-    return Path(platformdirs.user_cache_dir("iree-conformance")) / "data"
+    return resolve_dir(option, DATA_ENV, "data")
 
 
 @dataclasses.dataclass
@@ -78,19 +71,16 @@ def sample(names: list[str], count: int) -> set[str]:
     return set(sorted(names, key=lambda n: hashlib.sha256(n.encode()).hexdigest())[:count])
 
 
-def collect(options: RunOptions) -> list[Case]:
+def collect(data_dir_option: str | None) -> list[Case]:
+    """Every operator test (the full collection; ``OnnxOpsSuite.select`` samples it)."""
     from ..onnx import node_tests
 
-    root = node_tests.materialize(data_dir(options.onnx_data_dir))
+    root = node_tests.materialize(data_dir(data_dir_option))
     found = node_tests.load_cases(root)
     if len(found) < FLOOR:
         raise CorpusError(
             f"{root}: {len(found)} ONNX operator cases, fewer than the floor of {FLOOR}; delete the folder to regenerate it"
         )
-    count = options.onnx_ops_sample
-    if count is not None:
-        keep = sample([c.case_id for c in found], count)
-        found = [c for c in found if c.case_id in keep]
     return [
         OnnxNodeCase(
             case_id=c.case_id,
@@ -104,3 +94,35 @@ def collect(options: RunOptions) -> list[Case]:
         )
         for c in found
     ]
+
+
+class OnnxOpsSuite:
+    """The ONNX backend operator tests, against their shipped expected outputs."""
+
+    name = SUITE
+    description = "ONNX backend operator tests"
+    case_prefix = "onnx-ops/"
+    floor = FLOOR
+    options = (
+        SuiteOption(
+            "--onnx-ops-sample",
+            "run a fixed, deterministic sample of N ONNX operator tests (the PR smoke run) instead of all",
+            {"metavar": "N", "type": positive_int},
+        ),
+        SuiteOption(
+            "--onnx-data-dir",
+            "where generated ONNX operator test data lives (default: $IREE_CONFORMANCE_DATA, else the user cache dir)",
+            {"metavar": "DIR"},
+        ),
+    )
+
+    def collect(self, context: SuiteContext) -> list[Case]:
+        return collect(context.values["onnx_data_dir"])
+
+    def select(self, cases: list[Case], context: SuiteContext) -> list[Case]:
+        """--onnx-ops-sample N: the fixed sample of N (``sample``), else every case."""
+        count = context.values["onnx_ops_sample"]
+        if count is None:
+            return cases
+        keep = sample([c.case_id for c in cases], count)
+        return [c for c in cases if c.case_id in keep]

@@ -10,6 +10,7 @@ import numpy as np
 from ..cases import Case, NpzCase
 from ..compare import Tolerance
 from ..tomlio import load_toml
+from .base import SuiteContext, SuiteOption
 from .stablehlo_files import CheckCase, CorpusError, LitCase, external_cases  # noqa: F401 - the suite's API
 
 SUITE = "stablehlo"
@@ -62,3 +63,31 @@ class InterpreterCase(NpzCase):
         assert self.source_path is not None
         text = self.source_path.read_text(encoding="utf-8")
         return [run_interpreter(text, inputs) for inputs in input_sets]
+
+
+class StablehloSuite:
+    """StableHLO programs: the bundled corpus and any --stablehlo-dir corpus."""
+
+    name = SUITE
+    description = "StableHLO programs (bundled corpus and --stablehlo-dir corpora)"
+    case_prefix = ("stablehlo/", "stablehlo-ext/")
+    floor = BUNDLED_FLOOR
+    options = (
+        SuiteOption(
+            "--stablehlo-dir",
+            "also run every .mlir test file under PATH: check ops or lit RUN/FileCheck lines (repeatable)",
+            {"action": "append", "default": [], "metavar": "PATH", "type": Path},
+        ),
+        SuiteOption(
+            "--reference",
+            "bundled StableHLO expected values: shipped (default) or recomputed by the StableHLO reference interpreter",
+            {"choices": ["shipped", "interpreter"], "default": "shipped"},
+        ),
+    )
+
+    def collect(self, context: SuiteContext) -> list[Case]:
+        values = context.values
+        cases = bundled_cases(context.conformance_dir / "stablehlo", values["reference"])
+        for root in values["stablehlo_dir"] or ():
+            cases += external_cases(Path(root))
+        return cases

@@ -1,0 +1,20 @@
+"""The hooks this plugin adds to pytest (registered with ``pluginmanager.add_hookspecs``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from .suites.base import Suite
+
+
+@pytest.hookspec
+def pytest_conformance_suites() -> list[Suite]:  # type: ignore[empty-body]
+    """The suites a plugin or conftest.py adds to the conformance run.
+
+    Each implementation returns a list of ``Suite`` objects (``suites/base.py``); the
+    built-in suites come from this package's own implementation. Names must be unique
+    across all implementations.
+    """
