@@ -166,3 +166,19 @@ def test_a_conftest_suite_breaking_the_contract_is_a_clear_error(pytester, tmp_p
     assert "suite toy: case id 'other/add_0' does not start with its case_prefix 'toy/'" in output(
         result
     )
+
+
+def test_onnx_ops_sample_is_taken_after_the_floor(monkeypatch):
+    from iree_conformance.suites import onnx_ops
+
+    ids = [f"onnx-ops/test_{i}" for i in range(onnx_ops.FLOOR)]
+    monkeypatch.setattr(
+        onnx_ops, "collect", lambda data_dir: [Case(i, "onnx_ops", "onnx") for i in ids]
+    )
+    registry = SuiteRegistry([onnx_ops.OnnxOpsSuite()])
+    values = {"onnx_ops_sample": 5, "onnx_data_dir": None}
+    sampled = registry.collect("onnx_ops", context(values))
+    assert {c.case_id for c in sampled} == onnx_ops.sample(ids, 5) and len(sampled) == 5
+    assert len(registry.collect("onnx_ops", context({**values, "onnx_ops_sample": None}))) == len(
+        ids
+    )
