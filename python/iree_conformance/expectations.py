@@ -67,11 +67,16 @@ class Verdict:
     name: str  # pass | xfail | flaky | fail | xpass | skip
     message: str
     expected: str | None
+    # The manifest line of the case's entry, {"path", "line"}: where an XPASS's line is
+    # deleted (the annotations point there).
+    manifest: dict[str, Any] | None = None
 
     def record(self, outcome: Outcome) -> Outcome:
         """Writes the verdict into the Outcome: its name, the listed kind, and (skip, xfail,
         flaky) the message as the reason. The one way a judged Outcome is completed."""
         outcome.verdict, outcome.expected = self.name, self.expected
+        if self.manifest is not None:
+            outcome.info["manifest"] = dict(self.manifest)
         if self.name in ("skip", "xfail", "flaky"):
             outcome.reason = self.message
         return outcome
@@ -90,6 +95,13 @@ class Expectations:
         return self.tolerance.get(case_id)
 
     def judge(self, outcome: Outcome) -> Verdict:
+        verdict = self._judge(outcome)
+        entry = self.xfail.get(outcome.case_id)
+        if entry is not None and verdict.name != "skip":
+            verdict.manifest = {"path": str(entry.path), "line": entry.line}
+        return verdict
+
+    def _judge(self, outcome: Outcome) -> Verdict:
         entry = self.xfail.get(outcome.case_id)
         expected = entry.stage if entry else None
         kind = outcome.failure_kind
