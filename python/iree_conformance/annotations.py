@@ -134,9 +134,8 @@ def _insertion_line(manifest: Path, case_id: str) -> int | None:
 def _entry_to_add(outcome: Mapping[str, Any], stages: list[str]) -> str:
     """The manifest line that would list this result (``manifest.entry_line``)."""
     from .manifest import _reason_for, entry_line
-    from .outcome import Outcome
 
-    reason = _reason_for(Outcome.from_json(dict(outcome)))
+    reason = _reason_for(_as_outcome(outcome))
     stage: Any = stages[0] if len(stages) == 1 else stages
     return entry_line("xfail", str(outcome.get("case_id")), {"stage": stage, "reason": reason})
 
@@ -148,10 +147,17 @@ def _first_line(outcome: Mapping[str, Any]) -> str:
     return str(outcome.get("reason") or "")
 
 
-def _kind(outcome: Mapping[str, Any]) -> str:
+def _as_outcome(outcome: Mapping[str, Any]) -> Any:
+    """The Outcome of a results JSON record (the loaders require fewer fields)."""
     from .outcome import Outcome
 
-    return Outcome.from_json(dict(outcome)).observed
+    record = {"suite": "", "diagnostics": [], **outcome}
+    record["diagnostics"] = [str(d) for d in record.get("diagnostics") or []]
+    return Outcome.from_json(record)
+
+
+def _kind(outcome: Mapping[str, Any]) -> str:
+    return str(_as_outcome(outcome).observed)
 
 
 def annotations_for(
