@@ -232,3 +232,34 @@ def test_the_fake_api_refuses_an_overlong_body(api):
     with pytest.raises(urllib.error.HTTPError) as info:
         urllib.request.urlopen(req, timeout=10)
     assert info.value.code == 422
+
+
+def test_check_pr_view_reads_the_summary_and_the_fake_apis_state(tmp_path):
+    summary = tmp_path / "summary.json"
+    summary.write_text(
+        json.dumps({"annotations": [{"level": "error", "file": "a/b.mlir", "line": 8}]}),
+        encoding="utf-8",
+    )
+    ok = run_ci(
+        "check_pr_view.py", "annotations", "--summary", summary, "--expect", "error:a/b.mlir:8"
+    )
+    assert "error: a/b.mlir:8" in ok.stdout
+    missing = run_ci(
+        "check_pr_view.py",
+        "annotations",
+        "--summary",
+        summary,
+        "--expect",
+        "error:a/b.mlir:9",
+        check=False,
+    )
+    assert missing.returncode == 1 and "no error annotation at a/b.mlir:9" in missing.stderr
+    state = tmp_path / "fake-github.json"
+    comment = {"id": 1, "body": pr_comment.MARKER + "\nhi", "created_at": "t1", "updated_at": "t1"}
+    state.write_text(json.dumps({"comments": {"1": [comment]}}), encoding="utf-8")
+    assert run_ci("check_pr_view.py", "comment", "--state", state).returncode == 0
+    never = run_ci("check_pr_view.py", "comment", "--state", state, "--edited", check=False)
+    assert never.returncode == 1 and "never edited" in never.stderr
+    state.write_text(json.dumps({"comments": {"1": [comment, comment]}}), encoding="utf-8")
+    two = run_ci("check_pr_view.py", "comment", "--state", state, check=False)
+    assert two.returncode == 1 and "2 conformance comments" in two.stderr
