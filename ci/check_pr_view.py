@@ -38,7 +38,8 @@ def check_annotations(summary: dict[str, Any], expected: list[str]) -> list[str]
         if (level, file, int(line)) not in shown:
             problems.append(f"no {level} annotation at {file}:{line}")
     for a in found:
-        print(f"{a.get('level')}: {a.get('file')}:{a.get('line')}: {a.get('title')}")
+        where = f"{a.get('file')}:{a.get('line')}: " if a.get("file") else ""
+        print(f"{a.get('level')}: {where}{a.get('title') or str(a.get('message'))[:120]}")
     return problems
 
 
