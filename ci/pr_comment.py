@@ -16,7 +16,7 @@ request's comments by the marker and its author), so there is never a second one
 
 The pull request is the event's ``workflow_run.pull_requests`` (same-repository
 branches) or, for a fork, the number in the artifact; either way it must be open with
-its head at the run's ``head_sha``, or nothing is posted.
+its head at the run's ``head_sha``, or nothing is posted (a notice says why; exit 0).
 
 Examples:
   GITHUB_TOKEN=... python ci/pr_comment.py --event-path event.json --repo OWNER/NAME
@@ -278,16 +278,16 @@ def find_comment(api: Api, repo: str, number: int, bot: str) -> dict[str, Any] |
     return None
 
 
-def check_pull(api: Api, repo: str, number: int, head_sha: str) -> None:
+def stale_reason(api: Api, repo: str, number: int, head_sha: str) -> str | None:
+    """Why this run's results must not be posted (the pull request is closed, or a newer
+    push has its own run), or None."""
     pull = api.get_json(f"/repos/{repo}/pulls/{number}")
     if not isinstance(pull, Mapping) or pull.get("state") != "open":
-        raise CIError(f"pull request {number} is not open; nothing posted")
+        return f"pull request {number} is not open"
     head = (pull.get("head") or {}).get("sha")
     if head != head_sha:
-        raise CIError(
-            f"pull request {number}'s head is {head}, not the run's {head_sha}: a newer push "
-            "has its own run; nothing posted"
-        )
+        return f"pull request {number}'s head is {head}, not the run's {head_sha}: a newer push has its own run"
+    return None
 
 
 def upsert(api: CommentApi, repo: str, number: int, body: str, bot: str) -> tuple[str, int]:
@@ -372,7 +372,10 @@ def main(argv: list[str] | None = None) -> int:
         number = pr_number_of(members["pull-request.json"])
     else:
         raise CIError("neither the event nor the artifact names the pull request")
-    check_pull(api, args.repo, number, head_sha)
+    stale = stale_reason(api, args.repo, number, head_sha)
+    if stale:
+        notice(f"{stale}; nothing posted")
+        return 0
     server = args.server_url.rstrip("/")
     run_url = f"{server}/{args.repo}/actions/runs/{run_id}"
     report = artifacts.get(REPORT_ARTIFACT)
