@@ -26,7 +26,7 @@ for _path in (REPO_ROOT / "python", REPO_ROOT):  # the library and cache_tools, 
         sys.path.insert(1, str(_path))
 
 from cache_tools.units import parse_size as _parse_size  # noqa: E402
-from iree_conformance import ghactions, results  # noqa: E402
+from iree_conformance import annotations, ghactions, results  # noqa: E402
 from iree_conformance.errors import ConformanceError  # noqa: E402
 from iree_conformance.fsutil import atomic_write_text  # noqa: E402
 
@@ -106,12 +106,22 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def notice(message: str, level: str = "notice") -> None:
-    """Prints a workflow command (::notice:: / ::warning:: / ::error::), plain text elsewhere."""
-    if os.environ.get("GITHUB_ACTIONS") == "true":
-        print(f"::{level}::{message}")
-    else:
-        print(f"{level}: {message}", file=sys.stderr)
+def notice(
+    message: str,
+    level: str = "notice",
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    title: str = "",
+) -> None:
+    """Prints a workflow command (::notice:: / ::warning:: / ::error::, escaped, at
+    file:line when given: ``iree_conformance.annotations``), plain text elsewhere."""
+    annotations.emit([annotations.Annotation(level, title, message, file, line)])
+
+
+def annotate_results(data: Mapping[str, Any]) -> int:
+    """The annotations of a results document's unexpected results (annotations.py)."""
+    return annotations.annotate_results(data)
 
 
 # -- platform names -------------------------------------------------------------------------

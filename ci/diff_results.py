@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CIError, expand_json_inputs, md_escape, run_main, write_report  # noqa: E402
-from merge_results import merge  # noqa: E402
+from merge_results import merge, suite_of  # noqa: E402
 
 FAILING = ("fail", "error", "crash", "timeout")
 _RANK = {"fail": 3, "pass": 2, "skip": 1, "other": 0}
@@ -73,6 +73,38 @@ def platforms(merged: dict[str, Any]) -> set[str]:
     return {f"{r.get('os', '?')}/{r.get('arch', '?')}" for r in merged["runs"]}
 
 
+def pass_counts(
+    current: dict[str, Any], baseline: dict[str, Any] | None, shared: set[str] | None = None
+) -> list[dict[str, Any]]:
+    """Passing cases per suite and target on each side (platforms in shared only, when
+    given): [{"suite", "target", "now", "before"}], before None without a baseline."""
+    counts: dict[tuple[str, str], dict[str, Any]] = {}
+    sides = [("now", current)] + ([("before", baseline)] if baseline is not None else [])
+    for side, merged in sides:
+        for (platform, target, _), o in index(merged).items():
+            if shared is not None and platform not in shared:
+                continue
+            row = counts.setdefault(
+                (suite_of(o), target), {"now": 0, "before": None if baseline is None else 0}
+            )
+            row[side] += o.get("status") == "pass"
+    return [{"suite": k[0], "target": k[1], **v} for k, v in sorted(counts.items())]
+
+
+def flaky_cases(current: dict[str, Any]) -> list[dict[str, Any]]:
+    """The current side's flaky verdicts: [{"platform", "target", "case_id", "reason"}]."""
+    return [
+        {
+            "platform": f"{o['os']}/{o['arch']}",
+            "target": str(o["target"]),
+            "case_id": str(o["case_id"]),
+            "reason": str(o.get("reason") or ""),
+        }
+        for o in sorted(current["outcomes"], key=lambda o: (o["os"], o["target"], o["case_id"]))
+        if o.get("verdict") == "flaky"
+    ]
+
+
 def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
     cur, base = index(current), index(baseline)
     cur_platforms, base_platforms = platforms(current), platforms(baseline)
@@ -112,6 +144,8 @@ def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]
         "changed": changed,
         "added": len(added),
         "removed": len(removed),
+        "pass_counts": pass_counts(current, baseline, shared),
+        "flaky": flaky_cases(current),
     }
 
 
@@ -216,7 +250,15 @@ def main(argv: list[str] | None = None) -> int:
         )
     diff = compare(current, baseline) if baseline is not None else None
     markdown = render_markdown(diff, args.label, args.max_listed)
-    payload = diff if diff is not None else {"baseline": None}
+    payload = (
+        diff
+        if diff is not None
+        else {
+            "baseline": None,
+            "pass_counts": pass_counts(current, None),
+            "flaky": flaky_cases(current),
+        }
+    )
     write_report(payload, markdown, args.output, args.markdown, args.summary)
     if diff is not None and args.fail_on_new_failures and diff["new_failures"]:
         return 1

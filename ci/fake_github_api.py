@@ -1,9 +1,11 @@
 """A loopback GitHub REST API for the Actions cache endpoints, as GitHub documents them.
 
 Implements listing with per_page/page and Link headers, usage, storage and
-retention limits, delete by id and by key(+ref), pull request state, a workflow's
-runs and a run's artifacts (what ci/fetch_baseline.py reads; empty unless given), and
-scripted failures (401, 403 with rate-limit headers, 429 with retry-after, 500)
+retention limits, delete by id and by key(+ref), pull request state (and head commit),
+a workflow's runs and a run's artifacts (what ci/fetch_baseline.py reads; empty unless
+given), a pull request's issue comments (list with per_page/page, create, update: what
+ci/pr_comment.py writes; bodies over GitHub's 65,536 characters are refused with 422),
+and scripted failures (401, 403 with rate-limit headers, 429 with retry-after, 500)
 queued per (method, path).
 
 Used by the cache_tools tests and by ci/act_local.py, which serves it on 127.0.0.1 to
@@ -17,6 +19,7 @@ the workflows it runs under act (GITHUB_API_URL) with a fake token. It binds to
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 import threading
@@ -63,6 +66,8 @@ class FakeGitHub(LoopbackServer):
         workflow_runs: dict[str, list[dict[str, Any]]] | None = None,
         run_artifacts: dict[int, list[dict[str, Any]]] | None = None,
         artifact_files: dict[int, str] | None = None,
+        pull_heads: dict[int, str] | None = None,
+        comments: dict[int, list[dict[str, Any]]] | None = None,
         port: int = 0,
     ) -> None:
         self.entries = list(entries or [])
@@ -70,6 +75,11 @@ class FakeGitHub(LoopbackServer):
         self.storage_limit_gb = storage_limit_gb  # None -> 404
         self.retention_days = retention_days  # None -> 403
         self.pulls = dict(pulls or {})
+        self.pull_heads = dict(pull_heads or {})  # number -> head commit sha
+        # issue (pull request) number -> its comments, oldest first
+        self.comments: dict[int, list[dict[str, Any]]] = {
+            int(k): list(v) for k, v in (comments or {}).items()
+        }
         self.token = token
         self.workflow_runs = dict(workflow_runs or {})  # workflow file name -> runs
         self.run_artifacts = dict(run_artifacts or {})  # run id -> artifacts
@@ -131,6 +141,12 @@ class FakeGitHub(LoopbackServer):
             def do_DELETE(self) -> None:
                 fake._dispatch(self, "DELETE")
 
+            def do_POST(self) -> None:
+                fake._dispatch(self, "POST")
+
+            def do_PATCH(self) -> None:
+                fake._dispatch(self, "PATCH")
+
         return Handler
 
     def _send(
@@ -170,6 +186,8 @@ class FakeGitHub(LoopbackServer):
         parts = urlsplit(h.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         path = parts.path
+        length = int(h.headers.get("Content-Length") or 0)
+        raw_body = h.rfile.read(length) if length else b""
         with self._lock:
             self.requests.append(
                 {
@@ -177,6 +195,7 @@ class FakeGitHub(LoopbackServer):
                     "path": path,
                     "query": query,
                     "authorization": h.headers.get("Authorization"),
+                    "body": raw_body.decode("utf-8", "replace") if raw_body else None,
                 }
             )
             scripted = (
@@ -264,7 +283,80 @@ class FakeGitHub(LoopbackServer):
                 number = int(rest.rsplit("/", 1)[1])
                 if number not in self.pulls:
                     return self._send(h, 404, {"message": "Not Found"})
-                return self._send(h, 200, {"number": number, "state": self.pulls[number]})
+                body = {"number": number, "state": self.pulls[number]}
+                if number in self.pull_heads:
+                    body["head"] = {"sha": self.pull_heads[number]}
+                return self._send(h, 200, body)
+            if rest.startswith("/issues/"):
+                return self._issue_comments(h, method, rest, query, raw_body)
+        return self._send(h, 404, {"message": "Not Found"})
+
+    def _issue_comments(
+        self,
+        h: BaseHTTPRequestHandler,
+        method: str,
+        rest: str,
+        query: dict[str, str],
+        raw_body: bytes,
+    ) -> None:
+        """GET/POST /issues/N/comments and PATCH /issues/comments/ID, as GitHub documents them."""
+        parts = rest.strip("/").split("/")  # issues N comments | issues comments ID
+        if method in ("POST", "PATCH"):
+            try:
+                payload = json.loads(raw_body.decode("utf-8"))
+                body = payload["body"]
+                if not isinstance(body, str):
+                    raise TypeError
+            except (ValueError, KeyError, TypeError):
+                return self._send(h, 400, {"message": "Problems parsing JSON"})
+            if len(body) > 65536:
+                return self._send(
+                    h,
+                    422,
+                    {
+                        "message": "Validation Failed: body is too long (maximum is 65536 characters)"
+                    },
+                )
+        if (
+            len(parts) == 3
+            and parts[0] == "issues"
+            and parts[2] == "comments"
+            and parts[1].isdigit()
+        ):
+            number = int(parts[1])
+            if number not in self.pulls:
+                return self._send(h, 404, {"message": "Not Found"})
+            comments = self.comments.setdefault(number, [])
+            if method == "GET":
+                per_page = min(int(query.get("per_page", 30)), 100)
+                page = int(query.get("page", 1))
+                return self._send(h, 200, comments[(page - 1) * per_page : page * per_page])
+            if method == "POST":
+                ids = [c["id"] for cs in self.comments.values() for c in cs]
+                comment_id = max(ids, default=1000) + 1
+                now = datetime.datetime.now(datetime.timezone.utc).isoformat()
+                comment = {
+                    "id": comment_id,
+                    "created_at": now,
+                    "updated_at": now,
+                    "body": body,
+                    "user": {"login": "github-actions[bot]", "type": "Bot"},
+                    "html_url": f"{self.url}/{self.repo}/pull/{number}#issuecomment-{comment_id}",
+                }
+                comments.append(comment)
+                return self._send(h, 201, comment)
+        if len(parts) == 3 and parts[:2] == ["issues", "comments"] and parts[2].isdigit():
+            for comment in (c for cs in self.comments.values() for c in cs):
+                if comment["id"] == int(parts[2]):
+                    if method == "PATCH":
+                        comment["body"] = body
+                        comment["updated_at"] = datetime.datetime.now(
+                            datetime.timezone.utc
+                        ).isoformat()
+                        return self._send(h, 200, comment)
+                    if method == "GET":
+                        return self._send(h, 200, comment)
+            return self._send(h, 404, {"message": "Not Found"})
         return self._send(h, 404, {"message": "Not Found"})
 
     def _list(self, h: BaseHTTPRequestHandler, query: dict[str, str], path: str) -> None:

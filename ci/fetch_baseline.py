@@ -74,12 +74,13 @@ class Api:
         except urllib.error.URLError as exc:
             raise CIError(f"GET {url}: {exc.reason}") from None
 
-    def download(self, url: str) -> bytes:
-        """GET with the token; a redirect is followed without it (pre-signed blob URL)."""
+    def download(self, url: str, limit: int = MAX_ARCHIVE_BYTES) -> bytes:
+        """GET with the token; a redirect is followed without it (pre-signed blob URL).
+        More than limit bytes is an error."""
         req = urllib.request.Request(url, headers=self._headers())
         try:
             with self._no_redirect.open(req, timeout=self.timeout) as resp:
-                return _read_limited(resp)
+                return _read_limited(resp, limit)
         except urllib.error.HTTPError as exc:
             if exc.code not in (301, 302, 303, 307, 308):
                 raise CIError(f"GET {url}: HTTP {exc.code} {exc.reason}") from None
@@ -90,17 +91,17 @@ class Api:
         req = urllib.request.Request(location, headers={"User-Agent": "iree-conformance-ci"})
         try:
             with self._plain.open(req, timeout=self.timeout) as resp:
-                return _read_limited(resp)
+                return _read_limited(resp, limit)
         except urllib.error.HTTPError as exc:
             raise CIError(f"GET (redirected artifact): HTTP {exc.code} {exc.reason}") from None
         except urllib.error.URLError as exc:
             raise CIError(f"GET (redirected artifact): {exc.reason}") from None
 
 
-def _read_limited(resp) -> bytes:
-    data = resp.read(MAX_ARCHIVE_BYTES + 1)
-    if len(data) > MAX_ARCHIVE_BYTES:
-        raise CIError(f"artifact larger than {MAX_ARCHIVE_BYTES} bytes")
+def _read_limited(resp, limit: int = MAX_ARCHIVE_BYTES) -> bytes:
+    data = resp.read(limit + 1)
+    if len(data) > limit:
+        raise CIError(f"artifact larger than {limit} bytes")
     return data
 
 

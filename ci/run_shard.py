@@ -43,9 +43,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     REPO_ROOT,
     CIError,
+    annotate_results,
     current_arch,
     current_os,
     load_json,
+    load_results,
     load_toml,
     normalize_os,
     notice,
@@ -298,7 +300,19 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.report_json).resolve().parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONUTF8="1")  # Windows consoles: no UnicodeEncodeError in output
     rc = subprocess.run(cmd, cwd=REPO_ROOT, env=env).returncode
+    if args.report_json and Path(args.report_json).is_file():
+        annotate(Path(args.report_json))
     return finish(rc, args, profile, cmd)
+
+
+def annotate(results: Path) -> None:
+    """Every unexpected result of the run as an annotation at its file and line."""
+    try:
+        data = load_results(results)
+    except CIError as exc:
+        notice(f"no annotations: {exc}", "warning")
+        return
+    annotate_results(data)
 
 
 def finish(rc: int, args: argparse.Namespace, profile: dict[str, Any], cmd: list[str]) -> int:

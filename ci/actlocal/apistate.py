@@ -64,6 +64,8 @@ def seed_entries() -> list[dict[str, Any]]:
 
 
 SEED_PULLS = {7: "closed", 8: "open"}
+# The pull request act_local's pull_request events are (actlocal/event.py, pr_number).
+LOCAL_PR = 1
 
 
 class ApiState:
@@ -81,17 +83,30 @@ class ApiState:
         self.artifact_files: dict[int, str] = {
             int(k): v for k, v in data.get("artifact_files", {}).items()
         }
+        # the pull request's comments (pr-comment.yml edits its one comment run after run)
+        self.comments: dict[int, list[dict[str, Any]]] = {
+            int(k): v for k, v in data.get("comments", {}).items()
+        }
+        self.fake: FakeGitHub | None = None  # the server of this run, once made
 
-    def api(self, token: str) -> FakeGitHub:
-        return FakeGitHub(
+    def api(self, token: str, head_sha: str = "") -> FakeGitHub:
+        """The fake API with this state; pull request LOCAL_PR is open at head_sha."""
+        self.fake = FakeGitHub(
             self.entries,
             owner_repo=REPO,
             token=token,
-            pulls=SEED_PULLS,
+            pulls={**SEED_PULLS, LOCAL_PR: "open"},
+            pull_heads={LOCAL_PR: head_sha} if head_sha else {},
             workflow_runs=self.workflow_runs,
             run_artifacts=self.run_artifacts,
             artifact_files=self.artifact_files,
+            comments=self.comments,
         )
+        return self.fake
+
+    def last_run(self, workflow: str, event: str) -> dict[str, Any] | None:
+        """The newest recorded run of workflow for event (what a workflow_run event names)."""
+        return next((r for r in self.workflow_runs.get(workflow, []) if r["event"] == event), None)
 
     def record_run(
         self, workflow: str, run_id: int, event: str, branch: str, artifact_dir: Path
@@ -105,7 +120,7 @@ class ApiState:
                 "event": event,
                 "head_branch": branch,
                 "status": "completed",
-                "html_url": f"act_local run {run_id}",
+                "html_url": f"https://github.com/{REPO}/actions/runs/{run_id}",
             },
         )
         arts = []
@@ -129,5 +144,8 @@ class ApiState:
             "workflow_runs": self.workflow_runs,
             "run_artifacts": {str(k): v for k, v in self.run_artifacts.items()},
             "artifact_files": {str(k): v for k, v in self.artifact_files.items()},
+            "comments": {
+                str(k): v for k, v in (self.fake.comments if self.fake else self.comments).items()
+            },
         }
         self.path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8", newline="\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-EVENTS = ("push", "pull_request", "schedule", "workflow_dispatch")
+EVENTS = ("push", "pull_request", "schedule", "workflow_dispatch", "workflow_run")
 
 
 def repository(full_name: str, default_branch: str) -> dict[str, Any]:
@@ -34,6 +34,8 @@ def event_payload(
     cron: str | None = None,
     pr_number: int = 1,
     pr_action: str = "opened",
+    source_run: Mapping[str, Any] | None = None,
+    fork: bool = False,
 ) -> dict[str, Any]:
     """A minimal payload of `event` with the fields the workflows read."""
     if event not in EVENTS:
@@ -65,6 +67,33 @@ def event_payload(
         }
     if event == "schedule":
         return {"schedule": cron or "0 0 * * *", "repository": repo_obj}
+    if event == "workflow_run":
+        # The completed run of another workflow (source_run: its id and event); a fork's
+        # pull request is not named in pull_requests, as on GitHub.
+        if source_run is None:
+            raise ValueError("workflow_run needs the run it follows (run ci.yml first)")
+        head_repo = f"fork/{repo.partition('/')[2]}" if fork else repo
+        pulls = (
+            []
+            if fork or source_run.get("event") != "pull_request"
+            else [{"number": pr_number, "head": {"sha": sha}}]
+        )
+        return {
+            "action": "completed",
+            "workflow_run": {
+                "id": source_run["id"],
+                "name": "CI",
+                "event": source_run.get("event"),
+                "status": "completed",
+                "conclusion": "success",
+                "head_sha": sha,
+                "head_branch": branch,
+                "head_repository": {"full_name": head_repo},
+                "html_url": source_run.get("html_url", ""),
+                "pull_requests": pulls,
+            },
+            "repository": repo_obj,
+        }
     return {
         "ref": f"refs/heads/{branch}",
         "inputs": dict(inputs or {}),

@@ -17,6 +17,10 @@ the outer step's name, with `stepID` [outer, inner]; the class is read from the 
 
 Artifacts: upload-artifact's "Artifact NAME has been successfully uploaded! Final size
 is N bytes" and download-artifact's "Total of N artifact(s) downloaded".
+
+Annotations: act decodes the workflow commands a step prints (`::error file=F,line=L,
+title=T::M`) into `command` (error, warning, notice), `kvPairs` (the properties,
+unescaped) and `arg` (the message, unescaped).
 """
 
 from __future__ import annotations
@@ -139,6 +143,7 @@ class LogParser:
         self.caches: list[CacheEvent] = []
         self.artifacts: list[ArtifactEvent] = []
         self.other: list[str] = []  # lines that are not JSON (act's own errors)
+        self.annotations: list[dict[str, Any]] = []
         self._primary: dict[tuple[str, str], str] = {}  # (job, class) -> key
         self._pending_size: dict[str, int] = {}
         self._plan_save: dict[tuple[str, str], bool] = {}
@@ -172,6 +177,19 @@ class LogParser:
             step = job.step(step_name, stage)
             if rec.get("stepResult"):
                 step.result = str(rec["stepResult"])
+        if rec.get("command") in ("error", "warning", "notice") and step_name:
+            props = rec.get("kvPairs") if isinstance(rec.get("kvPairs"), dict) else {}
+            self.annotations.append(
+                {
+                    "job": job.job,
+                    "step": str(step_name),
+                    "level": rec["command"],
+                    "file": props.get("file"),
+                    "line": int(props["line"]) if str(props.get("line", "")).isdigit() else None,
+                    "title": props.get("title", ""),
+                    "message": str(rec.get("arg", "")),
+                }
+            )
         if rec.get("raw_output") and step_name:
             ids = rec.get("stepID") or []
             inner = str(ids[1]) if isinstance(ids, list) and len(ids) > 1 else ""

@@ -24,6 +24,7 @@ import hashlib
 import importlib.metadata
 import io
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -96,6 +97,7 @@ class BundleWriter:
             "entry_function": case.entry_function,
             "input_sets": len(input_sets),
             "info": result.info,
+            "source": case.source_location(),  # where run-bundle's annotations point
         }
         override = expectations.tolerance_for(case.case_id)
         tolerances = [
@@ -120,6 +122,8 @@ class BundleWriter:
             record["expected"] = {
                 "stage": list(listed.kinds) if listed.flaky else listed.kinds[0],
                 "reason": listed.reason,
+                "path": str(listed.path),
+                "line": listed.line,
             }
         atomic_write_bytes(
             self.root / "cases" / f"{key}.json", json.dumps(record, sort_keys=True).encode()
@@ -213,7 +217,10 @@ def bundle_expectations(root: Path, record: dict[str, Any]) -> Expectations:
     if listed:
         stages = tuple(listed["stage"]) if isinstance(listed["stage"], list) else (listed["stage"],)
         expectations.xfail[record["case_id"]] = ManifestEntry(
-            stages, listed["reason"], root / "manifest.json", None
+            stages,
+            listed["reason"],
+            Path(listed["path"]) if listed.get("path") else root / "manifest.json",
+            listed.get("line"),
         )
     return expectations
 
@@ -229,6 +236,7 @@ def run_bundle(
     """Runs every case of the bundle; returns counts per verdict."""
     import iree.runtime as rt
 
+    from .annotations import annotate_results
     from .executor import Executor, StageError
     from .report import run_metadata, write_results
     from .store import ArtifactStore
@@ -260,6 +268,7 @@ def run_bundle(
             info={"driver": driver, **record.get("info", {})},
         )
         start = time.perf_counter()
+        source = record.get("source")
         vmfb = _read_verified(root, record["module"], record["module_sha256"])
         with np.load(root / record["data"]) as arrays:
             input_sets = []
@@ -279,10 +288,14 @@ def run_bundle(
                         records.append(context.check_recorder.take())
                 outcome.stage_times["run"] = time.perf_counter() - t
                 outcome.stage = "compare"
-                comparison = compare_checks(_checks_from(record, arrays, outputs, records))
+                checks = _checks_from(record, arrays, outputs, records)
+                comparison = compare_checks(checks)
                 problems, outcome.metrics = comparison.messages, comparison.metrics
                 if problems:
                     outcome.status, outcome.diagnostics = "fail", problems[:8]
+                    first = checks[comparison.failed[0]] if comparison.failed else None
+                    if first is not None and len(first) > 4 and source:
+                        source = {**source, **first[4]}  # the failing check op's line
                 elif timing_runs > 0:
                     outcome.metrics["timing"] = time_iree_call(
                         executor,
@@ -297,6 +310,8 @@ def run_bundle(
             except Exception as e:  # noqa: BLE001 - one broken case must not lose the others' results
                 outcome.status, outcome.diagnostics = "error", [f"{type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
+        if outcome.status not in ("pass", "skip") and source:
+            outcome.info["source"] = dict(source)
         bundle_expectations(root, record).judge(outcome).record(outcome)
         assert outcome.verdict is not None  # record() set it
         counts[outcome.verdict] += 1
@@ -314,4 +329,6 @@ def run_bundle(
         "device": device,
     }
     write_results(Path(report_json), meta, outcomes)
+    if os.environ.get("GITHUB_ACTIONS") == "true":  # the terminal already has the verdicts
+        annotate_results({"metadata": meta, "outcomes": outcomes})
     return dict(counts)

@@ -14,8 +14,9 @@ from .jobs import CaseResult, Program
 ONNX_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
 
 # One comparison: (actual outputs, expected outputs, tolerance), optionally followed by a
-# label that names it in messages (a check op's location).
-Check = tuple  # (list[np.ndarray], list[np.ndarray], Tolerance[, str])
+# label that names it in messages (a check op's location) and the check's source line
+# ({"line": N}: where an annotation of its failure points).
+Check = tuple  # (list[np.ndarray], list[np.ndarray], Tolerance[, str[, dict]])
 
 
 class CaseSkipped(Exception):
@@ -101,6 +102,21 @@ class Case:
 
     def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
         return [*target_flags, f"--iree-input-type={self.input_type}"]
+
+    def source_location(self, failed_check: Check | None = None) -> dict[str, Any] | None:
+        """Where the case is written, ``{"path", "line"}``, for the annotation of an
+        unexpected result (``Outcome.info["source"]``); failed_check: the first check that
+        failed, whose own line (a check op's) is more precise than the file's."""
+        if self.source_path is None:
+            return None
+        line = None
+        if failed_check is not None and len(failed_check) > 4 and isinstance(failed_check[4], dict):
+            line = failed_check[4].get("line")
+        return {"path": str(self.source_path), "line": line or self.source_line()}
+
+    def source_line(self) -> int:
+        """The line the case starts at in its source file (1: the file itself)."""
+        return 1
 
 
 @dataclasses.dataclass

@@ -53,6 +53,7 @@ class Comparison:
     ok: bool
     messages: list[str]
     metrics: dict[str, Any]
+    failed: list[int] = dataclasses.field(default_factory=list)  # indices of failing checks
 
 
 def _is_inexact(dtype: np.dtype) -> bool:
@@ -150,9 +151,16 @@ def _compare_one(
         metrics["first_mismatch_index"] = list(first)
         return [
             f"output {index}: {count} of {actual.size} elements differ; first at {list(first)}: "
-            f"actual {actual[first]!r} expected {expected[first]!r}; max abs error {metrics['max_abs_error']:.6g}"
+            f"actual {plain(actual[first])}, expected {plain(expected[first])}; max abs error {metrics['max_abs_error']:.6g}"
         ], metrics
     return [], metrics
+
+
+def plain(value: Any) -> str:
+    """A value as a person writes it: ``nan``, ``0.0898``, ``(1+2j)``, ``True``, not
+    numpy's ``np.float32(0.0898)`` repr (numpy 2). numpy's str of a scalar is already
+    the shortest text that reads back as the same value of its dtype."""
+    return str(value)
 
 
 def empty_metrics(outputs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -216,11 +224,14 @@ def compare_checks(checks, tolerance_override: Tolerance | None = None) -> Compa
     Used by pipeline.run_case and run-bundle alike."""
     checks = list(checks)
     messages: list[str] = []
+    failed: list[int] = []
     metrics = empty_metrics()
     for index, (actual, expected, tolerance, *label) in enumerate(checks):
         tol = tolerance_override.merged_over(tolerance) if tolerance_override else tolerance
         comparison = compare_outputs(actual, expected, tol)
         prefix = f"{label[0]}: " if label else f"check {index}: " if len(checks) > 1 else ""
         messages += [prefix + m for m in comparison.messages]
+        if comparison.messages:
+            failed.append(index)
         accumulate_metrics(metrics, comparison.metrics)
-    return Comparison(not messages, messages, metrics)
+    return Comparison(not messages, messages, metrics, failed)

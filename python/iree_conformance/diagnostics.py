@@ -22,10 +22,21 @@ def first_meaningful_lines(text: str, limit: int = 8) -> list[str]:
     return lines[:limit]
 
 
+def _plain_scalar(match: re.Match[str]) -> str:
+    """numpy's repr of a scalar (``np.float32(0.1)``) as its str (``0.1``; complex in
+    parentheses, as numpy prints it)."""
+    kind, value = match.group(1), match.group(2)
+    return f"({value})" if kind.startswith("complex") else value
+
+
 def normalize(line: str) -> str:
     """A first error line with locations, numbers and SSA names folded, for grouping."""
     line = re.sub(r"^\S+:\d+:\d+:\s*", "", line)  # file:line:col:
     line = re.sub(r"loc\([^)]*\)", "loc(...)", line)
     line = re.sub(r"%[\w#]+", "%_", line)
+    # Results written before messages printed plain numbers: `np.float32(0.1) expected`
+    # reads as `0.1, expected`, so old and new messages fall into one group.
+    line = re.sub(r"\bnp\.(\w+)\(([^()]*)\)", _plain_scalar, line)
+    line = re.sub(r"(\bactual \S+?),? expected\b", r"\1, expected", line)
     line = re.sub(r"\d+", "N", line)
     return line.strip()[:200]

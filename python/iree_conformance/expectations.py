@@ -75,11 +75,16 @@ class Judgement:
     name: Verdict
     message: str
     expected: str | None
+    # The manifest line of the case's entry, {"path", "line"}: where an XPASS's line is
+    # deleted (the annotations point there).
+    manifest: dict[str, Any] | None = None
 
     def record(self, outcome: Outcome) -> Outcome:
         """Writes the verdict into the Outcome: its name, the listed kind, and (skip, xfail,
         flaky) the message as the reason. The one way a judged Outcome is completed."""
         outcome.verdict, outcome.expected = self.name, self.expected
+        if self.manifest is not None:
+            outcome.info["manifest"] = dict(self.manifest)
         if self.name in (Verdict.SKIP, Verdict.XFAIL, Verdict.FLAKY):
             outcome.reason = self.message
         return outcome
@@ -98,6 +103,13 @@ class Expectations:
         return self.tolerance.get(case_id)
 
     def judge(self, outcome: Outcome) -> Judgement:
+        judgement = self._judge(outcome)
+        entry = self.xfail.get(outcome.case_id)
+        if entry is not None and judgement.name != Verdict.SKIP:
+            judgement.manifest = {"path": str(entry.path), "line": entry.line}
+        return judgement
+
+    def _judge(self, outcome: Outcome) -> Judgement:
         entry = self.xfail.get(outcome.case_id)
         expected = entry.expect if entry else None
         kind = outcome.failure_kind

@@ -6,7 +6,7 @@ import dataclasses
 import time
 
 from .batching import Placement
-from .cases import Case, CaseInvalid, CaseSkipped, ChecksFailed
+from .cases import Case, CaseInvalid, CaseSkipped, Check, ChecksFailed
 from .compare import Tolerance, compare_checks
 from .jobs import CaseJob, CaseResult
 from .outcome import Outcome
@@ -86,29 +86,50 @@ def _run_case(
     retry: bool,
     placement: Placement | None,
 ) -> tuple[Outcome, CaseResult]:
+    outcome, result, failed_check = _run_stages(
+        case, target, worker, tolerance_override, compile_only, timing_runs, retry, placement
+    )
+    if outcome.status not in ("pass", "skip"):  # where an annotation of it would point
+        source = case.source_location(failed_check)
+        if source is not None:
+            outcome.info["source"] = source
+    return outcome, result
+
+
+def _run_stages(
+    case: Case,
+    target: Target,
+    worker: WorkerClient,
+    tolerance_override: Tolerance | None,
+    compile_only: bool,
+    timing_runs: int,
+    retry: bool,
+    placement: Placement | None,
+) -> tuple[Outcome, CaseResult, Check | None]:
+    """The stages of one try; the third item is the first check that failed, if any."""
     start = time.perf_counter()
     outcome = Outcome(case_id=case.case_id, suite=case.suite, target=target.name)
     skip_reason = case.skip_reason_for(target)
     if skip_reason:
         outcome.status, outcome.reason = "skip", skip_reason
-        return outcome, CaseResult(status=outcome.status)
+        return outcome, CaseResult(status=outcome.status), None
     try:
         t = time.perf_counter()
         input_sets = case.input_sets()  # also when compile-only: a zoo model is fetched here
         outcome.stage_times["inputs"] = time.perf_counter() - t
     except CaseSkipped as e:
         outcome.status, outcome.reason = "skip", str(e)
-        return outcome, CaseResult(status=outcome.status)
+        return outcome, CaseResult(status=outcome.status), None
     except CaseInvalid as e:
         outcome.status, outcome.diagnostics = "error", [str(e)]
-        return outcome, CaseResult(status=outcome.status)
+        return outcome, CaseResult(status=outcome.status), None
     except Exception as e:  # noqa: BLE001 - bad case data is the case's error
         outcome.status, outcome.diagnostics = (
             "error",
             [f"cannot load the case's inputs: {type(e).__name__}: {e}"],
         )
         outcome.duration = time.perf_counter() - start
-        return outcome, CaseResult(status=outcome.status)
+        return outcome, CaseResult(status=outcome.status), None
     job = build_job(
         case, target, [] if compile_only else input_sets, compile_only, timing_runs, retry
     )
@@ -127,7 +148,7 @@ def _run_case(
     outcome.info.update(result.info)
     if outcome.status != "pass" or compile_only:
         outcome.duration = time.perf_counter() - start
-        return outcome, result
+        return outcome, result, None
     outcome.stage = "reference"
     t = time.perf_counter()
     try:
@@ -135,12 +156,12 @@ def _run_case(
     except CaseSkipped as e:
         outcome.status, outcome.reason = "skip", str(e)
         outcome.duration = time.perf_counter() - start
-        return outcome, result
+        return outcome, result, None
     except ChecksFailed as e:
         outcome.stage, outcome.status, outcome.diagnostics = "compare", "fail", e.lines
         outcome.stage_times["reference"] = time.perf_counter() - t
         outcome.duration = time.perf_counter() - start
-        return outcome, result
+        return outcome, result, None
     except Exception as e:  # noqa: BLE001
         outcome.status, outcome.diagnostics = (
             "error",
@@ -148,7 +169,7 @@ def _run_case(
         )
         outcome.stage_times["reference"] = time.perf_counter() - t
         outcome.duration = time.perf_counter() - start
-        return outcome, result
+        return outcome, result, None
     outcome.stage_times["reference"] = time.perf_counter() - t
     if not checks:
         outcome.status, outcome.diagnostics = (
@@ -156,7 +177,7 @@ def _run_case(
             ["the reference produced no comparisons: nothing would be checked"],
         )
         outcome.duration = time.perf_counter() - start
-        return outcome, result
+        return outcome, result, None
     outcome.stage = "compare"
     t = time.perf_counter()
     comparison = compare_checks(checks, tolerance_override)
@@ -177,4 +198,4 @@ def _run_case(
         if reference_time is not None:
             outcome.metrics["timing"][f"{case.reference_name}_median_s"] = reference_time
     outcome.duration = time.perf_counter() - start
-    return outcome, result
+    return outcome, result, checks[comparison.failed[0]] if comparison.failed else None

@@ -715,3 +715,44 @@ def test_upstream_agreement_reads_local_fixtures_never_github(tmp_path):
         == "fail-compile"
     )
     assert "onnx-ops/test_abs" in load_test_list(variables["IREE_CI_ONNX_TESTS"])
+
+
+def test_workflow_run_payload_names_the_run_it_follows():
+    run = {"id": 7, "event": "pull_request", "html_url": "https://github.com/o/r/actions/runs/7"}
+    same = event_payload("workflow_run", repo="o/r", sha="a" * 40, source_run=run)
+    assert same["workflow_run"]["id"] == 7 and same["workflow_run"]["head_sha"] == "a" * 40
+    assert same["workflow_run"]["pull_requests"] == [{"number": 1, "head": {"sha": "a" * 40}}]
+    fork = event_payload("workflow_run", repo="o/r", sha="a" * 40, source_run=run, fork=True)
+    assert fork["workflow_run"]["pull_requests"] == []  # as GitHub: a fork's PR is not named
+    assert fork["workflow_run"]["head_repository"]["full_name"] == "fork/r"
+    with pytest.raises(ValueError, match="run ci.yml first"):
+        event_payload("workflow_run", repo="o/r", sha="a" * 40)
+
+
+def test_log_parser_keeps_the_annotations_act_decoded():
+    parser = LogParser("ci.yml")
+    record = {
+        "jobID": "test",
+        "matrix": {},
+        "stage": "Main",
+        "step": "Conformance smoke run",
+        "command": "error",
+        "kvPairs": {
+            "file": "conformance/expectations/llvm-cpu.toml",
+            "line": "6",
+            "title": "XPASS",
+        },
+        "arg": "delete this line",
+    }
+    parser.feed(json.dumps(record))
+    assert parser.annotations == [
+        {
+            "job": "test",
+            "step": "Conformance smoke run",
+            "level": "error",
+            "file": "conformance/expectations/llvm-cpu.toml",
+            "line": 6,
+            "title": "XPASS",
+            "message": "delete this line",
+        }
+    ]

@@ -192,6 +192,26 @@ def test_diff_finds_new_failures_new_passes_and_changes(tmp_path):
     assert [(e["case_id"], e["now"], e["before"]) for e in result["changed"]] == [
         ("onnx-ops/test_cast_FLOAT_to_INT4", "error@run", "error@compile")
     ]
+    # What the pull request comment shows: passes per suite and target on both sides.
+    counts = {(r["suite"], r["target"]): (r["before"], r["now"]) for r in result["pass_counts"]}
+    before, now = counts[("stablehlo", "llvm-cpu")]
+    assert now == before - 1  # abs_negate_f16 now fails
+    before, now = counts[("onnx_ops", "llvm-cpu")]
+    assert now == before + 1  # test_dft now passes
+
+
+def test_diff_lists_the_current_flaky_cases(tmp_path):
+    current = derive(
+        tmp_path,
+        "current.json",
+        edits={
+            "llvm-cpu:stablehlo/abs_negate_f16": {"verdict": "flaky", "reason": "pass then fail"}
+        },
+    )
+    result = diff_results.compare(merge_results.merge([current]), merge_results.merge([LINUX]))
+    assert [(e["case_id"], e["reason"]) for e in result["flaky"]] == [
+        ("stablehlo/abs_negate_f16", "pass then fail")
+    ]
 
 
 def test_diff_with_two_pythons_on_one_os_takes_the_worst(tmp_path):

@@ -21,6 +21,7 @@ def test_the_four_workflows_exist():
         "nightly.yml",
         "cache-audit.yml",
         "build-from-source.yml",
+        "pr-comment.yml",
     }
 
 
@@ -88,14 +89,37 @@ def test_every_called_ci_script_exists_and_has_help():
     assert cw.check_scripts_exist(run_help=True) == []
 
 
-def test_only_pruning_jobs_may_write():
+def test_only_pruning_jobs_and_the_comment_job_may_write():
     writers = []
     for path in WORKFLOWS:
         for job_id, job in cw.load_yaml(path)["jobs"].items():
             for scope, level in (job.get("permissions") or {}).items():
                 if level == "write":
                     writers.append((path.name, job_id, scope))
-    assert writers and all(w[0] == "cache-audit.yml" and w[2] == "actions" for w in writers)
+    assert sorted(writers) == [
+        ("cache-audit.yml", "closed-pr", "actions"),
+        ("cache-audit.yml", "prune", "actions"),
+        ("pr-comment.yml", "comment", "pull-requests"),
+    ]
+
+
+def test_the_comment_workflow_never_runs_the_pull_requests_code(tmp_path, monkeypatch):
+    assert cw.check_pr_comment_workflow() == []
+    text = (cw.WORKFLOWS_DIR / "pr-comment.yml").read_text(encoding="utf-8")
+    bad = text.replace(
+        "          persist-credentials: false",
+        "          persist-credentials: false\n"
+        "          ref: ${{ github.event.workflow_run.head_sha }}",
+    ).replace("run: python ci/pr_comment.py", "run: pip install . && python ci/pr_comment.py")
+    folder = tmp_path / "workflows"
+    folder.mkdir()
+    for path in WORKFLOWS:
+        (folder / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "pr-comment.yml").write_text(bad, encoding="utf-8")
+    monkeypatch.setattr(cw, "WORKFLOWS_DIR", folder)
+    problems = cw.check_pr_comment_workflow()
+    assert any("checks out the pull request's code" in p for p in problems), problems
+    assert any("runs more than ci/pr_comment.py" in p for p in problems), problems
 
 
 def test_ci_cancels_superseded_pull_request_runs():

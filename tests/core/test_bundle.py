@@ -78,6 +78,26 @@ def test_round_trip_gives_the_same_outcomes(made):
     assert manifest["iree_compiler"] and manifest["targets"]["llvm-cpu"]["driver"] == "local-task"
 
 
+def test_run_bundle_records_where_a_failure_is_written(made, monkeypatch, capsys):
+    """The failing check op's file and line and the manifest entry's, as a normal run
+    records them; on GitHub Actions run-bundle prints them as annotations."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(made))
+    run_bundle(made / "b", "local-task", made / "annotated.json")
+    outcomes = {
+        o["case_id"]: o for o in json.loads((made / "annotated.json").read_text())["outcomes"]
+    }
+    wrong = outcomes["stablehlo-ext/wrong"]
+    normal = {o["case_id"]: o for o in json.loads((made / "normal.json").read_text())["outcomes"]}[
+        "stablehlo-ext/wrong"
+    ]
+    assert wrong["info"]["source"] == normal["info"]["source"]
+    assert wrong["info"]["source"]["path"] == str(made / "corpus" / "wrong.mlir")
+    assert wrong["info"]["manifest"] == {"path": str(made / "exp" / "llvm-cpu.toml"), "line": 2}
+    # An xfail is expected: no annotation; nothing unexpected in this bundle.
+    assert "::error" not in capsys.readouterr().out
+
+
 def test_cli_run_bundle_with_timing(made):
     proc = subprocess.run(
         [

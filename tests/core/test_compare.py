@@ -96,3 +96,25 @@ def test_float8_is_compared_as_floating_point():
 def test_tolerance_merge_keeps_unset_fields():
     merged = Tolerance(rtol=1e-2).merged_over(Tolerance(rtol=1e-3, atol=1e-4))
     assert merged == Tolerance(rtol=1e-2, atol=1e-4)
+
+
+def test_messages_print_plain_numbers_not_numpy_reprs():
+    result = compare_outputs(
+        [np.array([np.nan, 1.0], np.float32)], [np.array([0.0898, 1.0], np.float32)]
+    )
+    assert "actual nan, expected 0.0898;" in result.messages[0], result.messages
+    assert "np." not in result.messages[0]
+    complex_result = compare_outputs(
+        [np.array([1 + 2j], np.complex64)], [np.array([1 + 3j], np.complex64)]
+    )
+    assert "actual (1+2j), expected (1+3j);" in complex_result.messages[0]
+
+
+def test_old_numpy_reprs_and_plain_numbers_group_together():
+    from iree_conformance.diagnostics import normalize
+
+    old = "output 0: 2 of 4 elements differ; first at [1]: actual np.float32(nan) expected np.float32(0.1); max abs error inf"
+    new = "output 0: 3 of 4 elements differ; first at [0]: actual nan, expected 0.25; max abs error inf"
+    assert normalize(old) == normalize(new)
+    old_c = "actual np.complex64(0.5+1j) expected np.complex64(0.5+2j)"
+    assert normalize(old_c) == normalize("actual (0.5+1j), expected (0.5+2j)")

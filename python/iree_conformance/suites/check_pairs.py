@@ -45,5 +45,5 @@ def checks_from_records(
             raise ValueError(f"unknown check kind {kind!r}")
         where = f"{site['line']}:{site['column']}" if site.get("line") is not None else "?"
         label = f"check {count} ({site['op']} at {source or 'line'}:{where} in @{site['function']})"
-        checks.append(([actual], [expected], tol, label))
+        checks.append(([actual], [expected], tol, label, {"line": site.get("line")}))
     return checks

@@ -15,6 +15,7 @@ the other folders collect as usual.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -54,6 +55,20 @@ class CheckCase(Case):
             sites, records[0], self.source_path.name if self.source_path else ""
         )
 
+    def source_line(self) -> int:
+        """The line of the test function's ``func.func @name`` (1 if not found)."""
+        if self.source_path is None or not self.entry_function:
+            return 1
+        try:
+            text = self.source_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return 1
+        pattern = re.compile(rf"func\.func\b[^@\n]*@{re.escape(self.entry_function)}\b")
+        for number, line in enumerate(text.splitlines(), 1):
+            if pattern.search(line):
+                return number
+        return 1
+
 
 @dataclasses.dataclass
 class LitCase(Case):
@@ -70,6 +85,10 @@ class LitCase(Case):
         if backend != self.run.backend:
             return f"{self.source_path}: {self.run.label} compiles for {self.run.backend}; target {target.name} compiles for {backend}"
         return None
+
+    def source_line(self) -> int:
+        """The RUN line's own line."""
+        return self.run.line if self.run is not None else 1
 
     def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
         assert self.run is not None
