@@ -61,6 +61,8 @@ EXPECTED_BUILDS = {
 }
 # The only write permission allowed, and the script that must be what needs it.
 WRITE_PERMISSION = ("actions", "ci/prune_caches.py")
+# The one other writer: a job whose only step deploys the Pages artifact (nightly.yml).
+PAGES_DEPLOY = ("actions/deploy-pages", {"pages", "id-token"})
 
 _SHA_REF = re.compile(r"^[0-9a-f]{40}$")
 _USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>[^\s#]+)\s*(?:#\s*(?P<comment>.*))?$")
@@ -198,6 +200,8 @@ def check_least_privilege() -> list[str]:
             if isinstance(perms, str):
                 problems.append(f"{name}:{job_id}: permissions: {perms} (list scopes explicitly)")
                 continue
+            if _pages_deploy_only(job):
+                perms = {k: v for k, v in (perms or {}).items() if k not in PAGES_DEPLOY[1]}
             for scope, level in (perms or {}).items():
                 if level == "write":
                     scripts = " ".join(str(s.get("run", "")) for s in job.get("steps") or [])
@@ -206,6 +210,12 @@ def check_least_privilege() -> list[str]:
                             f"{name}:{job_id}: {scope}: write (only pruning jobs may write, actions only)"
                         )
     return problems
+
+
+def _pages_deploy_only(job: dict[str, Any]) -> bool:
+    """True for a job whose steps are one `uses: actions/deploy-pages@...` and nothing else."""
+    steps = job.get("steps") or []
+    return len(steps) == 1 and str(steps[0].get("uses", "")).startswith(PAGES_DEPLOY[0] + "@")
 
 
 def check_no_pull_request_target() -> list[str]:
