@@ -83,6 +83,9 @@ def test_three_nights_a_case_that_starts_failing_on_the_second(tmp_path):
     xfail = next(o for o in nights[0]["outcomes"] if o["verdict"] == "xfail")
     old = history.streak(state, state["cases"][xfail["case_id"]]["cells"]["llvm-cpu linux/x86_64"])
     assert (old.state, old.since, old.last_pass) == ("failing", None, None)
+    skipped = state["cases"][case["case_id"]]["cells"]["vulkan linux/x86_64"]  # no Vulkan here
+    assert skipped["nights"] == "sss" and history.flaky_record(state, skipped) == (0, 0, None)
+    assert history.streak(state, skipped).state is None
 
     page = (site_dir / "cases" / f"{site.slug(case['case_id'])}.html").read_text(encoding="utf-8")
     said = check.started_failing(page)

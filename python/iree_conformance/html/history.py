@@ -339,11 +339,11 @@ def fold(
 
 
 def flaky_record(state: dict[str, Any], cell: dict[str, Any]) -> tuple[int, int, str | None]:
-    """(flaky nights, nights it ran, last flaky night id) over the kept and folded nights."""
+    """(flaky nights, nights it ran (skips not counted), last flaky night), kept and folded."""
     kept = [n["id"] for code, n in zip(cell["nights"], state["nights"]) if code == "k"]
-    ran = sum(code not in (ABSENT,) for code in cell["nights"])
+    ran = sum(code not in (ABSENT, "s") for code in cell["nights"])
     folded_ran = sum(
-        w["nights"] for code, w in zip(cell["weeks"], state["weeks"]) if code != ABSENT
+        w["nights"] for code, w in zip(cell["weeks"], state["weeks"]) if code not in (ABSENT, "s")
     )
     return (
         cell["flaky_folded"] + len(kept),
