@@ -128,22 +128,19 @@ def check_state(data: Any, where: str) -> dict[str, Any]:
     return data
 
 
+EMPTY_BASE: dict[str, Any] = dict.fromkeys(
+    ("state", "since", "since_iree", "last_pass", "last_pass_iree")
+)
+
+
 def _new_cell(n: int, w: int) -> dict[str, Any]:
-    return {
-        "nights": ABSENT * n,
-        "weeks": ABSENT * w,
-        "base": {
-            "state": None,
-            "since": None,
-            "since_iree": None,
-            "last_pass": None,
-            "last_pass_iree": None,
-        },
-        "flaky_folded": 0,
-        "last_flaky": None,
-        "reason": "",
-        "reason_night": None,
-    }
+    """A cell stores only what it has: a passing case is its two code strings (most
+    cells are), ``base``, ``flaky_folded``, ``last_flaky`` and ``reason`` come when set."""
+    return {"nights": ABSENT * n, "weeks": ABSENT * w}
+
+
+def _base(cell: dict[str, Any]) -> dict[str, Any]:
+    return {**EMPTY_BASE, **cell.get("base", {})}
 
 
 def _reason_of(outcome: dict[str, Any]) -> str:
@@ -252,7 +249,7 @@ def _advance(
 
 def streak(state: dict[str, Any], cell: dict[str, Any]) -> Streak:
     """The cell's streak after its base and every kept night."""
-    base = cell["base"]
+    base = _base(cell)
     for code, night in zip(cell["nights"], state["nights"]):
         base = _advance(base, code, night, state.get("began"))
     return Streak(
@@ -309,9 +306,12 @@ def _fold_oldest(state: dict[str, Any]) -> None:
     for case in state["cases"].values():
         for cell in case["cells"].values():
             code, rest = cell["nights"][0], cell["nights"][1:]
-            cell["base"] = _advance(cell["base"], code, night, state.get("began"))
+            base = _advance(_base(cell), code, night, state.get("began"))
+            cell["base"] = {k: v for k, v in base.items() if v is not None}
+            if not cell["base"]:
+                del cell["base"]
             if code == "k":
-                cell["flaky_folded"] += 1
+                cell["flaky_folded"] = cell.get("flaky_folded", 0) + 1
                 cell["last_flaky"] = night["id"]
             if merge:
                 cell["weeks"] = cell["weeks"][:-1] + worst(cell["weeks"][-1] + code)
@@ -346,7 +346,7 @@ def flaky_record(state: dict[str, Any], cell: dict[str, Any]) -> tuple[int, int,
         w["nights"] for code, w in zip(cell["weeks"], state["weeks"]) if code not in (ABSENT, "s")
     )
     return (
-        cell["flaky_folded"] + len(kept),
+        cell.get("flaky_folded", 0) + len(kept),
         ran + folded_ran,
-        kept[-1] if kept else cell["last_flaky"],
+        kept[-1] if kept else cell.get("last_flaky"),
     )

@@ -121,8 +121,8 @@ def _cell_view(
         "flaky": flaky,
         "ran": ran,
         "last_flaky": last_flaky,
-        "reason": cell["reason"],
-        "reason_night": cell["reason_night"],
+        "reason": cell.get("reason", ""),
+        "reason_night": cell.get("reason_night"),
     }
 
 
