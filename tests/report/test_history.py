@@ -300,3 +300,16 @@ def test_nights_group_files_of_one_run():
     assert (
         state["cases"]["onnx-ops/test_ReLU"]["cells"]["llvm-cpu windows/x86_64"]["nights"] == "P."
     )
+
+
+def test_verdict_strip_is_runs_of_one_verdict():
+    periods = [{"label": "2026-W40", "kind": "week"}, {"label": "2026-W41", "kind": "week"}]
+    periods += [{"label": f"2026-10-{d:02d}", "kind": "night"} for d in (12, 13, 14)]
+    runs = site._strip(periods, "PPPFF")
+    assert [(r["code"], r["x"], r["width"], r["week"]) for r in runs] == [
+        ("P", 0, 2, True),
+        ("P", 2, 1, False),
+        ("F", 3, 2, False),
+    ]
+    assert runs[0]["title"] == "2026-W40 to 2026-W41 (2): pass (worst of each week)"
+    assert runs[2]["title"] == "2026-10-13 to 2026-10-14 (2): fail"

@@ -48,24 +48,9 @@ def _template(name: str) -> jinja2.Template:
 
 
 def _periods(state: dict[str, Any]) -> list[dict[str, Any]]:
-    """Folded weeks, then kept nights, oldest first: {label, title, kind}."""
-    out = [
-        {
-            "label": w["week"],
-            "title": f"week {w['week']} ({w['first']} to {w['last']}, {w['nights']} night(s), worst verdict)",
-            "kind": "week",
-        }
-        for w in state["weeks"]
-    ]
-    out += [
-        {
-            "label": n["day"],
-            "title": f"night {n['id']} (IREE {n['iree_compiler']})",
-            "kind": "night",
-        }
-        for n in state["nights"]
-    ]
-    return out
+    """Folded weeks, then kept nights, oldest first: {label, kind}."""
+    weeks = [{"label": w["week"], "kind": "week"} for w in state["weeks"]]
+    return weeks + [{"label": n["day"], "kind": "night"} for n in state["nights"]]
 
 
 def _trend(state: dict[str, Any]) -> list[dict[str, Any]]:
@@ -107,16 +92,7 @@ def _cell_view(
     return {
         "key": key,
         "streak": history.streak(state, cell),
-        "strip": [
-            {
-                "title": f"{p['title']}: {history.VERDICT_OF.get(c, c)}",
-                "color": ABSENT_COLOR
-                if c == history.ABSENT
-                else charts.color(history.VERDICT_OF.get(c, "other")),
-                "week": p["kind"] == "week",
-            }
-            for p, c in zip(periods, codes)
-        ],
+        "strip": _strip(periods, codes),
         "nights": cell["nights"],
         "flaky": flaky,
         "ran": ran,
@@ -124,6 +100,26 @@ def _cell_view(
         "reason": cell.get("reason", ""),
         "reason_night": cell.get("reason_night"),
     }
+
+
+def _strip(periods: list[dict[str, Any]], codes: str) -> list[dict[str, Any]]:
+    """Runs of one verdict over periods of one kind (weeks, nights): x and width in
+    periods, a tooltip naming the first and last; runs keep a page small."""
+    runs: list[dict[str, Any]] = []
+    for i, (p, c) in enumerate(zip(periods, codes)):
+        week = p["kind"] == "week"
+        if runs and runs[-1]["code"] == c and runs[-1]["week"] == week:
+            runs[-1].update(width=runs[-1]["width"] + 1, last=p["label"])
+            continue
+        runs.append(
+            {"code": c, "week": week, "x": i, "width": 1, "first": p["label"], "last": p["label"]}
+        )
+    for r in runs:
+        verdict = history.VERDICT_OF.get(r["code"], r["code"])
+        span = r["first"] if r["width"] == 1 else f"{r['first']} to {r['last']} ({r['width']})"
+        r["title"] = f"{span}: {verdict}" + (" (worst of each week)" if r["week"] else "")
+        r["color"] = ABSENT_COLOR if r["code"] == history.ABSENT else charts.color(verdict)
+    return runs
 
 
 def _day(night_id: str | None) -> str:
