@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = []
     for i, doc in enumerate(nights, 1):
         path = work / f"night-{i}.json"
-        path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        path.write_text(json.dumps(doc, indent=1), encoding="utf-8", newline="\n")
         paths.append(str(path))
     site = work / "site"
     state = work / "history.json"
