@@ -65,6 +65,8 @@ WRITE_PERMISSIONS = {
     "actions": ("ci/prune_caches.py", "cache-audit.yml"),
     "pull-requests": ("ci/pr_comment.py", "pr-comment.yml"),
 }
+# The one other writer: a job whose only step deploys the Pages artifact (nightly.yml).
+PAGES_DEPLOY = ("actions/deploy-pages", {"pages", "id-token"})
 
 _SHA_REF = re.compile(r"^[0-9a-f]{40}$")
 _USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>[^\s#]+)\s*(?:#\s*(?P<comment>.*))?$")
@@ -202,6 +204,8 @@ def check_least_privilege() -> list[str]:
             if isinstance(perms, str):
                 problems.append(f"{name}:{job_id}: permissions: {perms} (list scopes explicitly)")
                 continue
+            if _pages_deploy_only(job):
+                perms = {k: v for k, v in (perms or {}).items() if k not in PAGES_DEPLOY[1]}
             for scope, level in (perms or {}).items():
                 if level == "write":
                     scripts = " ".join(str(s.get("run", "")) for s in job.get("steps") or [])
@@ -244,6 +248,12 @@ def check_pr_comment_workflow() -> list[str]:
                     f"pr-comment.yml:{job_id}: runs more than ci/pr_comment.py: {run!r}"
                 )
     return problems
+
+
+def _pages_deploy_only(job: dict[str, Any]) -> bool:
+    """True for a job whose steps are one `uses: actions/deploy-pages@...` and nothing else."""
+    steps = job.get("steps") or []
+    return len(steps) == 1 and str(steps[0].get("uses", "")).startswith(PAGES_DEPLOY[0] + "@")
 
 
 def check_no_pull_request_target() -> list[str]:

@@ -1,4 +1,4 @@
-"""The ``iree-conformance`` command: devices, report, update-expectations, run-bundle."""
+"""The ``iree-conformance`` command: devices, report, history, update-expectations, run-bundle."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from . import report as report_mod
 from .errors import ConfigurationError, ConformanceError
 from .html import command as html_command
+from .html import history_command
 from .html import inputs as html_inputs
 
 DEFAULT_TARGETS = Path(__file__).resolve().parents[2] / "conformance" / "targets.toml"
@@ -229,6 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     html_command.add_arguments(p)
     p.set_defaults(func=cmd_report)
+    history_command.add_parser(sub)
     p = sub.add_parser(
         "update-expectations",
         help="apply a results JSON to the expectations manifests (like --update-expectations)",

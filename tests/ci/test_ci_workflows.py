@@ -99,6 +99,8 @@ def test_only_pruning_jobs_and_the_comment_job_may_write():
     assert sorted(writers) == [
         ("cache-audit.yml", "closed-pr", "actions"),
         ("cache-audit.yml", "prune", "actions"),
+        ("nightly.yml", "pages", "id-token"),  # the history site's deploy job (deploy-pages only)
+        ("nightly.yml", "pages", "pages"),
         ("pr-comment.yml", "comment", "pull-requests"),
     ]
 
@@ -383,3 +385,47 @@ def test_save_action_saves_under_the_plans_content_key():
     )
     assert save["with"]["key"].replace(" ", "") == "${{steps.plan.outputs.key}}"
     assert "cache-hit" not in action["inputs"]
+
+
+PAGES_WORKFLOW = """\
+on: push
+permissions: {}
+jobs:
+  pages:
+    runs-on: ubuntu-latest
+    timeout-minutes: 5
+    permissions:
+      pages: write
+      id-token: write
+    steps:
+      - uses: actions/deploy-pages@cd2ce8fcbc39b97be8ca5fce6e763baed58fa128 # v5.0.0
+"""
+
+
+def test_only_a_deploy_only_job_may_write_pages(tmp_path, monkeypatch):
+    wf_dir = tmp_path / ".github" / "workflows"
+    wf_dir.mkdir(parents=True)
+    monkeypatch.setattr(cw, "WORKFLOWS_DIR", wf_dir)
+    (wf_dir / "pages.yml").write_text(PAGES_WORKFLOW, encoding="utf-8")
+    assert cw.check_least_privilege() == []
+    (wf_dir / "pages.yml").write_text(
+        PAGES_WORKFLOW + "      - run: echo something else\n", encoding="utf-8"
+    )
+    problems = "\n".join(cw.check_least_privilege())
+    assert "pages: write" in problems and "id-token: write" in problems
+
+
+def test_nightly_deploys_the_history_site_from_a_job_that_only_deploys():
+    nightly = cw.workflows()["nightly.yml"]
+    pages = nightly["jobs"]["pages"]
+    assert pages["permissions"] == {"pages": "write", "id-token": "write"}
+    assert cw._pages_deploy_only(pages) and pages["environment"]["name"] == "github-pages"
+    steps = nightly["jobs"]["results"]["steps"]
+    names = [s["name"] for s in steps]
+    history = names.index("History site (trend per suite, target and OS; a page per case; search)")
+    # The state is written into nightly/ before the final upload that carries it forward.
+    final = max(
+        i for i, s in enumerate(steps) if s.get("with", {}).get("name") == "nightly-results"
+    )
+    assert history < final and "--state-out nightly/history.json" in steps[history]["run"]
+    assert "pages" not in nightly["jobs"]["results"]["permissions"]
