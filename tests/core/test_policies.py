@@ -105,7 +105,7 @@ def test_recorded_on_header_survives_an_update(tmp_path):
     assert _diff(source.read_text(encoding="utf-8"), text) == [
         "+"
         + manifest.entry_line(
-            "xfail", "stablehlo/zz_new", {"stage": "fail-compile", "reason": "error: boom"}
+            "xfail", "stablehlo/zz_new", {"expect": "fail-compile", "reason": "error: boom"}
         )
     ]
 
@@ -129,8 +129,8 @@ def test_overlay_holds_only_differences(tmp_path):
     [(path, changed)] = manifest.update_manifests(tmp_path, ran, "macos", overlay=True)
     assert changed and path.name == "t.macos.toml"
     assert manifest.read_manifest(path).table("xfail") == {
-        "s/a": {"stage": "pass", "reason": manifest.OVERLAY_PASS_REASON},
-        "s/b": {"stage": "crash", "reason": "boom"},
+        "s/a": {"expect": "pass", "reason": manifest.OVERLAY_PASS_REASON},
+        "s/b": {"expect": "crash", "reason": "boom"},
     }
 
 
