@@ -306,6 +306,15 @@ def cmd_build(args: argparse.Namespace) -> int:
         save_ok = False
     if save_ok:
         write_seal(ccache_dir)
+    if save_ok and seal.state == "intact" and counts.objects and not counts.misses:
+        # Only hits: the restored entry holds everything (ccache's counters changed, so
+        # its content hash would not match and the plan would save the same objects again).
+        save_ok = False
+        save_note = "nothing new since the restore (no misses): the restored entry stays"
+    elif save_ok:
+        save_note = "sealed: may be saved (the plan decides)"
+    else:
+        save_note = "not sealed: nothing will be saved"
     files, size = folder_bytes(ccache_dir)
     per_object = size / counts.objects if counts.objects else 0.0
     forecast = class_forecast(Path(args.config), args.cache_class, per_object)
@@ -323,6 +332,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         "bytes_per_object": round(per_object, 1),
         "graph_objects": graph_objects(ccache, build_dir, env) if code == 0 else 0,
         "save_ok": save_ok,
+        "save_note": save_note,
         "faults": faults,
         "ccache_settings": {k: v for k, v in settings.env().items()},
         "forecast": forecast.to_json() if forecast else None,
@@ -355,6 +365,7 @@ def print_report(report: dict[str, Any], forecast: Forecast | None) -> None:
         f"   ccache folder {report['ccache_files']} files, {format_size(report['ccache_bytes'])}: "
         f"{report['bytes_per_object']:.0f} bytes per object; restored: {report['restored']['state']}"
         f" ({report['restored']['reason']}); save-ok {str(report['save_ok']).lower()}"
+        f" ({report['save_note']})"
     )
     for fault in report["faults"]:
         print(f"   fault: {fault}")
@@ -374,7 +385,8 @@ def summary_markdown(report: dict[str, Any], forecast: Forecast | None) -> str:
         f"{format_size(report['ccache_bytes'])} | {report['bytes_per_object']:.0f} | "
         f"{'yes' if report['save_ok'] else 'no'} |",
         "",
-        f"Restored: {report['restored']['state']} ({report['restored']['reason']}).",
+        f"Restored: {report['restored']['state']} ({report['restored']['reason']}). "
+        f"Save: {report['save_note']}.",
     ]
     lines += [f"- **fault:** {f}" for f in report["faults"]]
     if forecast:

@@ -161,6 +161,7 @@ def test_cold_then_warm_from_a_moved_checkout(tmp_path):
     warm, _ = build(layout(tmp_path / "elsewhere" / "deeper"), cc, tmp_path)
     assert warm["restored"]["state"] == "intact"
     assert (warm["hits"], warm["misses"]) == (4, 0), warm
+    assert warm["save_ok"] is False and "nothing new" in warm["save_note"]  # no re-save
 
 
 @needs_tools
@@ -171,6 +172,7 @@ def test_one_file_change_misses_that_file_only(tmp_path):
     (src / "beta.c").write_text((src / "beta.c").read_text() + "int beta2(int x) { return x; }\n")
     again, _ = build(src, cc, tmp_path)
     assert (again["hits"], again["misses"]) == (3, 1)
+    assert again["save_ok"] is True  # a new object: worth a new snapshot
 
 
 @needs_tools
