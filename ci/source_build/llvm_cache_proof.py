@@ -1,6 +1,7 @@
 """Prove the llvm-mlir cache on a real LLVM/MLIR build: build-from-source.yml's llvm-mlir
 job under act (ci/act_local.py), offline, on one cache server, and a remote store.
 
+Example (what .ci/run runs; about 15 minutes on 2 cores, the cold build most of it):
   python ci/source_build/llvm_cache_proof.py --summary .ci-cache/llvm-cache-proof.json
 
 1. Debian's llvm-toolchain source into --source-cache (fetched once, llvm_source.py).
