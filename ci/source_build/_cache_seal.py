@@ -55,7 +55,7 @@ def write_seal(folder: Path, writer: dict[str, str] | None = None) -> SealCheck:
         "files": {k: [s, h] for k, (s, h) in files.items()},
     }
     tmp = folder / (SEAL_NAME + ".part")
-    tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8", newline="\n")
     os.replace(tmp, folder / SEAL_NAME)
     return SealCheck("intact", "sealed", len(files), sum(s for s, _ in files.values()))
 

@@ -368,7 +368,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     }
     if args.report:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.report).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        Path(args.report).write_text(
+            json.dumps(report, indent=1) + "\n", encoding="utf-8", newline="\n"
+        )
     print_report(report, forecast)
     append_summary(summary_markdown(report, forecast))
     set_outputs(

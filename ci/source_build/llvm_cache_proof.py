@@ -73,9 +73,10 @@ def redis_server(folder: Path, password: str) -> Iterator[int]:
         f'bind 127.0.0.1\nport {port}\nprotected-mode yes\nrequirepass "{password}"\n'
         f'save ""\nappendonly no\ndir {folder}\nmaxmemory 2gb\n',
         encoding="utf-8",
+        newline="\n",
     )
     conf.chmod(0o600)
-    log = open(folder / "redis.log", "w", encoding="utf-8")
+    log = open(folder / "redis.log", "w", encoding="utf-8", newline="\n")
     proc = subprocess.Popen([exe, str(conf)], stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 20
@@ -423,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     summary["ok"] = all(c_["ok"] for c_ in checks)
     out = Path(args.summary)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8", newline="\n")
     print(f"== summary: {out} ({'all targets met' if summary['ok'] else 'TARGETS MISSED'})")
     return 0 if summary["ok"] else 1
 

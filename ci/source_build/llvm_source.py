@@ -109,7 +109,7 @@ def ensure_deb_src() -> None:
         return
     target = SOURCES_DIR / DEB_SRC_FILE
     print(f"adding {target}:\n{entry}", flush=True)
-    target.write_text(entry, encoding="utf-8")
+    target.write_text(entry, encoding="utf-8", newline="\n")
     run(["apt-get", "update", "-qq"])
 
 
@@ -151,7 +151,7 @@ def unpack(tarball: Path, dest: Path) -> Path:
     source = (dest / root).resolve()
     if not (source / "llvm" / "CMakeLists.txt").is_file():
         raise CIError(f"{tarball}: no llvm/CMakeLists.txt under {root}/")
-    marker.write_text(str(source) + "\n", encoding="utf-8")
+    marker.write_text(str(source) + "\n", encoding="utf-8", newline="\n")
     return source
 
 
