@@ -10,6 +10,7 @@ from typing import Any
 from iree_conformance.tomlio import tomllib
 
 from .errors import ConfigError
+from .forecast import ForecastInputs
 from .units import GIB, parse_size
 from .user_dirs import expand_user_dirs
 
@@ -59,6 +60,10 @@ class CacheClass:
     # True: the key's config hash names a variant that lives beside the others (pip per
     # Python version), so it is part of the lineage; False: a newer config supersedes.
     config_hash_is_variant: bool = False
+    # Measured inputs of the size forecast ([classes.NAME.forecast], cache_tools/forecast.py).
+    forecast: ForecastInputs | None = None
+    # A remote store for the class (ccache remote_storage), URL without credentials.
+    remote_storage: str = ""
 
 
 def config_variant_classes(classes: Mapping[str, CacheClass] | Iterable[str]) -> frozenset[str]:
@@ -207,6 +212,8 @@ def _class(name: str, data: Any) -> CacheClass:
         "protected",
         "shards",
         "config_hash_is_variant",
+        "forecast",
+        "remote_storage",
     }
     t = _Table(data, where, allowed)
     if "priority" not in data:
@@ -240,7 +247,39 @@ def _class(name: str, data: Any) -> CacheClass:
         protected=t.get("protected", bool, False),
         shards=shards,
         config_hash_is_variant=t.get("config_hash_is_variant", bool, False),
+        forecast=_forecast(t.get("forecast", dict, {}), f"[classes.{name}.forecast]")
+        if "forecast" in data
+        else None,
+        remote_storage=_remote(t.get("remote_storage", str, ""), f"{where}.remote_storage"),
     )
+
+
+def _forecast(data: dict[str, Any], where: str) -> ForecastInputs:
+    t = _Table(data, where, {"bytes_per_object", "objects", "measured"})
+    per_object = float(t.get("bytes_per_object", (int, float), 0))
+    if per_object <= 0:
+        raise ConfigError(f"{where}.bytes_per_object: give the measured bytes per object (> 0)")
+    objects = t.get("objects", dict, {})
+    if not objects or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in objects.values()
+    ):
+        raise ConfigError(f"{where}.objects: give {{os = objects per full build}}, each > 0")
+    return ForecastInputs(
+        per_object, {str(k): int(v) for k, v in objects.items()}, t.get("measured", str, "")
+    )
+
+
+def _remote(url: str, where: str) -> str:
+    if not url:
+        return ""
+    if not url.startswith(("redis://", "http://")):
+        raise ConfigError(
+            f"{where}: use redis://HOST[:PORT] or http://HOST[:PORT]/PATH (ccache's remote "
+            f"storage schemes), got {url!r}"
+        )
+    if "@" in url.split("://", 1)[1].split("/", 1)[0]:
+        raise ConfigError(f"{where}: no credentials in the URL; they come from a secret")
+    return url
 
 
 def parse_config(data: dict[str, Any], source: str = "<memory>") -> Config:

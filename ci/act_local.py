@@ -142,6 +142,16 @@ def parse_pairs(values: list[str], flag: str) -> dict[str, str]:
     return out
 
 
+def secret_names(names: list[str]) -> list[str]:
+    """--secret names, each set in this environment (act reads the value from there)."""
+    for name in names:
+        if not name.isidentifier() or name == "GITHUB_TOKEN":
+            raise CIError(f"--secret {name!r}: give a variable name (not GITHUB_TOKEN)")
+        if name not in os.environ:
+            raise CIError(f"--secret {name}: set {name} in the environment first")
+    return names
+
+
 def git_sha() -> str:
     result = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True
@@ -231,6 +241,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--reuse-tool-cache",
         action="store_true",
         help="keep the tool cache's Python environments from the last run (faster, less faithful)",
+    )
+    parser.add_argument(
+        "--secret",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass this secret to the workflow, its value taken from this environment (never "
+        "printed), e.g. LLVM_MLIR_REMOTE_PASSWORD",
     )
     parser.add_argument("--quiet", action="store_true", help="print only job and step results")
     parser.add_argument(
@@ -435,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         matrix=plan.matrix_filters(),
         env=env,
         inputs=inputs,
-        secrets=("GITHUB_TOKEN",),
+        secrets=("GITHUB_TOKEN", *secret_names(args.secret)),
         variables=upstream_fixtures(work / "iree-ci-upstream"),
     )
     api.start()

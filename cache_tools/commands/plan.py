@@ -13,6 +13,7 @@ from ..cache_shards import ShardMember, split_into_shards
 from ..config import CacheClass, Config
 from ..entries import CacheEntry, parse_entries
 from ..errors import CacheToolsError
+from ..forecast import Forecast, ForecastInputs
 from ..keys import KeyParts, build_key, check_key, parse_key
 from ..measure import MeasureResult, measure_paths
 from ..output import markdown_table, print_json, table, write_github_outputs, write_step_summary
@@ -212,6 +213,7 @@ def _base_parts(key: str, cls: CacheClass) -> KeyParts:
 def run(args: argparse.Namespace, ctx: Context) -> int:
     config = load_config_arg(args.config, required=True)
     cls = config.get_class(args.cache_class)
+    args.fallback_limit = config.settings.fallback_limit_bytes
     paths = list(args.path) or list(cls.paths)
     default_branch = args.default_branch or config.settings.default_branch
     now = now_arg(args.now)
@@ -311,6 +313,9 @@ def _emit(
     data: dict[str, Any],
     decision: Decision | None,
 ) -> int:
+    if cls.forecast is not None:
+        limit = (data.get("budget") or {}).get("limit_bytes") or args.fallback_limit
+        data["forecast"] = Forecast(cls.forecast, int(cls.max_share * limit), limit).to_json()
     outputs: dict[str, Any] = {"save": data["save"], "reason": data["reason"]}
     for name in ("key", "version", "compressed_bytes"):
         if data.get(name) not in (None, ""):
@@ -384,6 +389,10 @@ def _render(data: dict[str, Any]) -> str:
                 ],
             ),
         ]
+    if data.get("forecast"):
+        f = data["forecast"]
+        inputs = ForecastInputs(f["bytes_per_object"], f["objects"], f["measured"])
+        lines += Forecast(inputs, f["class_budget"], f["limit"]).lines()
     lines += [f"api: {event}" for event in data.get("api_events") or []]
     if data.get("left_out"):
         lines.append(f"not cached (over max_shards): {', '.join(data['left_out'])}")

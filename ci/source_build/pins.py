@@ -3,7 +3,8 @@
 Subcommands:
 
   show     Print the pins and export them as step outputs: iree-repository,
-           iree-commit, package-version, llvm-commit (may be empty: see pins.toml).
+           iree-commit, package-version, llvm-commit (may be empty: see pins.toml),
+           llvm-repository (where the LLVM/MLIR-only build checks that commit out).
            --iree-commit overrides the pinned commit (workflow_dispatch input).
   verify   Check an IREE checkout: HEAD must be the pinned (or overriding) commit, and
            the LLVM submodule's gitlink must match llvm.commit when that is set.
@@ -97,6 +98,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         "iree-commit": commit,
         "package-version": package_version(pins, commit) if _SHA.fullmatch(commit) else "",
         "llvm-commit": "" if override else pins["llvm"].get("commit", ""),
+        "llvm-repository": pins["llvm"].get("repository", ""),
     }
     set_outputs(values)
     for key, value in values.items():
