@@ -305,6 +305,9 @@ def plan_baseline(case_ids: list[str], work_dir: Path) -> list[BaselinePlan]:
     from iree_conformance.onnx.values import load_data_set
 
     target = _target()
+    # The suite's exact flags for each case (Target.case_flags: the target's, its kind's,
+    # the input type and the ONNX operator tests' --iree-input-demote-f64-to-f32=false).
+    suite_flags = {c.case_id: list(target.case_flags(c)) for c in load_cases(case_ids)}
     plans = []
     onnx_cases = (
         onnx_index(onnx_data_root()) if any(c.startswith(ONNX_PREFIX) for c in case_ids) else {}
@@ -331,7 +334,7 @@ def plan_baseline(case_ids: list[str], work_dir: Path) -> list[BaselinePlan]:
                     import_args=["--opset-version", str(MIN_IREE_OPSET)]
                     if opset is not None and opset < MIN_IREE_OPSET
                     else [],
-                    compile_flags=[*target.compile_flags, "--iree-input-type=auto"],
+                    compile_flags=suite_flags[case_id],
                     device=target.device_uri,
                     function=None,
                     data_sets=_save_sets(case_dir, sets),
@@ -353,7 +356,7 @@ def plan_baseline(case_ids: list[str], work_dir: Path) -> list[BaselinePlan]:
                     source=str(CONFORMANCE / "stablehlo" / "cases" / f"{name}.mlir"),
                     work_dir=str(case_dir),
                     import_args=[],
-                    compile_flags=[*target.compile_flags, "--iree-input-type=stablehlo"],
+                    compile_flags=suite_flags[case_id],
                     device=target.device_uri,
                     function="main",
                     data_sets=_save_sets(case_dir, [(inputs, expected)]),

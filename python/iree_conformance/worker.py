@@ -46,7 +46,10 @@ class WorkerClient:
         max_jobs: int = 400,
     ):
         self.store_dir = store_dir
-        self.stage_timeouts = {**DEFAULT_STAGE_TIMEOUTS, **(stage_timeouts or {})}
+        # Precedence per stage: --stage-timeout (explicit), then the job's target
+        # (targets.toml stage_timeouts), then these defaults.
+        self.explicit_timeouts = dict(stage_timeouts or {})
+        self.stage_timeouts = {**DEFAULT_STAGE_TIMEOUTS, **self.explicit_timeouts}
         self.max_jobs = max_jobs
         self._proc: subprocess.Popen | None = None
         self._messages: queue.Queue = queue.Queue()
@@ -168,7 +171,7 @@ class WorkerClient:
         except OSError:
             return self._crashed(job, stage, times, log_offset)
         while True:
-            limit = self.stage_timeouts.get(stage, 300.0)
+            limit = self.limit(job, stage)
             remaining = limit - (time.monotonic() - stage_start)
             try:
                 message = self._messages.get(timeout=max(remaining, 0.0))
@@ -190,6 +193,12 @@ class WorkerClient:
                 stage, stage_start = message[1], now
             elif message[0] == "result":
                 return message[1]
+
+    def limit(self, job: CaseJob | BatchJob, stage: str) -> float:
+        """A stage's time limit for this job: explicit, else its target's, else the default."""
+        if stage in self.explicit_timeouts:
+            return self.explicit_timeouts[stage]
+        return job.stage_timeouts.get(stage) or self.stage_timeouts.get(stage, 300.0)
 
     def _crashed(
         self, job: CaseJob | BatchJob, stage: str, times: dict[str, float], log_offset: int
