@@ -6,15 +6,20 @@ tests + 20 bundled StableHLO cases by default, listed in
 ``benchmarks/suite_speed_cases.txt``):
 
 1. baseline: per case ``iree-import-onnx``, ``iree-compile`` and ``iree-run-module``
-   as separate processes, inputs/outputs as .npy files, compared in numpy; two cases
-   at a time (two worker processes: the same parallelism as ours); once with the pip
-   tool scripts, once with the native binaries in the wheels;
+   as separate processes, compiling with the suite's exact flags (``Target.case_flags``),
+   inputs/outputs as .npy files, compared in numpy; two cases at a time (two worker
+   processes: the same parallelism as ours); once with the pip tool scripts, once with
+   the native binaries in the wheels;
 2. ours, cold: ``pytest conformance -n 2`` on an empty artifact store (batched
    compilation at the default ``--batch-size``);
 3. ours, cold-unbatched: the same with ``--batch-size 1``;
 4. ours, warm: the same command as 2 on the store that 2 filled;
 5. ours, cold-nothreads: 2 with ``--mlir-disable-threading`` in every worker's IREE
    global command line (``Session.set_flags`` does not take it);
+6. the whole job (``whole_job.py``): ``pytest conformance -n auto --offline`` cold on an
+   empty store, warm, then ``-k`` and ``--onnx-ops-sample 300`` re-selections on that
+   store, with the cold run's profile table (skipped by ``--quick`` and
+   ``--skip whole-job``);
 
 then prints cases per minute, CPU seconds per case and the ratios, whether batching
 changed any verdict (2 against 3, case by case), the overhead per case outside IREE's
@@ -1713,6 +1718,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             "bisect",
             "batch-rss",
             "threads",
+            "whole-job",
         ],
         help="leave a part out (repeatable)",
     )
@@ -1805,6 +1811,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.rss_cases = min(args.rss_cases, 8)
         if args.baseline_tools == "both":
             args.baseline_tools = "scripts"
+        args.skip.append("whole-job")  # the whole main job takes 10-15 minutes
     return args
 
 
@@ -1858,6 +1865,18 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.work_dir is None:
             shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def _sibling(name: str) -> Any:
+    """A module beside this file (benchmarks/ is no package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _empty(path: Path) -> Path:
@@ -2057,6 +2076,14 @@ def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
                 args.memory_cold_every,
                 {"max_jobs=400 (default)": 400, "recycling off": None},
             )
+
+    if "whole-job" not in args.skip:
+        whole_job = _sibling("whole_job")
+        log("whole job: pytest conformance -n auto --offline cold, warm, then two re-selections")
+        figures["whole_job"] = whole_job.measure(
+            [], _empty(work_dir / "whole-job"), dict(os.environ)
+        )
+        print("\n".join(whole_job.format_figures(figures["whole_job"])), flush=True)
 
     figures["verdicts"] = judge(figures)
     figures["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
