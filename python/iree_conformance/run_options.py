@@ -160,7 +160,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "--stage-timeout",
-        f"per-stage time limit in seconds, e.g. compile=600 (repeatable; defaults {_DEFAULT_TIMEOUTS_TEXT})",
+        f"per-stage time limit in seconds, e.g. compile=600 (repeatable; defaults {_DEFAULT_TIMEOUTS_TEXT}, "
+        "or the target's stage_timeouts in targets.toml; this option overrides both)",
         {"action": "append", "default": [], "metavar": "STAGE=SECONDS", "type": stage_timeout},
     ),
     Option(
