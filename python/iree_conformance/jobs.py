@@ -15,7 +15,7 @@ from typing import Any, overload
 
 import numpy as np
 
-Fault = tuple[str, str]  # (stage, "crash" | "hang"): lets tests prove crash/timeout handling
+Fault = tuple[str, str]  # (stage, "crash" | "hang" | "spin"): tests of crash/timeout handling
 
 
 @dataclasses.dataclass(frozen=True)
