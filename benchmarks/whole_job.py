@@ -13,7 +13,8 @@ models, the rest, collection, and what no case accounts for (worker start-up, re
 transfer, xdist).
 
     python benchmarks/whole_job.py                     # the whole job (~10-15 min on 2 cores)
-    python benchmarks/whole_job.py -- -m stablehlo     # a smaller job: extra pytest arguments
+    python benchmarks/whole_job.py --reselect-sample 30 --reselect-k "test_sigmoid or test_softmax" \
+        -- -m onnx_ops --onnx-ops-sample 60          # a smaller job: extra pytest arguments
     python benchmarks/whole_job.py --json figures.json
 
 ``suite_speed.py`` runs this as its whole-job phase.
@@ -35,10 +36,18 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 JOB = ("conformance", "-n", "auto", "--offline")
-RESELECTIONS = {
-    "reselect-k": ("-k", "test_abs or test_add"),
-    "reselect-sample": ("--onnx-ops-sample", "300"),
-}
+RESELECT_K = "test_abs or test_add"
+RESELECT_SAMPLE = 300
+
+
+def reselections(sample: int = RESELECT_SAMPLE, k: str = RESELECT_K) -> dict[str, tuple[str, ...]]:
+    """The narrower selections run on the store the full run filled."""
+    return {
+        "reselect-k": ("-k", k),
+        "reselect-sample": ("--onnx-ops-sample", str(sample)),
+    }
+
+
 STAGES = ("inputs", "import", "compile", "load", "run", "reference", "compare", "store")
 # Issue 26's targets, in CPU seconds on the 2-core machine.
 COLD_CPU_TARGET = 300.0
@@ -168,7 +177,13 @@ def format_profile(table: dict[str, Any], collection: dict[str, Any] | None) -> 
     return lines
 
 
-def measure(extra: list[str], work: Path, env: dict[str, str]) -> dict[str, Any]:
+def measure(
+    extra: list[str],
+    work: Path,
+    env: dict[str, str],
+    sample: int = RESELECT_SAMPLE,
+    k: str = RESELECT_K,
+) -> dict[str, Any]:
     """Cold, warm and the re-selections, each on the store the cold run filled."""
     store = work / "store"
     runs: dict[str, Any] = {}
@@ -178,7 +193,7 @@ def measure(extra: list[str], work: Path, env: dict[str, str]) -> dict[str, Any]
     )
     for label in ("cold", "warm"):
         runs[label] = run_pytest(label, args, store, work / f"{label}.json", env)
-    for label, selection in RESELECTIONS.items():
+    for label, selection in reselections(sample, k).items():
         runs[label] = run_pytest(label, [*args, *selection], store, work / f"{label}.json", env)
     for label, run in runs.items():
         if label == "collection":
@@ -241,7 +256,7 @@ def judge(figures: dict[str, Any]) -> list[tuple[str, bool, str]]:
             f"{len(runs['warm'].get('verdicts_differ', []))} verdicts differ",
         ),
     ]
-    for label in RESELECTIONS:
+    for label in (label for label in runs if label.startswith("reselect")):
         run = runs[label]
         checks.append(
             (
@@ -257,13 +272,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work-dir", type=Path, help="keep the store and results here")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--reselect-sample",
+        type=int,
+        default=RESELECT_SAMPLE,
+        help=f"the --onnx-ops-sample re-selection's size (default {RESELECT_SAMPLE})",
+    )
+    parser.add_argument(
+        "--reselect-k",
+        default=RESELECT_K,
+        help=f"the -k re-selection's expression (default {RESELECT_K!r})",
+    )
     parser.add_argument("extra", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="whole-job-") as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        figures = measure(list(args.extra), work, env)
+        figures = measure(list(args.extra), work, env, args.reselect_sample, args.reselect_k)
     print("\n".join(format_figures(figures)))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
