@@ -85,7 +85,7 @@ class Executor:
             meta = failure[0]
             times["store"] = time.perf_counter() - t0
             stage(meta["stage"])
-            raise StageError(meta["stage"], "\n".join(meta["lines"]), meta["lines"])
+            raise StageError(meta["stage"], "\n".join(meta["lines"]), meta["lines"], cached=True)
         if not (bypass or job.alone or job.compile_only):
             member = self.cache.member(compile_key)
             if member is not None:
@@ -161,6 +161,8 @@ class Executor:
             )
         except StageError as e:
             result.status, result.stage, result.diagnostics = "error", e.stage, e.lines
+            # Whether this failure was compiled now or read from the store (a warm run).
+            result.info.setdefault("cache_hits", {"import": e.cached, "compile": e.cached})
         return result
 
     def _execute_member(

@@ -8,7 +8,10 @@ from .diagnostics import first_meaningful_lines
 class StageError(Exception):
     """A clean failure of one stage; the message holds the diagnostics."""
 
-    def __init__(self, stage: str, message: str, lines: list[str] | None = None):
+    def __init__(
+        self, stage: str, message: str, lines: list[str] | None = None, cached: bool = False
+    ):
         super().__init__(message)
         self.stage = stage
         self.lines = lines or first_meaningful_lines(message)
+        self.cached = cached  # a failure read from the store, not a new one

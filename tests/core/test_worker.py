@@ -145,6 +145,8 @@ def test_compile_failure_is_cached_and_reported_again(tmp_path, worker, llvm_cpu
     assert first.status == second.status == "error"
     assert first.diagnostics == second.diagnostics
     assert "store" in second.stage_times and "compile" not in second.stage_times
+    assert first.info["cache_hits"] == {"import": False, "compile": False}
+    assert second.info["cache_hits"] == {"import": True, "compile": True}  # read, not compiled
 
 
 @pytest.mark.parametrize(
