@@ -231,8 +231,12 @@ def format_figures(figures: dict[str, Any]) -> list[str]:
     lines += ["", "cold profile:"]
     lines += format_profile(runs["cold"]["profile"], runs.get("collection"))
     lines.append("")
+    smaller = (
+        " (the target is the whole job's; this job is smaller)" if figures["extra_args"] else ""
+    )
     for label, ok, detail in judge(figures):
-        lines.append(f"{'MET' if ok else 'MISSED'}: {label} ({detail})")
+        note = smaller if label.endswith("CPU") else ""
+        lines.append(f"{'MET' if ok else 'MISSED'}: {label} ({detail}){note}")
     return lines
 
 
@@ -292,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         figures = measure(list(args.extra), work, env, args.reselect_sample, args.reselect_k)
     print("\n".join(format_figures(figures)))
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8", newline="\n")
     return 0 if all(r["returncode"] in (0, 1) for r in figures["runs"].values()) else 2
 
 
