@@ -6,15 +6,20 @@ tests + 20 bundled StableHLO cases by default, listed in
 ``benchmarks/suite_speed_cases.txt``):
 
 1. baseline: per case ``iree-import-onnx``, ``iree-compile`` and ``iree-run-module``
-   as separate processes, inputs/outputs as .npy files, compared in numpy; two cases
-   at a time (two worker processes: the same parallelism as ours); once with the pip
-   tool scripts, once with the native binaries in the wheels;
+   as separate processes, compiling with the suite's exact flags (``Target.case_flags``),
+   inputs/outputs as .npy files, compared in numpy; two cases at a time (two worker
+   processes: the same parallelism as ours); once with the pip tool scripts, once with
+   the native binaries in the wheels;
 2. ours, cold: ``pytest conformance -n 2`` on an empty artifact store (batched
    compilation at the default ``--batch-size``);
 3. ours, cold-unbatched: the same with ``--batch-size 1``;
 4. ours, warm: the same command as 2 on the store that 2 filled;
 5. ours, cold-nothreads: 2 with ``--mlir-disable-threading`` in every worker's IREE
    global command line (``Session.set_flags`` does not take it);
+6. the whole job (``whole_job.py``): ``pytest conformance -n auto --offline`` cold on an
+   empty store, warm, then ``-k`` and ``--onnx-ops-sample 300`` re-selections on that
+   store, with the cold run's profile table (skipped by ``--quick`` and
+   ``--skip whole-job``);
 
 then prints cases per minute, CPU seconds per case and the ratios, whether batching
 changed any verdict (2 against 3, case by case), the overhead per case outside IREE's
@@ -41,7 +46,6 @@ import concurrent.futures
 import cProfile
 import dataclasses
 import datetime
-import hashlib
 import io
 import itertools
 import json
@@ -49,7 +53,6 @@ import math
 import os
 import platform
 import pstats
-import re
 import shutil
 import statistics
 import subprocess
@@ -64,13 +67,35 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "python") not in sys.path:
     sys.path.insert(0, str(ROOT / "python"))
 
-import numpy as np  # noqa: E402
+if str(ROOT / "benchmarks") not in sys.path:  # the sibling modules below
+    sys.path.insert(0, str(ROOT / "benchmarks"))
 
-CONFORMANCE = ROOT / "conformance"
-DEFAULT_CASES_FILE = ROOT / "benchmarks" / "suite_speed_cases.txt"
+from baseline import (  # noqa: E402, F401 (re-exported for the tests)
+    EXE,
+    BaselinePlan,
+    entry_from_mlir,
+    iree_tools,
+    numpy_compare,
+    plan_baseline,
+    run_baseline_case,
+)
+from sample import (  # noqa: E402, F401
+    CONFORMANCE,
+    DEFAULT_CASES_FILE,
+    ONNX_PREFIX,
+    STABLEHLO_PREFIX,
+    TARGET,
+    _target,
+    hashed_order,
+    load_cases,
+    onnx_data_root,
+    onnx_index,
+    read_case_list,
+    stablehlo_index,
+    write_case_list,
+)
+
 PYTEST_PATHS = ("conformance/test_conformance.py", "-m", "onnx_ops or stablehlo")
-TARGET = "llvm-cpu"
-ONNX_PREFIX, STABLEHLO_PREFIX = "onnx-ops/", "stablehlo/"
 IREE_STAGES = ("import", "compile", "load", "run")
 
 # The issues' targets (issue 13: cold in CPU seconds, warm steady-state overhead).
@@ -158,319 +183,6 @@ def counts_children_cpu() -> bool:
     except ImportError:
         return False
     return True
-
-
-# ---------------------------------------------------------------------------
-# The case sample
-# ---------------------------------------------------------------------------
-def hashed_order(ids: list[str]) -> list[str]:
-    """A fixed, deterministic order that does not follow operator names."""
-    return sorted(ids, key=lambda s: hashlib.sha256(s.encode()).hexdigest())
-
-
-def read_case_list(path: Path) -> tuple[list[str], list[str]]:
-    """(onnx ids, stablehlo ids) in file order; '#' starts a comment."""
-    onnx_ids, shlo_ids = [], []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        case_id = line.split("#", 1)[0].strip()
-        if not case_id:
-            continue
-        if case_id.startswith(ONNX_PREFIX):
-            onnx_ids.append(case_id)
-        elif case_id.startswith(STABLEHLO_PREFIX):
-            shlo_ids.append(case_id)
-        else:
-            raise ValueError(f"{path}: unknown case id {case_id!r}")
-    return onnx_ids, shlo_ids
-
-
-def write_case_list(path: Path, onnx_ids: list[str], shlo_ids: list[str], note: str) -> None:
-    lines = [
-        "# The fixed sample of benchmarks/suite_speed.py: ONNX operator tests, then bundled",
-        "# StableHLO cases, each in sha256(case id) order, kept when they pass both in the",
-        "# suite and in the baseline (so both sides do the full work). --quick takes the",
-        "# first 10 + 5. Regenerate with `python benchmarks/suite_speed.py --select`.",
-        f"# {note}",
-        *onnx_ids,
-        *shlo_ids,
-    ]
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
-
-
-def onnx_data_root() -> Path:
-    from iree_conformance.onnx import node_tests
-    from iree_conformance.suites.onnx_ops import data_dir
-
-    return node_tests.materialize(data_dir(None))
-
-
-def onnx_index(root: Path) -> dict[str, Any]:
-    from iree_conformance.onnx import node_tests
-
-    return {c.case_id: c for c in node_tests.load_cases(root)}
-
-
-def stablehlo_index() -> dict[str, dict[str, Any]]:
-    from iree_conformance.tomlio import load_toml
-
-    corpus = load_toml(CONFORMANCE / "stablehlo" / "corpus.toml").get("cases", {})
-    return {f"{STABLEHLO_PREFIX}{name}": spec for name, spec in corpus.items()}
-
-
-# ---------------------------------------------------------------------------
-# Baseline: one process per tool, .npy files, numpy compare
-# ---------------------------------------------------------------------------
-@dataclasses.dataclass
-class BaselinePlan:
-    case_id: str
-    kind: str  # "onnx" | "mlir"
-    source: str  # model.onnx or .mlir
-    work_dir: str
-    import_args: list[str]
-    compile_flags: list[str]
-    device: str
-    function: str | None  # None: read from the imported MLIR
-    data_sets: list[tuple[list[str], list[str]]]  # (input .npy files, expected .npy files)
-    rtol: float | None
-    atol: float | None
-
-
-#: Executable suffix: the wheels' binaries and pip's console scripts are ``.exe`` on Windows.
-EXE = ".exe" if sys.platform == "win32" else ""
-
-
-def iree_tools(bin_dir: Path | None = None, native: bool = False) -> dict[str, str]:
-    """The three tools. By default the commands that ``pip install iree-base-compiler
-    iree-base-runtime`` puts on PATH (what the IREE test suites call): ``iree-compile``
-    and ``iree-run-module`` there are Python scripts that start the native binary.
-    ``native``: the native binaries inside the wheels, without that Python start."""
-    tools = {}
-    for key, name in (
-        ("import", "iree-import-onnx"),
-        ("compile", "iree-compile"),
-        ("run", "iree-run-module"),
-    ):
-        candidates = [bin_dir / name] if bin_dir else []
-        if native and key != "import":
-            candidates += _native_tool_paths(name)
-        candidates.append(Path(sys.executable).parent / (name + EXE))
-        found = next((str(p) for p in candidates if p.is_file()), None) or shutil.which(name)
-        if not found:
-            raise FileNotFoundError(
-                f"{name} not found (looked in {', '.join(map(str, candidates))} and PATH)"
-            )
-        tools[key] = found
-    return tools
-
-
-def _native_tool_paths(name: str) -> list[Path]:
-    import importlib.util
-
-    spec = importlib.util.find_spec("iree")
-    bases = [Path(b) for b in (spec.submodule_search_locations or [])] if spec else []
-    sub = {"iree-compile": ("compiler", "_mlir_libs"), "iree-run-module": ("_runtime_libs",)}[name]
-    paths = [base.joinpath(*sub, name + EXE) for base in bases]
-    if not any(p.is_file() for p in paths):
-        raise FileNotFoundError(
-            f"no native {name} in the installed IREE wheels ({', '.join(map(str, paths))})"
-        )
-    return paths
-
-
-def _target():
-    from iree_conformance.targets import load_targets
-
-    return load_targets(CONFORMANCE / "targets.toml")[TARGET]
-
-
-def _save_sets(
-    case_dir: Path, sets: list[tuple[list[np.ndarray], list[np.ndarray]]]
-) -> list[tuple[list[str], list[str]]]:
-    out = []
-    for n, (inputs, expected) in enumerate(sets):
-        names = ([], [])
-        for role, arrays, acc in (("input", inputs, names[0]), ("expected", expected, names[1])):
-            for i, array in enumerate(arrays):
-                path = case_dir / f"{role}_{n}_{i}.npy"
-                np.save(path, np.asarray(array))
-                acc.append(str(path))
-        out.append(names)
-    return out
-
-
-def plan_baseline(case_ids: list[str], work_dir: Path) -> list[BaselinePlan]:
-    """Writes each case's inputs and expected outputs as .npy files (not timed: the
-    IREE test suites ship theirs) and the commands' arguments."""
-    from iree_conformance.onnx.prepare import MIN_IREE_OPSET, default_opset
-    from iree_conformance.onnx.values import load_data_set
-
-    target = _target()
-    plans = []
-    onnx_cases = (
-        onnx_index(onnx_data_root()) if any(c.startswith(ONNX_PREFIX) for c in case_ids) else {}
-    )
-    shlo = stablehlo_index()
-    for case_id in case_ids:
-        # The hash keeps onnx-ops/test_elu and onnx-ops/test_ELU apart where case is folded.
-        safe = re.sub(r"[^\w.-]", "_", case_id)
-        case_dir = work_dir / f"{safe}-{hashlib.sha256(case_id.encode()).hexdigest()[:8]}"
-        case_dir.mkdir(parents=True, exist_ok=True)
-        if case_id.startswith(ONNX_PREFIX):
-            import onnx
-
-            c = onnx_cases[case_id]
-            model = onnx.load(str(c.model_path), load_external_data=False)
-            opset = default_opset(model)
-            sets = [load_data_set(d, model) for d in c.data_set_dirs]
-            plans.append(
-                BaselinePlan(
-                    case_id=case_id,
-                    kind="onnx",
-                    source=str(c.model_path),
-                    work_dir=str(case_dir),
-                    import_args=["--opset-version", str(MIN_IREE_OPSET)]
-                    if opset is not None and opset < MIN_IREE_OPSET
-                    else [],
-                    compile_flags=[*target.compile_flags, "--iree-input-type=auto"],
-                    device=target.device_uri,
-                    function=None,
-                    data_sets=_save_sets(case_dir, sets),
-                    rtol=c.rtol,
-                    atol=c.atol,
-                )
-            )
-        else:
-            name = case_id[len(STABLEHLO_PREFIX) :]
-            spec = shlo[case_id]
-            with np.load(CONFORMANCE / "stablehlo" / "cases" / f"{name}.npz") as data:
-                count = lambda prefix: sum(1 for k in data.files if k.startswith(prefix))  # noqa: E731
-                inputs = [data[f"input_{i}"] for i in range(count("input_"))]
-                expected = [data[f"expected_{i}"] for i in range(count("expected_"))]
-            plans.append(
-                BaselinePlan(
-                    case_id=case_id,
-                    kind="mlir",
-                    source=str(CONFORMANCE / "stablehlo" / "cases" / f"{name}.mlir"),
-                    work_dir=str(case_dir),
-                    import_args=[],
-                    compile_flags=[*target.compile_flags, "--iree-input-type=stablehlo"],
-                    device=target.device_uri,
-                    function="main",
-                    data_sets=_save_sets(case_dir, [(inputs, expected)]),
-                    rtol=spec.get("rtol"),
-                    atol=spec.get("atol"),
-                )
-            )
-    return plans
-
-
-_FUNC = re.compile(r'func\.func\s+@("(?:[^"\\]|\\.)*"|[\w$.\-]+)\s*\(')
-
-
-def entry_from_mlir(path: Path) -> str | None:
-    """The first public function of an imported module (the ONNX graph's name)."""
-    for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
-        if "func.func" in line and " private " not in line:
-            m = _FUNC.search(line)
-            if m:
-                return m.group(1).strip('"')
-    return None
-
-
-def numpy_compare(
-    actual: np.ndarray, expected: np.ndarray, rtol: float | None, atol: float | None
-) -> str | None:
-    """None when equal within tolerance; else what differs."""
-    from iree_conformance.compare import DEFAULT_TOLERANCES, FALLBACK_TOLERANCE
-
-    if actual.shape != expected.shape:
-        return f"shape {list(actual.shape)} != {list(expected.shape)}"
-    if expected.dtype.kind in "fc":
-        d_rtol, d_atol = DEFAULT_TOLERANCES.get(expected.dtype.name, FALLBACK_TOLERANCE)
-        r = d_rtol if rtol is None else rtol
-        a = d_atol if atol is None else atol
-        if actual.dtype.kind not in "fc":
-            return f"dtype {actual.dtype} != {expected.dtype}"
-        if not np.allclose(actual, expected, rtol=r, atol=a, equal_nan=True):
-            err = (
-                np.nanmax(np.abs(actual.astype(np.float64) - expected.astype(np.float64)))
-                if actual.size
-                else 0.0
-            )
-            return f"values differ (max abs error {err:.3g}, rtol={r:g} atol={a:g})"
-        return None
-    if not np.array_equal(actual, expected):
-        return "values differ"
-    return None
-
-
-class _StepFailed(Exception):
-    def __init__(self, stage: str, message: str):
-        super().__init__(message)
-        self.stage = stage
-
-
-def _tail(text: str, lines: int = 6) -> str:
-    kept = [line for line in text.strip().splitlines() if line.strip()]
-    return "\n".join(kept[:lines])
-
-
-def run_baseline_case(plan: BaselinePlan, tools: dict[str, str]) -> dict[str, Any]:
-    """One case the way the IREE test suites do it: three tools, files, numpy."""
-    start = time.perf_counter()
-    times: dict[str, float] = {}
-    work = Path(plan.work_dir)
-
-    def step(stage: str, cmd: list[str]) -> None:
-        t = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
-        times[stage] = times.get(stage, 0.0) + time.perf_counter() - t
-        if proc.returncode != 0:
-            raise _StepFailed(
-                stage,
-                f"{Path(cmd[0]).name} exited {proc.returncode}: {_tail(proc.stderr or proc.stdout)}",
-            )
-
-    status, stage, message = "pass", "compare", ""
-    try:
-        if plan.kind == "onnx":
-            mlir = work / "model.mlir"
-            step("import", [tools["import"], plan.source, "-o", str(mlir), *plan.import_args])
-        else:
-            mlir = Path(plan.source)
-        vmfb = work / "module.vmfb"
-        step("compile", [tools["compile"], str(mlir), *plan.compile_flags, "-o", str(vmfb)])
-        t = time.perf_counter()
-        function = plan.function or entry_from_mlir(mlir)
-        times["harness"] = time.perf_counter() - t
-        for n, (inputs, expected) in enumerate(plan.data_sets):
-            outputs = [work / f"actual_{n}_{k}.npy" for k in range(len(expected))]
-            cmd = [tools["run"], f"--module={vmfb}", f"--device={plan.device}"]
-            if function:
-                cmd.append(f"--function={function}")
-            cmd += [f"--input=@{p}" for p in inputs] + [f"--output=@{p}" for p in outputs]
-            step("run", cmd)
-            t = time.perf_counter()
-            problems = []
-            for k, (out, exp) in enumerate(zip(outputs, expected)):
-                problem = numpy_compare(np.load(out), np.load(exp), plan.rtol, plan.atol)
-                if problem:
-                    problems.append(f"data set {n} output {k}: {problem}")
-            times["compare"] = times.get("compare", 0.0) + time.perf_counter() - t
-            if problems:
-                raise _StepFailed("compare", "; ".join(problems[:4]))
-    except _StepFailed as e:
-        status, stage, message = ("fail" if e.stage == "compare" else "error"), e.stage, str(e)
-    except Exception as e:  # noqa: BLE001 - a broken output file etc. is the case's error
-        status, stage, message = "error", "compare", f"{type(e).__name__}: {e}"
-    return {
-        "case_id": plan.case_id,
-        "status": status,
-        "stage": stage,
-        "message": message,
-        "stage_times": times,
-        "duration": time.perf_counter() - start,
-    }
 
 
 @dataclasses.dataclass
@@ -628,21 +340,6 @@ def shard_balance(durations: dict[str, float], counts=(2, 3, 4)) -> dict[int, di
 # ---------------------------------------------------------------------------
 # In-process pieces: cases, a WorkerClient, profiles, memory
 # ---------------------------------------------------------------------------
-def load_cases(case_ids: list[str]) -> list[Any]:
-    """The suites' own Case objects for case_ids, in that order."""
-    from iree_conformance.run_options import RunOptions
-    from iree_conformance.suites.registry import collect
-
-    options = RunOptions()  # the pytest defaults
-    found: dict[str, Any] = {}
-    if any(c.startswith(STABLEHLO_PREFIX) for c in case_ids):
-        found.update({c.case_id: c for c in collect("stablehlo", CONFORMANCE, options)})
-    if any(c.startswith(ONNX_PREFIX) for c in case_ids):
-        found.update({c.case_id: c for c in collect("onnx_ops", CONFORMANCE, options)})
-    missing = [c for c in case_ids if c not in found]
-    if missing:
-        raise KeyError(f"cases not found in the suites: {missing[:5]}")
-    return [found[c] for c in case_ids]
 
 
 def read_proc_status(pid: int) -> dict[str, int]:
@@ -1710,6 +1407,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             "bisect",
             "batch-rss",
             "threads",
+            "whole-job",
         ],
         help="leave a part out (repeatable)",
     )
@@ -1802,6 +1500,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.rss_cases = min(args.rss_cases, 8)
         if args.baseline_tools == "both":
             args.baseline_tools = "scripts"
+        args.skip.append("whole-job")  # the whole main job takes 10-15 minutes
     return args
 
 
@@ -1855,6 +1554,18 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.work_dir is None:
             shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def _sibling(name: str) -> Any:
+    """A module beside this file (benchmarks/ is no package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _empty(path: Path) -> Path:
@@ -2054,6 +1765,14 @@ def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
                 args.memory_cold_every,
                 {"max_jobs=400 (default)": 400, "recycling off": None},
             )
+
+    if "whole-job" not in args.skip:
+        whole_job = _sibling("whole_job")
+        log("whole job: pytest conformance -n auto --offline cold, warm, then two re-selections")
+        figures["whole_job"] = whole_job.measure(
+            [], _empty(work_dir / "whole-job"), dict(os.environ)
+        )
+        print("\n".join(whole_job.format_figures(figures["whole_job"])), flush=True)
 
     figures["verdicts"] = judge(figures)
     figures["finished"] = datetime.datetime.now().isoformat(timespec="seconds")

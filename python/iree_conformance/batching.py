@@ -49,6 +49,7 @@ class Placement:
     batch_size: int
     cache_hits: dict[str, bool]
     stage_times: dict[str, float]
+    member_id: str | None = None  # its id in that batch, when an earlier batch compiled it
 
 
 def _digest(text: str) -> int:
@@ -57,7 +58,7 @@ def _digest(text: str) -> int:
 
 def group_key(case: Case, target: Target) -> tuple[str, ...]:
     """Cases that may share a module: one suite, target, source kind and flag set."""
-    return (case.suite, target.name, case.kind, *case.compile_flags(target.flags_for(case.kind)))
+    return (case.suite, target.name, case.kind, *target.case_flags(case))
 
 
 def plan_batches(
@@ -107,11 +108,11 @@ def plan_batches(
 
 def batch_job(cases: list[Case] | tuple[Case, ...], target: Target) -> BatchJob:
     """The worker job that imports, merges and compiles these cases (``Executor.compile_batch``)."""
-    first = cases[0]
     return BatchJob(
         members=tuple(case.program() for case in cases),
-        compile_flags=tuple(first.compile_flags(target.flags_for(first.kind))),
+        compile_flags=target.case_flags(cases[0]),
         host_specific=target.host_specific,
+        stage_timeouts=dict(target.stage_timeouts),
     )
 
 
@@ -138,32 +139,48 @@ class BatchCoordinator:
             return {}
         self.compiles += 1
         result = worker.execute(batch_job(cases, target))
+        # Members an earlier batch compiled (the store's member index) run there.
+        placements = {
+            case_id: Placement(key, size, {"import": True, "compile": True}, {}, member_id)
+            for case_id, (key, member_id, size) in result.elsewhere.items()
+        }
         if result.status == "pass":
             if not result.placed or result.batch_key is None:
-                return {}
+                return placements
             share = {
                 stage: seconds / len(result.placed) for stage, seconds in result.stage_times.items()
             }
             return {
-                case_id: Placement(
-                    result.batch_key, len(result.placed), dict(result.cache_hits), share
-                )
-                for case_id in result.placed
+                **placements,
+                **{
+                    case_id: Placement(
+                        result.batch_key, len(result.placed), dict(result.cache_hits), share
+                    )
+                    for case_id in result.placed
+                },
             }
-        remaining = [case for case in cases if case.case_id not in result.left_out]
+        remaining = [
+            case
+            for case in cases
+            if case.case_id not in result.left_out and case.case_id not in result.elsewhere
+        ]
         culprits = set(result.culprits)
         if culprits and len(culprits) < len(remaining):
             # The compiler's errors named their cases: those run alone, the rest again.
-            return self._compile(
-                [case for case in remaining if case.case_id not in culprits], target, worker
-            )
+            return {
+                **placements,
+                **self._compile(
+                    [case for case in remaining if case.case_id not in culprits], target, worker
+                ),
+            }
         # Otherwise (a crash, a timeout, an error that names no case) split what is left
         # in halves until the failing cases stand alone; they then run solo, exactly as
         # without batching.
         if len(remaining) < 2:
-            return {}
+            return placements
         middle = len(remaining) // 2
         return {
+            **placements,
             **self._compile(remaining[:middle], target, worker),
             **self._compile(remaining[middle:], target, worker),
         }

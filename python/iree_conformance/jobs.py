@@ -15,7 +15,7 @@ from typing import Any, overload
 
 import numpy as np
 
-Fault = tuple[str, str]  # (stage, "crash" | "hang"): lets tests prove crash/timeout handling
+Fault = tuple[str, str]  # (stage, "crash" | "hang" | "spin"): tests of crash/timeout handling
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +45,9 @@ class CaseJob:
     timing_runs: int = 0
     bypass_store: bool = False  # a retry compiles afresh
     batch_key: str | None = None  # run in this compiled batch (Executor.compile_batch)
+    batch_member: str | None = None  # its id in that batch (None: its own)
+    alone: bool = False  # compile alone: never run in a batch module the store points to
+    stage_timeouts: Mapping[str, float] = dataclasses.field(default_factory=dict)  # the target's
     fault: Fault | None = None
 
     @property
@@ -60,6 +63,7 @@ class BatchJob:
     compile_flags: tuple[str, ...]
     host_specific: bool = False
     bypass_store: bool = False
+    stage_timeouts: Mapping[str, float] = dataclasses.field(default_factory=dict)  # the target's
     fault: Fault | None = None
 
     @property
@@ -107,6 +111,8 @@ class BatchResult:
     culprits: list[str] = dataclasses.field(
         default_factory=list
     )  # case ids the compile errors named
+    # case id -> (batch key, its id there, batch size): compiled in an earlier batch
+    elsewhere: dict[str, tuple[str, str, int]] = dataclasses.field(default_factory=dict)
 
 
 Result = CaseResult | BatchResult

@@ -21,11 +21,13 @@ def build_job(
     compile_only: bool = False,
     timing_runs: int = 0,
     retry: bool = False,
+    alone: bool = False,
 ) -> CaseJob:
-    """The worker's job for one case on one target (a retry compiles afresh)."""
+    """The worker's job for one case on one target (a retry compiles afresh; alone: never
+    in a batch module)."""
     return CaseJob(
         program=case.program(),
-        compile_flags=tuple(case.compile_flags(target.flags_for(case.kind))),
+        compile_flags=target.case_flags(case),
         target=target.name,
         driver=target.driver,
         device=target.device,
@@ -35,6 +37,8 @@ def build_job(
         compile_only=compile_only,
         timing_runs=timing_runs,
         bypass_store=retry,
+        alone=alone,
+        stage_timeouts=dict(target.stage_timeouts),
     )
 
 
@@ -47,33 +51,38 @@ def run_case(
     timing_runs: int = 0,
     retry: bool = False,
     placement: Placement | None = None,
+    alone: bool = False,
 ) -> tuple[Outcome, CaseResult]:
     """Returns the Outcome and the worker's result (which holds the vmfb when compile_only).
 
-    With a placement, the case runs its function in its batch's module; a result that is
-    not a pass there is only a hint: the case then runs alone, and that is its result.
+    With a placement, the case runs its function in its batch's module. Without one, the
+    worker may still run it in the module of an earlier batch that compiled it (the
+    store's member index: ``info.batch`` is set); ``alone`` forbids that. Either way a
+    result that is not a pass in a batch is only a hint: the case then runs alone, and
+    that is its result.
     """
     if placement is None or compile_only or retry:
-        return _run_case(
-            case, target, worker, tolerance_override, compile_only, timing_runs, retry, None
+        outcome, result = _run_case(
+            case, target, worker, tolerance_override, compile_only, timing_runs, retry, None, alone
         )
-    outcome, result = _run_case(
-        case, target, worker, tolerance_override, False, timing_runs, False, placement
+        if "batch" not in outcome.info or outcome.status in ("pass", "skip"):
+            return outcome, result
+        size = outcome.info["batch"]["size"]
+    else:
+        outcome, result = _run_case(
+            case, target, worker, tolerance_override, False, timing_runs, False, placement
+        )
+        outcome.duration += sum(placement.stage_times.values())  # its share of the batch's compile
+        size = placement.batch_size
+        if outcome.status in ("pass", "skip"):
+            outcome.info["batch"] = {"size": size}
+            return outcome, result
+    alone_outcome, result = _run_case(
+        case, target, worker, tolerance_override, False, timing_runs, False, None, True
     )
-    outcome.duration += sum(placement.stage_times.values())  # its share of the batch's compile
-    if outcome.status in ("pass", "skip"):
-        outcome.info["batch"] = {"size": placement.batch_size}
-        return outcome, result
-    alone, result = _run_case(
-        case, target, worker, tolerance_override, False, timing_runs, False, None
-    )
-    alone.info["batch"] = {
-        "size": placement.batch_size,
-        "in_batch": outcome.observed,
-        "ran_alone": True,
-    }
-    alone.duration += outcome.duration
-    return alone, result
+    alone_outcome.info["batch"] = {"size": size, "in_batch": outcome.observed, "ran_alone": True}
+    alone_outcome.duration += outcome.duration
+    return alone_outcome, result
 
 
 def _run_case(
@@ -85,9 +94,10 @@ def _run_case(
     timing_runs: int,
     retry: bool,
     placement: Placement | None,
+    alone: bool = False,
 ) -> tuple[Outcome, CaseResult]:
     outcome, result, failed_check = _run_stages(
-        case, target, worker, tolerance_override, compile_only, timing_runs, retry, placement
+        case, target, worker, tolerance_override, compile_only, timing_runs, retry, placement, alone
     )
     if outcome.status not in ("pass", "skip"):  # where an annotation of it would point
         source = case.source_location(failed_check)
@@ -105,6 +115,7 @@ def _run_stages(
     timing_runs: int,
     retry: bool,
     placement: Placement | None,
+    alone: bool = False,
 ) -> tuple[Outcome, CaseResult, Check | None]:
     """The stages of one try; the third item is the first check that failed, if any."""
     start = time.perf_counter()
@@ -131,10 +142,12 @@ def _run_stages(
         outcome.duration = time.perf_counter() - start
         return outcome, CaseResult(status=outcome.status), None
     job = build_job(
-        case, target, [] if compile_only else input_sets, compile_only, timing_runs, retry
+        case, target, [] if compile_only else input_sets, compile_only, timing_runs, retry, alone
     )
     if placement is not None:
-        job = dataclasses.replace(job, batch_key=placement.batch_key)
+        job = dataclasses.replace(
+            job, batch_key=placement.batch_key, batch_member=placement.member_id
+        )
     result = worker.execute(job)
     outcome.stage, outcome.status, outcome.diagnostics = (
         result.stage,

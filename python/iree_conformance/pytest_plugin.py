@@ -190,6 +190,9 @@ class ConformanceRun:
                 options.compile_only,
                 options.timing_runs,
                 placement=placement,
+                # --batch-size 1 (and bundles, --fresh-worker): compiled alone, never in
+                # the module of a batch the store remembers.
+                alone=options.effective_batch_size < 2,
             )
         if outcome.status == "fail" and options.bisect_numerics and isinstance(case, _Bisectable):
             outcome.diagnostics.append(self._bisect(case, target))

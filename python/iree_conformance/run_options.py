@@ -176,7 +176,9 @@ class RunOptions:
     )
     stage_timeouts: Mapping[str, float] = option(
         "--stage-timeout",
-        f"per-stage time limit in seconds, e.g. compile=600 (repeatable; defaults {_DEFAULT_TIMEOUTS_TEXT})",
+        f"per-stage time limit in seconds (the worker's CPU seconds on Linux; a hang: 4 times it in wall seconds), "
+        f"e.g. compile=600 (repeatable; defaults {_DEFAULT_TIMEOUTS_TEXT}, or the target's stage_timeouts "
+        "in targets.toml; this option overrides both)",
         {},
         dict,
         action="append",

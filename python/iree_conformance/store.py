@@ -52,6 +52,10 @@ class ArtifactStore:
         assert self.root is not None
         return self.root / kind / key[:2] / f"{key}.bin"
 
+    def has(self, kind: str, key: str) -> bool:
+        """Whether an entry is there (not checked: ``get`` checks what it reads)."""
+        return self.root is not None and self._path(kind, key).is_file()
+
     def get(self, kind: str, key: str) -> tuple[dict[str, Any], bytes] | None:
         """Returns (header, payload), or None when absent or not valid."""
         if self.root is None:

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import ConfigurationError
 from .platform_info import host_os
 from .tomlio import TomlError, load_toml
+from .worker import DEFAULT_STAGE_TIMEOUTS
+
+if TYPE_CHECKING:
+    from .cases import Case
+
+#: The stages a time limit can be set for (``--stage-timeout``, a target's ``stage_timeouts``).
+STAGES_WITH_LIMITS = tuple(DEFAULT_STAGE_TIMEOUTS)
 
 
 class TargetError(ConfigurationError):
@@ -26,10 +35,19 @@ class Target:
     host_specific: bool = False
     # Extra flags for one kind of source only ("mlir" or "onnx"), after compile_flags.
     kind_flags: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Per-stage time limits of this target (seconds), over the defaults; --stage-timeout
+    # overrides both. vmvx interprets, so its runs of the light models need more.
+    stage_timeouts: tuple[tuple[str, float], ...] = ()
 
     def flags_for(self, kind: str) -> tuple[str, ...]:
         """The compile flags for a source of this kind: compile_flags plus its kind's flags."""
         return self.compile_flags + dict(self.kind_flags).get(kind, ())
+
+    def case_flags(self, case: Case) -> tuple[str, ...]:
+        """Every compile flag of one case on this target: the target's, its kind's, then
+        the case's own (input type, the ONNX operator tests' f64 flag). The one place
+        that puts a case's flags together: suites, batches, bundles and the benchmark."""
+        return tuple(case.compile_flags(self.flags_for(case.kind)))
 
     @property
     def device_uri(self) -> str:
@@ -67,6 +85,19 @@ def load_targets(path: Path) -> dict[str, Target]:
             raise TargetError(
                 f'{where}: kind_flags must map mlir or onnx to a list of strings, e.g. {{ mlir = ["--iree-opt-const-eval=false"] }}'
             )
+        stage_timeouts = spec.get("stage_timeouts", {})
+        if not isinstance(stage_timeouts, dict) or not all(
+            stage in STAGES_WITH_LIMITS
+            and isinstance(seconds, (int, float))
+            and not isinstance(seconds, bool)
+            and math.isfinite(seconds)
+            and seconds > 0
+            for stage, seconds in stage_timeouts.items()
+        ):
+            raise TargetError(
+                f"{where}: stage_timeouts must map stages ({', '.join(STAGES_WITH_LIMITS)}) "
+                "to seconds above 0, e.g. { run = 900 }"
+            )
         unknown = set(spec) - {
             "compile_flags",
             "driver",
@@ -75,6 +106,7 @@ def load_targets(path: Path) -> dict[str, Target]:
             "description",
             "host_specific",
             "kind_flags",
+            "stage_timeouts",
         }
         if unknown:
             raise TargetError(f"{where}: unknown keys {sorted(unknown)}")
@@ -87,6 +119,7 @@ def load_targets(path: Path) -> dict[str, Target]:
             description=spec.get("description", ""),
             host_specific=bool(spec.get("host_specific", False)),
             kind_flags=tuple((k, tuple(v)) for k, v in sorted(kind_flags.items())),
+            stage_timeouts=tuple((k, float(v)) for k, v in stage_timeouts.items()),
         )
     return targets
 

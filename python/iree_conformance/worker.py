@@ -3,6 +3,12 @@
 A compiler crash kills only the worker: the case becomes a ``crash`` Outcome at the
 stage it had reached, the worker is replaced, and the suite goes on. A stage that runs
 past its limit becomes a ``timeout`` Outcome in the same way.
+
+A limit counts the worker's CPU seconds in the stage where the OS tells them (Linux
+``/proc``), so that a slow stage on a loaded machine, which gets a share of a core, is
+not a timeout that an idle machine would pass: a verdict is never made by the load. A
+stage that spends no CPU (a hang) times out after ``HANG_FACTOR`` times its limit in
+wall seconds; elsewhere, and past that bound, the limit is wall seconds.
 """
 
 from __future__ import annotations
@@ -30,6 +36,17 @@ DEFAULT_STAGE_TIMEOUTS = {
     "run": 120.0,
 }
 START_TIMEOUT = 120.0
+HANG_FACTOR = 4.0
+
+
+def process_cpu(pid: int) -> float | None:
+    """User + system CPU seconds of a process and its threads, or None where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
 
 
 class WorkerError(RuntimeError):
@@ -46,7 +63,10 @@ class WorkerClient:
         max_jobs: int = 400,
     ):
         self.store_dir = store_dir
-        self.stage_timeouts = {**DEFAULT_STAGE_TIMEOUTS, **(stage_timeouts or {})}
+        # Precedence per stage: --stage-timeout (explicit), then the job's target
+        # (targets.toml stage_timeouts), then these defaults.
+        self.explicit_timeouts = dict(stage_timeouts or {})
+        self.stage_timeouts = {**DEFAULT_STAGE_TIMEOUTS, **self.explicit_timeouts}
         self.max_jobs = max_jobs
         self._proc: subprocess.Popen | None = None
         self._messages: queue.Queue = queue.Queue()
@@ -161,18 +181,23 @@ class WorkerClient:
         assert self._proc is not None
         self._jobs += 1
         log_offset = os.path.getsize(self.log_path)
-        stage, stage_start = "prepare", time.monotonic()
+        stage, stage_start, stage_cpu = "prepare", time.monotonic(), self._cpu()
+        extra = 0.0  # seconds granted past the limit to a stage starved of CPU
         times: dict[str, float] = {}
         try:
             _write_frame(self._proc.stdin, ("job", job))
         except OSError:
             return self._crashed(job, stage, times, log_offset)
         while True:
-            limit = self.stage_timeouts.get(stage, 300.0)
-            remaining = limit - (time.monotonic() - stage_start)
+            limit = self.limit(job, stage)
+            remaining = limit + extra - (time.monotonic() - stage_start)
             try:
                 message = self._messages.get(timeout=max(remaining, 0.0))
             except queue.Empty:
+                more = self._starved_for(limit, stage_start, stage_cpu)
+                if more > 0:
+                    extra += more
+                    continue
                 self._kill()
                 times[stage] = time.monotonic() - stage_start
                 return failed_result(
@@ -187,9 +212,31 @@ class WorkerClient:
             if message[0] == "stage":
                 now = time.monotonic()
                 times.setdefault(stage, now - stage_start)
-                stage, stage_start = message[1], now
+                stage, stage_start, stage_cpu, extra = message[1], now, self._cpu(), 0.0
             elif message[0] == "result":
                 return message[1]
+
+    def _cpu(self) -> float | None:
+        return process_cpu(self._proc.pid) if self._proc is not None else None
+
+    def _starved_for(self, limit: float, stage_start: float, stage_cpu: float | None) -> float:
+        """Seconds more to wait for a stage past its wall limit: while the worker has
+        spent less than the limit in CPU seconds (the machine is busy, the stage is not
+        stuck) and the hang bound is not reached; 0 to time it out now."""
+        now_cpu = self._cpu()
+        if stage_cpu is None or now_cpu is None:
+            return 0.0
+        used, elapsed = now_cpu - stage_cpu, time.monotonic() - stage_start
+        hang_bound = limit * HANG_FACTOR
+        if used >= limit or elapsed >= hang_bound:
+            return 0.0
+        return max(min(limit - used, hang_bound - elapsed), 0.05)
+
+    def limit(self, job: CaseJob | BatchJob, stage: str) -> float:
+        """A stage's time limit for this job: explicit, else its target's, else the default."""
+        if stage in job.stage_timeouts and stage not in self.explicit_timeouts:
+            return job.stage_timeouts[stage]
+        return self.stage_timeouts.get(stage, 300.0)
 
     def _crashed(
         self, job: CaseJob | BatchJob, stage: str, times: dict[str, float], log_offset: int

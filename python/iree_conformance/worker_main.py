@@ -39,6 +39,9 @@ def _inject(kind: str) -> None:
         import time
 
         time.sleep(3600)
+    if kind == "spin":  # busy: spends CPU, as a runaway loop does
+        while True:
+            pass
 
 
 def main(argv: list[str]) -> int:

@@ -114,6 +114,11 @@ def test_baseline_pipeline_on_two_stablehlo_cases(ss, tools, tmp_path):
     assert [p.case_id for p in plans] == ids
     assert "--iree-input-type=stablehlo" in plans[0].compile_flags
     assert "--iree-hal-local-target-device-backends=llvm-cpu" in plans[0].compile_flags
+    # The suite's exact flags: the target's, its kind's (const-eval off for StableHLO).
+    assert "--iree-opt-const-eval=false" in plans[0].compile_flags
+    assert plans[0].compile_flags == list(
+        ss._target().case_flags(ss.load_cases(["stablehlo/add_f32"])[0])
+    )
     results = [ss.run_baseline_case(p, tools) for p in plans]
     for result in results:
         assert result["status"] == "pass", result["message"]
@@ -332,6 +337,8 @@ def test_report_from_a_saved_json(ss, tmp_path, capsys):
 
 def test_baseline_work_dirs_differ_when_case_is_folded(ss, tmp_path):
     plans = ss.plan_baseline(["onnx-ops/test_elu", "onnx-ops/test_ELU"], tmp_path)
+    # ONNX operator tests keep f64, as in the suite (and IREE's own ONNX CI).
+    assert all("--iree-input-demote-f64-to-f32=false" in p.compile_flags for p in plans)
     folded = {Path(p.work_dir).name.casefold() for p in plans}
     assert len(folded) == 2
 

@@ -17,8 +17,10 @@ def pytest_configure(config) -> None:
     always = set(filter(None, os.environ.get("FAULT_ALWAYS", "").split(",")))
     real = pipeline.build_job
 
-    def build_job(case, target, input_sets, compile_only=False, timing_runs=0, retry=False):
-        job = real(case, target, input_sets, compile_only, timing_runs, retry)
+    def build_job(
+        case, target, input_sets, compile_only=False, timing_runs=0, retry=False, alone=False
+    ):
+        job = real(case, target, input_sets, compile_only, timing_runs, retry, alone)
         if case.case_id in always or (case.case_id in once and not retry):
             job = dataclasses.replace(job, fault=("run", "crash"))
         return job

@@ -183,7 +183,9 @@ def test_a_batch_compiles_once_and_each_case_runs_its_own_function(worker, targe
 
 def test_a_compile_error_is_named_by_the_compiler_and_runs_alone(worker, targets):
     llvm = targets["llvm-cpu"]
-    cases = [_AddCase(f"u/add_{i}", float(i)) for i in range(5)]
+    # Values of their own: the module's store holds the other tests' programs, and a
+    # program that another batch compiled runs there (the member index), not in this one.
+    cases = [_AddCase(f"u/add_{i}", float(i) + 100) for i in range(5)]
     broken = _AddCase("u/add_2", 2.0, _BROKEN)
     cases[2] = broken
     batch = Batch("test-batch", "llvm-cpu", tuple(cases))
@@ -240,7 +242,7 @@ class _FailingInBatch:
 
 def test_a_case_that_is_not_a_pass_in_its_batch_takes_its_result_from_a_solo_run(worker, targets):
     llvm = targets["llvm-cpu"]
-    cases = [_AddCase(f"w/add_{i}", float(i)) for i in range(3)]
+    cases = [_AddCase(f"w/add_{i}", float(i) + 200) for i in range(3)]  # programs of its own
     batch = Batch("test-batch", "llvm-cpu", tuple(cases))
     client = _FailingInBatch(worker, "w/add_1")
     coordinator = BatchCoordinator()
@@ -341,10 +343,10 @@ def test_cases_known_to_fail_are_planned_alone(targets):
     assert {case_id for _, case_id in plan} == {c.case_id for c in cases} - known
 
 
-def test_a_changed_case_recompiles_only_its_own_batch(tmp_path, targets):
+def test_a_changed_case_is_the_only_one_compiled_again(tmp_path, targets):
     llvm = targets["llvm-cpu"]
     first = [_AddCase(f"z/a_{i}", float(i)) for i in range(3)]
-    second = [_AddCase(f"z/b_{i}", float(i)) for i in range(3)]
+    second = [_AddCase(f"z/b_{i}", float(i) + 10) for i in range(3)]
     changed = [*first[:2], _AddCase("z/a_2", 9.0)]  # same id, another program
     hits = []
     for cases_a in (first, changed):
@@ -355,11 +357,77 @@ def test_a_changed_case_recompiles_only_its_own_batch(tmp_path, targets):
                 Batch("a", "llvm-cpu", tuple(cases_a)),
                 Batch("b", "llvm-cpu", tuple(second)),
             ]
-            placements = [coordinator.placement(b, b.cases[0], llvm, client) for b in batches]
-            hits.append([p.cache_hits["compile"] for p in placements if p is not None])
+            hits.append(
+                [
+                    None if p is None else p.cache_hits["compile"]
+                    for b in batches
+                    for p in (coordinator.placement(b, c, llvm, client) for c in b.cases)
+                ]
+            )
         finally:
             client.close()
-    assert hits == [[False, False], [False, True]]
+    # The second time, a_0 and a_1 run in the first batch's module (the member index),
+    # the changed a_2 is left alone (it compiles alone), and batch b is warm.
+    assert hits == [[False] * 6, [True, True, None, True, True, True]]
+
+
+class _WrongExpected(_AddCase):
+    def expected_sets(self, input_sets):
+        return [[np.arange(4, dtype=np.float32) + np.float32(self.value + 1)]]
+
+
+def test_a_case_compiled_in_a_batch_is_warm_for_any_later_selection(tmp_path, targets):
+    """A -k selection, a sample or another shard makes other batches: each case that a
+    batch compiled runs in that batch's module and compiles nothing."""
+    llvm = targets["llvm-cpu"]
+    cases = [_AddCase(f"m/add_{i}", float(i)) for i in range(4)] + [_WrongExpected("m/bad", 5.0)]
+    store = tmp_path / "store"
+    client = WorkerClient(store)
+    try:
+        coordinator = BatchCoordinator()
+        batch = Batch("all", "llvm-cpu", tuple(cases))
+        # m/bad compiles in the batch but does not run (a run would compile it alone).
+        assert coordinator.placement(batch, cases[4], llvm, client) is not None
+        cold = [
+            run_case(c, llvm, client, placement=coordinator.placement(batch, c, llvm, client))[0]
+            for c in cases[:4]
+        ]
+    finally:
+        client.close()
+    assert [o.status for o in cold] == ["pass"] * 4
+    client = WorkerClient(store)  # a new worker: only the store is shared
+    try:
+        # One case alone (a -k selection of one): it runs in the batch's module.
+        alone, _ = run_case(cases[1], llvm, client)
+        assert alone.status == "pass", alone.diagnostics
+        assert alone.info["cache_hits"] == {"import": True, "compile": True}
+        assert alone.info["batch"] == {"size": 5}
+        assert "compile" not in alone.stage_times and "import" not in alone.stage_times
+        # Another composition (a sample): the members stay in their old batch's module,
+        # the new case is left to run alone.
+        fresh = _AddCase("m/new", 7.0)
+        coordinator = BatchCoordinator()
+        batch = Batch("other", "llvm-cpu", (cases[0], cases[3], fresh))
+        placements = {c.case_id: coordinator.placement(batch, c, llvm, client) for c in batch.cases}
+        assert placements["m/new"] is None
+        for case in (cases[0], cases[3]):
+            placement = placements[case.case_id]
+            assert placement is not None and placement.cache_hits["compile"] is True
+            outcome, _ = run_case(case, llvm, client, placement=placement)
+            assert outcome.status == "pass" and "compile" not in outcome.stage_times
+        new, _ = run_case(fresh, llvm, client)
+        assert new.status == "pass" and new.info["cache_hits"]["compile"] is False
+        # A case that is not a pass in the batch's module runs alone, and that is its result.
+        bad, _ = run_case(cases[4], llvm, client)
+        assert (bad.status, bad.stage) == ("fail", "compare")
+        assert bad.info["batch"] == {"size": 5, "in_batch": "fail-numerics", "ran_alone": True}
+        assert bad.info["cache_hits"]["compile"] is False and "compile" in bad.stage_times
+        # alone (--batch-size 1, bundles): compiled alone, never in the batch's module.
+        solo, _ = run_case(cases[2], llvm, client, alone=True)
+        assert solo.status == "pass" and "batch" not in solo.info
+        assert solo.info["cache_hits"]["compile"] is False
+    finally:
+        client.close()
 
 
 def test_sources_without_a_module_are_wrapped_in_one():

@@ -38,3 +38,34 @@ def test_malformed_kind_flags_name_the_target(tmp_path):
     )
     with pytest.raises(TargetError, match=r"\[targets.t\]: kind_flags must map mlir or onnx"):
         load_targets(path)
+
+
+def test_a_target_s_stage_limits_sit_between_the_defaults_and_the_command_line(tmp_path):
+    from iree_conformance.worker import WorkerClient
+
+    targets = load_targets(TARGETS_TOML)
+    vmvx, llvm_cpu = targets["vmvx"], targets["llvm-cpu"]
+    assert dict(vmvx.stage_timeouts)["run"] > 120 and llvm_cpu.stage_timeouts == ()
+    case = Case("m", "onnx_models", "onnx", source_bytes=b"")
+    on_vmvx, on_llvm = build_job(case, vmvx, []), build_job(case, llvm_cpu, [])
+    client = WorkerClient(None)
+    explicit = WorkerClient(None, {"run": 30.0})
+    try:
+        assert client.limit(on_vmvx, "run") == dict(vmvx.stage_timeouts)["run"]
+        assert client.limit(on_llvm, "run") == 120.0 and client.limit(on_vmvx, "load") == 60.0
+        assert explicit.limit(on_vmvx, "run") == 30.0  # --stage-timeout wins
+    finally:
+        client.close()
+        explicit.close()
+
+
+@pytest.mark.parametrize(
+    "value", ["{ run = 0 }", "{ execute = 10 }", '{ run = "fast" }', "[600]", "{ run = inf }"]
+)
+def test_malformed_stage_timeouts_name_the_target(tmp_path, value):
+    path = tmp_path / "targets.toml"
+    path.write_text(
+        f'[targets.t]\ncompile_flags = []\ndriver = "local-task"\nstage_timeouts = {value}\n'
+    )
+    with pytest.raises(TargetError, match=r"\[targets.t\]: stage_timeouts must map stages"):
+        load_targets(path)

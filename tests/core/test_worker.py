@@ -145,6 +145,8 @@ def test_compile_failure_is_cached_and_reported_again(tmp_path, worker, llvm_cpu
     assert first.status == second.status == "error"
     assert first.diagnostics == second.diagnostics
     assert "store" in second.stage_times and "compile" not in second.stage_times
+    assert first.info["cache_hits"] == {"import": False, "compile": False}
+    assert second.info["cache_hits"] == {"import": True, "compile": True}  # read, not compiled
 
 
 @pytest.mark.parametrize(
@@ -178,3 +180,51 @@ def test_timing_runs_record_a_median(tmp_path, worker, llvm_cpu):
     assert outcome.status == "pass"
     timing = outcome.metrics["timing"]
     assert timing["runs"] == 3 and timing["iree_median_s"] > 0
+
+
+def _faulty(monkeypatch, fault):
+    from iree_conformance import pipeline
+
+    real = pipeline.build_job
+    monkeypatch.setattr(
+        pipeline,
+        "build_job",
+        lambda *a, **k: dataclasses.replace(real(*a, **k), fault=fault),
+    )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="CPU seconds from /proc")
+def test_a_stage_limit_counts_cpu_seconds_and_a_hang_times_out_at_the_hang_bound(
+    tmp_path, worker, llvm_cpu, monkeypatch
+):
+    """A stage starved of CPU by a loaded machine is not a timeout; a hang (no CPU) is,
+    after HANG_FACTOR times its limit; a busy loop is, after its limit in CPU seconds."""
+    import time
+
+    from iree_conformance import worker as worker_module
+
+    worker.stage_timeouts["compile"] = 1.0
+    _faulty(monkeypatch, ("compile", "hang"))
+    start = time.monotonic()
+    outcome, _ = run_case(add_case(tmp_path, "hang"), llvm_cpu, worker)
+    assert (outcome.status, outcome.stage) == ("timeout", "compile")
+    assert time.monotonic() - start >= worker_module.HANG_FACTOR * 1.0
+    _faulty(monkeypatch, ("compile", "spin"))
+    outcome, _ = run_case(add_case(tmp_path, "spin"), llvm_cpu, worker)
+    assert (outcome.status, outcome.stage) == ("timeout", "compile")
+    worker.stage_timeouts["compile"] = 120.0
+
+
+def test_starved_for_waits_while_cpu_is_under_the_limit(worker, monkeypatch):
+    import time
+
+    cpu = [10.5]
+    monkeypatch.setattr(worker, "_cpu", lambda: cpu[0])
+    now = time.monotonic()
+    # 0.5 CPU s of a 2 s limit after 2 s wall: wait up to 1.5 s more.
+    assert worker._starved_for(2.0, now - 2.0, 10.0) == pytest.approx(1.5, abs=0.05)
+    cpu[0] = 12.5
+    assert worker._starved_for(2.0, now - 2.0, 10.0) == 0.0  # 2.5 CPU s: past it
+    cpu[0] = 10.0
+    assert worker._starved_for(2.0, now - 8.5, 10.0) == 0.0  # no CPU, past the hang bound
+    assert worker._starved_for(2.0, now - 2.0, None) == 0.0  # CPU unknown: wall seconds
