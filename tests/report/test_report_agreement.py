@@ -204,4 +204,5 @@ def test_the_three_renderings_agree_on_a_real_run(results):
 
     assert ci == markdown
     assert html == markdown
+    print("agreed on:", markdown)  # the figures, for the record (pytest -s)
     assert len(FUNNEL_STEPS) + 1 == len(next(iter(markdown["funnel"].values())))
