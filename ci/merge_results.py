@@ -7,9 +7,12 @@ with the OS, architecture and Python version of the run it came from, so the mer
 file keeps enough to diff against another merged file (diff_results.py) and to derive
 shard durations (durations.py).
 
-The Markdown has one row per OS x Python x target x suite with the verdict counts
-(pass / xfail / flaky / fail / xpass / skip), a total row, and the list of unexpected results
-(verdict fail or xpass).
+The Markdown renders the report model (``iree_conformance.report_model``, the same one the
+Markdown and HTML reports render): one row per OS x Python x target x suite with the
+verdict counts (pass / xfail / flaky / fail / xpass / skip, then any other verdict), a
+total row, the unexpected results (verdict fail or xpass), the failure groups, expected
+failures by stage, flaky cases, cases that differ across targets, the stage funnel and
+the worst verdict per case and target.
 
 Examples:
   python ci/merge_results.py results/ --output merged.json --markdown merged.md
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +40,8 @@ from _common import (  # noqa: E402
 # The merge itself lives in the library (the HTML report merges the same way); it is
 # standard library only, so it imports from the source tree before any install.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
-from iree_conformance.merging import merge_documents, python_minor, suite_of  # noqa: E402
-from iree_conformance.results import VERDICTS  # noqa: E402, F401 - the verdict columns
-from iree_conformance.vocabulary import RED_VERDICTS  # noqa: E402
-
-UNEXPECTED = RED_VERDICTS
+from iree_conformance import report_model  # noqa: E402
+from iree_conformance.merging import merge_documents  # noqa: E402
 
 
 def merge(paths: list[Path], base: Path | None = None) -> dict[str, Any]:
@@ -58,53 +58,42 @@ def merge(paths: list[Path], base: Path | None = None) -> dict[str, Any]:
 
 
 def count_rows(merged: dict[str, Any]) -> list[tuple[tuple[str, str, str, str], Counter]]:
-    """[((os/arch, python, target, suite), Counter(verdict -> n))], sorted."""
-    table: dict[tuple[str, str, str, str], Counter] = defaultdict(Counter)
-    for run in merged["runs"]:
-        # A run with no outcomes (an empty shard) still gets a row per target.
-        if not run.get("outcome_count"):
-            for target in run.get("targets") or ["?"]:
-                table[(f"{run['os']}/{run['arch']}", python_minor(run["python"]), target, "(none)")]
-    for o in merged["outcomes"]:
-        key = (f"{o['os']}/{o['arch']}", str(o["python"]), str(o["target"]), suite_of(o))
-        verdict = o.get("verdict") if o.get("verdict") in VERDICTS else "other"
-        table[key][verdict] += 1
-    return sorted(table.items())
+    """[((os/arch, python, target, suite), Counter(verdict -> n))], sorted (the model's counts)."""
+    model = report_model.build(merged)
+    return sorted(((r.os_arch, r.python, r.target, r.suite), r.counts) for r in model.counts)
 
 
 def render_markdown(
     merged: dict[str, Any], title: str = "Conformance results", max_listed: int = 50
 ) -> str:
-    rows = count_rows(merged)
-    has_other = any(c.get("other") for _, c in rows)
-    columns = [*VERDICTS, *(["other"] if has_other else [])]
+    """The CI tables of the merged run: the report model's sections, one row per platform."""
+    model = report_model.build(merged)
+    columns = model.columns
     lines = [f"## {title}", ""]
-    lines.append(f"{len(merged['runs'])} run(s), {len(merged['outcomes'])} outcome(s).")
+    lines.append(f"{len(model.runs)} run(s), {len(model.outcomes)} outcome(s).")
     lines.append("")
     lines.append("| OS | Python | Target | Suite | " + " | ".join(columns) + " | total |")
     lines.append("|---|---|---|---|" + "---:|" * (len(columns) + 1))
-    totals: Counter = Counter()
-    for (os_arch, py, target, suite), counts in rows:
-        totals.update(counts)
+    for (os_arch, py, target, suite), counts in count_rows(merged):
         cells = [str(counts.get(c, 0)) for c in columns]
         lines.append(
             f"| {os_arch} | {py} | {md_escape(target)} | {md_escape(suite)} | "
             + " | ".join(cells)
             + f" | {sum(counts.values())} |"
         )
+    totals = model.totals
     lines.append(
         "| **total** | | | | "
         + " | ".join(f"**{totals.get(c, 0)}**" for c in columns)
         + f" | **{sum(totals.values())}** |"
     )
-    unexpected = [o for o in merged["outcomes"] if o.get("verdict") in UNEXPECTED]
+    unexpected = model.unexpected
     lines.append("")
     if unexpected:
         lines.append(f"### Unexpected results ({len(unexpected)})")
         lines.append("")
         lines.append("| OS | Python | Target | Case | Verdict | Status | Expected | Reason |")
         lines.append("|---|---|---|---|---|---|---|---|")
-        unexpected.sort(key=lambda o: (o["os"], str(o["python"]), o["target"], o["case_id"]))
         for o in unexpected[:max_listed]:
             status = (
                 f"{o.get('status')}@{o.get('stage')}" if o.get("stage") else str(o.get("status"))
@@ -119,44 +108,111 @@ def render_markdown(
             lines.append(f"…and {len(unexpected) - max_listed} more (see the merged JSON).")
     else:
         lines.append("No unexpected results.")
+    lines += _failure_groups(model, max_listed)
+    lines += _expected_and_flaky(model)
+    lines += _differs(model, max_listed)
+    lines += _funnels(model)
     lines += device_matrix(merged, max_listed)
     return "\n".join(lines) + "\n"
 
 
-# Worst first: the verdict a (case, target) cell shows when OSes disagree.
-_SEVERITY = ["fail", "xpass", "flaky", "xfail", "skip", "pass"]
+def _failure_groups(model: report_model.ReportModel, max_listed: int) -> list[str]:
+    groups = model.failure_groups
+    if not groups:
+        return []
+    unexpected = sum(g.unexpected for g in groups)
+    lines = [
+        "",
+        f"### Failure groups ({model.failure_count} failing outcomes in {len(groups)} groups, {unexpected} unexpected)",
+        "",
+        "| Stage | Count | Unexpected | First error line | Cases |",
+        "|---|---:|---:|---|---|",
+    ]
+    for g in groups[:max_listed]:
+        cases = ", ".join(f"`{md_escape(c, 120)}`" for c in g.cases[:3])
+        more = f" and {len(g.cases) - 3} more" if len(g.cases) > 3 else ""
+        lines.append(
+            f"| {md_escape(g.stage)} | {len(g.members)} | {g.unexpected} | `{md_escape(g.line)}` | {cases}{more} |"
+        )
+    if len(groups) > max_listed:
+        lines += ["", f"…and {len(groups) - max_listed} more groups (see the merged JSON)."]
+    return lines
+
+
+def _expected_and_flaky(model: report_model.ReportModel) -> list[str]:
+    lines: list[str] = []
+    if model.expected_failures:
+        lines += ["", "### Expected failures by stage", ""]
+        lines += [f"- {kind}: {n}" for kind, n in model.expected_failures]
+    if model.flaky:
+        lines += ["", f"### Flaky ({len(model.flaky)}): never red, never counted as a pass", ""]
+        lines += [
+            f"- `{md_escape(f.case_id, 120)}` ({md_escape(f.target)}, {f.platform}): {md_escape(f.seen)}"
+            for f in model.flaky
+        ]
+    return lines
+
+
+def _differs(model: report_model.ReportModel, max_listed: int) -> list[str]:
+    if not model.differs:
+        return []
+    targets = model.targets
+    lines = [
+        "",
+        f"### Differs across targets ({len(model.differs)})",
+        "",
+        "| Case | " + " | ".join(md_escape(t) for t in targets) + " |",
+        "|---|" + "---|" * len(targets),
+    ]
+    for d in model.differs[:max_listed]:
+        lines.append(
+            f"| `{md_escape(d.case_id, 120)}` | "
+            + " | ".join(d.by_target.get(t, "-") for t in targets)
+            + " |"
+        )
+    if len(model.differs) > max_listed:
+        lines += ["", f"…and {len(model.differs) - max_listed} more (see the merged JSON)."]
+    return lines
+
+
+def _funnels(model: report_model.ReportModel) -> list[str]:
+    if not model.funnels:
+        return []
+    steps = report_model.FUNNEL_STEPS
+    lines = [
+        "",
+        "### Stage funnel (runnable cases that got through each stage, all platforms)",
+        "",
+        "| Suite | Target | Runnable | " + " | ".join(steps) + " |",
+        "|---|---|" + "---:|" * (len(steps) + 1),
+    ]
+    for f in model.funnels:
+        lines.append(
+            f"| {md_escape(f.suite)} | {md_escape(f.target)} | {f.runnable} | "
+            + " | ".join(str(f.passed[s]) for s in steps)
+            + " |"
+        )
+    return lines
 
 
 def device_matrix(merged: dict[str, Any], max_listed: int = 50) -> list[str]:
     """One column per target: which cases work on which device (all OSes folded, worst
     verdict shown). Only cases that do not pass everywhere are listed."""
-    targets = sorted({str(o["target"]) for o in merged["outcomes"]})
+    by_target = report_model.build(merged).by_target
+    targets = by_target.targets
     if len(targets) < 2:
         return []
-    cells: dict[str, dict[str, str]] = {}
-    for o in merged["outcomes"]:
-        verdict = o.get("verdict") if o.get("verdict") in _SEVERITY else "fail"
-        row = cells.setdefault(o["case_id"], {})
-        old = row.get(str(o["target"]))
-        if old is None or _SEVERITY.index(verdict) < _SEVERITY.index(old):
-            row[str(o["target"])] = verdict
-    listed = sorted(
-        case
-        for case, row in cells.items()
-        if any(v != "pass" for v in row.values()) or len(row) < len(targets)
-    )
+    listed = by_target.rows
     lines = [
         "",
-        f"### By target ({len(listed)} of {len(cells)} cases do not pass on every target)",
+        f"### By target ({len(listed)} of {by_target.case_count} cases do not pass on every target)",
         "",
     ]
     lines.append("| Case | " + " | ".join(md_escape(t) for t in targets) + " |")
     lines.append("|---|" + "---|" * len(targets))
-    for case in listed[:max_listed]:
+    for case, row in listed[:max_listed]:
         lines.append(
-            f"| `{md_escape(case, 120)}` | "
-            + " | ".join(cells[case].get(t, "-") for t in targets)
-            + " |"
+            f"| `{md_escape(case, 120)}` | " + " | ".join(row.get(t, "-") for t in targets) + " |"
         )
     if len(listed) > max_listed:
         lines += ["", f"…and {len(listed) - max_listed} more (see the merged JSON)."]

@@ -45,11 +45,11 @@ def cmd_devices(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     loaded = html_inputs.load([Path(p) for p in args.results])
+    # One report model of the current run; the HTML and the Markdown both render it.
+    model = html_command.current_model(loaded, args.slowest)
     if args.html or args.trend_out:
-        html_command.write_html(args, loaded)
-    markdown = report_mod.render_markdown(
-        html_command.current_document(loaded), slowest=args.slowest
-    )
+        html_command.write_html(args, loaded, model)
+    markdown = report_mod.markdown_of(model)
     if args.output:
         Path(args.output).write_text(markdown, encoding="utf-8", newline="\n")
     elif not args.html:

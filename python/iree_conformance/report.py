@@ -1,8 +1,7 @@
-"""Results JSON (all Outcomes plus run metadata) and its Markdown rendering."""
+"""Results JSON (all Outcomes plus run metadata) and the Markdown rendering of the report model."""
 
 from __future__ import annotations
 
-import collections
 import datetime
 import importlib.metadata
 import json
@@ -11,10 +10,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import ghactions
-from .diagnostics import normalize
+from . import ghactions, report_model
 from .fsutil import atomic_write_text
 from .platform_info import cpu_fingerprint, host_arch, host_cpu, host_os
+from .report_model import ReportModel
 from .results import (  # noqa: F401 - the schema's names, re-exported
     SCHEMA,
     VERDICTS,
@@ -68,74 +67,91 @@ def write_results(path: Path, metadata: dict[str, Any], outcomes: list[dict[str,
 
 
 def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
-    meta, outcomes = data.get("metadata", {}), data["outcomes"]
+    """The Markdown report of a results (or merged) document."""
+    return markdown_of(report_model.from_document(data, slowest))
+
+
+def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) -> str:
+    """The Markdown rendering of the report model (the HTML and the CI tables render the same one)."""
+    meta = model.metadata
     lines = ["## IREE conformance results", ""]
     lines.append(
         f"IREE compiler {meta.get('iree_compiler')}, runtime {meta.get('iree_runtime')}; onnx {meta.get('onnx')}, "
         f"onnxruntime {meta.get('onnxruntime')}; Python {meta.get('python')} on {meta.get('os')}/{meta.get('arch')} "
         f"({meta.get('platform')}); started {meta.get('started')}, finished {meta.get('finished')}."
     )
+    columns = model.columns
     lines += [
         "",
-        "| suite | target | " + " | ".join(VERDICTS) + " | total |",
-        "|---|---|" + "---:|" * (len(VERDICTS) + 1),
+        "| suite | target | " + " | ".join(columns) + " | total |",
+        "|---|---|" + "---:|" * (len(columns) + 1),
     ]
-    counts: dict[tuple[str, str], collections.Counter] = collections.defaultdict(
-        collections.Counter
-    )
-    for o in outcomes:
-        counts[(o["suite"], o["target"])][o.get("verdict") or o["status"]] += 1
-    for (suite, target), c in sorted(counts.items()):
+    for suite, target, c in model.by_suite_target():
         lines.append(
             f"| {suite} | {target} | "
-            + " | ".join(str(c[v]) for v in VERDICTS)
+            + " | ".join(str(c[v]) for v in columns)
             + f" | {sum(c.values())} |"
         )
-    bad = [o for o in outcomes if o.get("verdict") in ("fail", "xpass")]
-    if bad:
-        lines += ["", f"### Failures ({len(bad)})", ""]
-        groups: dict[tuple[str, str], list[dict[str, Any]]] = collections.defaultdict(list)
-        for o in bad:
-            first = next((d for d in o.get("diagnostics", []) if d.strip()), o.get("reason", ""))
-            groups[(o.get("stage", "?"), normalize(first) if first else "(no diagnostic)")].append(
-                o
+    if model.unexpected:
+        lines += ["", f"### Unexpected results ({len(model.unexpected)})", ""]
+        for o in model.unexpected[:max_listed]:
+            expected = f", expected {o['expected']}" if o.get("expected") else ""
+            lines.append(
+                f"- `{o['case_id']}` ({o['target']}): {o['verdict']}, {o.get('status')} at {o.get('stage')}{expected}"
             )
-        for (stage, line), members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            ids = ", ".join(f"`{m['case_id']}` ({m['target']})" for m in members[:10])
-            more = f" and {len(members) - 10} more" if len(members) > 10 else ""
-            lines.append(f"- **{stage}** x{len(members)}: `{line}`: {ids}{more}")
-    flaky = [o for o in outcomes if o.get("verdict") == "flaky"]
-    if flaky:
-        lines += ["", f"### Flaky ({len(flaky)}): never red, never counted as a pass", ""]
-        for o in sorted(flaky, key=lambda o: (o["case_id"], o["target"])):
-            seen = (
-                " then ".join(
-                    [a.get("kind", "?") for a in o.get("attempts", [])] + [o.get("status", "?")]
-                )
-                if o.get("attempts")
-                else o.get("expected", "")
-            )
-            lines.append(f"- `{o['case_id']}` ({o['target']}): {seen}")
-    differ = differs_across_targets(outcomes)
-    if differ:
-        targets = sorted({o["target"] for o in outcomes})
+        if len(model.unexpected) > max_listed:
+            lines.append(f"- …and {len(model.unexpected) - max_listed} more")
+    groups = model.failure_groups
+    if groups:
+        unexpected = sum(g.unexpected for g in groups)
         lines += [
             "",
-            f"### Differs across targets ({len(differ)})",
+            f"### Failure groups ({model.failure_count} failing outcomes in {len(groups)} groups, {unexpected} unexpected)",
+            "",
+        ]
+        for g in groups[:max_groups]:
+            ids = ", ".join(f"`{m['case_id']}` ({m['target']})" for m in g.members[:10])
+            more = f" and {len(g.members) - 10} more" if len(g.members) > 10 else ""
+            lines.append(
+                f"- **{g.stage}** x{len(g.members)} ({g.unexpected} unexpected): `{g.line}`: {ids}{more}"
+            )
+        if len(groups) > max_groups:
+            lines.append(f"- …and {len(groups) - max_groups} more groups")
+    if model.flaky:
+        lines += ["", f"### Flaky ({len(model.flaky)}): never red, never counted as a pass", ""]
+        lines += [f"- `{f.case_id}` ({f.target}): {f.seen}" for f in model.flaky]
+    if model.differs:
+        targets = model.targets
+        lines += [
+            "",
+            f"### Differs across targets ({len(model.differs)})",
             "",
             "| case | " + " | ".join(targets) + " |",
             "|---|" + "---|" * len(targets),
         ]
-        for case_id, by_target in differ:
+        for d in model.differs:
             lines.append(
-                f"| `{case_id}` | " + " | ".join(by_target.get(t, "-") for t in targets) + " |"
+                f"| `{d.case_id}` | " + " | ".join(d.by_target.get(t, "-") for t in targets) + " |"
             )
-    xfails = collections.Counter(o.get("expected") for o in outcomes if o.get("verdict") == "xfail")
-    if xfails:
+    if model.expected_failures:
         lines += ["", "### Expected failures by stage", ""]
-        lines += [f"- {stage}: {n}" for stage, n in sorted(xfails.items())]
-    with_timing = [o for o in outcomes if o.get("metrics", {}).get("timing")]
-    if with_timing:
+        lines += [f"- {kind}: {n}" for kind, n in model.expected_failures]
+    if model.funnels:
+        steps = report_model.FUNNEL_STEPS
+        lines += [
+            "",
+            "### Stage funnel (runnable cases that got through each stage)",
+            "",
+            "| suite | target | runnable | " + " | ".join(steps) + " |",
+            "|---|---|" + "---:|" * (len(steps) + 1),
+        ]
+        for f in model.funnels:
+            lines.append(
+                f"| {f.suite} | {f.target} | {f.runnable} | "
+                + " | ".join(str(f.passed[s]) for s in steps)
+                + " |"
+            )
+    if model.timing:
         lines += [
             "",
             "### Timing (informative, not pass/fail)",
@@ -145,43 +161,31 @@ def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
             "| case | target | IREE ms | upload ms | onnxruntime ms |",
             "|---|---|---:|---:|---:|",
         ]
-        for o in sorted(with_timing, key=lambda o: (o["case_id"], o["target"])):
+        for o in model.timing:
             t = o["metrics"]["timing"]
             ort = t.get("onnxruntime_median_s")
             lines.append(
                 f"| `{o['case_id']}` | {o['target']} | {t['iree_median_s'] * 1e3:.3f} | {t.get('iree_upload_median_s', 0.0) * 1e3:.3f} | "
                 + (f"{ort * 1e3:.3f} |" if ort is not None else "- |")
             )
-    timed = sorted(outcomes, key=lambda o: o.get("duration", 0.0), reverse=True)[:slowest]
-    if timed:
+    if model.slowest:
         lines += [
             "",
-            f"### Slowest {len(timed)} cases",
+            f"### Slowest {len(model.slowest)} cases",
             "",
             "| case | target | seconds | compile s |",
             "|---|---|---:|---:|",
         ]
-        for o in timed:
+        for o in model.slowest:
             lines.append(
-                f"| `{o['case_id']}` | {o['target']} | {o.get('duration', 0.0):.2f} | {o.get('stage_times', {}).get('compile', 0.0):.2f} |"
+                f"| `{o['case_id']}` | {o['target']} | {o.get('duration', 0.0):.2f} | {(o.get('stage_times') or {}).get('compile', 0.0):.2f} |"
             )
     return "\n".join(lines) + "\n"
 
 
 def differs_across_targets(outcomes: list[dict[str, Any]]) -> list[tuple[str, dict[str, str]]]:
     """Cases whose result (pass, or the failure kind) is not the same on every target that ran them."""
-    from .outcome import Outcome
-
-    by_case: dict[str, dict[str, str]] = collections.defaultdict(dict)
-    for o in outcomes:
-        if o.get("status") == "skip":
-            continue
-        by_case[o["case_id"]][o["target"]] = Outcome.from_json(o).observed
-    return [
-        (case_id, seen)
-        for case_id, seen in sorted(by_case.items())
-        if len(seen) > 1 and len(set(seen.values())) > 1
-    ]
+    return [(d.case_id, d.by_target) for d in report_model.differs_across_targets(outcomes)]
 
 
 def append_step_summary(markdown: str) -> bool:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
+from .. import report_model
 from ..report import ReportError
+from ..report_model import ReportModel
 from . import inputs, trend
 
 
@@ -36,17 +37,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def current_document(loaded: list[inputs.Loaded]) -> dict[str, Any]:
-    """What the Markdown report renders: the one results file, else the merged current run."""
+def current_model(loaded: list[inputs.Loaded], slowest: int) -> ReportModel:
+    """The report model of the current run (the inputs' newest, merged; history left out)."""
     current, _ = inputs.split_current(loaded)
-    if len(current) == 1 and current[0].data.get("kind") != "merged":
-        return current[0].data
-    merged = inputs.merge_loaded(current)
-    metas = inputs.metadata_list(merged)
-    return {"metadata": metas[-1] if metas else {}, "outcomes": merged["outcomes"]}
+    return report_model.build(inputs.merge_loaded(current), slowest)
 
 
-def write_html(args: argparse.Namespace, loaded: list[inputs.Loaded]) -> None:
+def write_html(
+    args: argparse.Namespace, loaded: list[inputs.Loaded], model: ReportModel | None = None
+) -> None:
     """Renders --html (and --trend-out); raises ReportError on a bad trend file."""
     from . import render  # Jinja2: only when a page is asked for
 
@@ -60,7 +59,7 @@ def write_html(args: argparse.Namespace, loaded: list[inputs.Loaded]) -> None:
         generate_ops=not args.no_generate_ops,
         data_dir=Path(args.onnx_data_dir) if args.onnx_data_dir else None,
     )
-    page = render.render_html(loaded, options)
+    page = render.render_html(loaded, options, model)
     if args.html:
         size = render.write_html(Path(args.html), page)
         print(f"wrote {args.html} ({size / 1024:.1f} KiB)", file=sys.stderr)

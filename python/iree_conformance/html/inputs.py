@@ -19,6 +19,7 @@ from typing import Any
 
 from ..merging import merge_documents
 from ..report import load_results
+from ..report_model import drop_repeats
 
 CURRENT_WINDOW = datetime.timedelta(hours=12)
 
@@ -78,13 +79,5 @@ def split_current(loaded: list[Loaded]) -> tuple[list[Loaded], list[Loaded]]:
 def merge_loaded(loaded: list[Loaded]) -> dict[str, Any]:
     """One merged document (the shape ci/merge_results.py writes), repeats dropped."""
     merged = merge_documents((x.source, x.data) for x in loaded)
-    starts = [str((r.get("metadata") or {}).get("started") or "") for r in merged["runs"]]
-    latest: dict[tuple[str, ...], dict[str, Any]] = {}
-    for o in merged["outcomes"]:
-        key = tuple(str(o.get(k)) for k in ("os", "arch", "python", "target", "case_id"))
-        old = latest.get(key)
-        if old is None or starts[o["run"]] >= starts[old["run"]]:
-            latest[key] = o
-    merged["repeats_dropped"] = len(merged["outcomes"]) - len(latest)
-    merged["outcomes"] = list(latest.values())
+    merged["outcomes"], merged["repeats_dropped"] = drop_repeats(merged)
     return merged

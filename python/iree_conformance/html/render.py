@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import datetime
 import importlib.resources
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from .. import report_model
+from ..report_model import ReportModel
 from . import charts, operators, summary, trend
 from .inputs import Loaded, merge_loaded, metadata_list, split_current
 
@@ -25,6 +26,7 @@ class Options:
     slowest: int = 20
     max_groups: int = 60
     examples: int = 5
+    max_listed: int = 50
     data_dir: Path | None = None
     generate_ops: bool = True
     trend_points: list[dict[str, Any]] = field(default_factory=list)
@@ -84,50 +86,58 @@ def _trend_charts(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def context(loaded: list[Loaded], options: Options) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The template's variables, and the trend points."""
+def context(
+    loaded: list[Loaded], options: Options, model: ReportModel | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The template's variables, and the trend points. ``model`` is the report model of
+    the current run (built here from ``loaded`` when not given)."""
     current, history = split_current(loaded)
-    merged = merge_loaded(current)
-    outcomes = merged["outcomes"]
-    columns = summary.verdict_columns(outcomes)
-    rows = summary.matrix(outcomes)
-    totals = sum((r.counts for r in rows), start=Counter())
+    if model is None:
+        model = report_model.build(merge_loaded(current), options.slowest)
     points = trend.combine(options.trend_points, trend.points_of(loaded))
-    groups = summary.failure_groups(outcomes)
+    columns = model.columns
+    groups = model.failure_groups
     ctx = {
         "title": options.title,
         "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "header": summary.header(merged["runs"]),
-        "run_count": len(merged["runs"]),
-        "outcome_count": len(outcomes),
-        "repeats_dropped": merged["repeats_dropped"],
+        "header": summary.header(model.runs),
+        "run_count": len(model.runs),
+        "outcome_count": len(model.outcomes),
+        "repeats_dropped": model.repeats_dropped,
         "sources": [x.source for x in current],
         "history_sources": [x.source for x in history],
         "matrix_id": MATRIX_ID,
+        "model": model,
         "columns": columns,
         "colors": {v: charts.color(v) for v in columns},
-        "matrix": [{"row": r, "bar": charts.stacked_bar(r.counts, columns, 160)} for r in rows],
-        "totals": totals,
-        "funnels": summary.funnels(outcomes),
-        "funnel_steps": [step for step, _ in summary.FUNNEL],
-        "scoreboard": _scoreboard(outcomes, options, current),
+        "matrix": [
+            {"row": r, "bar": charts.stacked_bar(r.counts, columns, 160)} for r in model.counts
+        ],
+        "totals": model.totals,
+        "funnels": model.funnels,
+        "funnel_steps": list(report_model.FUNNEL_STEPS),
+        "scoreboard": _scoreboard(model.outcomes, options, current),
         "rate_color": charts.rate_color,
         "failing_lines": operators.failing_lines,
         "platform_of": summary.platform_of,
         "groups": groups[: options.max_groups],
         "group_count": len(groups),
-        "failure_count": sum(len(g.members) for g in groups),
+        "failure_count": model.failure_count,
+        "unexpected_in_groups": sum(g.unexpected for g in groups),
         "examples": options.examples,
-        "slowest": summary.slowest(outcomes, options.slowest),
+        "max_listed": options.max_listed,
+        "slowest": model.slowest,
         "trend": _trend_charts(points),
         "trend_days": len({p["day"] for p in points}),
     }
     return ctx, points
 
 
-def render_html(loaded: list[Loaded], options: Options | None = None) -> Page:
+def render_html(
+    loaded: list[Loaded], options: Options | None = None, model: ReportModel | None = None
+) -> Page:
     """The page for the given inputs (current run merged, older inputs as history)."""
-    ctx, points = context(loaded, options or Options())
+    ctx, points = context(loaded, options or Options(), model)
     return Page(_template().render(**ctx), points)
 
 
