@@ -33,6 +33,7 @@ import numpy as np
 
 from . import errors
 from .compare import Tolerance, compare_checks
+from .engine import judge
 from .expectations import Expectations, ManifestEntry
 from .fsutil import atomic_write_bytes
 from .jobs import CaseResult
@@ -297,7 +298,7 @@ def run_bundle(
             except Exception as e:  # noqa: BLE001 - one broken case must not lose the others' results
                 outcome.status, outcome.diagnostics = "error", [f"{type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start
-        bundle_expectations(root, record).judge(outcome).record(outcome)
+        judge(bundle_expectations(root, record), outcome).record(outcome)
         assert outcome.verdict is not None  # record() set it
         counts[outcome.verdict] += 1
         outcomes.append(outcome.to_json())
