@@ -22,7 +22,7 @@ def pytest_conformance_suites() -> list[Suite]:  # type: ignore[empty-body]
 
 
 @pytest.hookspec
-def pytest_conformance_folder() -> Path | None:  # type: ignore[empty-body]
+def pytest_conformance_folder() -> Path | None:
     """The conformance folder a conftest.py names (``conformance/conftest.py`` returns its own).
 
     The plugin (a ``pytest11`` entry point) stays inert in any pytest run whose initial

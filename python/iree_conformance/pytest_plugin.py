@@ -436,6 +436,19 @@ def pytest_configure(config: pytest.Config) -> None:
         configure(config, folder)
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A conformance test collected from a folder the command line did not name (bare
+    ``pytest`` at the checkout's root): a collection error that says what to run."""
+    if "conformance_case" in metafunc.fixturenames and _RUN_KEY not in metafunc.config.stash:
+        folder = metafunc.definition.path.parent
+        pytest.fail(
+            f"{metafunc.definition.path.name} is a conformance test, but its folder {folder} "
+            f"was not named on the command line, so the iree_conformance plugin did not "
+            f"activate; run: pytest {folder}",
+            pytrace=False,
+        )
+
+
 def configure(config: pytest.Config, conformance_dir: Path) -> None:
     """Makes the run's ConformanceRun and registers it as a plugin (its hooks, its fixture)."""
     suites = _registry(config.pluginmanager)

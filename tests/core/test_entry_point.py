@@ -20,14 +20,14 @@ def pytest_addoption(parser):
 PLAIN_TEST = """
 def test_own_options(pytestconfig):
     assert pytestconfig.getoption("target") == "theirs"
-    assert pytestconfig.pluginmanager.get_plugin("iree_conformance") is not None
+    assert pytestconfig.pluginmanager.get_plugin("iree_conformance.pytest_plugin") is not None
     assert pytestconfig.pluginmanager.get_plugin("iree-conformance-run") is None
     assert not hasattr(pytestconfig.option, "store_dir")
 """
 
 
 def test_this_test_run_loaded_the_plugin_and_it_stayed_inert(pytestconfig):
-    assert pytestconfig.pluginmanager.get_plugin("iree_conformance") is pytest_plugin
+    assert pytestconfig.pluginmanager.get_plugin("iree_conformance.pytest_plugin") is pytest_plugin
     assert pytestconfig.pluginmanager.get_plugin("iree-conformance-run") is None
     assert not hasattr(pytestconfig.option, "store_dir")  # no conformance option was added
 
@@ -59,7 +59,7 @@ def test_naming_the_plugin_with_p_registers_it_once(pytester, monkeypatch, env):
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     result = pytester.runpytest_subprocess(
-        str(ROOT / "conformance"), "-p", "iree_conformance", "-p", "no:cacheprovider",
+        str(ROOT / "conformance"), "-p", "iree_conformance.pytest_plugin", "-p", "no:cacheprovider",
         "--co", "-q", "-m", "stablehlo", "-k", "add_f32 and not ext",
     )  # fmt: skip
     assert result.ret == 0, output(result)
@@ -71,3 +71,11 @@ def test_two_conformance_folders_are_a_usage_error(pytester):
     result = pytester.runpytest_subprocess("one", "two", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "one conformance folder per run, but the command line names 2" in output(result)
+
+
+def test_a_conformance_folder_found_only_by_collection_says_what_to_run(pytester):
+    _project(pytester, "conformance")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")  # no folder named
+    assert result.ret != 0
+    assert "test_conformance.py is a conformance test, but its folder" in output(result)
+    assert f"run: pytest {pytester.path / 'conformance'}" in output(result)
