@@ -1,16 +1,12 @@
-"""Loads the iree_conformance pytest plugin for the conformance suites."""
+"""Names this folder a conformance folder.
+
+The iree_conformance pytest plugin (a ``pytest11`` entry point of the package) runs the
+suites when a run's initial conftests name a conformance folder, as this one does, and
+stays inert otherwise.
+"""
 
 from pathlib import Path
 
-from iree_conformance.pytest_plugin import (  # noqa: F401 - hooks and fixtures pytest must see
-    configure,
-    conformance,
-    pytest_addhooks,
-    pytest_addoption,
-    pytest_generate_tests,
-    pytest_unconfigure,
-)
 
-
-def pytest_configure(config):
-    configure(config, Path(__file__).resolve().parent)
+def pytest_conformance_folder() -> Path:
+    return Path(__file__).resolve().parent

@@ -34,6 +34,7 @@ import numpy as np
 
 from . import errors
 from .compare import Tolerance, compare_checks
+from .engine import judge
 from .expectations import Expectations, ManifestEntry
 from .fsutil import atomic_write_bytes
 from .jobs import CaseResult
@@ -312,7 +313,7 @@ def run_bundle(
         outcome.duration = time.perf_counter() - start
         if outcome.status not in ("pass", "skip") and source:
             outcome.info["source"] = dict(source)
-        bundle_expectations(root, record).judge(outcome).record(outcome)
+        judge(bundle_expectations(root, record), outcome).record(outcome)
         assert outcome.verdict is not None  # record() set it
         counts[outcome.verdict] += 1
         outcomes.append(outcome.to_json())

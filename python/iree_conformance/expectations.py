@@ -38,8 +38,7 @@ from .manifest import (  # noqa: F401 - the manifest format's names, re-exported
     updated_entries,
     with_recorded_on,
 )
-from .outcome import EXPECTATION_KINDS, Outcome
-from .vocabulary import STAGE_ORDER, ExpectationKind, Stage, Status, Verdict
+from .outcome import EXPECTATION_KINDS
 
 
 class ExpectationsError(ManifestError):
@@ -68,29 +67,6 @@ class ManifestEntry:
 
 
 @dataclasses.dataclass
-class Judgement:
-    """A judged Outcome: its Verdict, the message pytest shows, and the listed kind.
-    (Once named ``Verdict``; that name is now the enum of verdicts.)"""
-
-    name: Verdict
-    message: str
-    expected: str | None
-    # The manifest line of the case's entry, {"path", "line"}: where an XPASS's line is
-    # deleted (the annotations point there).
-    manifest: dict[str, Any] | None = None
-
-    def record(self, outcome: Outcome) -> Outcome:
-        """Writes the verdict into the Outcome: its name, the listed kind, and (skip, xfail,
-        flaky) the message as the reason. The one way a judged Outcome is completed."""
-        outcome.verdict, outcome.expected = self.name, self.expected
-        if self.manifest is not None:
-            outcome.info["manifest"] = dict(self.manifest)
-        if self.name in (Verdict.SKIP, Verdict.XFAIL, Verdict.FLAKY):
-            outcome.reason = self.message
-        return outcome
-
-
-@dataclasses.dataclass
 class Expectations:
     target: str
     xfail: dict[str, ManifestEntry] = dataclasses.field(default_factory=dict)
@@ -101,70 +77,6 @@ class Expectations:
 
     def tolerance_for(self, case_id: str) -> Tolerance | None:
         return self.tolerance.get(case_id)
-
-    def judge(self, outcome: Outcome) -> Judgement:
-        judgement = self._judge(outcome)
-        entry = self.xfail.get(outcome.case_id)
-        if entry is not None and judgement.name != Verdict.SKIP:
-            judgement.manifest = {"path": str(entry.path), "line": entry.line}
-        return judgement
-
-    def _judge(self, outcome: Outcome) -> Judgement:
-        entry = self.xfail.get(outcome.case_id)
-        expected = entry.expect if entry else None
-        kind = outcome.failure_kind
-        if outcome.status == Status.SKIP:
-            return Judgement(Verdict.SKIP, outcome.reason or "skipped", expected)
-        if entry is not None and entry.flaky:
-            if outcome.observed in entry.kinds:
-                return Judgement(
-                    Verdict.FLAKY,
-                    f"flaky ({entry.expect}), {outcome.observed} this time: {entry.reason}",
-                    expected,
-                )
-            return Judgement(
-                Verdict.FAIL,
-                f"expected one of {entry.expect} ({entry.where}) but got {outcome.observed}: {outcome.summary()}",
-                expected,
-            )
-        if kind is None:
-            if entry is None:
-                return Judgement(Verdict.PASS, "", None)
-            return Judgement(
-                Verdict.XPASS,
-                f"XPASS(strict): {outcome.case_id} now passes on {outcome.target} but is listed as "
-                f"{entry.expect}; delete its line at {entry.where}",
-                expected,
-            )
-        if entry is None:
-            return Judgement(Verdict.FAIL, f"unexpected {kind}: {outcome.summary()}", None)
-        if entry.expect == kind:
-            return Judgement(Verdict.XFAIL, f"{kind}: {entry.reason}", expected)
-        return Judgement(
-            Verdict.FAIL,
-            f"expected {entry.expect} ({entry.where}) but got {kind}{_direction(kind, outcome.stage, entry.expect)}: {outcome.summary()}",
-            expected,
-        )
-
-
-_STAGE_OF_KIND: dict[str, str] = {
-    ExpectationKind.FAIL_PREPARE: Stage.PREPARE,
-    ExpectationKind.FAIL_IMPORT: Stage.IMPORT,
-    ExpectationKind.FAIL_COMPILE: Stage.COMPILE,
-    ExpectationKind.FAIL_RUN: Stage.RUN,
-    ExpectationKind.FAIL_REFERENCE: Stage.REFERENCE,
-    ExpectationKind.FAIL_NUMERICS: Stage.COMPARE,
-}
-
-
-def _direction(kind: str, stage: str, expected_kind: str) -> str:
-    """', at an earlier stage' or ', at a later stage' when the stages can be ordered."""
-    expected_stage = _STAGE_OF_KIND.get(expected_kind)
-    actual_stage = _STAGE_OF_KIND.get(kind, stage)
-    if expected_stage is None or actual_stage not in STAGE_ORDER or actual_stage == expected_stage:
-        return ""
-    earlier = STAGE_ORDER.index(actual_stage) < STAGE_ORDER.index(expected_stage)
-    return f", at an {'earlier' if earlier else 'later'} stage ({actual_stage})"
 
 
 def _parse_kinds(

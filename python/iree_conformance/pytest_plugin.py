@@ -1,15 +1,23 @@
-"""The pytest side: case parametrization, verdicts, results and manifests.
+"""The pytest side: options, parametrization, verdicts turned into outcomes, reports.
 
-The options are declared and parsed in ``run_options.py``; ``ConformanceRun`` holds them
-as one frozen ``RunOptions``.
+This module is a ``pytest11`` entry point (``pyproject.toml``), so every pytest run in an
+environment with iree-conformance installed loads it, and it stays inert unless the run
+names a conformance folder: a folder whose ``conftest.py`` implements
+``pytest_conformance_folder`` (``conformance/conftest.py``). Only then, once the initial
+conftests are loaded, are the options added (core ones from ``run_options.py``, then
+every registered suite's own), and a ``ConformanceRun`` made and registered in
+``pytest_configure``; a run that names no such folder sees hook specifications and
+nothing else.
 
-``conformance/conftest.py`` imports this module. The suites are registered through the
-``pytest_conformance_suites`` hook (``hookspecs.py``; this module returns the built-in
-ones), and the one test function of ``conformance/test_conformance.py`` takes the
+The suites are registered through the ``pytest_conformance_suites`` hook
+(``hookspecs.py``; ``suites/builtin.py`` returns the built-in ones), and the one test
+function of ``conformance/test_conformance.py`` takes the
 ``conformance_case``/``conformance_target`` parameters, generated here from every
 registered suite for every selected target, each marked with its suite's marker
-(``-m stablehlo``). Outcomes travel to the controlling process as ``user_properties`` so
-that ``--report-json`` and ``--update-expectations`` also work under pytest-xdist.
+(``-m stablehlo``). Running and judging a case is the engine's (``engine.py``); this
+module turns its verdict into pass, xfail, skip or fail. Outcomes travel to the
+controlling process as ``user_properties`` so that ``--report-json`` and
+``--update-expectations`` also work under pytest-xdist.
 """
 
 from __future__ import annotations
@@ -18,19 +26,16 @@ import datetime
 import math
 import re
 import sys
+from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .batching import Batch, BatchCoordinator, plan_batches
+from .batching import Batch, plan_batches
 from .cases import Case
-from .expectations import (
-    Expectations,
-    ExpectationsError,
-    load_expectations,
-)
-from .jobs import CaseResult
+from .engine import Engine, EngineSettings
+from .expectations import Expectations, ExpectationsError, load_expectations
 from .outcome import Outcome
 from .platform_info import cpu_fingerprint, host_os, unsupported_host_reason
 from .run_options import RunOptions, add_options
@@ -38,29 +43,15 @@ from .sharding import ShardError, assign, load_durations, record_durations
 from .store import ArtifactStore, default_store_dir
 from .suites.base import SuiteContext
 from .suites.registry import SuiteError, SuiteRegistry, builtin_suites, option_values
-from .targets import (
-    Target,
-    TargetError,
-    load_targets,
-    select_targets,
-    unavailable_reason,
-    uncompilable_reason,
-)
-from .vocabulary import CaseKey, ExpectationKind, Status, Verdict
-from .worker import WorkerClient
+from .targets import Target, TargetError, load_targets, select_targets
+from .vocabulary import CaseKey
 
 if TYPE_CHECKING:
     from .bundle import BundleWriter
 
 OUTCOME_PROPERTY = "iree_conformance_outcome"
 _RUN_KEY = pytest.StashKey["ConformanceRun"]()
-
-
-@runtime_checkable
-class _Bisectable(Protocol):
-    """A Case that --bisect-numerics can bisect (an ONNX model case)."""
-
-    def bisect(self, run_candidate: Any) -> str: ...
+_FOLDER_KEY = pytest.StashKey[Path]()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -87,10 +78,31 @@ def _registry(pluginmanager: pytest.PytestPluginManager) -> SuiteRegistry:
         raise pytest.UsageError(str(e)) from None
 
 
-def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
-    """The core options, then every registered suite's own (a plugin or conftest.py that
-    adds a suite must be loaded before conformance/conftest.py: see docs/adding-a-suite.md)."""
-    add_options(parser, tuple(o for _, o in _registry(pluginmanager).options()))
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> Generator[None, None, None]:
+    """After the initial conftests (and so every suite they add) are loaded: when one of
+    them names a conformance folder, adds the core options and every suite's own."""
+    yield
+    folder = conformance_folder(early_config.pluginmanager)
+    if folder is None:
+        return  # not a conformance run: nothing is added
+    early_config.stash[_FOLDER_KEY] = folder
+    add_options(parser, tuple(o for _, o in _registry(early_config.pluginmanager).options()))
+
+
+def conformance_folder(pluginmanager: pytest.PytestPluginManager) -> Path | None:
+    """The folder the loaded conftests name through ``pytest_conformance_folder``; None
+    when none does; a usage error when they name two."""
+    _add_hookspecs(pluginmanager)
+    named = {Path(p).resolve() for p in pluginmanager.hook.pytest_conformance_folder() if p}
+    if len(named) > 1:
+        raise pytest.UsageError(
+            f"one conformance folder per run, but the command line names {len(named)}: "
+            f"{', '.join(sorted(map(str, named)))}; run them one at a time"
+        )
+    return next(iter(named), None)
 
 
 class ConformanceRun:
@@ -133,23 +145,25 @@ class ConformanceRun:
         except ShardError as e:
             raise pytest.UsageError(f"--durations-file: {e}") from None
         self.batches: dict[tuple[str, str], Batch] = {}
-        self.coordinator = BatchCoordinator()
-        self._worker: WorkerClient | None = None
+        self.engine = Engine(
+            self.store.root,
+            EngineSettings(
+                compile_only=options.compile_only,
+                retries=options.effective_retries,
+                bisect_numerics=options.bisect_numerics,
+                timing_runs=options.timing_runs,
+                fresh_worker=options.fresh_worker,
+                alone=options.effective_batch_size < 2,
+            ),
+            options.stage_timeouts,
+        )
         self._cases: dict[str, list[Case]] = {}
         self.outcomes: dict[tuple[str, str], dict[str, Any]] = {}
         self.started = datetime.datetime.now(datetime.timezone.utc)
         self.bundle: BundleWriter | None = None
 
-    @property
-    def worker(self) -> WorkerClient:
-        if self._worker is None:
-            self._worker = WorkerClient(self.store.root, dict(self.options.stage_timeouts))
-        return self._worker
-
     def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
+        self.engine.close()
 
     def cases(self, suite: str) -> list[Case]:
         if suite not in self._cases:
@@ -163,54 +177,14 @@ class ConformanceRun:
         return suites_selected_by(getattr(self.config.option, "markexpr", ""), self.suites.names)
 
     def check(self, case: Case, target: Target, item: pytest.Item) -> None:
-        from .pipeline import run_case
-
-        options = self.options
-        reason = (
-            None if options.compile_only else unavailable_reason(target)
-        ) or uncompilable_reason(target)
+        """Runs and judges the case (engine.py) and turns the verdict into pytest's."""
         expectations = self.expectations[target.name]
-        if reason:
-            outcome = Outcome(case.case_id, case.suite, target.name, status="skip", reason=reason)
-            result = CaseResult(status="skip")
-        else:
-            if options.fresh_worker:
-                self.close()
-            batch = self.batches.get((target.name, case.case_id))
-            placement = (
-                self.coordinator.placement(batch, case, target, self.worker)
-                if batch is not None
-                else None
-            )
-            outcome, result = run_case(
-                case,
-                target,
-                self.worker,
-                expectations.tolerance_for(case.case_id),
-                options.compile_only,
-                options.timing_runs,
-                placement=placement,
-                # --batch-size 1 (and bundles, --fresh-worker): compiled alone, never in
-                # the module of a batch the store remembers.
-                alone=options.effective_batch_size < 2,
-            )
-        if outcome.status == "fail" and options.bisect_numerics and isinstance(case, _Bisectable):
-            outcome.diagnostics.append(self._bisect(case, target))
-        if options.compile_only:
-            if outcome.status == "pass" and self.bundle is not None:
-                self.bundle.add(case, target, result, expectations)
-            verdict = _compile_only_verdict(expectations, outcome)
-            outcome.verdict, outcome.expected, message = (
-                verdict.name,
-                verdict.expected,
-                verdict.message,
-            )
-        else:
-            verdict = expectations.judge(outcome)
-            if verdict.name in ("fail", "xpass") and options.effective_retries:
-                outcome, verdict = self._retry(case, target, expectations, outcome, verdict)
-            verdict.record(outcome)
-            message = verdict.message
+        checked = self.engine.check(
+            case, target, expectations, self.batches.get((target.name, case.case_id))
+        )
+        outcome, message = checked.outcome, checked.judgement.message
+        if self.options.compile_only and outcome.status == "pass" and self.bundle is not None:
+            self.bundle.add(case, target, checked.result, expectations)
         item.user_properties.append((OUTCOME_PROPERTY, outcome.to_json()))
         if outcome.verdict == "skip":
             pytest.skip(message or outcome.reason)
@@ -220,60 +194,38 @@ class ConformanceRun:
             pytest.fail(message, pytrace=False)
         # "flaky" returns normally: never red, and pytest_report_teststatus shows it as FLAKY.
 
-    def _retry(
-        self, case: Case, target: Target, expectations: Expectations, outcome: Outcome, verdict
-    ):
-        """Tries an unexpected result again in a fresh worker, compiling afresh.
+    # -- hooks and the fixture (this object is registered as a plugin) ---------
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "conformance_case" not in metafunc.fixturenames:
+            return
+        params = []
+        for suite in self.selected_suites():
+            try:
+                cases = self.cases(suite)
+            except Exception as e:  # noqa: BLE001 - a broken suite is a collection error with its reason
+                pytest.fail(f"cannot collect suite {suite}: {e}", pytrace=False)
+            wanted = self.options.cases
+            if (
+                wanted is not None
+            ):  # --cases-file, before parametrizing: thousands of items cost time
+                cases = [case for case in cases if case.case_id in wanted]
+            mark = getattr(pytest.mark, suite)
+            params += [
+                pytest.param(case, target, id=str(CaseKey(target.name, case.case_id)), marks=mark)
+                for target in self.targets
+                for case in cases
+            ]
+        metafunc.parametrize(("conformance_case", "conformance_target"), params)
 
-        The same unexpected result again confirms it. Any other result makes the case
-        flaky: the verdict names every try, and flaky never counts as a pass.
-        """
-        from .expectations import Judgement
-        from .pipeline import run_case
+    @pytest.fixture
+    def conformance(self, request: pytest.FixtureRequest):
+        """Runs a case and turns its Outcome into a pytest verdict."""
 
-        tries = [outcome]
-        for _ in range(self.options.effective_retries):
-            self.close()  # a fresh worker: no state (or heap) left over from other cases
-            again, _ = run_case(
-                case, target, self.worker, expectations.tolerance_for(case.case_id), retry=True
-            )
-            tries.append(again)
-            if again.observed != outcome.observed:
-                break
-        last = tries[-1]
-        last.attempts = [t.as_attempt() for t in tries[:-1]]
-        if all(t.observed == outcome.observed for t in tries):
-            return last, expectations.judge(last)
-        seen = " then ".join(t.observed for t in tries)
-        return last, Judgement(
-            Verdict.FLAKY,
-            f"flaky: {seen} (retried in a fresh worker); first try: {outcome.summary()}",
-            verdict.expected,
-        )
+        def check(case: Case, target: Target) -> None:
+            self.check(case, target, request.node)
 
-    def _bisect(self, case: Case, target: Target) -> str:
-        """Runs the model with every node output exposed; names the first diverging node."""
-        assert isinstance(case, _Bisectable)
-        from .pipeline import build_job
+        return check
 
-        def run_candidate(model, inputs):
-            probe = Case(
-                case_id=f"{case.case_id}#bisect",
-                suite=case.suite,
-                kind="onnx",
-                source_bytes=model.SerializeToString(),
-            )
-            result = self.worker.execute(build_job(probe, target, [list(inputs)]))
-            if result.status != "pass" or not result.outputs:
-                raise RuntimeError(f"the widened model did not run: {result.diagnostics}")
-            return dict(zip([o.name for o in model.graph.output], result.outputs[0]))
-
-        try:
-            return "bisect-numerics: " + case.bisect(run_candidate)
-        except Exception as e:  # noqa: BLE001 - triage must not hide the failure itself
-            return f"bisect-numerics could not run: {type(e).__name__}: {e}"
-
-    # -- hooks (this object is registered as a plugin) -------------------------
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
@@ -439,27 +391,6 @@ class ConformanceRun:
                 )
 
 
-_COMPILE_STAGE_KINDS = (
-    ExpectationKind.FAIL_PREPARE,
-    ExpectationKind.FAIL_IMPORT,
-    ExpectationKind.FAIL_COMPILE,
-)
-
-
-def _compile_only_verdict(expectations: Expectations, outcome: Outcome):
-    """Like judge, but a listed run-stage failure says nothing about a compile-only pass."""
-    from .expectations import Judgement
-
-    entry = expectations.xfail.get(outcome.case_id)
-    if (
-        outcome.status == Status.PASS
-        and entry is not None
-        and entry.expect not in _COMPILE_STAGE_KINDS
-    ):
-        return Judgement(Verdict.PASS, "", entry.expect)
-    return expectations.judge(outcome)
-
-
 def suites_selected_by(expression: str | None, names: list[str]) -> list[str]:
     """The suites whose cases the -m expression can select: all, unless the expression
     names only suite markers and rules a suite out (then it is not collected at all:
@@ -498,8 +429,29 @@ def _run(config: pytest.Config) -> ConformanceRun:
     return config.stash[_RUN_KEY]
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """A conformance run (a folder was named): makes and registers its ConformanceRun."""
+    folder = config.stash.get(_FOLDER_KEY, None)
+    if folder is not None and _RUN_KEY not in config.stash:
+        configure(config, folder)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A conformance test collected from a folder the command line did not name (bare
+    ``pytest`` at the checkout's root): a collection error that says what to run."""
+    if "conformance_case" in metafunc.fixturenames and _RUN_KEY not in metafunc.config.stash:
+        folder = metafunc.definition.path.parent
+        pytest.fail(
+            f"{metafunc.definition.path.name} is a conformance test, but its folder {folder} "
+            f"was not named on the command line, so the iree_conformance plugin did not "
+            f"activate; run: pytest {folder}",
+            pytrace=False,
+        )
+
+
 def configure(config: pytest.Config, conformance_dir: Path) -> None:
-    """Called from conformance/conftest.py's pytest_configure."""
+    """Makes the run's ConformanceRun and registers it as a plugin (its hooks, its fixture)."""
     suites = _registry(config.pluginmanager)
     for suite in suites:
         config.addinivalue_line("markers", f"{suite.name}: {suite.description}")
@@ -507,9 +459,9 @@ def configure(config: pytest.Config, conformance_dir: Path) -> None:
             if not hasattr(config.option, opt.dest):
                 raise pytest.UsageError(
                     f"suite {suite.name}: its option {opt.flag} was not registered: the plugin or "
-                    "conftest.py that adds the suite was loaded after conformance/conftest.py; "
-                    "put it in a conftest.py above the conformance folder, or load it with -p "
-                    "(docs/adding-a-suite.md)"
+                    "conftest.py that adds the suite was loaded during collection, after the "
+                    "options were parsed; put it in a conftest.py above the conformance folder, "
+                    "or load it with -p (docs/adding-a-suite.md)"
                 )
     options = RunOptions.from_config(config)
     run = ConformanceRun(config, conformance_dir, options, suites)
@@ -532,28 +484,6 @@ def configure(config: pytest.Config, conformance_dir: Path) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _RUN_KEY in config.stash:
         _run(config).close()
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "conformance_case" not in metafunc.fixturenames:
-        return
-    run = _run(metafunc.config)
-    params = []
-    for suite in run.selected_suites():
-        try:
-            cases = run.cases(suite)
-        except Exception as e:  # noqa: BLE001 - a broken suite is a collection error with its reason
-            pytest.fail(f"cannot collect suite {suite}: {e}", pytrace=False)
-        wanted = run.options.cases
-        if wanted is not None:  # --cases-file, before parametrizing: thousands of items cost time
-            cases = [case for case in cases if case.case_id in wanted]
-        mark = getattr(pytest.mark, suite)
-        params += [
-            pytest.param(case, target, id=str(CaseKey(target.name, case.case_id)), marks=mark)
-            for target in run.targets
-            for case in cases
-        ]
-    metafunc.parametrize(("conformance_case", "conformance_target"), params)
 
 
 _LOADGROUP_INPUT = "iree_conformance_loadgroup"
@@ -594,14 +524,3 @@ def _item_key(item: pytest.Item) -> str | None:
             callspec.params["conformance_target"].name, callspec.params["conformance_case"].case_id
         )
     )
-
-
-@pytest.fixture
-def conformance(request: pytest.FixtureRequest):
-    """Runs a case and turns its Outcome into a pytest verdict."""
-    run = _run(request.config)
-
-    def check(case: Case, target: Target) -> None:
-        run.check(case, target, request.node)
-
-    return check

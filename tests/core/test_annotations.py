@@ -14,6 +14,7 @@ from iree_conformance.annotations import (
     escape_property,
     limited,
 )
+from iree_conformance.engine import judge
 from iree_conformance.expectations import Expectations, ManifestEntry
 from iree_conformance.outcome import Outcome
 
@@ -40,7 +41,7 @@ def judged(outcome: Outcome, root: Path) -> dict:
     from iree_conformance.expectations import load_expectations
 
     expectations = load_expectations(root / "conformance" / "expectations", "llvm-cpu", "linux")
-    expectations.judge(outcome).record(outcome)
+    judge(expectations, outcome).record(outcome)
     return outcome.to_json()
 
 
@@ -184,7 +185,7 @@ def test_the_bundle_manifest_entry_keeps_no_line():
     expectations = Expectations("llvm-cpu")
     expectations.xfail["c"] = ManifestEntry(("fail-run",), "r", Path("/b/manifest.json"), None)
     outcome = Outcome("c", "s", "llvm-cpu", "compare", "pass")
-    expectations.judge(outcome).record(outcome)
+    judge(expectations, outcome).record(outcome)
     assert outcome.info["manifest"] == {"path": "/b/manifest.json", "line": None}
     [a] = annotations_for([outcome.to_json()], "/elsewhere")
     assert a.file is None and a.line is None

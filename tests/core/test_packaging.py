@@ -86,6 +86,10 @@ def test_wheel_holds_every_module_and_data_file(wheel: Path) -> None:
     entry_points = zipfile.ZipFile(wheel).read(entry_points_file).decode()
     assert "iree-conformance = iree_conformance.cli:main" in entry_points
     assert "cache-tools = cache_tools.cli:main" in entry_points
+    assert (
+        "[pytest11]\niree_conformance.pytest_plugin = iree_conformance.pytest_plugin"
+        in entry_points
+    )
 
 
 def test_non_editable_install_imports_and_runs(wheel: Path, tmp_path: Path) -> None:
