@@ -91,6 +91,26 @@ def case_list(text: str) -> frozenset[str]:
     )
 
 
+def dim_size(text: str) -> tuple[str, int]:
+    """'NAME=SIZE' (--dim)."""
+    from .onnx.specs import SpecError, parse_dim
+
+    try:
+        return parse_dim(text)
+    except SpecError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--dim ")) from None
+
+
+def input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """'INPUT=1x3x224x224' (--input-shape)."""
+    from .onnx.specs import SpecError, parse_input_shape
+
+    try:
+        return parse_input_shape(text)
+    except SpecError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--input-shape ")) from None
+
+
 def _seconds(value: float) -> str:
     return f"{value:g}"
 
@@ -230,6 +250,26 @@ OPTIONS: tuple[Option, ...] = (
         {"metavar": "TEMPLATE"},
     ),
     Option(
+        "--onnx-dir",
+        "also run every .onnx file under DIR as a model case onnx-dir/<path> (repeatable): compiled at the shapes its inputs get (its test_data_set_N, its spec, else the shape rule), and as exported as onnx-dir/<path>:dynamic",
+        {"action": "append", "default": [], "metavar": "DIR", "type": Path},
+    ),
+    Option(
+        "--input-specs",
+        'input specs for zoo models without test data: a TOML file of [models."<name>"] tables (see README, Your own model)',
+        {"metavar": "PATH", "type": Path},
+    ),
+    Option(
+        "--dim",
+        "the size of a symbolic dim of every model input that names it, e.g. height=320 (repeatable; wins over spec files)",
+        {"action": "append", "default": [], "metavar": "NAME=SIZE", "type": dim_size},
+    ),
+    Option(
+        "--input-shape",
+        "the shape of every model input of this name, e.g. x=1x3x224x224 (repeatable; wins over spec files)",
+        {"action": "append", "default": [], "metavar": "INPUT=SHAPE", "type": input_shape},
+    ),
+    Option(
         "--offline",
         "never download; cases that need a download are skipped with reason 'offline'",
         {"action": "store_true"},
@@ -296,6 +336,10 @@ class RunOptions:
     zoo_tags: str | None = None
     zoo_max_bytes: int | None = None
     zoo_mirror: str | None = None
+    onnx_dirs: tuple[Path, ...] = ()
+    input_specs: Path | None = None
+    dims: tuple[tuple[str, int], ...] = ()
+    input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()
     offline: bool = False
     retries: int = 1
     fresh_worker: bool = False
@@ -349,6 +393,10 @@ class RunOptions:
             zoo_tags=opt("--zoo-tags"),
             zoo_max_bytes=opt("--zoo-max-bytes"),
             zoo_mirror=opt("--zoo-mirror"),
+            onnx_dirs=tuple(opt("--onnx-dir")),
+            input_specs=opt("--input-specs"),
+            dims=tuple(opt("--dim")),
+            input_shapes=tuple(opt("--input-shape")),
             offline=bool(opt("--offline")),
             retries=opt("--retries"),
             fresh_worker=bool(opt("--fresh-worker")),

@@ -20,6 +20,7 @@ import platformdirs
 from ..cases import Case, CaseSkipped
 from ..compare import Tolerance
 from ..errors import CorpusError
+from .model_case import DYNAMIC_SUFFIX, ChosenInputsCase, ModelCase
 
 if TYPE_CHECKING:
     from ..onnx.zoo import ZooStore
@@ -58,39 +59,6 @@ def _random_inputs(model_path: Path, io_ports=None) -> list[np.ndarray]:
 
 
 @dataclasses.dataclass
-class ModelCase(Case):
-    """Base for model cases: onnxruntime reference and numerics bisection."""
-
-    def time_reference(self, inputs: list[np.ndarray], runs: int) -> float | None:
-        import onnxruntime
-
-        from ..timing import median_time
-
-        assert self.source_path is not None
-        session = onnxruntime.InferenceSession(
-            str(self.source_path), providers=["CPUExecutionProvider"]
-        )
-        feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
-        return median_time(lambda: session.run(None, feed), runs)
-
-    def bisect(self, run_candidate) -> str:
-        import onnx
-
-        from ..onnx.bisect import bisect
-
-        assert self.source_path is not None
-        model = onnx.load(str(self.source_path))
-        report = bisect(
-            model,
-            self.input_sets()[-1],
-            run_candidate,
-            rtol=self.tolerance.rtol or 1e-3,
-            atol=self.tolerance.atol or 1e-4,
-        )
-        return report.summary()
-
-
-@dataclasses.dataclass
 class LightModelCase(ModelCase):
     expected_paths: tuple[Path, ...] = ()
     shipped_tolerance: Tolerance = Tolerance()
@@ -121,9 +89,11 @@ class LightModelCase(ModelCase):
 
 
 @dataclasses.dataclass
-class ZooModelCase(ModelCase):
+class ZooModelCase(ChosenInputsCase):
     """A Model Zoo model. ``zoo_entry`` is its manifest record; the function to run is
-    ``Case.entry_function`` (None: the module's only function)."""
+    ``Case.entry_function`` (None: the module's only function). Without test data sets
+    its inputs are chosen (``ChosenInputsCase``) and it is compiled at their shapes; its
+    ``:dynamic`` twin compiles it as exported."""
 
     zoo_entry: ZooEntry | None = None
     zoo_store: ZooStore | None = None
@@ -148,7 +118,8 @@ class ZooModelCase(ModelCase):
                 self._shipped = [outputs for _, outputs in loaded]
                 self._data_dirs = tuple(data.data_set_dirs)
             else:
-                self._sets = [_random_inputs(data.model_path, self.zoo_entry.io_ports)]
+                self.io_ports = self.zoo_entry.io_ports
+                self._sets = self.choose(data.model_path)
         return self._sets
 
     def expected_sets(self, input_sets):
@@ -161,7 +132,7 @@ class ZooModelCase(ModelCase):
             raise ValueError(
                 f"{self.case_id}: data set {empty[0]} holds no output_*.pb files to check against"
             )
-        return [_onnxruntime(self.source_path, inputs) for inputs in input_sets]
+        return self.chosen_expected()
 
 
 def light_cases() -> list[Case]:
@@ -190,7 +161,9 @@ def light_cases() -> list[Case]:
 
 def zoo_model_cases(options: RunOptions) -> list[Case]:
     from ..onnx.download import Downloader
+    from ..onnx.specs import ModelSpec, load_overlay
     from ..onnx.zoo import ZooStore, zoo_cases
+    from .onnx_dir import cli_spec
 
     if not options.zoo_manifest:
         return []
@@ -203,9 +176,11 @@ def zoo_model_cases(options: RunOptions) -> list[Case]:
     store = ZooStore(
         zoo_cache_dir(), mirror=options.zoo_mirror, downloader=Downloader(offline=options.offline)
     )
-    return [
-        ZooModelCase(
-            case_id=z.case_id,
+    overlay = load_overlay(options.input_specs) if options.input_specs else {}
+    cli = cli_spec(options)
+    cases: list[Case] = []
+    for z in selected:
+        made = dict(
             suite=SUITE,
             kind="onnx",
             tolerance=MODEL_TOLERANCE,
@@ -213,9 +188,19 @@ def zoo_model_cases(options: RunOptions) -> list[Case]:
             reference_name="onnxruntime",
             zoo_entry=z.zoo_entry,
             zoo_store=store,
+            input_spec=overlay.get(z.name, ModelSpec()),
+            cli_spec=cli,
         )
-        for z in selected
-    ]
+        cases.append(ZooModelCase(case_id=z.case_id, **made))
+        if not z.zoo_entry.data_path and _symbolic_ports(z.zoo_entry.io_ports):
+            cases.append(ZooModelCase(case_id=z.case_id + DYNAMIC_SUFFIX, dynamic=True, **made))
+    return cases
+
+
+def _symbolic_ports(io_ports) -> bool:
+    """Whether the manifest's inputs have a symbolic or unknown dim."""
+    ports = (io_ports or {}).get("inputs", [])
+    return any(not isinstance(d, int) for p in ports for d in p.get("shape", []))
 
 
 def collect(options: RunOptions) -> list[Case]:
