@@ -167,3 +167,43 @@ def test_fixing_refuses_what_does_not_fit():
     model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -1
     fixed = fix_input_shapes(model, {"x": [1, 3, 8, 8]})
     assert fixed.graph.input[0].type.tensor_type.shape.dim[0].dim_value == 1
+
+
+# -- element types and other domains ------------------------------------------------------
+def _unary(op: str, elem: int, domain: str = "", opsets=(("", 17),)) -> onnx.ModelProto:
+    from onnx import helper
+
+    graph = helper.make_graph(
+        [helper.make_node(op, ["x"], ["y"], domain=domain)],
+        op.lower(),
+        [helper.make_tensor_value_info("x", elem, ["N", 8])],
+        [helper.make_tensor_value_info("y", elem, ["N", 8])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+    model.ir_version = 8
+    return model
+
+
+def test_float16_runs_and_bfloat16_without_a_kernel_is_a_skip_naming_the_op():
+    half = choose(_unary("Relu", onnx.TensorProto.FLOAT16))
+    assert half.arrays[0].dtype == np.float16 and half.reference[0].dtype == np.float16
+    brain = choose(_unary("Erf", onnx.TensorProto.BFLOAT16))
+    assert brain.skip and "Erf" in brain.skip and "no kernel" in brain.skip, brain
+
+
+def test_other_domains_run_or_skip_naming_the_op():
+    gelu = choose(
+        _unary("Gelu", onnx.TensorProto.FLOAT, "com.microsoft", (("", 17), ("com.microsoft", 1)))
+    )
+    assert gelu.problem is None and gelu.skip is None and gelu.reference is not None
+    unknown = choose(
+        _unary("Frobnicate", onnx.TensorProto.FLOAT, "com.example", (("", 17), ("com.example", 1)))
+    )
+    assert unknown.skip and "Frobnicate" in unknown.skip, unknown
+
+
+def test_string_inputs_are_an_error_that_says_so():
+    from iree_conformance.onnx.inputs import InputGenerationError
+
+    with pytest.raises(InputGenerationError, match="string tensor"):
+        choose(_unary("Identity", onnx.TensorProto.STRING))

@@ -44,8 +44,8 @@ _NOT_IMPLEMENTED = re.compile(
     r"Could not find an implementation for (\w+)\((\d+)\) node with name '([^']*)'"
 )
 _NO_OP = re.compile(
-    r"Op type not registered '([^']+)'(?: in domain '([^']*)')?|"
-    r"No opset import for domain '([^']*)'"
+    r"Op type not registered '(?P<op>[^']+)'(?: in domain '(?P<domain>[^']*)')?"
+    r"|(?P<domain2>[\w.]+):(?P<op2>\w+)\(-?\d+\) is not a registered function/op"
 )
 
 
@@ -156,9 +156,12 @@ def _op_skip(message: str) -> str | None:
         )
     m = _NO_OP.search(message)
     if m:
-        op = m.group(1) or f"domain {m.group(3)!r}"
-        domain = f" in domain {m.group(2)!r}" if m.group(2) else ""
-        return f"onnxruntime does not know op {op}{domain}: there is no reference to check IREE against"
+        op = m.group("op") or m.group("op2")
+        domain = m.group("domain") or m.group("domain2")
+        where = f" in domain {domain!r}" if domain else ""
+        return (
+            f"onnxruntime does not know op {op}{where}: there is no reference to check IREE against"
+        )
     return None
 
 

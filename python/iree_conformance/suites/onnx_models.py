@@ -200,7 +200,7 @@ def zoo_model_cases(options: RunOptions) -> list[Case]:
 def _symbolic_ports(io_ports) -> bool:
     """Whether the manifest's inputs have a symbolic or unknown dim."""
     ports = (io_ports or {}).get("inputs", [])
-    return any(not isinstance(d, int) for p in ports for d in p.get("shape", []))
+    return any(not isinstance(d, int) or d < 0 for p in ports for d in p.get("shape", []))
 
 
 def collect(options: RunOptions) -> list[Case]:
