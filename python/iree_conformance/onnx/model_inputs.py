@@ -43,6 +43,7 @@ Reference = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 _NOT_IMPLEMENTED = re.compile(
     r"Could not find an implementation for (\w+)\((\d+)\) node with name '([^']*)'"
 )
+_ORT_SOURCE = re.compile(r"/onnxruntime_src/\S+ (?:[\w:~<>]+\([^)]*\)\s*(?:const\s*)?)?")
 _NO_OP = re.compile(
     r"Op type not registered '(?P<op>[^']+)'(?: in domain '(?P<domain>[^']*)')?"
     r"|(?P<domain2>[\w.]+):(?P<op2>\w+)\(-?\d+\) is not a registered function/op"
@@ -228,6 +229,8 @@ def _short(e: BaseException) -> str:
     """onnxruntime's message without the file path prefix, first line, at most 300 chars."""
     text = str(e).splitlines()[0] if str(e) else type(e).__name__
     text = text.split(": onnxruntime failed to run it: ", 1)[-1]
+    # Drop onnxruntime's source location and C++ signature: the reason follows them.
+    text = _ORT_SOURCE.sub("", text).replace("[ONNXRuntimeError] : ", "")
     return text[:300]
 
 
