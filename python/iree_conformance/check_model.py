@@ -188,5 +188,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     _print_outcome(outcome, out)
     if args.json:
         data: dict[str, Any] = outcome.to_json()
-        Path(args.json).write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8", newline="\n"
+        )
     return exit_status(outcome)
