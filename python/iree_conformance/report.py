@@ -101,7 +101,9 @@ def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
                 o
             )
         for (stage, line), members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            ids = ", ".join(f"`{m['case_id']}` ({m['target']})" for m in members[:10])
+            ids = ", ".join(
+                f"`{m['case_id']}` ({m['target']}{_inputs_note(m)})" for m in members[:10]
+            )
             more = f" and {len(members) - 10} more" if len(members) > 10 else ""
             lines.append(f"- **{stage}** x{len(members)}: `{line}`: {ids}{more}")
     flaky = [o for o in outcomes if o.get("verdict") == "flaky"]
@@ -187,3 +189,13 @@ def differs_across_targets(outcomes: list[dict[str, Any]]) -> list[tuple[str, di
 def append_step_summary(markdown: str) -> bool:
     """Appends to $GITHUB_STEP_SUMMARY when set (``ghactions``, the one writer); returns whether it did."""
     return ghactions.append_step_summary(markdown)
+
+
+def _inputs_note(outcome: dict[str, Any]) -> str:
+    """``, inputs x=1x3x320x320`` for a case whose inputs were chosen (onnx.model_inputs)."""
+    shapes = (outcome.get("info", {}).get("inputs") or {}).get("shapes")
+    if not shapes:
+        return ""
+    return ", inputs " + " ".join(
+        f"{k}={'x'.join(map(str, v)) or 'scalar'}" for k, v in shapes.items()
+    )

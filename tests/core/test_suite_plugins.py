@@ -44,9 +44,10 @@ def context(values=None) -> SuiteContext:
 
 def test_builtin_suites_satisfy_the_protocol():
     registry = SuiteRegistry.builtin()
-    assert registry.names == ["stablehlo", "onnx_ops", "onnx_models"]
+    assert registry.names == ["stablehlo", "onnx_ops", "onnx_models", "onnx_dir"]
     assert all(isinstance(s, Suite) for s in registry)
     assert registry.suite_of("onnx-zoo/mnist-12") == "onnx_models"
+    assert registry.suite_of("onnx-dir/vision/a.onnx:dynamic") == "onnx_dir"
     assert registry.suite_of("stablehlo-ext/x.mlir") == "stablehlo"
     assert registry.suite_of("nobody/x") is None
 

@@ -35,12 +35,14 @@ def prefixes(suite: Suite) -> tuple[str, ...]:
 
 
 def builtin_suites() -> list[Suite]:
-    """The suites this package ships: StableHLO programs, ONNX operator tests, ONNX models."""
+    """The suites this package ships: StableHLO programs, ONNX operator tests, ONNX models,
+    ONNX models from --onnx-dir folders."""
+    from .onnx_dir import OnnxDirSuite
     from .onnx_models import OnnxModelsSuite
     from .onnx_ops import OnnxOpsSuite
     from .stablehlo import StablehloSuite
 
-    return [StablehloSuite(), OnnxOpsSuite(), OnnxModelsSuite()]
+    return [StablehloSuite(), OnnxOpsSuite(), OnnxModelsSuite(), OnnxDirSuite()]
 
 
 class SuiteRegistry:
