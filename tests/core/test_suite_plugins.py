@@ -61,6 +61,17 @@ def test_names_must_be_unique_and_prefixes_must_not_overlap():
         SuiteRegistry([Fake(name="not a marker")])
 
 
+def test_an_option_is_declared_once():
+    """Two suites (or a suite and the core) cannot both own a flag; the error says where a
+    shared one goes instead of pytest's bare "option names already added"."""
+    dim = SuiteOption("--fake-dim", "a dim", {})
+    with pytest.raises(SuiteError, match="--fake-dim is already declared by suite fake"):
+        SuiteRegistry([Fake(options=(dim,)), Fake(name="other", case_prefix="o/", options=(dim,))])
+    with pytest.raises(SuiteError, match="--dim is already declared by the core options"):
+        SuiteRegistry([Fake(options=(SuiteOption("--dim", "a dim", {}),))])
+    SuiteRegistry([Fake(options=(dim,))])  # one owner is fine
+
+
 def test_collected_cases_are_checked_against_the_suite():
     bad_prefix = SuiteRegistry([Fake(ids=("fake/a", "elsewhere/b"))])
     with pytest.raises(SuiteError, match="suite fake: case id 'elsewhere/b' does not start"):
