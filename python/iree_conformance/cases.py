@@ -28,6 +28,12 @@ class CaseInvalid(Exception):
     tests): an ``error`` Outcome with this message alone."""
 
 
+class CaseReferenceError(Exception):
+    """Raised while preparing a case whose reference cannot judge IREE (no input shapes
+    give onnxruntime a usable answer): an ``error`` Outcome at the ``reference`` stage
+    whose message says what to specify. IREE is not asked."""
+
+
 class ChecksFailed(Exception):
     """Raised by ``Case.checks`` of a case that judges its own output (FileCheck): a
     ``fail`` Outcome with these diagnostic lines."""
@@ -66,6 +72,16 @@ class Case:
 
     def expected_sets(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
         raise NotImplementedError
+
+    def outcome_info(self) -> dict[str, Any]:
+        """Fields for the Outcome's ``info`` once the inputs are made (``inputs``: the
+        shapes, seed and rules of chosen inputs, see ``onnx.model_inputs``)."""
+        return {}
+
+    def unjudged_reason(self) -> str | None:
+        """Why a run-stage failure on these inputs is no verdict (random values of an
+        input whose values carry meaning); None when it is one."""
+        return None
 
     def program(self) -> Program:
         """The program as the worker imports it."""

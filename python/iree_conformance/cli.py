@@ -1,4 +1,5 @@
-"""The ``iree-conformance`` command: devices, report, history, update-expectations, run-bundle."""
+"""The ``iree-conformance`` command: devices, report, history, update-expectations, run-bundle,
+check-model."""
 
 from __future__ import annotations
 
@@ -74,6 +75,12 @@ def cmd_run_bundle(args: argparse.Namespace) -> int:
     )
     print(", ".join(f"{n} {k}" for k, n in counts.items()))
     return 1 if counts.get("fail", 0) or counts.get("xpass", 0) else 0
+
+
+def cmd_check_model(args: argparse.Namespace) -> int:
+    from .check_model import run
+
+    return run(args, _targets_path(args.targets))
 
 
 def cmd_update_expectations(args: argparse.Namespace) -> int:
@@ -340,6 +347,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="time each case's function N times after a warm-up (median)",
     )
     p.set_defaults(func=cmd_run_bundle)
+    from .check_model import add_arguments as check_model_arguments
+
+    p = sub.add_parser(
+        "check-model",
+        help="run one ONNX model through the suite: its inputs, every stage and its time, the verdict, the time against onnxruntime",
+        description="Exit status: 0 pass, 1 IREE failed, 4 the harness cannot judge the model (the message says what to specify), 2 bad arguments, 3 a malformed spec.",
+    )
+    check_model_arguments(p)
+    p.set_defaults(func=cmd_check_model)
     return parser
 
 
@@ -348,7 +364,11 @@ def main(argv: list[str] | None = None) -> int:
     ``error: <message>`` on stderr and the error's exit status (errors.py lists them)."""
     args = build_parser().parse_args(argv)
     try:
-        if args.func in (cmd_devices, cmd_run_bundle):  # the ones that load IREE's binaries
+        if args.func in (
+            cmd_devices,
+            cmd_run_bundle,
+            cmd_check_model,
+        ):  # the ones that load IREE's binaries
             from .platform_info import unsupported_host_reason
 
             unsupported = unsupported_host_reason()

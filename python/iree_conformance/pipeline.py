@@ -6,7 +6,7 @@ import dataclasses
 import time
 
 from .batching import Placement
-from .cases import Case, CaseInvalid, CaseSkipped, Check, ChecksFailed
+from .cases import Case, CaseInvalid, CaseReferenceError, CaseSkipped, Check, ChecksFailed
 from .compare import Tolerance, compare_checks
 from .jobs import CaseJob, CaseResult
 from .outcome import Outcome
@@ -128,8 +128,15 @@ def _run_stages(
         t = time.perf_counter()
         input_sets = case.input_sets()  # also when compile-only: a zoo model is fetched here
         outcome.stage_times["inputs"] = time.perf_counter() - t
+        outcome.info.update(case.outcome_info())
     except CaseSkipped as e:
+        outcome.info.update(case.outcome_info())
         outcome.status, outcome.reason = "skip", str(e)
+        return outcome, CaseResult(status=outcome.status), None
+    except CaseReferenceError as e:
+        outcome.info.update(case.outcome_info())
+        outcome.stage, outcome.status, outcome.diagnostics = "reference", "error", [str(e)]
+        outcome.duration = time.perf_counter() - start
         return outcome, CaseResult(status=outcome.status), None
     except CaseInvalid as e:
         outcome.status, outcome.diagnostics = "error", [str(e)]
@@ -159,6 +166,14 @@ def _run_stages(
         outcome.info["cache_hits"] = dict(placement.cache_hits)
     outcome.stage_times.update(result.stage_times)
     outcome.info.update(result.info)
+    unjudged = case.unjudged_reason()
+    if unjudged and outcome.status == "error" and outcome.stage in ("load", "run"):
+        # A run on meaningless values (a random sample rate, a random shape) says
+        # nothing about IREE: the harness's error, with IREE's message beside it.
+        outcome.stage, outcome.diagnostics = (
+            "reference",
+            [f"the run failed on inputs that are no verdict: {unjudged}", *outcome.diagnostics],
+        )
     if outcome.status != "pass" or compile_only:
         outcome.duration = time.perf_counter() - start
         return outcome, result, None

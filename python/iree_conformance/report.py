@@ -110,7 +110,9 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
             "",
         ]
         for g in groups[:max_groups]:
-            ids = ", ".join(f"`{m['case_id']}` ({m['target']})" for m in g.members[:10])
+            ids = ", ".join(
+                f"`{m['case_id']}` ({m['target']}{_inputs_note(m)})" for m in g.members[:10]
+            )
             more = f" and {len(g.members) - 10} more" if len(g.members) > 10 else ""
             lines.append(
                 f"- **{g.stage}** x{len(g.members)} ({g.unexpected} unexpected): `{g.line}`: {ids}{more}"
@@ -191,3 +193,13 @@ def differs_across_targets(outcomes: list[dict[str, Any]]) -> list[tuple[str, di
 def append_step_summary(markdown: str) -> bool:
     """Appends to $GITHUB_STEP_SUMMARY when set (``ghactions``, the one writer); returns whether it did."""
     return ghactions.append_step_summary(markdown)
+
+
+def _inputs_note(outcome: dict[str, Any]) -> str:
+    """``, inputs x=1x3x320x320`` for a case whose inputs were chosen (onnx.model_inputs)."""
+    shapes = (outcome.get("info", {}).get("inputs") or {}).get("shapes")
+    if not shapes:
+        return ""
+    return ", inputs " + " ".join(
+        f"{k}={'x'.join(map(str, v)) or 'scalar'}" for k, v in shapes.items()
+    )

@@ -95,6 +95,26 @@ def case_list(text: str) -> frozenset[str]:
     )
 
 
+def dim_size(text: str) -> tuple[str, int]:
+    """'NAME=SIZE' (--dim)."""
+    from .onnx.specs import SpecError, parse_dim
+
+    try:
+        return parse_dim(text)
+    except SpecError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--dim ")) from None
+
+
+def input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """'INPUT=1x3x224x224' (--input-shape)."""
+    from .onnx.specs import SpecError, parse_input_shape
+
+    try:
+        return parse_input_shape(text)
+    except SpecError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--input-shape ")) from None
+
+
 def _seconds(value: float) -> str:
     return f"{value:g}"
 
@@ -230,6 +250,28 @@ class RunOptions:
         "merge this run's per-case durations into PATH",
         metavar="PATH",
         type=Path,
+    )
+    # Core, not a suite's: both ONNX model suites (onnx_models' zoo models, onnx_dir) read
+    # them, and a suite's own options reach only that suite's collect.
+    dims: tuple[tuple[str, int], ...] = option(
+        "--dim",
+        "the size of a symbolic dim of every ONNX model input that names it, e.g. height=320 (repeatable; wins over spec files; suites onnx_models and onnx_dir)",
+        (),
+        tuple,
+        action="append",
+        default=[],
+        metavar="NAME=SIZE",
+        type=dim_size,
+    )
+    input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = option(
+        "--input-shape",
+        "the shape of every ONNX model input of this name, e.g. x=1x3x224x224 (repeatable; wins over spec files; suites onnx_models and onnx_dir)",
+        (),
+        tuple,
+        action="append",
+        default=[],
+        metavar="INPUT=SHAPE",
+        type=input_shape,
     )
     offline: bool = option(
         "--offline",

@@ -36,10 +36,16 @@ def prepare_and_import(
     meta: dict[str, Any] = {}
     if kind == "onnx":
         from .onnx import prepare
+        from .onnx.static_shapes import STATIC_OPTION, fix_input_shapes
 
         stage("prepare")
+        # External data files are named relative to the model's folder.
+        base = Path(program.source_path).parent if program.source_path else None
         try:
-            prepared = prepare.prepare_model(source)
+            prepared = prepare.prepare_model(source, base_dir=base)
+            static = program.import_options.get(STATIC_OPTION)
+            if static:  # the program at the case's chosen shapes (onnx.static_shapes)
+                prepared.model = fix_input_shapes(prepared.model, static)
         except Exception as e:  # noqa: BLE001 - every prepare failure is reported
             raise StageError("prepare", f"{type(e).__name__}: {e}") from None
         meta["opset_from"], meta["opset_to"] = prepared.original_opset, prepared.opset

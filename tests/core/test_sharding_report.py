@@ -133,3 +133,14 @@ def test_cli_update_expectations_from_results(tmp_path):
     assert load_toml(tmp_path / "llvm-cpu.toml")["xfail"] == {
         "b": {"expect": "fail-compile", "reason": "error: nope"}
     }
+
+
+def test_failure_lines_show_chosen_input_shapes(tmp_path):
+    path = tmp_path / "r.json"
+    chosen = dict(
+        outcome("onnx-dir/det.onnx", "fail", "error", "compile", ["error: boom"]),
+        info={"inputs": {"shapes": {"x": [1, 3, 320, 320], "sr": []}, "seed": 0}},
+    )
+    write_results(path, {"iree_compiler": "3.13.0", "os": "linux"}, [chosen])
+    md = render_markdown(load_results(path))
+    assert "`onnx-dir/det.onnx` (llvm-cpu, inputs x=1x3x320x320 sr=scalar)" in md

@@ -44,9 +44,10 @@ def context(values=None) -> SuiteContext:
 
 def test_builtin_suites_satisfy_the_protocol():
     registry = SuiteRegistry.builtin()
-    assert registry.names == ["stablehlo", "onnx_ops", "onnx_models"]
+    assert registry.names == ["stablehlo", "onnx_ops", "onnx_models", "onnx_dir"]
     assert all(isinstance(s, Suite) for s in registry)
     assert registry.suite_of("onnx-zoo/mnist-12") == "onnx_models"
+    assert registry.suite_of("onnx-dir/vision/a.onnx:dynamic") == "onnx_dir"
     assert registry.suite_of("stablehlo-ext/x.mlir") == "stablehlo"
     assert registry.suite_of("nobody/x") is None
 
@@ -58,6 +59,17 @@ def test_names_must_be_unique_and_prefixes_must_not_overlap():
         SuiteRegistry([Fake(), Fake(name="other", case_prefix="fake/x/")])
     with pytest.raises(SuiteError, match="must be an identifier"):
         SuiteRegistry([Fake(name="not a marker")])
+
+
+def test_an_option_is_declared_once():
+    """Two suites (or a suite and the core) cannot both own a flag; the error says where a
+    shared one goes instead of pytest's bare "option names already added"."""
+    dim = SuiteOption("--fake-dim", "a dim", {})
+    with pytest.raises(SuiteError, match="--fake-dim is already declared by suite fake"):
+        SuiteRegistry([Fake(options=(dim,)), Fake(name="other", case_prefix="o/", options=(dim,))])
+    with pytest.raises(SuiteError, match="--dim is already declared by the core options"):
+        SuiteRegistry([Fake(options=(SuiteOption("--dim", "a dim", {}),))])
+    SuiteRegistry([Fake(options=(dim,))])  # one owner is fine
 
 
 def test_collected_cases_are_checked_against_the_suite():

@@ -110,3 +110,21 @@ def test_import_error_is_clear() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
     with pytest.raises(OnnxImportError, match="graph 'cast4' failed.*element type: 23"):
         import_to_mlir(model)
+
+
+def test_bytes_with_external_data_load_from_the_model_folder(tmp_path):
+    import symbolic_models as sm
+
+    path = tmp_path / "model.onnx"
+    onnx.save(
+        sm.batch_model(),
+        str(path),
+        save_as_external_data=True,
+        location="model.onnx.data",
+        size_threshold=0,
+    )
+    prepared = prepare.prepare_model(path.read_bytes(), base_dir=tmp_path)
+    assert prepared.model.graph.initializer[0].raw_data  # the weights were read in
+    (tmp_path / "model.onnx.data").unlink()
+    with pytest.raises(prepare.PrepareError, match=r"external data file 'model.onnx.data'.*beside"):
+        prepare.prepare_model(path.read_bytes(), base_dir=tmp_path)

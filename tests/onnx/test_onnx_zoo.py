@@ -184,11 +184,12 @@ def test_unsupported_inputs_and_case_selection(tmp_path: Path) -> None:
 def test_zoo_cases_run_the_modules_function_not_the_manifest_entry(tmp_path: Path) -> None:
     """Case.entry_function names the function the worker runs; a zoo case keeps its manifest
     entry elsewhere (it once shadowed the function name, and every zoo model failed at run)."""
+    from iree_conformance.run_options import RunOptions
     from iree_conformance.suites.onnx_models import zoo_model_cases
 
     path = tmp_path / "m.json"
     path.write_text(json.dumps([manifest_entry(MODEL, None, "tiny-12")]))
     values = {"zoo_manifest": str(path), "zoo_mirror": str(tmp_path / "{model_path}")}
-    (case,) = zoo_model_cases(values, offline=True)
+    (case,) = zoo_model_cases(values, RunOptions(offline=True))
     assert case.entry_function is None
     assert case.zoo_entry.name == "tiny-12"

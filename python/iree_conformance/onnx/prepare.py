@@ -71,8 +71,33 @@ def _first_lines(text: str | BaseException, limit: int = _MAX_DIAGNOSTIC_LINES) 
     return "\n".join(lines)
 
 
-def load_model(source: Path | str | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
-    """Load a model from a path, serialized bytes or a proto; return it and a label."""
+def _load_external(model: onnx.ModelProto, base_dir: Path, label: str) -> None:
+    """Loads the external data files a model read from bytes names, from base_dir."""
+    from onnx.external_data_helper import load_external_data_for_model, uses_external_data
+
+    tensors = [t for t in model.graph.initializer if uses_external_data(t)]
+    if not tensors:
+        return
+    for t in tensors:
+        location = next((e.value for e in t.external_data if e.key == "location"), "")
+        if not (base_dir / location).is_file():
+            raise PrepareError(
+                f"{label}: initializer {t.name!r} is stored in external data file "
+                f"{location!r}, which is not in {base_dir}: put it beside the model"
+            )
+    try:
+        load_external_data_for_model(model, str(base_dir))
+    except Exception as e:
+        raise PrepareError(f"{label}: cannot load its external data: {_first_lines(e, 3)}") from e
+
+
+def load_model(
+    source: Path | str | bytes | onnx.ModelProto, base_dir: Path | None = None
+) -> tuple[onnx.ModelProto, str]:
+    """Load a model from a path, serialized bytes or a proto; return it and a label.
+
+    Bytes read from a file that keeps tensors in external data files need ``base_dir``,
+    the file's folder."""
     if isinstance(source, onnx.ModelProto):
         return source, f"model {source.graph.name or '<unnamed>'}"
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -84,6 +109,8 @@ def load_model(source: Path | str | bytes | onnx.ModelProto) -> tuple[onnx.Model
             raise PrepareError(
                 f"{label}: not a valid ONNX protobuf (truncated or corrupt?): {e}"
             ) from e
+        if base_dir is not None:
+            _load_external(model, Path(base_dir), label)
         return model, label
     path = Path(os.fspath(source))
     label = str(path)
@@ -123,6 +150,7 @@ def prepare_model(
     *,
     min_opset: int = MIN_IREE_OPSET,
     check: bool = True,
+    base_dir: Path | None = None,
 ) -> PreparedModel:
     """Load, check and, below ``min_opset``, upgrade a model.
 
@@ -130,7 +158,7 @@ def prepare_model(
     no graph, nodes whose domain has no opset import, inputs that nothing defines such
     as a missing initializer) and for failed opset upgrades.
     """
-    model, label = load_model(source)
+    model, label = load_model(source, base_dir)
     path = (
         None
         if isinstance(source, (bytes, bytearray, memoryview, onnx.ModelProto))

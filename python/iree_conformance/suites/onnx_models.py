@@ -19,9 +19,10 @@ import numpy as np
 from ..cases import Case, CaseSkipped
 from ..compare import Tolerance
 from ..errors import CorpusError
-from ..run_options import positive_int
+from ..run_options import RunOptions, positive_int
 from ..userdirs import ZOO_CACHE_ENV, resolve_dir
 from .base import SuiteContext, SuiteOption
+from .model_case import DYNAMIC_SUFFIX, ChosenInputsCase, ModelCase
 
 if TYPE_CHECKING:
     from ..onnx.zoo import ZooStore
@@ -57,39 +58,6 @@ def _random_inputs(model_path: Path, io_ports=None) -> list[np.ndarray]:
 
 
 @dataclasses.dataclass
-class ModelCase(Case):
-    """Base for model cases: onnxruntime reference and numerics bisection."""
-
-    def time_reference(self, inputs: list[np.ndarray], runs: int) -> float | None:
-        import onnxruntime
-
-        from ..timing import median_time
-
-        assert self.source_path is not None
-        session = onnxruntime.InferenceSession(
-            str(self.source_path), providers=["CPUExecutionProvider"]
-        )
-        feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
-        return median_time(lambda: session.run(None, feed), runs)
-
-    def bisect(self, run_candidate) -> str:
-        import onnx
-
-        from ..onnx.bisect import bisect
-
-        assert self.source_path is not None
-        model = onnx.load(str(self.source_path))
-        report = bisect(
-            model,
-            self.input_sets()[-1],
-            run_candidate,
-            rtol=self.tolerance.rtol or 1e-3,
-            atol=self.tolerance.atol or 1e-4,
-        )
-        return report.summary()
-
-
-@dataclasses.dataclass
 class LightModelCase(ModelCase):
     expected_paths: tuple[Path, ...] = ()
     shipped_tolerance: Tolerance = Tolerance()
@@ -120,9 +88,11 @@ class LightModelCase(ModelCase):
 
 
 @dataclasses.dataclass
-class ZooModelCase(ModelCase):
+class ZooModelCase(ChosenInputsCase):
     """A Model Zoo model. ``zoo_entry`` is its manifest record; the function to run is
-    ``Case.entry_function`` (None: the module's only function)."""
+    ``Case.entry_function`` (None: the module's only function). Without test data sets
+    its inputs are chosen (``ChosenInputsCase``) and it is compiled at their shapes; its
+    ``:dynamic`` twin compiles it as exported."""
 
     zoo_entry: ZooEntry | None = None
     zoo_store: ZooStore | None = None
@@ -147,7 +117,8 @@ class ZooModelCase(ModelCase):
                 self._shipped = [outputs for _, outputs in loaded]
                 self._data_dirs = tuple(data.data_set_dirs)
             else:
-                self._sets = [_random_inputs(data.model_path, self.zoo_entry.io_ports)]
+                self.io_ports = self.zoo_entry.io_ports
+                self._sets = self.choose(data.model_path)
         return self._sets
 
     def expected_sets(self, input_sets):
@@ -160,7 +131,7 @@ class ZooModelCase(ModelCase):
             raise ValueError(
                 f"{self.case_id}: data set {empty[0]} holds no output_*.pb files to check against"
             )
-        return [_onnxruntime(self.source_path, inputs) for inputs in input_sets]
+        return self.chosen_expected()
 
 
 def light_cases() -> list[Case]:
@@ -187,13 +158,17 @@ def light_cases() -> list[Case]:
     ]
 
 
-def zoo_model_cases(values: Mapping[str, Any], offline: bool = False) -> list[Case]:
-    """The zoo models that the --zoo-* option values select (none without a manifest)."""
+def zoo_model_cases(values: Mapping[str, Any], options: RunOptions | None = None) -> list[Case]:
+    """The zoo models that the --zoo-* option values select (none without a manifest);
+    options gives --offline and the core --dim/--input-shape."""
     from ..onnx.download import Downloader
+    from ..onnx.specs import ModelSpec, load_overlay
     from ..onnx.zoo import ZooStore, zoo_cases
+    from .onnx_dir import cli_spec
 
     if not values.get("zoo_manifest"):
         return []
+    options = options or RunOptions()
     selected = zoo_cases(
         values["zoo_manifest"],
         names=values.get("zoo_models"),
@@ -201,11 +176,16 @@ def zoo_model_cases(values: Mapping[str, Any], offline: bool = False) -> list[Ca
         max_bytes=values.get("zoo_max_bytes"),
     )
     store = ZooStore(
-        zoo_cache_dir(), mirror=values.get("zoo_mirror"), downloader=Downloader(offline=offline)
+        zoo_cache_dir(),
+        mirror=values.get("zoo_mirror"),
+        downloader=Downloader(offline=options.offline),
     )
-    return [
-        ZooModelCase(
-            case_id=z.case_id,
+    specs_file = values.get("input_specs")
+    overlay = load_overlay(specs_file) if specs_file else {}
+    cli = cli_spec(options)
+    cases: list[Case] = []
+    for z in selected:
+        made = dict(
             suite=SUITE,
             kind="onnx",
             tolerance=MODEL_TOLERANCE,
@@ -213,9 +193,19 @@ def zoo_model_cases(values: Mapping[str, Any], offline: bool = False) -> list[Ca
             reference_name="onnxruntime",
             zoo_entry=z.zoo_entry,
             zoo_store=store,
+            input_spec=overlay.get(z.name, ModelSpec()),
+            cli_spec=cli,
         )
-        for z in selected
-    ]
+        cases.append(ZooModelCase(case_id=z.case_id, **made))
+        if not z.zoo_entry.data_path and _symbolic_ports(z.zoo_entry.io_ports):
+            cases.append(ZooModelCase(case_id=z.case_id + DYNAMIC_SUFFIX, dynamic=True, **made))
+    return cases
+
+
+def _symbolic_ports(io_ports) -> bool:
+    """Whether the manifest's inputs have a symbolic or unknown dim."""
+    ports = (io_ports or {}).get("inputs", [])
+    return any(not isinstance(d, int) or d < 0 for p in ports for d in p.get("shape", []))
 
 
 class OnnxModelsSuite:
@@ -247,7 +237,12 @@ class OnnxModelsSuite:
             "URL or folder template for zoo downloads with {model_path}, {file_name} or {sha256} (default: $IREE_CONFORMANCE_ZOO_MIRROR, else the Hugging Face mirror); files are verified by sha256 and size and kept in $IREE_CONFORMANCE_ZOO_CACHE",
             {"metavar": "TEMPLATE"},
         ),
+        SuiteOption(
+            "--input-specs",
+            'input specs for zoo models without test data: a TOML file of [models."<name>"] tables (see README, Your own model)',
+            {"metavar": "PATH", "type": Path},
+        ),
     )
 
     def collect(self, context: SuiteContext) -> list[Case]:
-        return light_cases() + zoo_model_cases(context.values, offline=context.options.offline)
+        return light_cases() + zoo_model_cases(context.values, context.options)

@@ -35,20 +35,27 @@ def prefixes(suite: Suite) -> tuple[str, ...]:
 
 
 def builtin_suites() -> list[Suite]:
-    """The suites this package ships: StableHLO programs, ONNX operator tests, ONNX models."""
+    """The suites this package ships: StableHLO programs, ONNX operator tests, ONNX models,
+    ONNX models from --onnx-dir folders."""
+    from .onnx_dir import OnnxDirSuite
     from .onnx_models import OnnxModelsSuite
     from .onnx_ops import OnnxOpsSuite
     from .stablehlo import StablehloSuite
 
-    return [StablehloSuite(), OnnxOpsSuite(), OnnxModelsSuite()]
+    return [StablehloSuite(), OnnxOpsSuite(), OnnxModelsSuite(), OnnxDirSuite()]
 
 
 class SuiteRegistry:
     """The suites of a run by name, in registration order."""
 
     def __init__(self, suites: Iterable[Suite]):
+        from ..run_options import OPTIONS
+
         self._suites: dict[str, Suite] = {}
         owners: dict[str, str] = {}
+        # Flags and dests already taken: pytest would refuse a second one with a bare
+        # "option names already added".
+        flags = {key: "the core options" for o in OPTIONS for key in (o.flag, o.dest)}
         for suite in suites:
             name = getattr(suite, "name", None)
             if not isinstance(name, str) or not name.isidentifier():
@@ -80,6 +87,14 @@ class SuiteRegistry:
             for option in suite.options:
                 if not isinstance(option, SuiteOption) or not option.flag.startswith("--"):
                     raise SuiteError(f"suite {name}: option {option!r} is not a SuiteOption")
+                taken = flags.get(option.flag) or flags.get(option.dest)
+                if taken:
+                    raise SuiteError(
+                        f"suite {name}: option {option.flag} is already declared by {taken}; "
+                        "an option several suites read is a core RunOptions field "
+                        "(see docs/adding-a-suite.md)"
+                    )
+                flags[option.flag] = flags[option.dest] = f"suite {name}"
             self._suites[name] = suite
 
     @classmethod
