@@ -154,6 +154,11 @@ OPTIONS: tuple[Option, ...] = (
         {"action": "append", "default": [], "metavar": "PATH", "type": Path},
     ),
     Option(
+        "--jax-dir",
+        "also run the JAX cases of every .py file under DIR (functions with example inputs, or flax modules; see README 'Your own JAX function') against XLA (repeatable)",
+        {"action": "append", "default": [], "metavar": "DIR", "type": Path},
+    ),
+    Option(
         "--reference",
         "bundled StableHLO expected values: shipped (default) or recomputed by the StableHLO reference interpreter",
         {"choices": ["shipped", "interpreter"], "default": "shipped"},
@@ -280,6 +285,7 @@ class RunOptions:
     update_expectations: str | None = None
     expectations_dir: Path | None = None
     stablehlo_dirs: tuple[Path, ...] = ()
+    jax_dirs: tuple[Path, ...] = ()
     reference: str = "shipped"
     stage_timeouts: Mapping[str, float] = dataclasses.field(default_factory=dict)
     timing_runs: int = 0
@@ -333,6 +339,7 @@ class RunOptions:
             update_expectations=opt("--update-expectations"),
             expectations_dir=opt("--expectations-dir"),
             stablehlo_dirs=tuple(opt("--stablehlo-dir")),
+            jax_dirs=tuple(opt("--jax-dir")),
             reference=opt("--reference"),
             stage_timeouts=dict(opt("--stage-timeout")),
             timing_runs=opt("--timing-runs"),

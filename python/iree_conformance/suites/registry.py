@@ -33,10 +33,17 @@ def _onnx_models(conformance_dir: Path, options: RunOptions) -> list[Case]:
     return onnx_models.collect(options)
 
 
+def _jax(conformance_dir: Path, options: RunOptions) -> list[Case]:
+    from . import jax
+
+    return jax.collect(conformance_dir, options)
+
+
 PROVIDERS: dict[str, Callable[[Path, RunOptions], list[Case]]] = {
     "stablehlo": _stablehlo,
     "onnx_ops": _onnx_ops,
     "onnx_models": _onnx_models,
+    "jax": _jax,
 }
 
 
