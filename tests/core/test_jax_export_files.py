@@ -109,8 +109,8 @@ def test_the_files_give_the_suites_verdicts_through_stablehlo_dir_and_bundles(
 ):
     # The jax suite's verdicts (the same cached exports).
     jax_side = {}
-    for record in jax_suite.user_records(exported / "src", ArtifactStore(exported / "store")):
-        outcome, _ = run_case(jax_suite.to_case(record), llvm_cpu, worker)
+    for record in jax_suite.user_listed(exported / "src", ArtifactStore(exported / "store")):
+        outcome, _ = run_case(jax_suite.to_case(record, exported / "store"), llvm_cpu, worker)
         jax_side[record.case_id.removeprefix("jax/ext/")] = outcome.observed
     assert jax_side == {
         "mine/softmax": "pass",

@@ -44,35 +44,36 @@ def _problem(case: Case) -> str:
     return str(info.value)
 
 
-def test_user_cases_are_exported_with_their_ids_and_cached(tmp_path, monkeypatch):
+def test_user_cases_are_listed_then_exported_when_they_run_and_cached(tmp_path, monkeypatch):
     cases_dir = tmp_path / "mine"
     (cases_dir / "sub").mkdir(parents=True)
     (cases_dir / "sub" / "arith.py").write_text(GOOD, encoding="utf-8")
     (cases_dir / "_helper.py").write_text("X = 1\n", encoding="utf-8")  # not a case file
     store = ArtifactStore(tmp_path / "store")
-    records = jax_suite.user_records(cases_dir, store)
-    assert [r.case_id for r in records] == [
-        "jax/ext/sub/arith/double",
-        "jax/ext/sub/arith/narrowed",
-    ]
-    double, narrowed = records
-    assert double.file == "sub/arith/double.mlir" and double.description == "Twice x."
-    assert double.text is not None and "func.func @check_xla()" in double.text
-    assert "atol 0.000000e+00, rtol 0.000000e+00" in double.text
-    assert narrowed.text is not None and "tensor<i32>" in narrowed.text  # x64 off: int64 -> int32
-    case = jax_suite.to_case(double)
-    assert case.suite == "jax" and case.entry_function == "check_xla" and case.batchable
+    listed = jax_suite.user_listed(cases_dir, store)
+    assert [r.case_id for r in listed] == ["jax/ext/sub/arith/double", "jax/ext/sub/arith/narrowed"]
+    assert listed[0].file == "sub/arith/double.mlir" and listed[0].description == "Twice x."
+    assert not list((tmp_path / "store").glob("jax-export/*/*.bin"))  # listed, not exported
+    double, narrowed = (jax_suite.to_case(r, tmp_path / "store") for r in listed)
+    assert double.suite == "jax" and double.entry_function == "check_xla" and double.batchable
+    assert double.input_sets() == [[]]
+    text = double.program().source_bytes.decode()
+    assert "func.func @check_xla()" in text and "atol 0.000000e+00, rtol 0.000000e+00" in text
+    assert "tensor<i32>" in narrowed.program().source_bytes.decode()  # x64 off: int64 -> int32
 
-    # A warm collection reads the store: it neither imports the file nor exports again.
+    # A warm run reads the store: it neither imports the file nor exports again.
     def fail(*args, **kwargs):
-        raise AssertionError("exported again although cached")
+        raise AssertionError("imported or exported again although cached")
 
-    monkeypatch.setattr(tree, "_export_file", fail)
-    assert jax_suite.user_records(cases_dir, store) == records
-    # The key follows the case file's source: an edit exports again.
+    monkeypatch.setattr(tree, "_list_file", fail)
+    monkeypatch.setattr(tree, "_export", fail)
+    again = jax_suite.user_listed(cases_dir, store)
+    assert again == listed
+    assert jax_suite.to_case(again[0], tmp_path / "store").program().source_bytes.decode() == text
+    # The key follows the case file's source: an edit lists (and exports) again.
     (cases_dir / "sub" / "arith.py").write_text(GOOD + "\n# edited\n", encoding="utf-8")
-    with pytest.raises(AssertionError, match="exported again"):
-        jax_suite.user_records(cases_dir, store)
+    with pytest.raises(AssertionError, match="again although cached"):
+        jax_suite.user_listed(cases_dir, store)
 
 
 def test_broken_files_and_cases_are_error_cases_that_say_why(tmp_path):
@@ -85,18 +86,22 @@ def test_broken_files_and_cases_are_error_cases_that_say_why(tmp_path):
         "@case(np.ones(3, np.float32))\ndef mismatch(x):\n    return x @ np.ones((4, 4), np.float32)\n"
     )
     store = ArtifactStore(None)
-    by_id = {r.case_id: jax_suite.to_case(r) for r in jax_suite.user_records(cases_dir, store)}
+    by_id = {r.case_id: jax_suite.to_case(r, None) for r in jax_suite.user_listed(cases_dir, store)}
     assert set(by_id) == {"jax/ext/raises", "jax/ext/empty", "jax/ext/bad_case/mismatch"}
     assert (
         f"{cases_dir / 'raises.py'}:3: cannot load the case file: RuntimeError: boom"
         in _problem(by_id["jax/ext/raises"])
     )
     assert "defines no case" in _problem(by_id["jax/ext/empty"])
-    assert "case mismatch: export failed: TypeError" in _problem(by_id["jax/ext/bad_case/mismatch"])
+    mismatch = by_id["jax/ext/bad_case/mismatch"]
+    assert "case mismatch: export failed: TypeError" in _problem(mismatch)
+    assert mismatch.program().source_bytes == b""  # a batch leaves it out; alone it is the error
     with pytest.raises(jax_suite.CorpusError, match="not a directory"):
-        jax_suite.user_records(tmp_path / "absent", store)
+        jax_suite.user_listed(tmp_path / "absent", store)
     (tmp_path / "nothing").mkdir()
-    [folder] = [jax_suite.to_case(r) for r in jax_suite.user_records(tmp_path / "nothing", store)]
+    [folder] = [
+        jax_suite.to_case(r, None) for r in jax_suite.user_listed(tmp_path / "nothing", store)
+    ]
     assert "holds no case file" in _problem(folder)
 
 
@@ -105,9 +110,10 @@ def test_a_file_that_needs_a_missing_optional_package_is_skipped_with_the_instal
 ):
     monkeypatch.setattr(tree, "_OPTIONAL_MODULES", ("jax", "jaxlib", "flax", "not_installed_pkg"))
     (tmp_path / "needs.py").write_text("import not_installed_pkg\n")
-    [record] = jax_suite.user_records(tmp_path, ArtifactStore(tmp_path / "store"))
+    [record] = jax_suite.user_listed(tmp_path, ArtifactStore(tmp_path / "store"))
     assert record.skip and "needs not_installed_pkg" in record.skip and "[jax]" in record.skip
     assert not list((tmp_path / "store").rglob("*.bin"))  # a skip is not cached
+    assert "not installed" in jax_suite.to_case(record, None).skip_reason_for(None)
 
 
 def test_without_jax_the_suite_is_one_skip_with_the_install_command(tmp_path, monkeypatch):

@@ -40,7 +40,7 @@ def export_case(case: JaxCase, case_id: str) -> str:
             # Uncommitted arrays (not device_put): committed ones would bring Shardy
             # sharding annotations (sdy.mesh), which IREE does not know.
             args = jax.tree_util.tree_map(lambda x: jax.numpy.asarray(np.asarray(x)), case.args)
-            lowered = jax.jit(case.fn, keep_unused=True).lower(*args)
+            lowered = jax.jit(case.function(), keep_unused=True).lower(*args)
             exported = lowered.as_text()
             outputs = jax.tree_util.tree_leaves(lowered.compile()(*args))
     except Exception as e:  # noqa: BLE001 - any failure of the user's function is the case's

@@ -34,11 +34,19 @@ class JaxCase:
     """One JAX program: ``fn(*args)``, checked with the tolerance on floating-point results."""
 
     name: str
-    fn: Callable[..., Any]
+    fn: Callable[..., Any] | None
     args: tuple[Any, ...]
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
     description: str = ""
+    # Builds fn when the case is exported (flax_case: initializes the parameters).
+    make_fn: Callable[[], Callable[..., Any]] | None = None
+
+    def function(self) -> Callable[..., Any]:
+        if self.fn is not None:
+            return self.fn
+        assert self.make_fn is not None, f"case {self.name} has neither fn nor make_fn"
+        return self.make_fn()
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -89,26 +97,32 @@ def flax_case(
 
     The parameters are closed over, so the export holds them as constants, as a deployed
     model does. With ``mutable`` (e.g. ``["batch_stats"]``) the results include the
-    updated collections.
+    updated collections. The parameters are made when the case is exported, not when its
+    file is imported: collecting cases never compiles an initialization.
     """
-    import jax
 
-    # Jitted: op-by-op initialization compiles one XLA kernel per op (minutes for a model).
-    init = jax.jit(lambda key, *a: module.init(key, *a, **apply_kwargs))
-    variables = init(jax.random.PRNGKey(seed), *args)
+    def make_fn() -> Callable[..., Any]:
+        import jax
 
-    def apply(*inputs: Any) -> Any:
-        if mutable:
-            return module.apply(variables, *inputs, mutable=list(mutable), **apply_kwargs)
-        return module.apply(variables, *inputs, **apply_kwargs)
+        # Jitted: op-by-op initialization compiles one XLA kernel per op.
+        init = jax.jit(lambda key, *a: module.init(key, *a, **apply_kwargs))
+        variables = init(jax.random.PRNGKey(seed), *args)
+
+        def apply(*inputs: Any) -> Any:
+            if mutable:
+                return module.apply(variables, *inputs, mutable=list(mutable), **apply_kwargs)
+            return module.apply(variables, *inputs, **apply_kwargs)
+
+        return apply
 
     return JaxCase(
         name=name,
-        fn=apply,
+        fn=None,
         args=tuple(args),
         rtol=rtol,
         atol=atol,
         description=description or f"flax {type(module).__name__}",
+        make_fn=make_fn,
     )
 
 
