@@ -1,5 +1,5 @@
 """The ``iree-conformance`` command: devices, report, history, update-expectations, run-bundle,
-check-model."""
+check-model, export-jax."""
 
 from __future__ import annotations
 
@@ -199,6 +199,24 @@ def cmd_compare_upstream(args: argparse.Namespace) -> int:
     return 1 if data["unexplained"] and args.fail_on_unexplained else 0
 
 
+def cmd_export_jax(args: argparse.Namespace) -> int:
+    from .jax_export import command
+
+    bundled = Path(args.conformance) / "jax" if args.conformance else _conformance_dir() / "jax"
+    return command.run(
+        Path(args.dir),
+        [Path(d) for d in args.jax_dir],
+        bundled,
+        Path(args.store_dir) if args.store_dir else None,
+        args.no_cache,
+    )
+
+
+def _conformance_dir() -> Path:
+    """./conformance, else the one beside this checkout."""
+    return _targets_path(None).parent
+
+
 def _operator_case_ids(data_dir: str | None) -> list[str]:
     """Every runnable ONNX operator case id (materializes the tests once, ~12 s)."""
     from .onnx import node_tests
@@ -356,6 +374,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check_model_arguments(p)
     p.set_defaults(func=cmd_check_model)
+    p = sub.add_parser(
+        "export-jax",
+        help="write each JAX case as a self-checking StableHLO file (exported @main plus "
+        "@check_xla holding the inputs and XLA's outputs), for --stablehlo-dir and bundles",
+    )
+    p.add_argument("dir", help="folder to write <file stem>/<case>.mlir files to")
+    p.add_argument(
+        "--jax-dir",
+        action="append",
+        default=[],
+        help="export the cases of this folder instead of the bundled conformance/jax (repeatable)",
+    )
+    p.add_argument("--conformance", help="the conformance/ folder (default: ./conformance)")
+    p.add_argument(
+        "--store-dir", help="artifact store folder (default: as pytest conformance uses)"
+    )
+    p.add_argument("--no-cache", action="store_true", help="export afresh, without the store")
+    p.set_defaults(func=cmd_export_jax)
     return parser
 
 

@@ -310,7 +310,7 @@ class RunOptions:
     )
     batch_size: int = option(
         "--batch-size",
-        f"compile up to B small cases (StableHLO programs, ONNX operator tests) of one suite, target and flag set as one module (default {DEFAULT_BATCH_SIZE}; 1: each case alone); a case that is not a pass in its batch runs alone, and that is its result",
+        f"compile up to B small cases (StableHLO programs, ONNX operator tests, JAX cases) of one suite, target and flag set as one module (default {DEFAULT_BATCH_SIZE}; 1: each case alone); a case that is not a pass in its batch runs alone, and that is its result",
         DEFAULT_BATCH_SIZE,
         default=DEFAULT_BATCH_SIZE,
         metavar="B",

@@ -33,9 +33,11 @@ class Fake:
     options: tuple[SuiteOption, ...] = ()
     ids: tuple[str, ...] = ("fake/a",)
     suite_field: str | None = None
+    skip: str | None = None
 
     def collect(self, context: SuiteContext) -> list[Case]:
-        return [Case(i, self.suite_field or self.name, "mlir") for i in self.ids]
+        suite = self.suite_field or self.name
+        return [Case(i, suite, "mlir", skip_reason=self.skip) for i in self.ids]
 
 
 def context(values=None) -> SuiteContext:
@@ -44,8 +46,9 @@ def context(values=None) -> SuiteContext:
 
 def test_builtin_suites_satisfy_the_protocol():
     registry = SuiteRegistry.builtin()
-    assert registry.names == ["stablehlo", "onnx_ops", "onnx_models", "onnx_dir"]
+    assert registry.names == ["stablehlo", "onnx_ops", "onnx_models", "onnx_dir", "jax"]
     assert all(isinstance(s, Suite) for s in registry)
+    assert registry.suite_of("jax/ext/mine/double") == "jax"
     assert registry.suite_of("onnx-zoo/mnist-12") == "onnx_models"
     assert registry.suite_of("onnx-dir/vision/a.onnx:dynamic") == "onnx_dir"
     assert registry.suite_of("stablehlo-ext/x.mlir") == "stablehlo"
@@ -85,6 +88,14 @@ def test_collected_cases_are_checked_against_the_suite():
     assert [c.case_id for c in SuiteRegistry([Fake(floor=1)]).collect("fake", context())] == [
         "fake/a"
     ]
+    # A suite that cannot run here (a missing optional dependency) says so in skip cases:
+    # not a broken corpus. An empty collection still is.
+    missing = SuiteRegistry([Fake(floor=30, skip="needs fakelib: pip install fakelib")])
+    assert [c.skip_reason for c in missing.collect("fake", context())] == [
+        "needs fakelib: pip install fakelib"
+    ]
+    with pytest.raises(CorpusError, match="0 cases, fewer than the floor of 1"):
+        SuiteRegistry([Fake(floor=1, ids=(), skip="x")]).collect("fake", context())
 
 
 def test_option_values_take_the_environment_then_the_default(monkeypatch):
