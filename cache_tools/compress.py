@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import threading
 import zlib
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import zstandard
 
@@ -142,9 +142,16 @@ class Compressor:
             self._proc = _ZstdProcess(sink)
         elif self.backend == "zstandard":
             cctx = zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=-1, write_checksum=True)
-            self._zw = cctx.stream_writer(sink, closefd=False)
+            # zstandard's stubs want IO[bytes]; it only calls the sink's write and flush.
+            self._zw = cctx.stream_writer(sink, closefd=False)  # type: ignore[arg-type]
         else:
             self._gz = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
+
+    def _zlib(self) -> Any:
+        """The zlib compressor of the 'zlib' backend (typeshed's type for it is private)."""
+        if self._gz is None:
+            raise RuntimeError(f"compressor of backend {self.backend!r} has no zlib stream")
+        return self._gz
 
     def write(self, data: bytes | memoryview) -> None:
         if self._proc is not None:
@@ -152,7 +159,7 @@ class Compressor:
         elif self._zw is not None:
             self._zw.write(data)
         else:
-            out = self._gz.compress(data)
+            out = self._zlib().compress(data)
             if out:
                 self.sink.write(out)
 
@@ -164,7 +171,7 @@ class Compressor:
         elif self._zw is not None:
             self._zw.flush(zstandard.FLUSH_BLOCK)
         else:
-            self.sink.write(self._gz.flush(zlib.Z_SYNC_FLUSH))
+            self.sink.write(self._zlib().flush(zlib.Z_SYNC_FLUSH))
 
     def finish(self) -> None:
         if self._proc is not None:
@@ -174,7 +181,7 @@ class Compressor:
             self._zw.flush(zstandard.FLUSH_FRAME)
             self._zw.close()
         else:
-            self.sink.write(self._gz.flush(zlib.Z_FINISH))
+            self.sink.write(self._zlib().flush(zlib.Z_FINISH))
         self.sink.flush()
 
     def abort(self) -> None:

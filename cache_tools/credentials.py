@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import NoReturn
 
 from .errors import ApiError
 
@@ -31,7 +32,7 @@ class Token:
 
     __str__ = __repr__
 
-    def __reduce__(self) -> None:  # keep it out of pickles too
+    def __reduce__(self) -> NoReturn:  # keep it out of pickles too
         raise TypeError("tokens are not picklable")
 
 

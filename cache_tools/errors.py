@@ -4,16 +4,31 @@ Every message names the thing that failed and what to do about it; none may
 contain a credential (the API client redacts tokens before raising).
 ``CacheToolsError`` derives from the project's one error base,
 ``iree_conformance.errors.ConformanceError`` (``return_code``; ``exit_code`` is
-the same number).
+the same number). The exit statuses come from that module's one table
+(``EXIT_CODES``), shared with ``iree-conformance`` and the ci/ scripts.
 """
 
 from __future__ import annotations
 
-from iree_conformance.errors import ConformanceError
+from iree_conformance.errors import (
+    EXIT_API,  # GitHub API failed or answered nonsense
+    EXIT_CONFIGURATION,
+    EXIT_THRESHOLD,  # audit --fail-over tripped
+    ConformanceError,
+)
 
-EXIT_INPUT = 2  # bad arguments, config, paths
-EXIT_THRESHOLD = 3  # audit --fail-over tripped
-EXIT_API = 4  # GitHub API failed or answered nonsense
+__all__ = [
+    "EXIT_API",
+    "EXIT_INPUT",
+    "EXIT_THRESHOLD",
+    "ApiError",
+    "CacheToolsError",
+    "ConfigError",
+    "KeyRuleError",
+    "MeasureError",
+]
+
+EXIT_INPUT = EXIT_CONFIGURATION  # bad arguments, config, paths: the configuration kind
 
 
 class CacheToolsError(ConformanceError):

@@ -237,7 +237,7 @@ class GitHubClient:
     ) -> Iterator[dict[str, Any]]:
         """Yield items from every page, following ``Link: rel="next"``."""
         url: str | None = self._url(path)
-        query = {"per_page": PER_PAGE, **(params or {})}
+        query: dict[str, Any] | None = {"per_page": PER_PAGE, **(params or {})}
         pages = 0
         while url:
             pages += 1

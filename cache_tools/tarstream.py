@@ -8,11 +8,12 @@ member; we do the same so the stream has the same shape and size.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import tarfile
 from collections.abc import Callable
-from typing import Any, BinaryIO, Protocol
+from typing import Any, Protocol
 
 from .errors import MeasureError
 from .walk import Member
@@ -41,7 +42,7 @@ class Sink(Protocol):
     def write(self, data: bytes | memoryview, /) -> object: ...
 
 
-def _open_for_read(path: str) -> BinaryIO:
+def _open_for_read(path: str) -> io.RawIOBase:
     """Open a member for reading; a seam tests use to simulate unreadable files."""
     return open(path, "rb", buffering=0)
 

@@ -26,8 +26,9 @@ for _path in (REPO_ROOT / "python", REPO_ROOT):  # the library and cache_tools, 
         sys.path.insert(1, str(_path))
 
 from cache_tools.units import parse_size as _parse_size  # noqa: E402
-from iree_conformance import annotations, ghactions, results  # noqa: E402
-from iree_conformance.errors import ConformanceError  # noqa: E402
+from iree_conformance import annotations as gh_annotations  # noqa: E402
+from iree_conformance import ghactions, results  # noqa: E402
+from iree_conformance.errors import EXIT_CI, ConformanceError  # noqa: E402
 from iree_conformance.fsutil import atomic_write_text  # noqa: E402
 
 OS_NAMES = ("linux", "macos", "windows")
@@ -35,9 +36,10 @@ RESULTS_SCHEMA = results.SCHEMA
 
 
 class CIError(ConformanceError):
-    """A problem the user can fix; scripts print it without a traceback and exit 2."""
+    """A problem the user can fix; scripts print it without a traceback and exit
+    ``EXIT_CI`` (8, from the project's one table in ``iree_conformance.errors``)."""
 
-    return_code = 2
+    return_code = EXIT_CI
 
 
 def run_main(main, argv: list[str] | None = None) -> int:
@@ -116,12 +118,12 @@ def notice(
 ) -> None:
     """Prints a workflow command (::notice:: / ::warning:: / ::error::, escaped, at
     file:line when given: ``iree_conformance.annotations``), plain text elsewhere."""
-    annotations.emit([annotations.Annotation(level, title, message, file, line)])
+    gh_annotations.emit([gh_annotations.Annotation(level, title, message, file, line)])
 
 
 def annotate_results(data: Mapping[str, Any]) -> int:
     """The annotations of a results document's unexpected results (annotations.py)."""
-    return annotations.annotate_results(data)
+    return gh_annotations.annotate_results(data)
 
 
 # -- platform names -------------------------------------------------------------------------

@@ -275,7 +275,7 @@ def filtered_workflow(
     """A copy with only `jobs` (act's -j takes one); needs on left-out jobs are dropped."""
     import yaml
 
-    data = dict(workflow)
+    data: dict[Any, Any] = dict(workflow)  # PyYAML may key `on:` as True
     data["jobs"] = {}
     for job_id in jobs:
         job = dict(workflow["jobs"][job_id])

@@ -451,8 +451,9 @@ def check_shard_slots() -> list[str]:
         indexes = []
         for step in steps:
             m = _STEP_OUTPUT.match(str((step.get("with") or {}).get("key", "")).strip())
-            if m and _SHARD_KEY.match(m.group(2)):
-                indexes.append(int(_SHARD_KEY.match(m.group(2)).group(1)))
+            shard = _SHARD_KEY.match(m.group(2)) if m else None
+            if shard:
+                indexes.append(int(shard.group(1)))
         slots = [
             int(n)
             for step in steps

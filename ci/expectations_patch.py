@@ -213,18 +213,18 @@ def cmd_combine(args: argparse.Namespace) -> int:
     for path, shard_versions in sorted(versions.items()):
         shown = git("show", f"HEAD:{path}", cwd=repo, check=False)
         base = normalize_newlines(shown.stdout) if shown.returncode == 0 else None
-        texts = [t for _, t in shard_versions]
-        if all(t is None for t in texts):
+        texts = [t for _, t in shard_versions if t is not None]
+        if not texts:
             (repo / path).unlink(missing_ok=True)
             merged_paths.append(path)
             continue
-        if any(t is None for t in texts):
+        if len(texts) < len(shard_versions):
             conflicts.append(f"{path} (deleted by one shard, changed by another)")
             continue
         result: str | None = texts[0]
         problems: list[str] = []
         for text in texts[1:]:
-            result, problems = merge3(result, base, text, repo)
+            result, problems = merge3(texts[0] if result is None else result, base, text, repo)
             if result is None:
                 break
         if result is None:

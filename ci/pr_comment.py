@@ -253,7 +253,7 @@ def read_members(archive_bytes: bytes) -> dict[str, Any]:
     return found
 
 
-def artifacts_of(api: Api, repo: str, run_id: int) -> dict[str, dict[str, Any]]:
+def artifacts_of(api: Api, repo: str, run_id: int) -> dict[str, Mapping[str, Any]]:
     data = api.get_json(f"/repos/{repo}/actions/runs/{run_id}/artifacts", {"per_page": 100})
     arts = data.get("artifacts") if isinstance(data, Mapping) else None
     if not isinstance(arts, list):

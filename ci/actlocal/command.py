@@ -83,7 +83,7 @@ def with_substitutes(
 
 def local_actions(actions_root: Path) -> list[tuple[str, Path]]:
     """`owner/name@ref` for each `<owner>/<name>@<ref>` folder under actions_root."""
-    found = []
+    found: list[tuple[str, Path]] = []
     if not actions_root.is_dir():
         return found
     for owner in sorted(p for p in actions_root.iterdir() if p.is_dir()):

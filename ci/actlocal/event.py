@@ -101,7 +101,7 @@ def event_payload(
     }
 
 
-def first_cron(workflow: Mapping[str, Any]) -> str | None:
+def first_cron(workflow: Mapping[Any, Any]) -> str | None:
     # PyYAML reads the key `on` as True.
     triggers = workflow.get("on", workflow.get(True)) or {}
     if isinstance(triggers, Mapping):
@@ -111,7 +111,7 @@ def first_cron(workflow: Mapping[str, Any]) -> str | None:
     return None
 
 
-def triggers(workflow: Mapping[str, Any]) -> list[str]:
+def triggers(workflow: Mapping[Any, Any]) -> list[str]:
     raw = workflow.get("on", workflow.get(True))
     if isinstance(raw, str):
         return [raw]

@@ -178,7 +178,8 @@ class LogParser:
             if rec.get("stepResult"):
                 step.result = str(rec["stepResult"])
         if rec.get("command") in ("error", "warning", "notice") and step_name:
-            props = rec.get("kvPairs") if isinstance(rec.get("kvPairs"), dict) else {}
+            pairs = rec.get("kvPairs")
+            props: dict[str, Any] = pairs if isinstance(pairs, dict) else {}
             self.annotations.append(
                 {
                     "job": job.job,

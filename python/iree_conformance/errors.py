@@ -9,17 +9,26 @@ and the ci/ scripts (``CIError``) derive their bases from this one.
 
 Standard library only: ci/ scripts import it from the source tree before any install.
 
-Exit statuses (0 and 1 keep their usual meaning: success, and "tests failed" or "flaky
-cases found"):
+Exit statuses: ONE table for every command-line tool of the project (``iree-conformance``,
+``cache-tools`` and the ci/ scripts), so that a number means one thing wherever it comes
+from. 0 and 1 keep their usual meaning (success, and "tests failed" or "findings"); 2 is
+also what argparse exits with on a usage error, so it stays "bad arguments or
+configuration" in every tool. ``EXIT_CODES`` below is the table in code; the docs copy it
+and tests/core/test_exit_codes.py checks that no two kinds share a number.
 
-====  =====================  =====================================================
-code  class                  meaning
-====  =====================  =====================================================
-2     ConfigurationError     bad arguments, targets file, shard spec, results file
-3     ManifestError          a broken expectations manifest (or other TOML input)
-4     CorpusError            a suite's cases are missing or under their floor
-5     BundleError            a bundle is incomplete, tampered or from another IREE
-====  =====================  =====================================================
+====  ======================  =========================================================
+code  class                   meaning
+====  ======================  =========================================================
+2     ConfigurationError      bad arguments, targets file, shard spec, results file;
+                              cache-tools' bad arguments, config or paths
+                              (``CacheToolsError``)
+3     ManifestError           a broken expectations manifest (or other TOML input)
+4     CorpusError             a suite's cases are missing or under their floor
+5     BundleError             a bundle is incomplete, tampered or from another IREE
+6     (cache-tools audit)     ``cache-tools audit --fail-over`` tripped
+7     ApiError (cache_tools)  the GitHub API failed or answered nonsense
+8     CIError (ci/_common)    a ci/ script met a problem the user can fix
+====  ======================  =========================================================
 """
 
 from __future__ import annotations
@@ -29,10 +38,14 @@ from collections.abc import Callable
 from typing import TextIO
 
 __all__ = [
+    "EXIT_API",
     "EXIT_BUNDLE",
+    "EXIT_CI",
+    "EXIT_CODES",
     "EXIT_CONFIGURATION",
     "EXIT_CORPUS",
     "EXIT_MANIFEST",
+    "EXIT_THRESHOLD",
     "BundleError",
     "ConfigurationError",
     "ConformanceError",
@@ -45,6 +58,20 @@ EXIT_CONFIGURATION = 2
 EXIT_MANIFEST = 3
 EXIT_CORPUS = 4
 EXIT_BUNDLE = 5
+EXIT_THRESHOLD = 6  # cache-tools audit --fail-over
+EXIT_API = 7  # cache-tools: the GitHub API
+EXIT_CI = 8  # ci/ scripts: CIError
+
+# Every error kind of every CLI, by name, with its exit status (0 and 1 are not errors).
+EXIT_CODES: dict[str, int] = {
+    "configuration": EXIT_CONFIGURATION,
+    "manifest": EXIT_MANIFEST,
+    "corpus": EXIT_CORPUS,
+    "bundle": EXIT_BUNDLE,
+    "threshold": EXIT_THRESHOLD,
+    "api": EXIT_API,
+    "ci": EXIT_CI,
+}
 
 
 class ConformanceError(Exception):

@@ -93,7 +93,7 @@ def test_rate_limit_longer_than_max_wait_gives_up_saying_why(fake_github: FakeGi
         ApiError, match=r"rate limited \(HTTP 429\); GitHub asks to wait 3600s"
     ) as info:
         client_for(fake_github, sleeps, max_wait=60).list_caches(REPO)
-    assert sleeps == [] and info.value.exit_code == 4
+    assert sleeps == [] and info.value.exit_code == 7
 
 
 def test_500_then_success_backs_off(fake_github: FakeGitHub) -> None:

@@ -86,7 +86,7 @@ def test_audit_table_and_limits_fallback(
 def test_fail_over_threshold(fake_github: FakeGitHub, config_file: Path, run_cli) -> None:
     fake_github.entries = scenario()  # about 7.9 GiB of 10 GiB
     tripped = audit(run_cli, fake_github, config_file, "--fail-over", "50")
-    assert tripped.code == 3 and "over --fail-over 50%" in tripped.err
+    assert tripped.code == 6 and "over --fail-over 50%" in tripped.err
     assert audit(run_cli, fake_github, config_file, "--fail-over", "95").code == 0
 
 
@@ -114,13 +114,13 @@ def test_token_never_appears_in_output(
         NOW,
         env={"GITHUB_TOKEN": TOKEN + "x"},
     )
-    assert bad.code == 4 and "401" in bad.err and TOKEN not in bad.err
+    assert bad.code == 7 and "401" in bad.err and TOKEN not in bad.err
     # An error message from the server that echoes the token is redacted too.
     fake_github.script(
         "GET", f"/repos/{REPO}/actions/caches", 422, body={"message": f"bad {TOKEN}"}
     )
     echoed = audit(run_cli, fake_github, config_file)
-    assert echoed.code == 4 and TOKEN not in echoed.err and "***" in echoed.err
+    assert echoed.code == 7 and TOKEN not in echoed.err and "***" in echoed.err
     assert TOKEN not in caplog.text and TOKEN not in summary.read_text()
     # every request did carry it, in the header only
     assert all(
@@ -130,7 +130,7 @@ def test_token_never_appears_in_output(
 
 def test_audit_needs_a_token_and_a_repo(run_cli, config_file: Path) -> None:
     res = run_cli("audit", "--repo", REPO, "--api-url", "http://127.0.0.1:9", token=False)
-    assert res.code == 4 and "no GitHub token" in res.err
+    assert res.code == 7 and "no GitHub token" in res.err
     res = run_cli("audit", "--api-url", "http://127.0.0.1:9")
     assert res.code == 2 and "--repo OWNER/NAME" in res.err
 
@@ -142,7 +142,7 @@ def test_malformed_entry_is_a_clear_error(
     bad["size_in_bytes"] = "big"
     fake_github.entries = [bad]
     res = audit(run_cli, fake_github, config_file)
-    assert res.code == 4 and "field 'size_in_bytes'" in res.err
+    assert res.code == 7 and "field 'size_in_bytes'" in res.err
     fake_github.entries = [entry(1, "k", "refs/heads/main", 1, "yesterday")]
     res = audit(run_cli, fake_github, config_file)
-    assert res.code == 4 and "not an ISO 8601 time" in res.err
+    assert res.code == 7 and "not an ISO 8601 time" in res.err

@@ -540,7 +540,7 @@ def test_act_local_dry_run_plans_without_act(tmp_path):
         cwd=REPO,
         timeout=120,
     )
-    assert bad.returncode == 2 and "not a loopback" in bad.stderr
+    assert bad.returncode == 8 and "not a loopback" in bad.stderr
 
 
 # -- act itself, on a tiny workflow -------------------------------------------------------------

@@ -158,7 +158,7 @@ def test_no_baseline_is_not_an_error(api, tmp_path, gh):
     result = run_ci("fetch_baseline.py", *args, env=env)
     assert "no artifact 'merged-results'" in result.stderr and gh.outputs()["found"] == "false"
     assert not (tmp_path / "b").exists()
-    assert run_ci("fetch_baseline.py", *args, "--required", env=env, check=False).returncode == 2
+    assert run_ci("fetch_baseline.py", *args, "--required", env=env, check=False).returncode == 8
 
 
 def test_bad_token_is_reported(api, tmp_path, gh):
@@ -177,7 +177,7 @@ def test_bad_token_is_reported(api, tmp_path, gh):
         env=gh.env(GITHUB_TOKEN="wrong"),
         check=False,
     )
-    assert result.returncode == 2 and "HTTP 401" in result.stderr
+    assert result.returncode == 8 and "HTTP 401" in result.stderr
 
 
 def test_unsafe_archive_paths_are_refused(tmp_path):

@@ -181,7 +181,7 @@ def test_hostile_text_is_escaped(api, tmp_path):
 def test_malformed_data_is_refused(api, tmp_path, content, message):
     serve(api, artifact(tmp_path, content))
     result = post(api, event(tmp_path), check=False)
-    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert result.returncode == 8 and message in result.stderr, result.stderr
     assert not api.comments.get(1)
 
 
@@ -190,7 +190,7 @@ def test_a_huge_artifact_is_refused_before_download(api, tmp_path):
     serve(api, zip_path)
     api.run_artifacts[RUN_ID][0]["size_in_bytes"] = pr_comment.MAX_ARCHIVE_BYTES + 1
     result = post(api, event(tmp_path), check=False)
-    assert result.returncode == 2 and "over" in result.stderr
+    assert result.returncode == 8 and "over" in result.stderr
     assert not [r for r in api.requests if r["path"].endswith("/zip")]
 
 

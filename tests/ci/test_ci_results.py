@@ -290,7 +290,7 @@ def test_diff_without_a_baseline(tmp_path):
     )
     assert "No baseline results were found" in result.stdout
     strict = run_ci("diff_results.py", "--current", LINUX, "--baseline", missing, check=False)
-    assert strict.returncode == 2
+    assert strict.returncode == 8
 
 
 # -- durations --------------------------------------------------------------------------

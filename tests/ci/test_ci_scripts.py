@@ -99,7 +99,7 @@ def test_empty_durations_are_not_passed(tmp_path):
 )
 def test_run_shard_usage_errors(args, message):
     result = run_ci("run_shard.py", "--dry-run", *args, check=False)
-    assert result.returncode == 2 and message in result.stderr
+    assert result.returncode == 8 and message in result.stderr
 
 
 def test_describe_exports_the_corpus(gh):
@@ -243,7 +243,7 @@ def test_install_from_built_wheels(tmp_path):
 def test_install_refuses_incomplete_wheel_dirs(tmp_path):
     (tmp_path / "iree_base_compiler-3.13.0-cp312-abi3-win_amd64.whl").write_bytes(b"")
     result = run_ci("install.py", "--wheels", tmp_path, "--dry-run", check=False)
-    assert result.returncode == 2 and "no wheel for iree-base-runtime" in result.stderr
+    assert result.returncode == 8 and "no wheel for iree-base-runtime" in result.stderr
 
 
 # -- setup_env --------------------------------------------------------------------------

@@ -72,7 +72,7 @@ def test_pins_show(gh):
     run_ci("source_build/pins.py", "show", "--iree-commit", "v3.14.0", env=gh.env())
     assert gh.outputs()["iree-commit"] == "v3.14.0"
     bad = run_ci("source_build/pins.py", "show", "--iree-commit", "x; rm -rf /", check=False)
-    assert bad.returncode == 2
+    assert bad.returncode == 8
 
 
 def test_pins_update_then_verify(iree_checkout, pins_copy, gh):
@@ -86,7 +86,7 @@ def test_pins_update_then_verify(iree_checkout, pins_copy, gh):
         iree_checkout,
         check=False,
     )
-    assert mismatch.returncode == 2 and "pins.toml pins 89ece87b" in mismatch.stderr
+    assert mismatch.returncode == 8 and "pins.toml pins 89ece87b" in mismatch.stderr
     run_ci("source_build/pins.py", "--pins", pins_copy, "update", "--iree-dir", iree_checkout)
     text = pins_copy.read_text(encoding="utf-8")
     assert f'commit = "{head}"' in text and f'commit = "{LLVM_SHA}"' in text

@@ -239,10 +239,10 @@ def test_error_classes_share_one_base_with_distinct_codes():
         (CorpusError, 4),
         (BundleError, 5),
         (CacheToolsError, 2),
-        (ApiError, 4),
+        (ApiError, 7),
     ):
         assert issubclass(cls, errors.ConformanceError) and cls("x").return_code == code, cls
-    assert ApiError("x").exit_code == 4
+    assert ApiError("x").exit_code == 7
 
 
 def test_cli_main_turns_errors_into_exit_codes(tmp_path, capsys):

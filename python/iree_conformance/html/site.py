@@ -16,12 +16,13 @@ import importlib.resources
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from . import charts, history
 from .render import _environment
+
+if TYPE_CHECKING:  # Jinja2 itself comes only through render (ARCHITECTURE.md)
+    import jinja2
 
 INDEX_TEMPLATE = "history_index.html.j2"
 CASE_TEMPLATE = "history_case.html.j2"
