@@ -6,8 +6,11 @@ setup_env.py) and on every runner OS, so nothing here may assume bash, symlinks 
 particular line ending. The policies the library already implements are not copied
 here: the error base (``iree_conformance.errors``), TOML reading (``tomlio``), atomic
 writes (``fsutil``) and the GitHub Actions file commands (``ghactions``) come from the
-source tree's ``python/`` folder, and sizes from ``cache_tools/units.py``; all of those
-are standard library only.
+library, and sizes from ``cache_tools/units.py``; all of those are standard library only.
+Nothing here edits ``sys.path``: the scripts run as ``python -m ci.<script>`` from the
+repository root (so ``ci`` and ``cache_tools`` import from there), and a step that runs
+before the project is installed gets the source tree's ``python/`` folder on
+``PYTHONPATH`` from its workflow job (docs/ci.md, "How ci/ imports the library").
 """
 
 from __future__ import annotations
@@ -20,16 +23,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-for _path in (REPO_ROOT / "python", REPO_ROOT):  # the library and cache_tools, before any install
-    if str(_path) not in sys.path:
-        sys.path.insert(1, str(_path))
+from cache_tools.units import parse_size as _parse_size
+from iree_conformance import annotations as gh_annotations
+from iree_conformance import ghactions, results
+from iree_conformance.errors import EXIT_CI, ConformanceError
+from iree_conformance.fsutil import atomic_write_text
 
-from cache_tools.units import parse_size as _parse_size  # noqa: E402
-from iree_conformance import annotations as gh_annotations  # noqa: E402
-from iree_conformance import ghactions, results  # noqa: E402
-from iree_conformance.errors import EXIT_CI, ConformanceError  # noqa: E402
-from iree_conformance.fsutil import atomic_write_text  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 OS_NAMES = ("linux", "macos", "windows")
 RESULTS_SCHEMA = results.SCHEMA

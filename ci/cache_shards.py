@@ -26,9 +26,9 @@ Subcommands:
             to save.
 
 Examples:
-  python ci/cache_shards.py keys --class zoo-models --count 6 --slots 6 --os Linux --arch X64
-  python ci/cache_shards.py unstage --stage-dir .cache-shards/zoo-models --into /tmp/ci/zoo-models
-  python ci/cache_shards.py plan --class zoo-models --path /tmp/ci/zoo-models \\
+  python -m ci.cache_shards keys --class zoo-models --count 6 --slots 6 --os Linux --arch X64
+  python -m ci.cache_shards unstage --stage-dir .cache-shards/zoo-models --into /tmp/ci/zoo-models
+  python -m ci.cache_shards plan --class zoo-models --path /tmp/ci/zoo-models \\
       --members 'onnx-zoo/*' --key zoo-models-v1-Linux-X64 --ref refs/heads/main --offline
 """
 
@@ -44,8 +44,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, format_size, notice, run_main, set_outputs  # noqa: E402
+from ci._common import CIError, format_size, notice, run_main, set_outputs
 
 CONFIG = "cache_tools.toml"
 FILE_COMMANDS = ("GITHUB_OUTPUT", "GITHUB_ENV")
@@ -59,7 +58,7 @@ def cache_tools(args: list[str], *, json_out: bool = False, outputs: bool = Fals
     """
     exe = shutil.which("cache-tools")
     if exe is None:
-        raise CIError("cache-tools is not on PATH (python ci/install.py --bootstrap installs it)")
+        raise CIError("cache-tools is not on PATH (python -m ci.install --bootstrap installs it)")
     env = dict(os.environ)
     if not outputs:
         for name in FILE_COMMANDS:

@@ -9,9 +9,9 @@
 Exit status 1 when a check fails (each failure is named), 2 on unreadable input.
 
 Examples:
-  python ci/check_pr_view.py annotations --summary .ci-cache/act-ci-pr.json \\
+  python -m ci.check_pr_view annotations --summary .ci-cache/act-ci-pr.json \\
       --expect error:tests/ci/fixtures/annotations/stablehlo/wrong_sum.mlir:8
-  python ci/check_pr_view.py comment --state .ci-cache/act-local/fake-github.json --pr 1 --edited
+  python -m ci.check_pr_view comment --state .ci-cache/act-local/fake-github.json --pr 1 --edited
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, load_json, run_main  # noqa: E402
-from pr_comment import MARKER  # noqa: E402
+from ci._common import CIError, load_json, run_main
+from ci.pr_comment import MARKER
 
 
 def check_annotations(summary: dict[str, Any], expected: list[str]) -> list[str]:

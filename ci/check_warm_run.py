@@ -16,8 +16,8 @@ Used by .ci/run on the second of two ci.yml runs under act (ci/act_local.py): th
 run restored the artifact store the first one saved.
 
 Examples:
-  python ci/check_warm_run.py results-ubuntu-latest-py3.12.json
-  python ci/check_warm_run.py --summary .ci-cache/act-ci-2.json --restored iree-artifacts
+  python -m ci.check_warm_run results-ubuntu-latest-py3.12.json
+  python -m ci.check_warm_run --summary .ci-cache/act-ci-2.json --restored iree-artifacts
 """
 
 from __future__ import annotations
@@ -31,9 +31,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, run_main  # noqa: E402
-from actlocal.warm import count_stages  # noqa: E402
+from ci._common import CIError, run_main
+from ci.actlocal.warm import count_stages
 
 
 def read_results(path: Path) -> dict[str, Any]:

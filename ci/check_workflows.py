@@ -15,7 +15,8 @@
                  job count and the restore step's matched-key, scheduled cache-saving
                  workflows at most retention_days - 1 days apart, the nightly baseline
                  uploaded right after its merge, every ci/ script that a run: calls
-                 exists and answers --help
+                 runs as `python -m ci.x`, exists and answers --help, and its job puts
+                 the source tree's python/ on PYTHONPATH
   cibuildwheel   `cibuildwheel --print-build-identifiers --platform P` with
                  ci/cibuildwheel.toml lists exactly the intended builds for linux,
                  macos and windows, for both IREE package folders
@@ -24,8 +25,8 @@ Needs pyyaml; the actionlint and cibuildwheel checks need those tools (all three
 the `dev` extra). Exit status 1 when any check fails. tests/ci runs the same functions.
 
 Examples:
-  python ci/check_workflows.py
-  python ci/check_workflows.py --skip-actionlint --skip-cibuildwheel
+  python -m ci.check_workflows
+  python -m ci.check_workflows --skip-actionlint --skip-cibuildwheel
 """
 
 from __future__ import annotations
@@ -41,8 +42,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO_ROOT, CIError, load_toml, run_main  # noqa: E402
+from ci._common import REPO_ROOT, CIError, load_toml, run_main
 
 WORKFLOWS_DIR = REPO_ROOT / ".github" / "workflows"
 ACTIONS_DIR = REPO_ROOT / ".github" / "actions"
@@ -62,19 +62,23 @@ EXPECTED_BUILDS = {
 # The only write permissions allowed: each scope, the script that needs it and the one
 # workflow it may be in.
 WRITE_PERMISSIONS = {
-    "actions": ("ci/prune_caches.py", "cache-audit.yml"),
-    "pull-requests": ("ci/pr_comment.py", "pr-comment.yml"),
+    "actions": ("-m ci.prune_caches", "cache-audit.yml"),
+    "pull-requests": ("-m ci.pr_comment", "pr-comment.yml"),
 }
 # The one other writer: a job whose only step deploys the Pages artifact (nightly.yml).
 PAGES_DEPLOY = ("actions/deploy-pages", {"pages", "id-token"})
 
 _SHA_REF = re.compile(r"^[0-9a-f]{40}$")
 _USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>[^\s#]+)\s*(?:#\s*(?P<comment>.*))?$")
-_CI_SCRIPT = re.compile(r"(?<![\w/.-])(ci/[\w./-]+\.py)\b")
+# A ci/ script runs as a module from the repository root (`python -m ci.run_shard`); one
+# named by its path (`python ci/run_shard.py`) would need sys.path edits to import its
+# siblings, so check_scripts_exist reports it.
+_CI_MODULE = re.compile(r"(?<![\w.-])-m\s+(ci(?:\.\w+)+)")
+_CI_SCRIPT_PATH = re.compile(r"(?<![\w/.-])(ci/[\w./-]+\.py)\b")
 _STEP_OUTPUT = re.compile(r"^\$\{\{\s*steps\.([\w-]+)\.outputs\.([\w-]+)\s*\}\}$")
 # Sharded classes: the per-shard outputs of ci/cache_shards.py (keys: from `cache-tools key
 # --shard I`; plan: from `cache-tools plan`), one actions/cache step per shard index.
-SHARD_SCRIPT = "ci/cache_shards.py"
+SHARD_SCRIPT = "-m ci.cache_shards"
 _SHARD_KEY = re.compile(r"^s(\d+)-key$")
 _SHARD_RESTORE_KEYS = re.compile(r"^s(\d+)-restore-keys$")
 _SLOTS_ARG = re.compile(r"--slots\s+(\d+)")
@@ -243,7 +247,7 @@ def check_pr_comment_workflow() -> list[str]:
                     "(ci/pr_comment.py reads it as data)"
                 )
             run = str(step.get("run", ""))
-            if run and not run.strip().startswith("python ci/pr_comment.py"):
+            if run and not run.strip().startswith("python -m ci.pr_comment"):
                 problems.append(
                     f"pr-comment.yml:{job_id}: runs more than ci/pr_comment.py: {run!r}"
                 )
@@ -476,25 +480,48 @@ def check_shard_slots() -> list[str]:
     return problems
 
 
+def module_path(module: str) -> str:
+    """'ci.source_build.pins' -> 'ci/source_build/pins.py'."""
+    return module.replace(".", "/") + ".py"
+
+
 def scripts_called() -> dict[str, list[str]]:
-    """{ci/... script: [where]} for every ci/ script a run: step calls."""
+    """{ci/... script: [where]} for every ci/ script a run: step calls, as `-m ci.x` or by
+    its path."""
     found: dict[str, list[str]] = {}
     for where, step in steps_everywhere():
-        for script in _CI_SCRIPT.findall(str(step.get("run", ""))):
+        run = str(step.get("run", ""))
+        for module in _CI_MODULE.findall(run):
+            found.setdefault(module_path(module), []).append(where)
+        for script in _CI_SCRIPT_PATH.findall(run):
             found.setdefault(script, []).append(where)
     return found
 
 
 def check_scripts_exist(run_help: bool = True) -> list[str]:
+    """Every ci/ script a run: step calls exists, is called as `python -m ci.x` and
+    (run_help) answers --help."""
     problems = []
+    by_path = {
+        script: where
+        for where, step in steps_everywhere()
+        for script in _CI_SCRIPT_PATH.findall(str(step.get("run", "")))
+    }
+    for script, where in sorted(by_path.items()):
+        module = script[: -len(".py")].replace("/", ".")
+        problems.append(
+            f"{where}: runs {script} by its path: run it as `python -m {module}` "
+            "from the repository root"
+        )
     for script, places in sorted(scripts_called().items()):
         path = REPO_ROOT / script
         if not path.is_file():
             problems.append(f"{script} (called in {places[0]}) does not exist")
             continue
-        if run_help:
+        if run_help and script not in by_path:
+            module = script[: -len(".py")].replace("/", ".")
             result = subprocess.run(
-                [sys.executable, str(path), "--help"],
+                [sys.executable, "-m", module, "--help"],
                 capture_output=True,
                 text=True,
                 cwd=REPO_ROOT,
@@ -664,7 +691,7 @@ def check_nightly_baseline_uploaded_early() -> list[str]:
         return []
     steps = (jobs_of(wf).get("results") or {}).get("steps") or []
     for i, step in enumerate(steps):
-        if "ci/merge_results.py" in str(step.get("run", "")):
+        if "-m ci.merge_results" in str(step.get("run", "")):
             nxt = steps[i + 1] if i + 1 < len(steps) else {}
             if (
                 str(nxt.get("uses", "")).startswith("actions/upload-artifact@")
@@ -677,6 +704,32 @@ def check_nightly_baseline_uploaded_early() -> list[str]:
                 "with `if: ${{ !cancelled() }}`"
             ]
     return ["nightly.yml:results: no ci/merge_results.py step"]
+
+
+# What a job that runs ci/ sets, so that `python -m ci.x` imports the library's
+# standard-library-only modules before the project is installed (docs/ci.md).
+CI_PYTHONPATH = "${{ github.workspace }}/python"
+
+
+def check_ci_jobs_set_pythonpath() -> list[str]:
+    """Every job that runs a ci/ script (itself or through a local composite action) sets
+    PYTHONPATH to CI_PYTHONPATH in its env."""
+    problems = []
+    for name, wf in workflows().items():
+        for job_id, job in jobs_of(wf).items():
+            steps = job.get("steps") or []
+            runs_ci = any(
+                _CI_MODULE.search(str(s.get("run", "")))
+                or str(s.get("uses", "")).startswith("./.github/actions/")
+                for s in steps
+            )
+            env = job.get("env") or {}
+            if runs_ci and env.get("PYTHONPATH") != CI_PYTHONPATH:
+                problems.append(
+                    f"{name}:{job_id}: runs ci/ scripts but its env does not set "
+                    f"PYTHONPATH: {CI_PYTHONPATH} (the library, before the install)"
+                )
+    return problems
 
 
 STRUCTURE_CHECKS = (
@@ -697,6 +750,7 @@ STRUCTURE_CHECKS = (
     check_schedules_keep_caches_alive,
     check_nightly_baseline_uploaded_early,
     check_scripts_exist,
+    check_ci_jobs_set_pythonpath,
 )
 
 

@@ -17,8 +17,8 @@ Without a baseline (first run, expired artifact) the report says so and, with
 --missing-baseline-ok, exits 0.
 
 Examples:
-  python ci/diff_results.py --current merged.json --baseline baseline/ --markdown diff.md
-  python ci/diff_results.py --current results/ --baseline old.json --fail-on-new-failures
+  python -m ci.diff_results --current merged.json --baseline baseline/ --markdown diff.md
+  python -m ci.diff_results --current results/ --baseline old.json --fail-on-new-failures
 """
 
 from __future__ import annotations
@@ -28,11 +28,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, expand_json_inputs, md_escape, run_main, write_report  # noqa: E402
-from merge_results import merge  # noqa: E402
-
-from iree_conformance.merging import suite_of  # noqa: E402
+from ci._common import CIError, expand_json_inputs, md_escape, run_main, write_report
+from ci.merge_results import merge
+from iree_conformance.merging import suite_of
 
 FAILING = ("fail", "error", "crash", "timeout")
 _RANK = {"fail": 3, "pass": 2, "skip": 1, "other": 0}

@@ -11,8 +11,8 @@ must read the same file, or cases would be dropped or run twice.
 not run this time (a failed shard) keep their last known duration.
 
 Examples:
-  python ci/durations.py baseline/ --per-os durations/
-  python ci/durations.py merged.json --os linux --output durations-linux.json
+  python -m ci.durations baseline/ --per-os durations/
+  python -m ci.durations merged.json --os linux --output durations-linux.json
 """
 
 from __future__ import annotations
@@ -23,11 +23,9 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, expand_json_inputs, load_json, normalize_os, run_main  # noqa: E402
-from merge_results import merge  # noqa: E402
-
-from iree_conformance.vocabulary import CaseKey  # noqa: E402
+from ci._common import CIError, expand_json_inputs, load_json, normalize_os, run_main
+from ci.merge_results import merge
+from iree_conformance.vocabulary import CaseKey
 
 
 def durations_by_os(merged: dict) -> dict[str, dict[str, float]]:

@@ -20,8 +20,8 @@ conformance/expectations/<target>.toml (Linux: the base manifest) or
 Needs git on PATH and a checkout of the commit the shards ran on.
 
 Examples:
-  python ci/expectations_patch.py collect --out expectations-out --label linux-1of4
-  python ci/expectations_patch.py combine shards/ --output expectations.patch --summary
+  python -m ci.expectations_patch collect --out expectations-out --label linux-1of4
+  python -m ci.expectations_patch combine shards/ --output expectations.patch --summary
 """
 
 from __future__ import annotations
@@ -35,14 +35,13 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO_ROOT, CIError, append_summary, load_json, notice, run_main, set_outputs  # noqa: E402
+from ci._common import REPO_ROOT, CIError, append_summary, load_json, notice, run_main, set_outputs
 
 # The manifest format has one reader: the library's manifest module (standard library
-# only for reading and merging; _common put the source tree's python/ on sys.path).
-from iree_conformance.fsutil import atomic_write_text  # noqa: E402
-from iree_conformance.manifest import entry_tables, merge_tables, rebuild  # noqa: E402
-from iree_conformance.tomlio import TomlError, loads_toml  # noqa: E402
+# only for reading and merging, so it imports before the full install).
+from iree_conformance.fsutil import atomic_write_text
+from iree_conformance.manifest import entry_tables, merge_tables, rebuild
+from iree_conformance.tomlio import TomlError, loads_toml
 
 DEFAULT_DIR = "conformance/expectations"
 MANIFEST = "manifest.json"

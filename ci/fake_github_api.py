@@ -12,7 +12,7 @@ Used by the cache_tools tests and by ci/act_local.py, which serves it on 127.0.0
 the workflows it runs under act (GITHUB_API_URL) with a fake token. It binds to
 127.0.0.1 only. Run alone, it serves until interrupted. Example:
 
-  python ci/fake_github_api.py --port 8765 --repo octo/repo
+  python -m ci.fake_github_api --port 8765 --repo octo/repo
   GITHUB_TOKEN=<the printed fake token> cache-tools audit --repo octo/repo --api-url http://127.0.0.1:8765
 """
 
@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from _loopback import LoopbackServer
+from ci._loopback import LoopbackServer
 
 TOKEN = "ghp_FAKEtokenValue0123456789abcdefSECRET"
 

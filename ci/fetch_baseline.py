@@ -13,7 +13,7 @@ Outputs (when $GITHUB_OUTPUT is set): found (true|false), run-id, run-url, path.
 No baseline is not an error unless --required: the first run of a workflow has none.
 
 Example:
-  GITHUB_TOKEN=... python ci/fetch_baseline.py --repo OWNER/NAME --workflow ci.yml \\
+  GITHUB_TOKEN=... python -m ci.fetch_baseline --repo OWNER/NAME --workflow ci.yml \\
       --artifact merged-results --branch main --dest baseline
 """
 
@@ -31,8 +31,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, notice, run_main, set_outputs  # noqa: E402
+from ci._common import CIError, notice, run_main, set_outputs
 
 DEFAULT_API = "https://api.github.com"
 MAX_ARCHIVE_BYTES = 512 * 1024 * 1024

@@ -6,7 +6,7 @@ by default), writes them to a cases file per target, and runs
 ``iree-conformance flakes --repeat N`` on each target's cases, so that a verdict that
 changed by chance is named as flaky before anyone chases it as a regression.
 
-  python ci/flaky_recheck.py nightly/diff.json --platform linux/x86_64 --repeat 3 \
+  python -m ci.flaky_recheck nightly/diff.json --platform linux/x86_64 --repeat 3 \
       --json nightly/flakes.json -- -m "stablehlo or onnx_ops" --stablehlo-dir DIR
 
 Exit status: 0 nothing varied (or nothing to recheck), 1 some case varied, 2 bad input.
@@ -22,8 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import current_arch, current_os, run_main  # noqa: E402
+from ci._common import current_arch, current_os, run_main
 
 KINDS = ("new_failures", "new_passes", "changed")
 
@@ -42,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Example:\n  python ci/flaky_recheck.py nightly/diff.json --repeat 3 --json flakes.json -- -m onnx_ops --offline\n"
+        epilog="Example:\n  python -m ci.flaky_recheck nightly/diff.json --repeat 3 --json flakes.json -- -m onnx_ops --offline\n"
         "Arguments after -- go to pytest (the selection the flake finder re-runs).",
     )
     p.add_argument("diff", help="diff JSON written by ci/diff_results.py --output")

@@ -16,7 +16,7 @@ Exit status: 0 when the checks pass, 1 when one fails, 2 when Chromium or an inp
 missing.
 
 Example:
-  python ci/history_site_check.py .ci-cache/results.json --work .ci-cache/history
+  python -m ci.history_site_check .ci-cache/results.json --work .ci-cache/history
 """
 
 from __future__ import annotations
@@ -33,9 +33,8 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import render_html_check as rhc  # noqa: E402
-from _common import CIError, load_results, run_main  # noqa: E402
+from ci import render_html_check as rhc
+from ci._common import CIError, load_results, run_main
 
 NIGHTS = 3
 DERIVED_REASON = "derived by ci/history_site_check.py: made to fail from this night on"

@@ -21,9 +21,9 @@ Pure standard library and no shell: the same command works on Linux, macOS and W
 --dry-run prints the pip commands instead of running them.
 
 Examples:
-  python ci/install.py --extras dev
-  python ci/install.py --extras dev,stablehlo-ref
-  python ci/install.py --extras dev --wheels wheelhouse
+  python -m ci.install --extras dev
+  python -m ci.install --extras dev,stablehlo-ref
+  python -m ci.install --extras dev --wheels wheelhouse
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO_ROOT, CIError, load_toml, run_main  # noqa: E402
+from ci._common import REPO_ROOT, CIError, load_toml, run_main
 
 # What `cache-tools` imports besides the standard library. Each name must be one of the
 # project's dependencies (tests/ci checks this against pyproject.toml).

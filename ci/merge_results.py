@@ -15,8 +15,8 @@ failures by stage, flaky cases, cases that differ across targets, the stage funn
 the worst verdict per case and target.
 
 Examples:
-  python ci/merge_results.py results/ --output merged.json --markdown merged.md
-  python ci/merge_results.py a.json b.json --summary        # also to the step summary
+  python -m ci.merge_results results/ --output merged.json --markdown merged.md
+  python -m ci.merge_results a.json b.json --summary        # also to the step summary
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
+from ci._common import (
     CIError,
     expand_json_inputs,
     load_results,
@@ -39,9 +38,8 @@ from _common import (  # noqa: E402
 
 # The merge itself lives in the library (the HTML report merges the same way); it is
 # standard library only, so it imports from the source tree before any install.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
-from iree_conformance import report_model  # noqa: E402
-from iree_conformance.merging import merge_documents  # noqa: E402
+from iree_conformance import report_model
+from iree_conformance.merging import merge_documents
 
 
 def merge(paths: list[Path], base: Path | None = None) -> dict[str, Any]:

@@ -19,8 +19,8 @@ branches) or, for a fork, the number in the artifact; either way it must be open
 its head at the run's ``head_sha``, or nothing is posted (a notice says why; exit 0).
 
 Examples:
-  GITHUB_TOKEN=... python ci/pr_comment.py --event-path event.json --repo OWNER/NAME
-  python ci/pr_comment.py --diff merged/diff.json --render-only      # print the body
+  GITHUB_TOKEN=... python -m ci.pr_comment --event-path event.json --repo OWNER/NAME
+  python -m ci.pr_comment --diff merged/diff.json --render-only      # print the body
 """
 
 from __future__ import annotations
@@ -38,9 +38,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, load_json, notice, run_main, set_outputs  # noqa: E402
-from fetch_baseline import DEFAULT_API, Api  # noqa: E402
+from ci._common import CIError, load_json, notice, run_main, set_outputs
+from ci.fetch_baseline import DEFAULT_API, Api
 
 MARKER = "<!-- iree-conformance:pr-comment -->"
 BOT_LOGIN = "github-actions[bot]"

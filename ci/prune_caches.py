@@ -17,9 +17,9 @@ variables > Actions > Variables); anything but "on" keeps scheduled runs dry.
 Extra arguments after -- go to cache-tools unchanged.
 
 Examples:
-  python ci/prune_caches.py --event schedule --policy on --print-only
-  python ci/prune_caches.py --event pull_request --pull-number 42 --print-only
-  python ci/prune_caches.py --event workflow_dispatch -- --class zoo-models
+  python -m ci.prune_caches --event schedule --policy on --print-only
+  python -m ci.prune_caches --event pull_request --pull-number 42 --print-only
+  python -m ci.prune_caches --event workflow_dispatch -- --class zoo-models
 """
 
 from __future__ import annotations
@@ -29,10 +29,8 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, append_summary, run_main  # noqa: E402
+from ci._common import CIError, append_summary, run_main
 
 APPLY_EVENTS = ("pull_request",)
 
@@ -102,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     exe = shutil.which("cache-tools")
     if exe is None:
-        raise CIError("cache-tools is not on PATH (python ci/install.py --bootstrap installs it)")
+        raise CIError("cache-tools is not on PATH (python -m ci.install --bootstrap installs it)")
     result = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True)
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)

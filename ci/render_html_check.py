@@ -12,7 +12,7 @@ missing.
 
 Example:
   iree-conformance report results.json --html report.html
-  python ci/render_html_check.py report.html --screenshot report.png
+  python -m ci.render_html_check report.html --screenshot report.png
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ import tempfile
 import zlib
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, run_main  # noqa: E402
+from ci._common import CIError, run_main
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 MATRIX_ID = "matrix"

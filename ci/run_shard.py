@@ -13,11 +13,11 @@ options win), e.g. "--onnx-ops-sample 20": how ci/act_local.py keeps a local run
 (a first nightly has none; pytest then splits by count).
 
 Examples:
-  python ci/run_shard.py --profile smoke --report-json results.json
-  python ci/run_shard.py --profile nightly --shard 2/4 --durations-file durations.json \\
+  python -m ci.run_shard --profile smoke --report-json results.json
+  python -m ci.run_shard --profile nightly --shard 2/4 --durations-file durations.json \\
       --corpus stablehlo=external/stablehlo --update-expectations --report-json r.json
-  python ci/run_shard.py --profile smoke --dry-run -- -k add      # print, run nothing
-  python ci/run_shard.py --profile nightly --describe             # corpora as step outputs
+  python -m ci.run_shard --profile smoke --dry-run -- -k add      # print, run nothing
+  python -m ci.run_shard --profile nightly --describe             # corpora as step outputs
 
 URLs come from the profile and can be overridden for a local run (act):
 $IREE_CONFORMANCE_ZOO_MANIFEST and $IREE_CONFORMANCE_ZOO_MIRROR replace the profile's
@@ -39,8 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
+from ci._common import (
     REPO_ROOT,
     CIError,
     annotate_results,

@@ -18,8 +18,8 @@ match an earlier run's save; on GitHub the runner's RUNNER_TEMP is always the sa
 nothing here creates symlinks.
 
 Examples (what CI would use, locally):
-  python ci/setup_env.py paths --base /tmp/ci
-  python ci/setup_env.py versions
+  python -m ci.setup_env paths --base /tmp/ci
+  python -m ci.setup_env versions
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import current_arch, current_os, run_main, set_env, set_outputs  # noqa: E402
+from ci._common import current_arch, current_os, run_main, set_env, set_outputs
 
 # output name -> (environment variable read by the tools, folder name under the base)
 CACHE_DIRS = {

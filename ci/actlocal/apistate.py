@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fake_github_api import FakeGitHub, entry
+from ci.fake_github_api import FakeGitHub, entry
 
 REPO = "local/iree-conformance"
 

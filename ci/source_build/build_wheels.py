@@ -13,8 +13,8 @@ ccache settings come from the environment that cibw_env.py exported.
 how tests check the configuration against an IREE-shaped folder.
 
 Examples:
-  python ci/source_build/build_wheels.py --iree-dir iree-src --output-dir wheelhouse
-  python ci/source_build/build_wheels.py --iree-dir iree-src --print-build-identifiers --platform windows
+  python -m ci.source_build.build_wheels --iree-dir iree-src --output-dir wheelhouse
+  python -m ci.source_build.build_wheels --iree-dir iree-src --print-build-identifiers --platform windows
 """
 
 from __future__ import annotations
@@ -26,10 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, run_main  # noqa: E402
-from pins import PINS_FILE, git, load_pins, package_version  # noqa: E402
+from ci._common import CIError, run_main
+from ci.source_build.pins import PINS_FILE, git, load_pins, package_version
 
 CIBW_CONFIG = Path(__file__).resolve().parents[1] / "cibuildwheel.toml"
 PACKAGES = ("compiler", "runtime")

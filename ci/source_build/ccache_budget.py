@@ -14,8 +14,8 @@ never outgrows its slot and the next run still finds the newest objects.
 Defaults come from the [ccache] table of ci/source_build/pins.toml.
 
 Examples:
-  python ci/source_build/ccache_budget.py --config cache_tools.toml
-  python ci/source_build/ccache_budget.py --budget 6GiB --entries 3
+  python -m ci.source_build.ccache_budget --config cache_tools.toml
+  python -m ci.source_build.ccache_budget --budget 6GiB --entries 3
 """
 
 from __future__ import annotations
@@ -25,10 +25,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, format_size, parse_size, run_main, set_outputs  # noqa: E402
-from pins import PINS_FILE, load_pins, load_toml  # noqa: E402
+from ci._common import CIError, format_size, parse_size, run_main, set_outputs
+from ci.source_build.pins import PINS_FILE, load_pins, load_toml
 
 DEFAULT_LIMIT = 10 * 2**30
 

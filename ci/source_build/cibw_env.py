@@ -19,7 +19,7 @@ Exports to $GITHUB_ENV: CIBW_ENVIRONMENT_<PLATFORM>, CCACHE_DIR (host folder, fo
 ccache-dir-build, max-size, config-hash, platform.
 
 Example:
-  python ci/source_build/cibw_env.py --ccache-dir "$RUNNER_TEMP/ccache" \\
+  python -m ci.source_build.cibw_env --ccache-dir "$RUNNER_TEMP/ccache" \\
       --source-dir iree-src --llvm-commit 0123...cdef
 """
 
@@ -30,11 +30,9 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, current_os, normalize_os, run_main, set_env, set_outputs  # noqa: E402
-from ccache_budget import add_budget_args, budget_from_args  # noqa: E402
-from pins import PINS_FILE, load_pins, load_toml  # noqa: E402
+from ci._common import CIError, current_os, normalize_os, run_main, set_env, set_outputs
+from ci.source_build.ccache_budget import add_budget_args, budget_from_args
+from ci.source_build.pins import PINS_FILE, load_pins, load_toml
 
 CIBW_CONFIG = Path(__file__).resolve().parents[1] / "cibuildwheel.toml"
 HOST_MOUNT = "/host"

@@ -8,7 +8,7 @@ that version. Prints a table and exports outputs `wheels` (one path per line) an
 passes for a build.
 
 Example:
-  python ci/source_build/find_wheels.py --dir wheelhouse \\
+  python -m ci.source_build.find_wheels --dir wheelhouse \\
       --expect iree-base-compiler --expect iree-base-runtime --platform linux
 """
 
@@ -20,8 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import CIError, current_os, normalize_os, run_main, set_outputs  # noqa: E402
+from ci._common import CIError, current_os, normalize_os, run_main, set_outputs
 
 _WHEEL = re.compile(
     r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-(?P<build>\d[^-]*))?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$"

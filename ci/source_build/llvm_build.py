@@ -23,9 +23,9 @@ What `build` does when the cache is not usable (the build goes on, cold, and the
 Outputs: save-ok, objects, hit-rate, remote-hit-rate, build-seconds, report.
 
 Examples:
-  python ci/source_build/llvm_build.py build --source-dir llvm-project --build-dir llvm-build \\
+  python -m ci.source_build.llvm_build build --source-dir llvm-project --build-dir llvm-build \\
       --ccache-dir "$RUNNER_TEMP/ccache-llvm" --report llvm-build-report.json
-  python ci/source_build/llvm_build.py build --preset none --cmake-dir tests/fixture \\
+  python -m ci.source_build.llvm_build build --preset none --cmake-dir tests/fixture \\
       --source-dir tests/fixture --build-dir /tmp/b --ccache-dir /tmp/cc --target all
 """
 
@@ -41,12 +41,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _cache_seal import SEAL_NAME, SealCheck, check_seal, write_seal  # noqa: E402
-from _ccache_env import Remote, Settings, base_dir_for, hit_counts, print_stats, reachable  # noqa: E402
-from _ccache_env import temp_dir as ccache_temp_dir  # noqa: E402
-from _common import (  # noqa: E402
+from cache_tools.config import load_config
+from cache_tools.forecast import Forecast, ForecastInputs
+from ci._common import (
     REPO_ROOT,
     CIError,
     append_summary,
@@ -56,11 +53,18 @@ from _common import (  # noqa: E402
     set_env,
     set_outputs,
 )
-from ccache_budget import add_budget_args, budget_from_args  # noqa: E402
-from pins import PINS_FILE, load_pins  # noqa: E402
-
-from cache_tools.config import load_config  # noqa: E402
-from cache_tools.forecast import Forecast, ForecastInputs  # noqa: E402
+from ci.source_build._cache_seal import SEAL_NAME, SealCheck, check_seal, write_seal
+from ci.source_build._ccache_env import (
+    Remote,
+    Settings,
+    base_dir_for,
+    hit_counts,
+    print_stats,
+    reachable,
+)
+from ci.source_build._ccache_env import temp_dir as ccache_temp_dir
+from ci.source_build.ccache_budget import add_budget_args, budget_from_args
+from ci.source_build.pins import PINS_FILE, load_pins
 
 PASSWORD_ENV = "LLVM_MLIR_REMOTE_PASSWORD"
 DEFAULT_TARGETS = ("mlir-tblgen", "MLIRIR")

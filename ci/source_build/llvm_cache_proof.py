@@ -2,7 +2,7 @@
 job under act (ci/act_local.py), offline, on one cache server, and a remote store.
 
 Example (what .ci/run runs; about 15 minutes on 2 cores, the cold build most of it):
-  python ci/source_build/llvm_cache_proof.py --summary .ci-cache/llvm-cache-proof.json
+  python -m ci.source_build.llvm_cache_proof --summary .ci-cache/llvm-cache-proof.json
 
 1. Debian's llvm-toolchain source into --source-cache (fetched once, llvm_source.py).
 2. redis-server on 127.0.0.1 (a free port, a random password: the secret
@@ -40,14 +40,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO_ROOT, CIError, run_main  # noqa: E402
-from llvm_build import DEFAULT_TARGETS, PASSWORD_ENV  # noqa: E402
-from llvm_source import download, unpack  # noqa: E402
-from pins import PINS_FILE, load_pins  # noqa: E402
+from ci._common import REPO_ROOT, CIError, run_main
+from ci.source_build.llvm_build import DEFAULT_TARGETS, PASSWORD_ENV
+from ci.source_build.llvm_source import download, unpack
+from ci.source_build.pins import PINS_FILE, load_pins
 
-HERE = Path(__file__).resolve().parent
 MIN_HIT_RATE = 0.95
 MIN_SPEEDUP = 5.0
 MAX_ENTRY_DRIFT = 0.01
@@ -136,7 +133,8 @@ def act_run(
     summary_path = reports / "act-summary.json"
     argv = [
         sys.executable,
-        str(REPO_ROOT / "ci" / "act_local.py"),
+        "-m",
+        "ci.act_local",
         "build-from-source.yml",
         "--event",
         "workflow_dispatch",
@@ -194,7 +192,8 @@ def local_build(
     report = reports / f"{name}.json"
     argv = [
         sys.executable,
-        str(HERE / "llvm_build.py"),
+        "-m",
+        "ci.source_build.llvm_build",
         "build",
         "--source-dir",
         str(source),

@@ -17,7 +17,7 @@ Outputs (and prints): source-dir (the monorepo root: it holds llvm/ and mlir/),
 version, pin (the package and version, for the cache key).
 
 Example:
-  python ci/source_build/llvm_source.py debian --dest .ci-cache/llvm-source
+  python -m ci.source_build.llvm_source debian --dest .ci-cache/llvm-source
 """
 
 from __future__ import annotations
@@ -28,10 +28,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import CIError, run_main, set_outputs  # noqa: E402
-from pins import PINS_FILE, load_pins  # noqa: E402
+from ci._common import CIError, run_main, set_outputs
+from ci.source_build.pins import PINS_FILE, load_pins
 
 SOURCES_DIR = Path("/etc/apt/sources.list.d")
 DEB_SRC_FILE = "iree-conformance-deb-src.sources"

@@ -8,7 +8,7 @@ Elsewhere it does nothing and says so.
 
 --parse FILE reads the output of `set` from a file instead (for tests).
 
-Example (on Windows):  python ci/source_build/msvc_env.py --arch x64
+Example (on Windows):  python -m ci.source_build.msvc_env --arch x64
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import CIError, run_main, set_env  # noqa: E402
+from ci._common import CIError, run_main, set_env
 
 MARKER = "===IREE-CI-ENV==="
 

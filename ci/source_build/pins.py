@@ -14,9 +14,9 @@ Subcommands:
 Only git is needed; the submodule itself need not be checked out for verify/update.
 
 Examples:
-  python ci/source_build/pins.py show
-  python ci/source_build/pins.py verify --iree-dir iree-src
-  python ci/source_build/pins.py update --iree-dir ~/src/iree
+  python -m ci.source_build.pins show
+  python -m ci.source_build.pins verify --iree-dir iree-src
+  python -m ci.source_build.pins update --iree-dir ~/src/iree
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _common import CIError, load_toml, notice, run_main, set_outputs  # noqa: E402
+from ci._common import CIError, load_toml, notice, run_main, set_outputs
 
 PINS_FILE = Path(__file__).resolve().parent / "pins.toml"
 _SHA = re.compile(r"[0-9a-f]{40}")

@@ -1,14 +1,13 @@
 """Helpers for the tests of the CI layer (ci/, .github/); conftest.py exposes the fixtures.
 
-The scripts in ci/ are run the way the workflows run them (`python ci/X.py ...` in a
-subprocess) and, for finer checks, imported from their files.
+The scripts in ci/ are run the way the workflows run them (`python -m ci.X ...` in a
+subprocess, from the repository root) and, for finer checks, imported as modules of the
+`ci` package (pyproject's pytest `pythonpath` puts the repository root on sys.path).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,22 +19,10 @@ CI = REPO / "ci"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RESULTS = FIXTURES / "results"
 
-for folder in (CI, CI / "source_build"):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
 
-
-def load_ci(relpath: str):
-    """Imports ci/<relpath> (e.g. 'merge_results.py') as a module."""
-    path = CI / relpath
-    name = "ci_" + re.sub(r"\W", "_", relpath[:-3])
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+def ci_module(relpath: str) -> str:
+    """'source_build/pins.py' -> 'ci.source_build.pins'."""
+    return "ci." + relpath.removesuffix(".py").replace("/", ".")
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -72,12 +59,18 @@ def run_ci(
     cwd: Path | None = None,
     check: bool = True,
 ) -> subprocess.CompletedProcess:
+    """Runs ci/<relpath> (e.g. 'source_build/pins.py') as `python -m ci.source_build.pins`.
+    From another folder than the repository root (cwd), the root goes on PYTHONPATH, as a
+    workflow step in another working directory would need."""
+    env = dict(env or clean_env())
+    if cwd is not None and Path(cwd).resolve() != REPO:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     result = subprocess.run(
-        [sys.executable, str(CI / relpath), *map(str, args)],
+        [sys.executable, "-m", ci_module(relpath), *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd or REPO,
-        env=env or clean_env(),
+        env=env,
         timeout=300,
     )
     if check and result.returncode != 0:

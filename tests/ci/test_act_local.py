@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from actlocal.command import ActRun, NotLoopback, local_actions, require_local_url
-from actlocal.event import event_payload, first_cron, triggers
-from actlocal.logs import LogParser
-from actlocal.servers import MANIFEST_NAME, StaticServer, make_tiny_zoo
-from actlocal.warm import count_stages
-from actlocal.workflow import expand_matrix, plan_workflow
-from ci_helpers import CI, REPO, load_ci
-from fake_github_api import FakeGitHub
+from ci_helpers import REPO
+
+from ci.actlocal.command import ActRun, NotLoopback, local_actions, require_local_url
+from ci.actlocal.event import event_payload, first_cron, triggers
+from ci.actlocal.logs import LogParser
+from ci.actlocal.servers import MANIFEST_NAME, StaticServer, make_tiny_zoo
+from ci.actlocal.warm import count_stages
+from ci.actlocal.workflow import expand_matrix, plan_workflow
+from ci.fake_github_api import FakeGitHub
 
 WORKFLOWS = REPO / ".github" / "workflows"
 
@@ -414,12 +415,18 @@ def test_check_warm_script(tmp_path):
         )
     )
     ok = subprocess.run(
-        [sys.executable, str(CI / "check_warm_run.py"), str(warm)], capture_output=True, text=True
+        [sys.executable, "-m", "ci.check_warm_run", str(warm)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
     assert ok.returncode == 0, ok.stderr
     assert "1 from the artifact store, 0 compiled" in ok.stdout
     bad = subprocess.run(
-        [sys.executable, str(CI / "check_warm_run.py"), str(cold)], capture_output=True, text=True
+        [sys.executable, "-m", "ci.check_warm_run", str(cold)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
     assert bad.returncode == 1 and "compiled: x" in bad.stdout
 
@@ -428,7 +435,8 @@ def test_check_warm_script(tmp_path):
 
 
 def test_run_shard_extra_args_come_after_the_profile_and_its_url_settings(monkeypatch):
-    run_shard = load_ci("run_shard.py")
+    from ci import run_shard
+
     assert run_shard.extra_args({"CI_RUN_SHARD_ARGS": "--onnx-ops-sample 20 -k 'not slow'"}) == [
         "--onnx-ops-sample",
         "20",
@@ -508,7 +516,8 @@ def test_act_local_dry_run_plans_without_act(tmp_path):
     result = subprocess.run(
         [
             sys.executable,
-            str(CI / "act_local.py"),
+            "-m",
+            "ci.act_local",
             "ci.yml",
             "--dry-run",
             "--work-dir",
@@ -527,7 +536,8 @@ def test_act_local_dry_run_plans_without_act(tmp_path):
     bad = subprocess.run(
         [
             sys.executable,
-            str(CI / "act_local.py"),
+            "-m",
+            "ci.act_local",
             "ci.yml",
             "--dry-run",
             "--work-dir",
@@ -582,7 +592,8 @@ def test_act_runs_a_tiny_workflow(tmp_path):
     result = subprocess.run(
         [
             sys.executable,
-            str(CI / "act_local.py"),
+            "-m",
+            "ci.act_local",
             str(wf),
             "--work-dir",
             str(tmp_path / "w"),
@@ -612,7 +623,8 @@ def test_fake_api_serves_an_earlier_runs_artifact_to_fetch_baseline(tmp_path, gh
 
     from ci_helpers import run_ci
 
-    act_local = load_ci("act_local.py")
+    from ci import act_local
+
     store = tmp_path / "artifacts" / "1" / "merged-results"
     store.mkdir(parents=True)
     with zipfile.ZipFile(store / "merged-results.zip", "w") as zf:
@@ -650,7 +662,7 @@ def test_fake_api_serves_an_earlier_runs_artifact_to_fetch_baseline(tmp_path, gh
 
 
 def test_tool_cache_versions_and_act_environment(monkeypatch, tmp_path):
-    from actlocal.host import act_environment, stablehlo_sample, tool_cache_version
+    from ci.actlocal.host import act_environment, stablehlo_sample, tool_cache_version
 
     assert tool_cache_version("3.12", "3.11.7") == "3.12.0"
     assert tool_cache_version("3.11", "3.11.7") == "3.11.7"
@@ -687,7 +699,7 @@ def test_tool_cache_versions_and_act_environment(monkeypatch, tmp_path):
 
 
 def test_substituted_actions_point_at_their_stand_in(tmp_path):
-    from actlocal.command import with_substitutes
+    from ci.actlocal.command import with_substitutes
 
     v7, v4 = (
         ("actions/upload-artifact@" + "b" * 40, tmp_path / "v7"),
@@ -700,7 +712,7 @@ def test_substituted_actions_point_at_their_stand_in(tmp_path):
 
 
 def test_upstream_agreement_reads_local_fixtures_never_github(tmp_path):
-    import act_local
+    from ci import act_local
 
     variables = act_local.upstream_fixtures(tmp_path)
     assert set(variables) == {"IREE_CI_ONNX_CONFIG", "IREE_CI_ONNX_TESTS"}

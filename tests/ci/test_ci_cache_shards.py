@@ -14,9 +14,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from ci_helpers import REPO, load_ci, run_ci
+from ci_helpers import REPO, run_ci
 
-cw = load_ci("check_workflows.py")
+from ci import check_workflows as cw
 
 MAIN = "refs/heads/main"
 CONFIG = """\

@@ -181,9 +181,9 @@ def test_bad_token_is_reported(api, tmp_path, gh):
 
 
 def test_unsafe_archive_paths_are_refused(tmp_path):
-    from ci_helpers import load_ci
 
-    fetch = load_ci("fetch_baseline.py")
+    from ci import fetch_baseline as fetch
+
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("../escape.json", "{}")

@@ -9,10 +9,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from ci_helpers import clean_env, load_ci, run_ci
-from fake_github_api import TOKEN, FakeGitHub
+from ci_helpers import clean_env, run_ci
 
-pr_comment = load_ci("pr_comment.py")
+from ci import pr_comment
+from ci.fake_github_api import TOKEN, FakeGitHub
 
 REPO = "octo/repo"
 SHA = "a" * 40

@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from ci_helpers import RESULTS, load_ci, run_ci
+from ci_helpers import RESULTS, run_ci
 
-merge_results = load_ci("merge_results.py")
-diff_results = load_ci("diff_results.py")
+from ci import diff_results, merge_results
 
 LINUX = RESULTS / "linux-py3.11.json"  # verdicts with the manifest: pass / xfail / skip
 LINUX_BEFORE = RESULTS / "linux-py3.11-before-manifest.json"  # same run without it: fail
@@ -337,7 +336,7 @@ def test_durations_without_any_results_writes_empty_files(tmp_path):
 
 
 def test_device_matrix_has_one_column_per_target():
-    merge_results = load_ci("merge_results.py")
+    from ci import merge_results
 
     merged = {
         "runs": [],

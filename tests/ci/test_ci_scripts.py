@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from ci_helpers import CI, REPO, clean_env, load_ci, run_ci
+from ci_helpers import CI, REPO, clean_env, run_ci
 
 # Scripts, not the modules of a package (ci/actlocal/ is act_local.py's library).
 ALL_SCRIPTS = sorted(
@@ -156,7 +156,8 @@ def test_empty_shard_exits_0_and_writes_empty_results(no_tests):
         and data["outcomes"] == []
         and data["metadata"]["targets"] == ["llvm-cpu"]
     )
-    merge_results = load_ci("merge_results.py")
+    from ci import merge_results
+
     assert "(none)" in merge_results.render_markdown(merge_results.merge([report]))
 
 
@@ -188,7 +189,8 @@ def requirement_name(spec: str) -> str:
 
 
 def test_bootstrap_requirements_are_project_dependencies():
-    install = load_ci("install.py")
+    from ci import install
+
     deps = {requirement_name(d): d for d in pyproject()["project"]["dependencies"]}
     for spec in install.BOOTSTRAP_REQUIREMENTS:
         assert requirement_name(spec) in deps, spec
@@ -297,7 +299,8 @@ def test_setup_env_versions(gh):
 
 
 def test_github_files_survive_multiline_values(gh):
-    common = load_ci("_common.py")
+    from ci import _common as common
+
     common.set_outputs({"restore-keys": ["a-", "b-"], "flag": True}, env=gh.env())
     assert gh.outputs() == {"restore-keys": "a-\nb-", "flag": "true"}
 
@@ -317,14 +320,16 @@ def test_github_files_survive_multiline_values(gh):
     ],
 )
 def test_prune_mode(event, policy, deletes):
-    prune = load_ci("prune_caches.py")
+    from ci import prune_caches as prune
+
     cmd = prune.prune_command(event, policy, "o/r", [])
     assert ("--yes" in cmd) is deletes
     assert cmd[:4] == ["cache-tools", "prune", "--repo", "o/r"]
 
 
 def test_prune_closed_pull_request_deletes_only_closed_pull_requests_caches():
-    prune = load_ci("prune_caches.py")
+    from ci import prune_caches as prune
+
     assert prune.prune_command("pull_request", "off", None, []) == [
         "cache-tools",
         "prune",
@@ -344,8 +349,8 @@ def test_prune_closed_pull_request_deletes_only_closed_pull_requests_caches():
 def test_prune_command_flags_exist_in_the_real_cli():
     """Every flag the script passes is one `cache-tools prune` accepts (no probing at run time)."""
     from cache_tools.cli import build_parser
+    from ci import prune_caches as prune
 
-    prune = load_ci("prune_caches.py")
     parser = build_parser()
     for event, policy in (("pull_request", ""), ("schedule", "on"), ("workflow_dispatch", "")):
         cmd = prune.prune_command(event, policy, "o/r", [])
@@ -375,7 +380,8 @@ def test_prune_print_only():
 def test_zoo_manifest_is_pinned_to_a_commit():
     # A manifest on a moving branch changes the selection under a run; every profile
     # pins it to a commit of onnx/models (7c5650d… holds ONNX_HUB_MANIFEST.json).
-    rs = load_ci("run_shard.py")
+    from ci import run_shard as rs
+
     for name in ("smoke", "nightly"):
         profile, _ = rs.load_profile(name)
         url = profile["zoo_manifest"]
@@ -419,8 +425,8 @@ def test_describe_applies_corpus_overrides(gh, tmp_path):
 def test_closed_pull_request_event_deletes_its_caches_by_number():
     # Issue #12.8: the closed event's pull request is pruned without an API read of it.
     from cache_tools.cli import build_parser
+    from ci import prune_caches as prune
 
-    prune = load_ci("prune_caches.py")
     cmd = prune.prune_command("pull_request", "off", "o/r", [], 42)
     assert cmd[-3:] == ["--closed-pr", "42", "--yes"]
     assert build_parser().parse_args(cmd[1:]).closed_pr == [42]

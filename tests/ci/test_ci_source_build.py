@@ -10,13 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from ci_helpers import CI, FIXTURES, REPO, clean_env, load_ci, run_ci
+from ci_helpers import CI, FIXTURES, REPO, clean_env, run_ci
 
-pins = load_ci("source_build/pins.py")
-budget = load_ci("source_build/ccache_budget.py")
-cibw_env = load_ci("source_build/cibw_env.py")
-find_wheels = load_ci("source_build/find_wheels.py")
-check_workflows = load_ci("check_workflows.py")
+from ci import check_workflows
+from ci.source_build import ccache_budget as budget
+from ci.source_build import cibw_env, find_wheels, pins
 
 IREE_LAYOUT = FIXTURES / "iree_layout"
 LLVM_SHA = "f" * 40
@@ -326,7 +324,8 @@ def test_build_wheels_writes_the_version_and_runs_cibuildwheel_per_package(iree_
     lines = [line for line in result.stdout.splitlines() if line.startswith("+ ")]
     assert len(lines) == 2 and lines[0].endswith(" compiler") and lines[1].endswith(" runtime")
     assert str((CI / "cibuildwheel.toml").resolve()) in lines[0]
-    build = load_ci("source_build/build_wheels.py")
+    from ci.source_build import build_wheels as build
+
     path = build.write_version(iree_checkout / "compiler", "3.13.0+src.abc")
     assert json.loads(path.read_text(encoding="utf-8"))["package-version"] == "3.13.0+src.abc"
 

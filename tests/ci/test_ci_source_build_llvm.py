@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ci_helpers import FIXTURES, REPO, clean_env, load_ci, run_ci
+from ci_helpers import FIXTURES, REPO, clean_env, run_ci
 
-seal = load_ci("source_build/_cache_seal.py")
-ccache_env = load_ci("source_build/_ccache_env.py")
-llvm_source = load_ci("source_build/llvm_source.py")
-proof = load_ci("source_build/llvm_cache_proof.py")
-act_local = load_ci("act_local.py")
+from ci import act_local
+from ci.source_build import _cache_seal as seal
+from ci.source_build import _ccache_env as ccache_env
+from ci.source_build import llvm_cache_proof as proof
+from ci.source_build import llvm_source
 
 PROJECT = FIXTURES / "ccache_project"
 TOOLS = ("ccache", "cmake", "ninja")

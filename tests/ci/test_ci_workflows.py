@@ -6,10 +6,10 @@ import shutil
 import textwrap
 
 import pytest
-from ci_helpers import REPO, load_ci, run_ci
+from ci_helpers import REPO, run_ci
 
 yaml = pytest.importorskip("yaml", reason="pyyaml is in the dev extra")
-cw = load_ci("check_workflows.py")
+from ci import check_workflows as cw  # noqa: E402 - after the pyyaml skip
 
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 
@@ -112,7 +112,7 @@ def test_the_comment_workflow_never_runs_the_pull_requests_code(tmp_path, monkey
         "          persist-credentials: false",
         "          persist-credentials: false\n"
         "          ref: ${{ github.event.workflow_run.head_sha }}",
-    ).replace("run: python ci/pr_comment.py", "run: pip install . && python ci/pr_comment.py")
+    ).replace("run: python -m ci.pr_comment", "run: pip install . && python -m ci.pr_comment")
     folder = tmp_path / "workflows"
     folder.mkdir()
     for path in WORKFLOWS:
@@ -146,9 +146,10 @@ def test_nightly_shards_every_os_and_updates_expectations():
 
 def test_source_build_puts_ccache_under_the_host_mount():
     wf = (REPO / ".github/workflows/build-from-source.yml").read_text(encoding="utf-8")
-    assert "ci/source_build/cibw_env.py" in wf and "class: llvm-mlir" in wf
+    assert "-m ci.source_build.cibw_env" in wf and "class: llvm-mlir" in wf
     assert "cache-tools measure" in wf
-    cibw_env = load_ci("source_build/cibw_env.py")
+    from ci.source_build import cibw_env
+
     assert cibw_env.HOST_MOUNT == "/host"
 
 
@@ -170,7 +171,8 @@ jobs:
         with:
           path: x
           key: ${{ steps.k.outputs.key }}
-      - run: python ci/no_such_script.py
+      - run: python -m ci.no_such_script
+      - run: python ci/install.py --bootstrap
 """
 
 
@@ -230,6 +232,13 @@ def test_checks_catch_a_bad_workflow(bad_repo):
     assert "persist-credentials" in joined(cw.check_checkout_credentials())
     assert "does not come from a `cache-tools key` step" in joined(cw.check_cache_keys())
     assert "ci/no_such_script.py" in joined(cw.check_scripts_exist(run_help=False))
+    assert "runs ci/install.py by its path: run it as `python -m ci.install`" in joined(
+        cw.check_scripts_exist(run_help=False)
+    )
+    assert cw.check_ci_jobs_set_pythonpath() == [
+        "bad.yml:build: runs ci/ scripts but its env does not set PYTHONPATH: "
+        "${{ github.workspace }}/python (the library, before the install)"
+    ]
 
 
 def test_pinned_sha_needs_a_version_comment(bad_repo):
@@ -350,7 +359,7 @@ def test_closed_pr_pruning_works_on_private_repositories():
     wf = cw.workflows()["cache-audit.yml"]
     assert wf["jobs"]["prune"]["permissions"].get("pull-requests") == "read"
     step = next(
-        s for s in wf["jobs"]["closed-pr"]["steps"] if "prune_caches.py" in str(s.get("run", ""))
+        s for s in wf["jobs"]["closed-pr"]["steps"] if "-m ci.prune_caches" in str(s.get("run", ""))
     )
     assert "--pull-number" in step["run"] and "pull_request.number" in step["env"]["PR_NUMBER"]
 

@@ -5,10 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "ci"))
+from ci import flaky_recheck
 
-import flaky_recheck  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 DIFF = {
     "new_failures": [
@@ -30,7 +29,8 @@ def test_changed_cases_of_one_platform_per_target():
 
 def run(*args):
     return subprocess.run(
-        [sys.executable, str(ROOT / "ci" / "flaky_recheck.py"), *map(str, args)],
+        [sys.executable, "-m", "ci.flaky_recheck", *map(str, args)],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,

@@ -9,10 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from ci_helpers import RESULTS, load_ci
+from ci_helpers import RESULTS
 
-check = load_ci("history_site_check.py")
-rhc = load_ci("render_html_check.py")
+from ci import history_site_check as check
+from ci import render_html_check as rhc
+
 REAL = RESULTS / "linux-py3.11.json"
 has_browser = pytest.mark.skipif(
     not any(shutil.which(b) for b in rhc.BROWSERS), reason="no Chromium installed"

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ci_helpers import RESULTS, load_ci
+from ci_helpers import RESULTS
 
+from ci import render_html_check as check
 from iree_conformance.html import inputs, render
-
-check = load_ci("render_html_check.py")
 
 
 def _paeth(a: int, b: int, c: int) -> int:

@@ -7,7 +7,6 @@ module's view of ``sys``/``platform``; no test here claims to have run on macOS.
 from __future__ import annotations
 
 import os
-import sys
 import types
 
 import pytest
@@ -15,16 +14,13 @@ import pytest
 from iree_conformance import cli, platform_info
 from iree_conformance.platform_info import host_arch, host_os, unsupported_host_reason
 
-from .conftest import ROOT, output
+from .conftest import output
 
 
 @pytest.mark.parametrize("machine", ["x86_64", "AMD64", "arm64", "aarch64", "ARM64"])
 def test_arch_names_match_the_ci_layer(machine):
-    sys.path.insert(0, str(ROOT / "ci"))
-    try:
-        from _common import normalize_arch
-    finally:
-        sys.path.remove(str(ROOT / "ci"))
+    from ci._common import normalize_arch
+
     assert host_arch(machine) == normalize_arch(machine)
 
 

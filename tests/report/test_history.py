@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import datetime
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -14,18 +13,12 @@ from typing import Any
 
 import pytest
 
+from ci import history_site_check as check
 from iree_conformance import cli
 from iree_conformance.html import history, history_command, site
 
 ROOT = Path(__file__).resolve().parents[2]
 LINUX = ROOT / "tests" / "ci" / "fixtures" / "results" / "linux-py3.11.json"  # a real run
-
-_spec = importlib.util.spec_from_file_location(
-    "history_site_check", ROOT / "ci" / "history_site_check.py"
-)
-assert _spec and _spec.loader
-check = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(check)
 
 
 def real() -> dict[str, Any]:

@@ -22,7 +22,6 @@ import pytest
 from iree_conformance import report
 from iree_conformance.html import inputs, render
 from iree_conformance.report_model import FUNNEL_STEPS
-from tests.ci.ci_helpers import load_ci
 from tests.report.test_html_report import Tables
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,7 +172,8 @@ def test_the_three_renderings_agree_on_a_real_run(results):
     path, data = results["path"], results["data"]
     outcomes = data["outcomes"]
     markdown = _markdown_numbers(report.render_markdown(data))
-    merge_results = load_ci("merge_results.py")
+    from ci import merge_results
+
     ci = _ci_numbers(merge_results.render_markdown(merge_results.merge([path]), max_listed=10_000))
     page = render.render_html(
         inputs.load([path]),

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 from iree_conformance import report, report_model
-from tests.ci.ci_helpers import load_ci
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -104,6 +103,8 @@ def test_repeats_count_once_and_unknown_verdicts_get_a_column_everywhere():
         ("(none)", "u", "macos/arm64 py3.12"): {},
     }
     assert "| s | t | 1 | 0 | 0 | 0 | 0 | 0 | 1 | 2 |" in report.markdown_of(model)
-    ci = load_ci("merge_results.py").render_markdown(merged)
+    from ci.merge_results import render_markdown
+
+    ci = render_markdown(merged)
     assert "| linux/x86_64 | 3.11 | t | s | 1 | 0 | 0 | 0 | 0 | 0 | 1 | 2 |" in ci
     assert "| macos/arm64 | 3.12 | u | (none) | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in ci
