@@ -23,6 +23,19 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+try:
+    import iree_conformance  # noqa: F401 - the check below; the names come next
+except ModuleNotFoundError as _exc:
+    if _exc.name != "iree_conformance":
+        raise
+    print(
+        "error: the ci/ scripts import the library (iree_conformance): run them from the "
+        "repository root with the project installed, or before the install with "
+        "PYTHONPATH=python (docs/ci.md, 'How ci/ imports the library')",
+        file=sys.stderr,
+    )
+    raise SystemExit(8) from None  # EXIT_CI, which is the library's
+
 from cache_tools.units import parse_size as _parse_size
 from iree_conformance import annotations as gh_annotations
 from iree_conformance import ghactions, results

@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         diff = json.loads(Path(args.diff).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
         print(
-            f"error: {args.diff}: cannot read the diff ({e}); run ci/diff_results.py --output first",
+            f"error: {args.diff}: cannot read the diff ({e}); run python -m ci.diff_results --output first",
             file=sys.stderr,
         )
         return 2

@@ -99,3 +99,27 @@ def test_a_script_runs_with_dash_m_from_the_root():
         timeout=60,
     )
     assert result.returncode == 0 and "usage:" in result.stdout, result.stderr
+
+
+def _bare(*args: str, **extra: str) -> subprocess.CompletedProcess:
+    """A ci/ script under `python -S` (no site-packages: the project is not installed)."""
+    env = clean_env(**extra)
+    env.pop("PYTHONPATH", None) if "PYTHONPATH" not in extra else None
+    return subprocess.run(
+        [sys.executable, "-S", "-m", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_before_the_install_pythonpath_python_is_enough():
+    """What the workflows' jobs do before `ci.install` (docs/ci.md): PYTHONPATH=python."""
+    ok = _bare("ci.install", "--dry-run", "--extras", "dev", PYTHONPATH="python")
+    assert ok.returncode == 0, ok.stderr
+    assert "pip install" in ok.stdout and "-e" in ok.stdout
+    missing = _bare("ci.install", "--dry-run", "--extras", "dev")
+    assert missing.returncode == 8
+    assert "PYTHONPATH=python" in missing.stderr and "Traceback" not in missing.stderr
