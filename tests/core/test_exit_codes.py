@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import sys
 from pathlib import Path
 
 import pytest
@@ -64,11 +63,7 @@ def test_the_literal_scan_catches_one(tmp_path):
 def test_every_error_class_uses_a_code_of_the_table():
     from cache_tools import errors as ct_errors
 
-    sys.path.insert(0, str(REPO / "ci"))
-    try:
-        importlib.import_module("_common")
-    finally:
-        sys.path.remove(str(REPO / "ci"))
+    importlib.import_module("ci._common")
     importlib.import_module("iree_conformance.cli")  # loads the library's error classes
 
     def subclasses(cls: type) -> list[type]:

@@ -7,7 +7,6 @@ import difflib
 import importlib
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -204,11 +203,7 @@ def test_tomllib_is_imported_in_one_place():
 def test_one_size_parser_for_cache_tools_and_ci(text, expected):
     from cache_tools.units import parse_size
 
-    sys.path.insert(0, str(REPO / "ci"))
-    try:
-        common = importlib.import_module("_common")
-    finally:
-        sys.path.remove(str(REPO / "ci"))
+    common = importlib.import_module("ci._common")
     assert parse_size(text) == expected == common.parse_size(text)
 
 
@@ -261,11 +256,7 @@ def test_cache_tools_and_ci_catch_the_base(capsys):
     from cache_tools import cli as ct_cli
 
     assert ct_cli.main(["key", "--config", "/nonexistent/cache_tools.toml", "--class", "x"]) == 2
-    sys.path.insert(0, str(REPO / "ci"))
-    try:
-        common = importlib.import_module("_common")
-    finally:
-        sys.path.remove(str(REPO / "ci"))
+    common = importlib.import_module("ci._common")
 
     def broken(argv):
         raise errors.BundleError("bundle gone; rebuild it")
