@@ -4,7 +4,7 @@ sizes and results-JSON loading.
 Standard library only: these scripts run before the project is installed (install.py,
 setup_env.py) and on every runner OS, so nothing here may assume bash, symlinks or a
 particular line ending. The policies the library already implements are not copied
-here: the error base (``iree_conformance.errors``), TOML reading (``tomlio``), atomic
+here: the error base (``iree_conformance.common.errors``), TOML reading (``tomlio``), atomic
 writes (``fsutil``) and the GitHub Actions file commands (``ghactions``) come from the
 source tree's ``python/`` folder, and sizes from ``cache_tools/units.py``; all of those
 are standard library only.
@@ -26,10 +26,11 @@ for _path in (REPO_ROOT / "python", REPO_ROOT):  # the library and cache_tools, 
         sys.path.insert(1, str(_path))
 
 from cache_tools.units import parse_size as _parse_size  # noqa: E402
-from iree_conformance import annotations as gh_annotations  # noqa: E402
-from iree_conformance import ghactions, results  # noqa: E402
-from iree_conformance.errors import EXIT_CI, ConformanceError  # noqa: E402
-from iree_conformance.fsutil import atomic_write_text  # noqa: E402
+from iree_conformance.common import ghactions  # noqa: E402
+from iree_conformance.common.errors import EXIT_CI, ConformanceError  # noqa: E402
+from iree_conformance.common.fsutil import atomic_write_text  # noqa: E402
+from iree_conformance.model import results  # noqa: E402
+from iree_conformance.report import annotations as gh_annotations  # noqa: E402
 
 OS_NAMES = ("linux", "macos", "windows")
 RESULTS_SCHEMA = results.SCHEMA
@@ -37,7 +38,7 @@ RESULTS_SCHEMA = results.SCHEMA
 
 class CIError(ConformanceError):
     """A problem the user can fix; scripts print it without a traceback and exit
-    ``EXIT_CI`` (8, from the project's one table in ``iree_conformance.errors``)."""
+    ``EXIT_CI`` (8, from the project's one table in ``iree_conformance.common.errors``)."""
 
     return_code = EXIT_CI
 
@@ -53,9 +54,9 @@ def run_main(main, argv: list[str] | None = None) -> int:
 
 
 def load_toml(path: Path) -> dict[str, Any]:
-    """A TOML file through the library's one reader (``iree_conformance.tomlio``)."""
+    """A TOML file through the library's one reader (``iree_conformance.common.tomlio``)."""
     try:
-        from iree_conformance import tomlio
+        from iree_conformance.common import tomlio
     except ModuleNotFoundError as exc:  # Python 3.10 without tomli
         raise CIError(str(exc)) from None
     try:
@@ -64,7 +65,7 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise CIError(str(exc)) from None
 
 
-# -- GitHub Actions file commands (iree_conformance.ghactions) ----------------------------
+# -- GitHub Actions file commands (iree_conformance.common.ghactions) ----------------------------
 
 
 def set_outputs(values: Mapping[str, Any], env: Mapping[str, str] | None = None) -> bool:
@@ -117,7 +118,7 @@ def notice(
     title: str = "",
 ) -> None:
     """Prints a workflow command (::notice:: / ::warning:: / ::error::, escaped, at
-    file:line when given: ``iree_conformance.annotations``), plain text elsewhere."""
+    file:line when given: ``iree_conformance.report.annotations``), plain text elsewhere."""
     gh_annotations.emit([gh_annotations.Annotation(level, title, message, file, line)])
 
 
@@ -218,7 +219,7 @@ def load_json(path: Path) -> Any:
 
 def load_results(path: Path) -> dict[str, Any]:
     """Loads a results JSON (ARCHITECTURE.md, schema 1) or a merged file from merge_results.py,
-    through the library's one loader (``iree_conformance.results``)."""
+    through the library's one loader (``iree_conformance.model.results``)."""
     return results.load_results(path, results.OUTCOME_KEYS)
 
 

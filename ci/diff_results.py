@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CIError, expand_json_inputs, md_escape, run_main, write_report  # noqa: E402
 from merge_results import merge  # noqa: E402
 
-from iree_conformance.merging import suite_of  # noqa: E402
+from iree_conformance.report.merging import suite_of  # noqa: E402
 
 FAILING = ("fail", "error", "crash", "timeout")
 _RANK = {"fail": 3, "pass": 2, "skip": 1, "other": 0}

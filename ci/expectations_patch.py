@@ -40,9 +40,9 @@ from _common import REPO_ROOT, CIError, append_summary, load_json, notice, run_m
 
 # The manifest format has one reader: the library's manifest module (standard library
 # only for reading and merging; _common put the source tree's python/ on sys.path).
-from iree_conformance.fsutil import atomic_write_text  # noqa: E402
-from iree_conformance.manifest import entry_tables, merge_tables, rebuild  # noqa: E402
-from iree_conformance.tomlio import TomlError, loads_toml  # noqa: E402
+from iree_conformance.common.fsutil import atomic_write_text  # noqa: E402
+from iree_conformance.common.tomlio import TomlError, loads_toml  # noqa: E402
+from iree_conformance.expectations.manifest import entry_tables, merge_tables, rebuild  # noqa: E402
 
 DEFAULT_DIR = "conformance/expectations"
 MANIFEST = "manifest.json"

@@ -7,7 +7,7 @@ with the OS, architecture and Python version of the run it came from, so the mer
 file keeps enough to diff against another merged file (diff_results.py) and to derive
 shard durations (durations.py).
 
-The Markdown renders the report model (``iree_conformance.report_model``, the same one the
+The Markdown renders the report model (``iree_conformance.report.model``, the same one the
 Markdown and HTML reports render): one row per OS x Python x target x suite with the
 verdict counts (pass / xfail / flaky / fail / xpass / skip, then any other verdict), a
 total row, the unexpected results (verdict fail or xpass), the failure groups, expected
@@ -40,8 +40,8 @@ from _common import (  # noqa: E402
 # The merge itself lives in the library (the HTML report merges the same way); it is
 # standard library only, so it imports from the source tree before any install.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
-from iree_conformance import report_model  # noqa: E402
-from iree_conformance.merging import merge_documents  # noqa: E402
+from iree_conformance.report import model as report_model  # noqa: E402
+from iree_conformance.report.merging import merge_documents  # noqa: E402
 
 
 def merge(paths: list[Path], base: Path | None = None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from ci_helpers import RESULTS, load_ci
 
-from iree_conformance.html import inputs, render
+from iree_conformance.report.html import inputs, render
 
 check = load_ci("render_html_check.py")
 
