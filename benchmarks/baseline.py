@@ -104,8 +104,8 @@ def _save_sets(
 def plan_baseline(case_ids: list[str], work_dir: Path) -> list[BaselinePlan]:
     """Writes each case's inputs and expected outputs as .npy files (not timed: the
     IREE test suites ship theirs) and the commands' arguments."""
-    from iree_conformance.onnx.prepare import MIN_IREE_OPSET, default_opset
-    from iree_conformance.onnx.values import load_data_set
+    from iree_conformance.frontends.onnx.prepare import MIN_IREE_OPSET, default_opset
+    from iree_conformance.frontends.onnx.values import load_data_set
 
     target = _target()
     # The suite's exact flags for each case (Target.case_flags: the target's, its kind's,
@@ -187,7 +187,7 @@ def numpy_compare(
     actual: np.ndarray, expected: np.ndarray, rtol: float | None, atol: float | None
 ) -> str | None:
     """None when equal within tolerance; else what differs."""
-    from iree_conformance.compare import DEFAULT_TOLERANCES, FALLBACK_TOLERANCE
+    from iree_conformance.model.compare import DEFAULT_TOLERANCES, FALLBACK_TOLERANCE
 
     if actual.shape != expected.shape:
         return f"shape {list(actual.shape)} != {list(expected.shape)}"

@@ -56,20 +56,20 @@ def write_case_list(path: Path, onnx_ids: list[str], shlo_ids: list[str], note: 
 
 
 def onnx_data_root() -> Path:
-    from iree_conformance.onnx import node_tests
+    from iree_conformance.frontends.onnx import node_tests
     from iree_conformance.suites.onnx_ops import data_dir
 
     return node_tests.materialize(data_dir(None))
 
 
 def onnx_index(root: Path) -> dict[str, Any]:
-    from iree_conformance.onnx import node_tests
+    from iree_conformance.frontends.onnx import node_tests
 
     return {c.case_id: c for c in node_tests.load_cases(root)}
 
 
 def stablehlo_index() -> dict[str, dict[str, Any]]:
-    from iree_conformance.tomlio import load_toml
+    from iree_conformance.common.tomlio import load_toml
 
     corpus = load_toml(CONFORMANCE / "stablehlo" / "corpus.toml").get("cases", {})
     return {f"{STABLEHLO_PREFIX}{name}": spec for name, spec in corpus.items()}
@@ -77,8 +77,8 @@ def stablehlo_index() -> dict[str, dict[str, Any]]:
 
 def load_cases(case_ids: list[str]) -> list[Any]:
     """The suites' own Case objects for case_ids, in that order."""
-    from iree_conformance.run_options import RunOptions
     from iree_conformance.suites.registry import collect
+    from iree_conformance.suites.run_options import RunOptions
 
     options = RunOptions()  # the pytest defaults
     found: dict[str, Any] = {}
@@ -93,6 +93,6 @@ def load_cases(case_ids: list[str]) -> list[Any]:
 
 
 def _target():
-    from iree_conformance.targets import load_targets
+    from iree_conformance.model.targets import load_targets
 
     return load_targets(CONFORMANCE / "targets.toml")[TARGET]

@@ -318,7 +318,7 @@ def overhead_stats(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
 
 def shard_balance(durations: dict[str, float], counts=(2, 3, 4)) -> dict[int, dict[str, float]]:
     """How evenly --shard I/N splits the recorded durations."""
-    from iree_conformance.sharding import assign
+    from iree_conformance.engine.sharding import assign
 
     keys = sorted(durations)
     result = {}
@@ -379,8 +379,8 @@ def measure_memory(
     cases: list[Any], store_dir: Path, jobs: int, cold_every: int, configs: dict[str, int | None]
 ) -> dict[str, Any]:
     """Drives one WorkerClient per config (side by side, in threads) with `jobs` jobs."""
-    from iree_conformance.pipeline import run_case
-    from iree_conformance.worker import WorkerClient
+    from iree_conformance.engine.pipeline import run_case
+    from iree_conformance.engine.worker.parent import WorkerClient
 
     target = _target()
     results: dict[str, Any] = {}
@@ -477,7 +477,7 @@ def run_batched(
 ) -> Any:
     """One case as the pytest plugin runs it: in its planned batch (compiled, or found in
     the store, once per coordinator), else alone."""
-    from iree_conformance.pipeline import run_case
+    from iree_conformance.engine.pipeline import run_case
 
     batch = plan.get((target.name, case.case_id))
     placement = coordinator.placement(batch, case, target, client) if batch is not None else None
@@ -490,11 +490,11 @@ def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int
     batches, as in the pytest run whose store this is: each round has a fresh
     BatchCoordinator, as each pytest process has, so it finds every batch in the store
     once (the batch job: member keys and imported modules read, the batch's module read)."""
-    from iree_conformance.batching import BatchCoordinator, batch_job, plan_batches
-    from iree_conformance.executor import Executor
-    from iree_conformance.pipeline import build_job
-    from iree_conformance.store import ArtifactStore
-    from iree_conformance.worker import WorkerClient
+    from iree_conformance.common.store import ArtifactStore
+    from iree_conformance.engine.batching import BatchCoordinator, batch_job, plan_batches
+    from iree_conformance.engine.pipeline import build_job
+    from iree_conformance.engine.worker.executor import Executor
+    from iree_conformance.engine.worker.parent import WorkerClient
 
     target = _target()
     plan = plan_batches([(case, target) for case in cases], batch_size)
@@ -585,8 +585,8 @@ def profile_cold(cases: list[Any], store_dir: Path, count: int) -> dict[str, Any
     """Overhead of cold cases in a started worker: `count` cases spread over the
     sample, compiled into an empty store after one warm-up compile (which pays the
     one-off imports of the compiler and onnx)."""
-    from iree_conformance.pipeline import run_case
-    from iree_conformance.worker import WorkerClient
+    from iree_conformance.engine.pipeline import run_case
+    from iree_conformance.engine.worker.parent import WorkerClient
 
     picked = cases[:: max(1, len(cases) // count)][:count]
     target = _target()
@@ -628,7 +628,7 @@ import os
 import sys
 
 _flags = os.environ.get("SUITE_SPEED_IREE_GLOBAL_FLAGS", "").split()
-# A worker is `python -m iree_conformance.worker_main LOG STORE`, LOG from tempfile.
+# A worker is `python -m iree_conformance.engine.worker.main LOG STORE`, LOG from tempfile.
 if _flags and len(sys.argv) > 1 and sys.argv[0] == "-m" and os.path.basename(sys.argv[1]).startswith("@PREFIX@"):
     from iree.compiler.api import ctypes_dl
 
@@ -659,7 +659,7 @@ def process_cpu(pid: int | None) -> float | None:
 def largest_group(cases: list[Any], kind: str | None = None) -> list[Any]:
     """The sample's cases that may share a module (one suite, kind and flag set), biggest
     group (of that source kind when given)."""
-    from iree_conformance.batching import group_key
+    from iree_conformance.engine.batching import group_key
 
     target = _target()
     groups: dict[tuple[str, ...], list[Any]] = {}
@@ -695,9 +695,9 @@ def measure_bisection(cases: list[Any], work_dir: Path, size: int) -> dict[str, 
     WorkerClient: without a failing member, with one (the compiler's errors may name it),
     and with one while the culprits are hidden (plain bisection). Fresh worker and empty
     store for each; the worker is warmed up first with an unrelated compile."""
-    from iree_conformance.batching import Batch, BatchCoordinator
-    from iree_conformance.pipeline import run_case
-    from iree_conformance.worker import WorkerClient
+    from iree_conformance.engine.batching import Batch, BatchCoordinator
+    from iree_conformance.engine.pipeline import run_case
+    from iree_conformance.engine.worker.parent import WorkerClient
 
     group = largest_group(cases, kind="mlir")  # the failing member is an MLIR module
     if len(group) < 2:
@@ -765,9 +765,9 @@ def measure_batch_rss(
     """The same `count` cases of one group compiled (compile only) in batches of each size,
     a fresh worker and an empty store per size: the worker's CPU seconds per case and its
     peak RSS (VmHWM). Size 1 compiles each case alone, as --batch-size 1 does."""
-    from iree_conformance.batching import batch_job
-    from iree_conformance.pipeline import build_job
-    from iree_conformance.worker import WorkerClient
+    from iree_conformance.engine.batching import batch_job
+    from iree_conformance.engine.pipeline import build_job
+    from iree_conformance.engine.worker.parent import WorkerClient
 
     group = largest_group(cases)[:count]
     if not group:
@@ -1488,7 +1488,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     args = ap.parse_args(argv)
     if args.batch_size is None:
-        from iree_conformance.batching import DEFAULT_BATCH_SIZE
+        from iree_conformance.engine.batching import DEFAULT_BATCH_SIZE
 
         args.batch_size = DEFAULT_BATCH_SIZE
     if args.quick:
@@ -1732,8 +1732,8 @@ def run_benchmark(args: argparse.Namespace, work_dir: Path) -> int:
         cases = load_cases(case_ids)
         if not (store.exists() and any(store.iterdir())):
             log("filling the store for the in-process measurements")
-            from iree_conformance.batching import BatchCoordinator, plan_batches
-            from iree_conformance.worker import WorkerClient
+            from iree_conformance.engine.batching import BatchCoordinator, plan_batches
+            from iree_conformance.engine.worker.parent import WorkerClient
 
             plan = plan_batches([(case, _target()) for case in cases], args.batch_size)
             client = WorkerClient(store)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
-from iree_conformance.errors import ConformanceError
+from iree_conformance.common.errors import ConformanceError
 
 from . import __version__
 from .commands import audit, key, measure, plan, prune

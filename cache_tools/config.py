@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from iree_conformance.tomlio import tomllib
+from iree_conformance.common.tomlio import tomllib
 
 from .errors import ConfigError
 from .forecast import ForecastInputs

@@ -3,14 +3,14 @@
 Every message names the thing that failed and what to do about it; none may
 contain a credential (the API client redacts tokens before raising).
 ``CacheToolsError`` derives from the project's one error base,
-``iree_conformance.errors.ConformanceError`` (``return_code``; ``exit_code`` is
+``iree_conformance.common.errors.ConformanceError`` (``return_code``; ``exit_code`` is
 the same number). The exit statuses come from that module's one table
 (``EXIT_CODES``), shared with ``iree-conformance`` and the ci/ scripts.
 """
 
 from __future__ import annotations
 
-from iree_conformance.errors import (
+from iree_conformance.common.errors import (
     EXIT_API,  # GitHub API failed or answered nonsense
     EXIT_CONFIGURATION,
     EXIT_THRESHOLD,  # audit --fail-over tripped

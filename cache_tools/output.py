@@ -1,5 +1,5 @@
 """Write results where a workflow reads them (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY: the
-library's one writer, ``iree_conformance.ghactions``), and tables and JSON for people."""
+library's one writer, ``iree_conformance.common.ghactions``), and tables and JSON for people."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from iree_conformance import ghactions
+from iree_conformance.common import ghactions
 
 
 def format_outputs(values: Mapping[str, Any]) -> str:

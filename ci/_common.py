@@ -4,7 +4,7 @@ sizes and results-JSON loading.
 Standard library only: these scripts run before the project is installed (install.py,
 setup_env.py) and on every runner OS, so nothing here may assume bash, symlinks or a
 particular line ending. The policies the library already implements are not copied
-here: the error base (``iree_conformance.errors``), TOML reading (``tomlio``), atomic
+here: the error base (``iree_conformance.common.errors``), TOML reading (``tomlio``), atomic
 writes (``fsutil``) and the GitHub Actions file commands (``ghactions``) come from the
 library, and sizes from ``cache_tools/units.py``; all of those are standard library only.
 Nothing here edits ``sys.path``: the scripts run as ``python -m ci.<script>`` from the
@@ -37,10 +37,11 @@ except ModuleNotFoundError as _exc:
     raise SystemExit(8) from None  # EXIT_CI, which is the library's
 
 from cache_tools.units import parse_size as _parse_size
-from iree_conformance import annotations as gh_annotations
-from iree_conformance import ghactions, results
-from iree_conformance.errors import EXIT_CI, ConformanceError
-from iree_conformance.fsutil import atomic_write_text
+from iree_conformance.common import ghactions
+from iree_conformance.common.errors import EXIT_CI, ConformanceError
+from iree_conformance.common.fsutil import atomic_write_text
+from iree_conformance.model import results
+from iree_conformance.report import annotations as gh_annotations
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,7 +51,7 @@ RESULTS_SCHEMA = results.SCHEMA
 
 class CIError(ConformanceError):
     """A problem the user can fix; scripts print it without a traceback and exit
-    ``EXIT_CI`` (8, from the project's one table in ``iree_conformance.errors``)."""
+    ``EXIT_CI`` (8, from the project's one table in ``iree_conformance.common.errors``)."""
 
     return_code = EXIT_CI
 
@@ -66,9 +67,9 @@ def run_main(main, argv: list[str] | None = None) -> int:
 
 
 def load_toml(path: Path) -> dict[str, Any]:
-    """A TOML file through the library's one reader (``iree_conformance.tomlio``)."""
+    """A TOML file through the library's one reader (``iree_conformance.common.tomlio``)."""
     try:
-        from iree_conformance import tomlio
+        from iree_conformance.common import tomlio
     except ModuleNotFoundError as exc:  # Python 3.10 without tomli
         raise CIError(str(exc)) from None
     try:
@@ -77,7 +78,7 @@ def load_toml(path: Path) -> dict[str, Any]:
         raise CIError(str(exc)) from None
 
 
-# -- GitHub Actions file commands (iree_conformance.ghactions) ----------------------------
+# -- GitHub Actions file commands (iree_conformance.common.ghactions) ----------------------------
 
 
 def set_outputs(values: Mapping[str, Any], env: Mapping[str, str] | None = None) -> bool:
@@ -130,7 +131,7 @@ def notice(
     title: str = "",
 ) -> None:
     """Prints a workflow command (::notice:: / ::warning:: / ::error::, escaped, at
-    file:line when given: ``iree_conformance.annotations``), plain text elsewhere."""
+    file:line when given: ``iree_conformance.report.annotations``), plain text elsewhere."""
     gh_annotations.emit([gh_annotations.Annotation(level, title, message, file, line)])
 
 
@@ -231,7 +232,7 @@ def load_json(path: Path) -> Any:
 
 def load_results(path: Path) -> dict[str, Any]:
     """Loads a results JSON (ARCHITECTURE.md, schema 1) or a merged file from merge_results.py,
-    through the library's one loader (``iree_conformance.results``)."""
+    through the library's one loader (``iree_conformance.model.results``)."""
     return results.load_results(path, results.OUTCOME_KEYS)
 
 

@@ -68,7 +68,7 @@ def run(label: str, args: list[str], work: Path) -> tuple[dict[str, dict], float
     if not results.exists():
         print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n")
         raise SystemExit(f"{label}: pytest wrote no results (exit {proc.returncode})")
-    from iree_conformance.vocabulary import CaseKey  # the project's own env runs this script
+    from iree_conformance.common.vocabulary import CaseKey  # the project's own env runs this script
 
     outcomes = json.loads(results.read_text(encoding="utf-8"))["outcomes"]
     return {str(CaseKey.of(o)): o for o in outcomes}, wall, cpu

@@ -30,7 +30,7 @@ from typing import Any
 
 from ci._common import CIError, expand_json_inputs, md_escape, run_main, write_report
 from ci.merge_results import merge
-from iree_conformance.merging import suite_of
+from iree_conformance.report.merging import suite_of
 
 FAILING = ("fail", "error", "crash", "timeout")
 _RANK = {"fail": 3, "pass": 2, "skip": 1, "other": 0}

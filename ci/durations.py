@@ -1,7 +1,7 @@
 """Turn results JSON files into the durations file that balances `pytest --shard I/N`.
 
 The conformance plugin reads `--durations-file` as one JSON object mapping
-"<target>:<case_id>" to seconds (python/iree_conformance/sharding.py). This script builds
+"<target>:<case_id>" to seconds (python/iree_conformance/engine/sharding.py). This script builds
 that object from results JSON (or merged) files: each case's `duration`, averaged over
 the runs that have it. Durations differ by OS, so --per-os writes one file per OS
 (durations-linux.json, ...) and each OS's shards use their own: every shard of one OS
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ci._common import CIError, expand_json_inputs, load_json, normalize_os, run_main
 from ci.merge_results import merge
-from iree_conformance.vocabulary import CaseKey
+from iree_conformance.common.vocabulary import CaseKey
 
 
 def durations_by_os(merged: dict) -> dict[str, dict[str, float]]:

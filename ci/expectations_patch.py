@@ -39,9 +39,9 @@ from ci._common import REPO_ROOT, CIError, append_summary, load_json, notice, ru
 
 # The manifest format has one reader: the library's manifest module (standard library
 # only for reading and merging, so it imports before the full install).
-from iree_conformance.fsutil import atomic_write_text
-from iree_conformance.manifest import entry_tables, merge_tables, rebuild
-from iree_conformance.tomlio import TomlError, loads_toml
+from iree_conformance.common.fsutil import atomic_write_text
+from iree_conformance.common.tomlio import TomlError, loads_toml
+from iree_conformance.expectations.manifest import entry_tables, merge_tables, rebuild
 
 DEFAULT_DIR = "conformance/expectations"
 MANIFEST = "manifest.json"

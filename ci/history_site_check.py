@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         [
             sys.executable,
             "-m",
-            "iree_conformance.cli",
+            "iree_conformance.cli.main",
             "history",
             *paths,
             "--state-out",

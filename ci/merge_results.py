@@ -7,7 +7,7 @@ with the OS, architecture and Python version of the run it came from, so the mer
 file keeps enough to diff against another merged file (diff_results.py) and to derive
 shard durations (durations.py).
 
-The Markdown renders the report model (``iree_conformance.report_model``, the same one the
+The Markdown renders the report model (``iree_conformance.report.model``, the same one the
 Markdown and HTML reports render): one row per OS x Python x target x suite with the
 verdict counts (pass / xfail / flaky / fail / xpass / skip, then any other verdict), a
 total row, the unexpected results (verdict fail or xpass), the failure groups, expected
@@ -38,8 +38,8 @@ from ci._common import (
 
 # The merge itself lives in the library (the HTML report merges the same way); it is
 # standard library only, so it imports from the source tree before any install.
-from iree_conformance import report_model
-from iree_conformance.merging import merge_documents
+from iree_conformance.report import model as report_model
+from iree_conformance.report.merging import merge_documents
 
 
 def merge(paths: list[Path], base: Path | None = None) -> dict[str, Any]:

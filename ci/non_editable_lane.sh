@@ -31,11 +31,11 @@ import sysconfig
 from pathlib import Path
 
 import cache_tools.commands
-import iree_conformance.onnx
+import iree_conformance.frontends.onnx
 import iree_conformance.suites
 
 site = Path(sysconfig.get_paths()["purelib"]).resolve()
-for module in (iree_conformance.suites, iree_conformance.onnx, cache_tools.commands):
+for module in (iree_conformance.suites, iree_conformance.frontends.onnx, cache_tools.commands):
     path = Path(module.__file__).resolve()
     assert path.is_relative_to(site), f"{module.__name__} imported from {path}, not from {site}"
 print(f"installed package imports from {site}")

@@ -1,7 +1,7 @@
 """Every registered suite's cases on every selected target (one suite: ``-m <suite>``).
 
 The parameters come from the suites registered through the ``pytest_conformance_suites``
-hook (iree_conformance.pytest_plugin); a new suite needs no test module of its own.
+hook (iree_conformance.plugin.pytest_plugin); a new suite needs no test module of its own.
 """
 
 

@@ -5,7 +5,7 @@ recorded with that reason in every CPU target's manifest."""
 import jax.numpy as jnp
 import numpy as np
 
-from iree_conformance.jax_export import case
+from iree_conformance.frontends.jax_export import case
 
 rng = np.random.default_rng(5)
 A = rng.standard_normal((4, 4)).astype(np.float32)

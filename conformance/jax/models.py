@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from iree_conformance.jax_export import flax_case
+from iree_conformance.frontends.jax_export import flax_case
 
 rng = np.random.default_rng(0)
 

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from iree_conformance.jax_export import case
+from iree_conformance.frontends.jax_export import case
 
 rng = np.random.default_rng(2)
 

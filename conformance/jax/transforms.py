@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from iree_conformance.jax_export import case
+from iree_conformance.frontends.jax_export import case
 
 rng = np.random.default_rng(4)
 PARAMS = {

@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 from references import REFERENCES, wrap_int  # beside this script
 
-from iree_conformance.compare import Tolerance, compare_outputs
-from iree_conformance.interpreter import InterpreterError, run_interpreter
-from iree_conformance.tomlio import load_toml
+from iree_conformance.common.tomlio import load_toml
+from iree_conformance.frontends.stablehlo.interpreter import InterpreterError, run_interpreter
+from iree_conformance.model.compare import Tolerance, compare_outputs
 
 HERE = Path(__file__).resolve().parent
 CASES_DIR = HERE / "cases"
@@ -301,10 +301,10 @@ def verify_iree(cases: list[CorpusCase], target_name: str) -> int:
     IREE's results are never written anywhere; this only tells whether IREE accepts the
     program and agrees with the independent reference.
     """
-    from iree_conformance.cases import Case
-    from iree_conformance.pipeline import run_case
-    from iree_conformance.targets import load_targets, select_targets, unavailable_reason
-    from iree_conformance.worker import WorkerClient
+    from iree_conformance.engine.pipeline import run_case
+    from iree_conformance.engine.worker.parent import WorkerClient
+    from iree_conformance.model.cases import Case
+    from iree_conformance.model.targets import load_targets, select_targets, unavailable_reason
 
     @dataclass
     class InMemoryCase(Case):

@@ -11,7 +11,7 @@ import dataclasses
 
 import numpy as np
 
-from iree_conformance.cases import Case
+from iree_conformance.model.cases import Case
 from iree_conformance.suites.base import SuiteContext, SuiteOption
 
 ADD = """func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {

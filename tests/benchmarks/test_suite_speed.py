@@ -211,7 +211,7 @@ def test_read_proc_status(ss):
 
 
 def test_cold_variant_changes_only_the_source(ss, tmp_path):
-    from iree_conformance.cases import NpzCase
+    from iree_conformance.model.cases import NpzCase
 
     src = tmp_path / "a.mlir"
     src.write_text("func.func @main() {\n  return\n}\n")
@@ -500,7 +500,7 @@ def test_threads_env_reaches_only_the_workers(ss, tmp_path):
     assert env["SUITE_SPEED_IREE_GLOBAL_FLAGS"] == "--mlir-disable-threading"
     assert ss._WORKER_LOG_PREFIX in text
     # the worker's log file is what marks a worker process (worker.py's tempfile prefix)
-    from iree_conformance.worker import WorkerClient
+    from iree_conformance.engine.worker.parent import WorkerClient
 
     client = WorkerClient(None)
     try:
@@ -510,7 +510,7 @@ def test_threads_env_reaches_only_the_workers(ss, tmp_path):
 
 
 def test_failing_case_is_of_the_same_suite_and_kind(ss, tmp_path):
-    from iree_conformance.cases import NpzCase
+    from iree_conformance.model.cases import NpzCase
 
     src = tmp_path / "a.mlir"
     src.write_text("func.func @main() {\n  return\n}\n")

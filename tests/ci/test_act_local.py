@@ -462,7 +462,7 @@ def test_run_shard_extra_args_come_after_the_profile_and_its_url_settings(monkey
 def test_tiny_zoo_stands_in_for_the_smoke_models_with_matching_sha(tmp_path):
     import hashlib
 
-    from iree_conformance.onnx.zoo_manifest import parse_manifest
+    from iree_conformance.frontends.onnx.zoo_manifest import parse_manifest
 
     manifest = make_tiny_zoo(tmp_path)
     server = StaticServer(tmp_path).start()
@@ -718,7 +718,7 @@ def test_upstream_agreement_reads_local_fixtures_never_github(tmp_path):
     assert set(variables) == {"IREE_CI_ONNX_CONFIG", "IREE_CI_ONNX_TESTS"}
     for value in variables.values():
         assert Path(value).is_file() and "://" not in value
-    from iree_conformance.upstream import load_config, load_test_list, upstream_view
+    from iree_conformance.expectations.upstream import load_config, load_test_list, upstream_view
 
     assert (
         upstream_view(load_config(variables["IREE_CI_ONNX_CONFIG"])).kind(

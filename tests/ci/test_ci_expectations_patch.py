@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from ci_helpers import FIXTURES, clean_env, run_ci
 
-from iree_conformance.tomlio import tomllib
+from iree_conformance.common.tomlio import tomllib
 
 if shutil.which("git") is None:
     pytest.skip("git is not on PATH", allow_module_level=True)

@@ -304,7 +304,7 @@ def test_durations_file_is_what_the_shard_plugin_reads(tmp_path):
     assert linux[f"llvm-cpu:{case['case_id']}"] == pytest.approx(case["duration"], abs=1e-4)
     assert len(linux) == 228
     sharding = pytest.importorskip(
-        "iree_conformance.sharding", reason="the conformance package is not importable"
+        "iree_conformance.engine.sharding", reason="the conformance package is not importable"
     )
     assert sharding.load_durations(out / "durations-linux.json") == pytest.approx(linux)
 

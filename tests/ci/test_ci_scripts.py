@@ -179,7 +179,7 @@ def test_no_tests_without_a_shard_is_an_error(no_tests):
 
 
 def pyproject() -> dict:
-    from iree_conformance.tomlio import load_toml
+    from iree_conformance.common.tomlio import load_toml
 
     return load_toml(REPO / "pyproject.toml")
 

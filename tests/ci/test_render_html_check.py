@@ -13,7 +13,7 @@ import pytest
 from ci_helpers import RESULTS
 
 from ci import render_html_check as check
-from iree_conformance.html import inputs, render
+from iree_conformance.report.html import inputs, render
 
 
 def _paeth(a: int, b: int, c: int) -> int:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from iree_conformance.targets import load_targets
-from iree_conformance.worker import WorkerClient
+from iree_conformance.engine.worker.parent import WorkerClient
+from iree_conformance.model.targets import load_targets
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGETS_TOML = ROOT / "conformance" / "targets.toml"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from iree_conformance import pipeline
+from iree_conformance.engine import pipeline
 
 
 def pytest_configure(config) -> None:

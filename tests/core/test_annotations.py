@@ -5,7 +5,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from iree_conformance.annotations import (
+from iree_conformance.engine.verdicts import judge
+from iree_conformance.expectations.lookup import Expectations, ManifestEntry
+from iree_conformance.model.outcome import Outcome
+from iree_conformance.report.annotations import (
     Annotation,
     annotate_results,
     annotations_for,
@@ -14,9 +17,6 @@ from iree_conformance.annotations import (
     escape_property,
     limited,
 )
-from iree_conformance.engine import judge
-from iree_conformance.expectations import Expectations, ManifestEntry
-from iree_conformance.outcome import Outcome
 
 MANIFEST = """# Known IREE failures for target llvm-cpu.
 
@@ -38,7 +38,7 @@ def workspace(tmp_path: Path) -> Path:
 
 def judged(outcome: Outcome, root: Path) -> dict:
     """The Outcome judged against the workspace's manifest, as the results JSON has it."""
-    from iree_conformance.expectations import load_expectations
+    from iree_conformance.expectations.lookup import load_expectations
 
     expectations = load_expectations(root / "conformance" / "expectations", "llvm-cpu", "linux")
     judge(expectations, outcome).record(outcome)

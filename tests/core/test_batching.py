@@ -8,18 +8,18 @@ import random
 import numpy as np
 import pytest
 
-from iree_conformance.batching import Batch, BatchCoordinator, plan_batches
-from iree_conformance.cases import Case, NpzCase
-from iree_conformance.jobs import BatchJob, CaseJob
-from iree_conformance.module_merge import (
+from iree_conformance.engine.batching import Batch, BatchCoordinator, plan_batches
+from iree_conformance.engine.module_merge import (
     MergeMember,
     culprits_of,
     member_source_name,
     merge_modules,
 )
-from iree_conformance.pipeline import run_case
+from iree_conformance.engine.pipeline import run_case
+from iree_conformance.engine.worker.parent import WorkerClient
+from iree_conformance.model.cases import Case, NpzCase
+from iree_conformance.model.jobs import BatchJob, CaseJob
 from iree_conformance.suites.stablehlo_files import CheckCase
-from iree_conformance.worker import WorkerClient
 
 from .conftest import TARGETS_TOML
 
@@ -74,7 +74,7 @@ class _AddCase(Case):
 
 @pytest.fixture(scope="module")
 def targets():
-    from iree_conformance.targets import load_targets
+    from iree_conformance.model.targets import load_targets
 
     return load_targets(TARGETS_TOML)
 

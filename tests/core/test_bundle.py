@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from iree_conformance.bundle import BundleError, run_bundle
+from iree_conformance.bundles.bundle import BundleError, run_bundle
 
 from .conftest import ROOT
 from .test_stablehlo_checks import CUSTOM_CALL
@@ -103,7 +103,7 @@ def test_cli_run_bundle_with_timing(made):
         [
             sys.executable,
             "-m",
-            "iree_conformance.cli",
+            "iree_conformance.cli.main",
             "run-bundle",
             str(made / "b"),
             "--driver",
@@ -159,7 +159,7 @@ def test_unknown_driver_and_version_mismatch(made, tmp_path):
 
 
 def test_bundle_of_an_older_schema_is_refused(tmp_path):
-    from iree_conformance.bundle import BUNDLE_SCHEMA, load_manifest
+    from iree_conformance.bundles.bundle import BUNDLE_SCHEMA, load_manifest
 
     (tmp_path / "manifest.json").write_text(json.dumps({"schema": 1, "cases": [{"entry": "main"}]}))
     with pytest.raises(

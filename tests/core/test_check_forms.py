@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from iree_conformance.pipeline import build_job, run_case
+from iree_conformance.engine.pipeline import build_job, run_case
 from iree_conformance.suites.stablehlo import external_cases
 
 FILES = Path(__file__).parent / "stablehlo_files"

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from iree_conformance.compare import Tolerance, compare_outputs
+from iree_conformance.model.compare import Tolerance, compare_outputs
 
 
 def test_equal_floats_pass_and_metrics_are_zero():
@@ -111,7 +111,7 @@ def test_messages_print_plain_numbers_not_numpy_reprs():
 
 
 def test_old_numpy_reprs_and_plain_numbers_group_together():
-    from iree_conformance.diagnostics import normalize
+    from iree_conformance.common.diagnostics import normalize
 
     old = "output 0: 2 of 4 elements differ; first at [1]: actual np.float32(nan) expected np.float32(0.1); max abs error inf"
     new = "output 0: 3 of 4 elements differ; first at [0]: actual nan, expected 0.25; max abs error inf"

@@ -8,13 +8,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from iree_conformance import pipeline
-from iree_conformance.cases import Case
-from iree_conformance.engine import Engine, EngineSettings, judge
-from iree_conformance.expectations import Expectations, ManifestEntry
-from iree_conformance.outcome import Outcome
-from iree_conformance.targets import load_targets
-from iree_conformance.vocabulary import Verdict
+from iree_conformance.common.vocabulary import Verdict
+from iree_conformance.engine import pipeline
+from iree_conformance.engine.verdicts import Engine, EngineSettings, judge
+from iree_conformance.expectations.lookup import Expectations, ManifestEntry
+from iree_conformance.model.cases import Case
+from iree_conformance.model.outcome import Outcome
+from iree_conformance.model.targets import load_targets
 
 from .conftest import ADD_MLIR, TARGETS_TOML
 

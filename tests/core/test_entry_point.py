@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from iree_conformance import pytest_plugin
+from iree_conformance.plugin import pytest_plugin
 
 from .conftest import ROOT, output
 
@@ -20,14 +20,17 @@ def pytest_addoption(parser):
 PLAIN_TEST = """
 def test_own_options(pytestconfig):
     assert pytestconfig.getoption("target") == "theirs"
-    assert pytestconfig.pluginmanager.get_plugin("iree_conformance.pytest_plugin") is not None
+    assert pytestconfig.pluginmanager.get_plugin("iree_conformance.plugin.pytest_plugin") is not None
     assert pytestconfig.pluginmanager.get_plugin("iree-conformance-run") is None
     assert not hasattr(pytestconfig.option, "store_dir")
 """
 
 
 def test_this_test_run_loaded_the_plugin_and_it_stayed_inert(pytestconfig):
-    assert pytestconfig.pluginmanager.get_plugin("iree_conformance.pytest_plugin") is pytest_plugin
+    assert (
+        pytestconfig.pluginmanager.get_plugin("iree_conformance.plugin.pytest_plugin")
+        is pytest_plugin
+    )
     assert pytestconfig.pluginmanager.get_plugin("iree-conformance-run") is None
     assert not hasattr(pytestconfig.option, "store_dir")  # no conformance option was added
 
@@ -59,7 +62,7 @@ def test_naming_the_plugin_with_p_registers_it_once(pytester, monkeypatch, env):
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     result = pytester.runpytest_subprocess(
-        str(ROOT / "conformance"), "-p", "iree_conformance.pytest_plugin", "-p", "no:cacheprovider",
+        str(ROOT / "conformance"), "-p", "iree_conformance.plugin.pytest_plugin", "-p", "no:cacheprovider",
         "--co", "-q", "-m", "stablehlo", "-k", "add_f32 and not ext",
     )  # fmt: skip
     assert result.ret == 0, output(result)

@@ -1,15 +1,15 @@
 import pytest
 
-from iree_conformance.engine import judge
-from iree_conformance.expectations import (
+from iree_conformance.common.tomlio import load_toml
+from iree_conformance.engine.verdicts import judge
+from iree_conformance.expectations.lookup import (
     ExpectationsError,
     load_expectations,
     render_manifest,
     updated_entries,
     write_updated_manifest,
 )
-from iree_conformance.outcome import Outcome
-from iree_conformance.tomlio import load_toml
+from iree_conformance.model.outcome import Outcome
 
 
 def outcome(case_id, status="pass", stage="compare", diag=("error: boom",)):
@@ -158,8 +158,8 @@ def test_render_escapes_strings():
 
 
 def test_expect_is_read_like_stage_and_both_is_an_error(tmp_path):
-    from iree_conformance.expectations import ExpectationsError
-    from iree_conformance.vocabulary import Verdict
+    from iree_conformance.common.vocabulary import Verdict
+    from iree_conformance.expectations.lookup import ExpectationsError
 
     write(tmp_path / "llvm-cpu.toml", '[xfail]\n"s/a" = { expect = "crash", reason = "r" }\n')
     exp = load_expectations(tmp_path, "llvm-cpu", "linux")
@@ -176,7 +176,7 @@ def test_expect_is_read_like_stage_and_both_is_an_error(tmp_path):
 
 
 def test_migration_renames_stage_only(tmp_path):
-    from iree_conformance.manifest import migrate_manifests, migrated_text
+    from iree_conformance.expectations.manifest import migrate_manifests, migrated_text
 
     text = (
         "# header\n\n[xfail]\n"

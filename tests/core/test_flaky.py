@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from iree_conformance.engine import judge
-from iree_conformance.expectations import ExpectationsError, load_expectations
-from iree_conformance.outcome import Outcome
+from iree_conformance.engine.verdicts import judge
+from iree_conformance.expectations.lookup import ExpectationsError, load_expectations
+from iree_conformance.model.outcome import Outcome
 
 from .conftest import ROOT, output
 from .test_stablehlo_checks import CUSTOM_CALL
@@ -147,7 +147,7 @@ def test_flake_finder_lists_a_case_whose_result_varies(tmp_path, corpus):
     plugin = tmp_path / "fresh_fault.py"
     plugin.write_text(
         "import dataclasses\n"
-        "from iree_conformance import pipeline\n"
+        "from iree_conformance.engine import pipeline\n"
         "def pytest_configure(config):\n"
         "    if not config.getoption('--fresh-worker'):\n"
         "        return\n"
@@ -165,7 +165,7 @@ def test_flake_finder_lists_a_case_whose_result_varies(tmp_path, corpus):
         [
             sys.executable,
             "-m",
-            "iree_conformance.cli",
+            "iree_conformance.cli.main",
             "flakes",
             "--repeat",
             "2",
@@ -204,7 +204,7 @@ def test_flake_finder_lists_a_case_whose_result_varies(tmp_path, corpus):
 
 
 def test_report_shows_flaky_and_cases_that_differ_across_targets():
-    from iree_conformance.report import differs_across_targets, render_markdown
+    from iree_conformance.report.markdown import differs_across_targets, render_markdown
 
     outcomes = [
         {
@@ -258,7 +258,7 @@ def test_report_shows_flaky_and_cases_that_differ_across_targets():
 
 
 def test_host_specific_manifest_records_the_cpu_and_warns_on_another(tmp_path, run_conformance):
-    from iree_conformance.expectations import recorded_on, write_updated_manifest
+    from iree_conformance.expectations.lookup import recorded_on, write_updated_manifest
 
     path = tmp_path / "llvm-cpu-host.toml"
     failing = Outcome(

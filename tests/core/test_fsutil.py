@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from iree_conformance import fsutil
+from iree_conformance.common import fsutil
 
 
 class Flaky:

@@ -7,7 +7,7 @@ pytest.importorskip(
     "jaxlib", reason="the stablehlo-ref extra (jax, jaxlib) provides the interpreter"
 )
 
-from iree_conformance.interpreter import InterpreterError, run_interpreter  # noqa: E402
+from iree_conformance.frontends.stablehlo.interpreter import InterpreterError, run_interpreter  # noqa: E402
 
 from .conftest import ADD_MLIR  # noqa: E402
 

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from iree_conformance import interpreter
-from iree_conformance.interpreter import InterpreterError, _describe_death
-from iree_conformance.platform_info import describe_exit as _exit_description
+from iree_conformance.common.platform_info import describe_exit as _exit_description
+from iree_conformance.frontends.stablehlo import interpreter
+from iree_conformance.frontends.stablehlo.interpreter import InterpreterError, _describe_death
 
 
 def test_windows_crash_codes_are_hex_and_named():

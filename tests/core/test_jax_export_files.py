@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from iree_conformance import cli
-from iree_conformance.bundle import run_bundle
-from iree_conformance.outcome import Outcome
-from iree_conformance.pipeline import run_case
-from iree_conformance.store import ArtifactStore
+from iree_conformance.bundles.bundle import run_bundle
+from iree_conformance.cli import main as cli
+from iree_conformance.common.store import ArtifactStore
+from iree_conformance.engine.pipeline import run_case
+from iree_conformance.model.outcome import Outcome
 from iree_conformance.suites import jax as jax_suite
 
 from .conftest import ROOT
@@ -24,7 +24,7 @@ pytest.importorskip("jax", reason="exporting needs JAX: pip install -e '.[jax]'"
 CASES = '''
 import jax.numpy as jnp
 import numpy as np
-from iree_conformance.jax_export import case
+from iree_conformance.frontends.jax_export import case
 
 
 @case(np.arange(6, dtype=np.float32).reshape(2, 3))

@@ -4,7 +4,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from iree_conformance.jax_export.mlir_text import (
+from iree_conformance.frontends.jax_export.mlir_text import (
     CheckTolerance,
     UnsupportedValue,
     check_function,
@@ -12,7 +12,7 @@ from iree_conformance.jax_export.mlir_text import (
     self_checking_module,
     tensor_type,
 )
-from iree_conformance.stablehlo_checks import instrument_checks, parse_module
+from iree_conformance.frontends.stablehlo.checks import instrument_checks, parse_module
 
 TOL = CheckTolerance(rtol=1e-4, atol=1e-5)
 MAIN = """module @jit_f attributes {mhlo.num_partitions = 1 : i32} {

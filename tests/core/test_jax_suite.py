@@ -8,20 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from iree_conformance.cases import Case, CaseInvalid
-from iree_conformance.jax_export import tree
-from iree_conformance.run_options import RunOptions
-from iree_conformance.store import ArtifactStore
+from iree_conformance.common.store import ArtifactStore
+from iree_conformance.frontends.jax_export import tree
+from iree_conformance.model.cases import Case, CaseInvalid
 from iree_conformance.suites import jax as jax_suite
 from iree_conformance.suites import registry
 from iree_conformance.suites.base import SuiteContext
+from iree_conformance.suites.run_options import RunOptions
 
 pytest.importorskip("jax", reason="the jax suite's tests need JAX: pip install -e '.[jax]'")
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = '''
 import numpy as np
-from iree_conformance.jax_export import case
+from iree_conformance.frontends.jax_export import case
 
 
 @case(np.arange(4, dtype=np.float32), rtol=0.0, atol=0.0)
@@ -84,7 +84,7 @@ def test_broken_files_and_cases_are_error_cases_that_say_why(tmp_path):
     (cases_dir / "raises.py").write_text("import numpy\n\nraise RuntimeError('boom')\n")
     (cases_dir / "empty.py").write_text("X = 1\n")
     (cases_dir / "bad_case.py").write_text(
-        "import numpy as np\nfrom iree_conformance.jax_export import case\n\n"
+        "import numpy as np\nfrom iree_conformance.frontends.jax_export import case\n\n"
         "@case(np.ones(3, np.float32))\ndef mismatch(x):\n    return x @ np.ones((4, 4), np.float32)\n"
     )
     store = ArtifactStore(None)
@@ -213,7 +213,7 @@ def test_the_bundled_cases_cover_the_issue_list():
 
 
 def test_case_names_and_tolerances_are_checked():
-    from iree_conformance.jax_export import JaxCase
+    from iree_conformance.frontends.jax_export import JaxCase
 
     with pytest.raises(ValueError, match="names a file"):
         JaxCase("a/b", abs, ())

@@ -1,8 +1,10 @@
-"""The layering of the flat tree (ARCHITECTURE.md, "Layering"), checked on the imports.
+"""The layers of python/iree_conformance (ARCHITECTURE.md, "Layers" and "Layering"),
+checked on the imports.
 
 An AST walk rather than import-linter: the rules need the standard library's module list
-and one module with a documented third-party exception, and a walk stays a few lines.
-Imports under ``if TYPE_CHECKING:`` are left out: they never run.
+and modules with documented third-party exceptions, and a walk stays a few lines.
+Imports under ``if TYPE_CHECKING:`` are left out: they never run. Imports inside functions
+count: a lazy import upward is still a dependency upward.
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ PACKAGE = "iree_conformance"
 CI_PACKAGE = "ci"
 # Third-party imports a standard-library-only module may still make, and why.
 EXCEPTIONS = {
-    "tomlio": {"tomli"},  # the tomllib backport, only on Python 3.10
-    "manifest": {"tomlkit"},  # the writing half (update-expectations), imported there
+    "common.tomlio": {"tomli"},  # the tomllib backport, only on Python 3.10
+    "expectations.manifest": {"tomlkit"},  # the writing half (update-expectations), imported there
 }
 
 
 @dataclass(frozen=True)
 class Import:
-    module: str  # the importing module, dotted: iree_conformance.html.render
+    module: str  # the importing module, dotted: iree_conformance.report.html.render
     target: str  # the imported module, dotted and absolute
     line: int
     lazy: bool = False  # inside a function: runs when called, not when the module is imported
@@ -80,12 +82,60 @@ def imports_of(root: Path) -> list[Import]:
     return found
 
 
+def _architecture() -> str:
+    return (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+
+
 def stdlib_only_modules() -> set[str]:
-    """The list in ARCHITECTURE.md's "Layering:" sentence (the doc is the source)."""
-    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
-    sentence = re.search(r"Layering:(.*?)are standard library only", text, re.S)
+    """The list in ARCHITECTURE.md's "Layering:" sentence (the doc is the source), as
+    dotted names inside the package: ``common.errors``."""
+    sentence = re.search(r"Layering:(.*?)are standard library only", _architecture(), re.S)
     assert sentence, "ARCHITECTURE.md lost its 'Layering: ... are standard library only' line"
-    return set(re.findall(r"`(\w+)`", sentence.group(1)))
+    return {m.replace("/", ".") for m in re.findall(r"`([\w/]+)`", sentence.group(1))}
+
+
+def layer_order() -> list[str]:
+    """ARCHITECTURE.md's "Layers, lowest first:" sentence: the subpackages in order."""
+    sentence = re.search(r"Layers, lowest first:(.*?)\.\s", _architecture(), re.S)
+    assert sentence, "ARCHITECTURE.md lost its 'Layers, lowest first: ...' sentence"
+    return re.findall(r"`(\w+)/`", sentence.group(1))
+
+
+def _within(name: str, modules: set[str]) -> bool:
+    """Whether dotted name (a module, or a name imported from one) lies in one of modules."""
+    return any(name == m or name.startswith(f"{m}.") for m in modules)
+
+
+def layer_violations(root: Path, order: list[str]) -> list[str]:
+    """A module imports only its own layer and the layers below it; every module lives in
+    a layer (the package's __init__ aside)."""
+    rank = {name: i for i, name in enumerate(order)}
+    out = []
+    for path in sorted(root.iterdir()):
+        name = path.stem if path.suffix == ".py" else path.name
+        if path.name == "__init__.py" or not (path.is_dir() or path.suffix == ".py"):
+            continue
+        if path.is_dir() and not (path / "__init__.py").exists():
+            continue
+        if name not in rank:
+            out.append(f"{PACKAGE}/{path.name} is in no layer (ARCHITECTURE.md, 'Layers')")
+    for imp in imports_of(root):
+        source = imp.module.split(".")
+        target = imp.target.split(".")
+        if target[0] != PACKAGE or len(source) < 2 or len(target) < 2:
+            continue
+        low, high = source[1], target[1]
+        if low in rank and high in rank and rank[high] > rank[low]:
+            out.append(
+                f"{imp.module}:{imp.line} imports {imp.target}: the {low}/ layer sits below {high}/"
+            )
+    return out
+
+
+def _packages_of(modules: set[str]) -> set[str]:
+    """The package __init__ modules on the way to each module: importing ``common.errors``
+    runs ``common/__init__.py`` too."""
+    return {".".join(m.split(".")[:i]) for m in modules for i in range(1, m.count(".") + 1)}
 
 
 def violations(root: Path, stdlib_only: set[str]) -> list[str]:
@@ -95,19 +145,21 @@ def violations(root: Path, stdlib_only: set[str]) -> list[str]:
         where = f"{imp.module}:{imp.line} imports {imp.target}"
         short = imp.module.removeprefix(f"{PACKAGE}.")
         if short in stdlib_only and top not in sys.stdlib_module_names | {"__future__"}:
-            inner = imp.target.removeprefix(f"{PACKAGE}.").split(".")[0]
+            inner = imp.target.removeprefix(f"{PACKAGE}.")
             if top != PACKAGE and top not in EXCEPTIONS.get(short, set()):
                 out.append(f"{where}: {short} is standard library only")
-            elif top == PACKAGE and inner not in stdlib_only:
+            elif top == PACKAGE and not (
+                _within(inner, stdlib_only) or inner in _packages_of(stdlib_only)
+            ):
                 out.append(f"{where}: {short} may import only the standard-library-only modules")
         if top == "cache_tools":
             out.append(f"{where}: the core never imports cache_tools")
         if top == CI_PACKAGE:
             out.append(f"{where}: {PACKAGE} never imports ci/")
-        if top == "jinja2" and imp.module != f"{PACKAGE}.html.render":
-            out.append(f"{where}: only html/render.py imports jinja2")
+        if top == "jinja2" and imp.module != f"{PACKAGE}.report.html.render":
+            out.append(f"{where}: only report/html/render.py imports jinja2")
         if top in ("jax", "flax") and not (
-            imp.module.startswith(f"{PACKAGE}.jax_export.") and imp.lazy
+            imp.module.startswith(f"{PACKAGE}.frontends.jax_export.") and imp.lazy
         ):
             out.append(
                 f"{where}: only the jax_export package imports JAX, and only inside functions "
@@ -118,35 +170,58 @@ def violations(root: Path, stdlib_only: set[str]) -> list[str]:
 
 def test_the_tree_keeps_its_layers():
     modules = stdlib_only_modules()
-    assert {"errors", "results", "manifest"} <= modules
-    missing = {m for m in modules if not (REPO / "python" / PACKAGE / f"{m}.py").exists()}
+    assert {"common.errors", "model.results", "expectations.manifest"} <= modules
+    root = REPO / "python" / PACKAGE
+    missing = {m for m in modules if not (root / (m.replace(".", "/") + ".py")).exists()}
     assert missing == set(), "ARCHITECTURE.md lists modules that do not exist"
-    assert violations(REPO / "python" / PACKAGE, modules) == []
+    assert violations(root, modules) == []
+    order = layer_order()
+    assert order[0] == "common" and order[-1] == "cli" and len(order) == len(set(order))
+    assert layer_violations(root, order) == []
+
+
+def test_the_stdlib_only_packages_stay_empty():
+    """ci/ imports the standard-library-only modules before anything is installed: the
+    package __init__ files on their way must import nothing."""
+    root = REPO / "python" / PACKAGE
+    for package in _packages_of(stdlib_only_modules()) | {""}:
+        init = root / package.replace(".", "/") / "__init__.py"
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))], init
 
 
 def test_a_violation_fails(tmp_path):
     tree = tmp_path / PACKAGE
     shutil.copytree(REPO / "python" / PACKAGE, tree, ignore=shutil.ignore_patterns("__pycache__"))
     edits = {
-        "errors.py": "import numpy\n",
-        "results.py": "from .store import Store\n",
-        "report.py": "import jinja2\n",
-        "cli.py": "from cache_tools import units\nfrom ci._common import CIError\n",
-        "html/charts.py": "from jax import numpy\n",
+        "common/errors.py": "import numpy\n",
+        "model/results.py": "from ..common.store import Store\n",
+        "report/markdown.py": "import jinja2\n",
+        "cli/main.py": "from cache_tools import units\nfrom ci._common import CIError\n",
+        "report/html/charts.py": "from jax import numpy\n",
+        "model/cases.py": "from iree_conformance.engine import pipeline\n",
+        "common/timing.py": "def later():\n    from ..report import model\n",
     }
     for name, line in edits.items():
         with (tree / name).open("a", encoding="utf-8") as fh:
             fh.write(line)
-    found = "\n".join(violations(tree, stdlib_only_modules()))
+    (tree / "stray.py").write_text("", encoding="utf-8")
+    found = "\n".join(
+        violations(tree, stdlib_only_modules()) + layer_violations(tree, layer_order())
+    )
     for expected in (
-        "iree_conformance.errors:",
-        "imports numpy: errors is standard library only",
-        "imports iree_conformance.store: results may import only",
-        "iree_conformance.report:",
-        "only html/render.py imports jinja2",
+        "iree_conformance.common.errors:",
+        "imports numpy: common.errors is standard library only",
+        "imports iree_conformance.common.store: model.results may import only",
+        "iree_conformance.report.markdown:",
+        "only report/html/render.py imports jinja2",
         "the core never imports cache_tools",
         "imports ci._common: iree_conformance never imports ci/",
         "only the jax_export package imports JAX, and only inside functions",
+        "iree_conformance.model.cases:",
+        "imports iree_conformance.report: the common/ layer sits below report/",
+        "imports iree_conformance.engine: the model/ layer sits below engine/",
+        "iree_conformance/stray.py is in no layer",
     ):
         assert expected in found, (expected, found)
 

@@ -75,19 +75,19 @@ def test_wheel_holds_every_module_and_data_file(wheel: Path) -> None:
     expected = source_files()
     assert {
         "iree_conformance/suites/onnx_models.py",
-        "iree_conformance/onnx/zoo.py",
+        "iree_conformance/frontends/onnx/zoo.py",
         "cache_tools/commands/plan.py",
-        "iree_conformance/markers.toml",
+        "iree_conformance/plugin/markers.toml",
         "iree_conformance/py.typed",
     } <= expected
     missing = sorted(expected - members)
     assert not missing, f"files of the source tree missing from {wheel.name}: {missing}"
     (entry_points_file,) = [m for m in members if m.endswith(".dist-info/entry_points.txt")]
     entry_points = zipfile.ZipFile(wheel).read(entry_points_file).decode()
-    assert "iree-conformance = iree_conformance.cli:main" in entry_points
+    assert "iree-conformance = iree_conformance.cli.main:main" in entry_points
     assert "cache-tools = cache_tools.cli:main" in entry_points
     assert (
-        "[pytest11]\niree_conformance.pytest_plugin = iree_conformance.pytest_plugin"
+        "[pytest11]\niree_conformance.pytest_plugin = iree_conformance.plugin.pytest_plugin"
         in entry_points
     )
 
@@ -135,7 +135,7 @@ def test_non_editable_install_imports_and_runs(wheel: Path, tmp_path: Path) -> N
     )  # not the checkout, whose folders could be imported from the cwd
     outside.mkdir()
     probe = (
-        "import iree_conformance, iree_conformance.suites, iree_conformance.onnx, iree_conformance.suites.onnx_models, "
+        "import iree_conformance, iree_conformance.suites, iree_conformance.frontends.onnx, iree_conformance.suites.onnx_models, "
         "cache_tools.commands; print(iree_conformance.__file__); print(cache_tools.commands.__file__)"
     )
     proc = subprocess.run(

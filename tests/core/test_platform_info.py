@@ -11,8 +11,9 @@ import types
 
 import pytest
 
-from iree_conformance import cli, platform_info
-from iree_conformance.platform_info import host_arch, host_os, unsupported_host_reason
+from iree_conformance.cli import main as cli
+from iree_conformance.common import platform_info
+from iree_conformance.common.platform_info import host_arch, host_os, unsupported_host_reason
 
 from .conftest import output
 
@@ -51,7 +52,7 @@ def test_cli_refuses_an_intel_mac_clearly(monkeypatch, capsys):
 def test_pytest_run_refuses_an_intel_mac_clearly(tmp_path, monkeypatch, run_conformance):
     (tmp_path / "fake_intel_mac.py").write_text(
         "import types\n"
-        "import iree_conformance.platform_info as p\n"
+        "import iree_conformance.common.platform_info as p\n"
         "p.sys = types.SimpleNamespace(platform='darwin')\n"
         "p.platform = types.SimpleNamespace(machine=lambda: 'x86_64')\n"
     )

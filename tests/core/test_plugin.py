@@ -62,7 +62,14 @@ def test_unlisted_failure_fails_and_listed_one_is_xfail(tmp_path, corpus, store,
     assert verdicts["stablehlo-ext/wrong"] == "xfail"
 
     md = subprocess.run(
-        [sys.executable, "-m", "iree_conformance.cli", "report", str(report), "--no-step-summary"],
+        [
+            sys.executable,
+            "-m",
+            "iree_conformance.cli.main",
+            "report",
+            str(report),
+            "--no-step-summary",
+        ],
         capture_output=True,
         text=True,
         check=True,

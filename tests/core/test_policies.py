@@ -12,12 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iree_conformance import errors, ghactions, manifest
-from iree_conformance.compare import Tolerance, compare_checks, compare_outputs
-from iree_conformance.expectations import ExpectationsError, load_expectations
-from iree_conformance.outcome import Outcome
+from iree_conformance.common import errors, ghactions
+from iree_conformance.expectations import manifest
+from iree_conformance.expectations.lookup import ExpectationsError, load_expectations
+from iree_conformance.model.compare import Tolerance, compare_checks, compare_outputs
+from iree_conformance.model.outcome import Outcome
 
 REPO = Path(__file__).resolve().parents[2]
+PKG = REPO / "python" / "iree_conformance"
 MANIFESTS = sorted((REPO / "conformance" / "expectations").glob("*.toml"))
 XFAIL_MANIFESTS = [p for p in MANIFESTS if "[xfail]" in p.read_text(encoding="utf-8")]
 
@@ -110,8 +112,8 @@ def test_recorded_on_header_survives_an_update(tmp_path):
 
 
 def test_update_manifests_is_what_every_entry_point_calls():
-    plugin = (REPO / "python" / "iree_conformance" / "pytest_plugin.py").read_text(encoding="utf-8")
-    cli = (REPO / "python" / "iree_conformance" / "cli.py").read_text(encoding="utf-8")
+    plugin = (PKG / "plugin" / "pytest_plugin.py").read_text(encoding="utf-8")
+    cli = (PKG / "cli" / "main.py").read_text(encoding="utf-8")
     assert "update_manifests(" in plugin and cli.count("update_manifests(") == 2
     for text in (plugin, cli):
         assert "write_updated_manifest" not in text and "load_toml(base_path)" not in text
@@ -163,7 +165,7 @@ _TOML_IMPORT = re.compile(r"^\s*(import\s+(tomllib|tomli)\b|from\s+(tomllib|toml
 
 
 def test_tomllib_is_imported_in_one_place():
-    allowed = {REPO / "python" / "iree_conformance" / "tomlio.py"}
+    allowed = {PKG / "common" / "tomlio.py"}
     found = []
     for folder in ("python", "ci", "cache_tools", "tests", "benchmarks", "conformance"):
         for path in (REPO / folder).rglob("*.py"):
@@ -172,7 +174,7 @@ def test_tomllib_is_imported_in_one_place():
                 and path not in allowed
             ):
                 found.append(str(path.relative_to(REPO)))
-    assert not found, f"import tomllib from iree_conformance.tomlio instead: {found}"
+    assert not found, f"import tomllib from iree_conformance.common.tomlio instead: {found}"
 
 
 # -- sizes ----------------------------------------------------------------------------------
@@ -222,10 +224,10 @@ def test_size_errors(bad):
 
 def test_error_classes_share_one_base_with_distinct_codes():
     from cache_tools.errors import ApiError, CacheToolsError
-    from iree_conformance.bundle import BundleError
-    from iree_conformance.report import ReportError
+    from iree_conformance.bundles.bundle import BundleError
+    from iree_conformance.model.targets import TargetError
+    from iree_conformance.report.markdown import ReportError
     from iree_conformance.suites.stablehlo_files import CorpusError
-    from iree_conformance.targets import TargetError
 
     for cls, code in (
         (TargetError, 2),
@@ -241,7 +243,7 @@ def test_error_classes_share_one_base_with_distinct_codes():
 
 
 def test_cli_main_turns_errors_into_exit_codes(tmp_path, capsys):
-    from iree_conformance import cli
+    from iree_conformance.cli import main as cli
 
     assert (
         cli.main(["update-expectations", str(tmp_path / "missing.json")])
@@ -269,14 +271,14 @@ def test_floors_raise_corpus_errors(monkeypatch):
     from iree_conformance.suites import onnx_models
 
     monkeypatch.setattr(onnx_models, "LIGHT_FLOOR", 10**6)
-    monkeypatch.setattr("iree_conformance.onnx.light_models.load_light_models", lambda: [])
+    monkeypatch.setattr(
+        "iree_conformance.frontends.onnx.light_models.load_light_models", lambda: []
+    )
     with pytest.raises(errors.CorpusError, match="fewer than the floor") as info:
         onnx_models.light_cases()
     assert info.value.return_code == errors.EXIT_CORPUS
     for module in ("onnx_ops", "onnx_models", "stablehlo"):
-        text = (REPO / "python" / "iree_conformance" / "suites" / f"{module}.py").read_text(
-            encoding="utf-8"
-        )
+        text = (PKG / "suites" / f"{module}.py").read_text(encoding="utf-8")
         assert not re.search(r"raise ValueError\([^\n]*floor", text), module
 
 
@@ -299,8 +301,8 @@ def test_compare_checks_aggregates_like_compare_outputs():
 
 
 def test_pipeline_and_bundle_use_compare_checks():
-    for name in ("pipeline.py", "bundle.py"):
-        text = (REPO / "python" / "iree_conformance" / name).read_text(encoding="utf-8")
+    for name in ("engine/pipeline.py", "bundles/bundle.py"):
+        text = (PKG / name).read_text(encoding="utf-8")
         assert "compare_checks(" in text and 'metrics["max_abs_error"] = max' not in text, name
 
 
@@ -309,7 +311,7 @@ def test_pipeline_and_bundle_use_compare_checks():
 
 def test_one_step_summary_writer_with_unix_newlines(tmp_path, monkeypatch):
     from cache_tools.output import write_step_summary
-    from iree_conformance.report import append_step_summary
+    from iree_conformance.report.markdown import append_step_summary
 
     summary = tmp_path / "summary.md"
     env = {"GITHUB_STEP_SUMMARY": str(summary)}

@@ -5,8 +5,8 @@ import argparse
 
 import pytest
 
-from iree_conformance import options_table
-from iree_conformance.run_options import (
+from iree_conformance.cli import options_table
+from iree_conformance.suites.run_options import (
     OPTIONS,
     RunOptions,
     case_list,
@@ -24,7 +24,7 @@ def test_readme_options_table_is_generated_from_the_help_strings():
     text = readme.read_text(encoding="utf-8")
     assert options_table.updated(text) == text, (
         "README.md's options table differs from the plugin's help strings; "
-        "run: python -m iree_conformance.options_table README.md"
+        "run: python -m iree_conformance.cli.options_table README.md"
     )
     assert all(f"`{option.name}" in text for option in OPTIONS)
 

@@ -3,13 +3,18 @@ import random
 
 import pytest
 
-from iree_conformance.report import ReportError, load_results, render_markdown, write_results
-from iree_conformance.sharding import (
+from iree_conformance.engine.sharding import (
     ShardError,
     assign,
     load_durations,
     parse_shard,
     record_durations,
+)
+from iree_conformance.report.markdown import (
+    ReportError,
+    load_results,
+    render_markdown,
+    write_results,
 )
 
 
@@ -104,7 +109,7 @@ def test_cli_update_expectations_from_results(tmp_path):
     import subprocess
     import sys
 
-    from iree_conformance.tomlio import load_toml
+    from iree_conformance.common.tomlio import load_toml
 
     results = tmp_path / "r.json"
     write_results(
@@ -120,7 +125,7 @@ def test_cli_update_expectations_from_results(tmp_path):
         [
             sys.executable,
             "-m",
-            "iree_conformance.cli",
+            "iree_conformance.cli.main",
             "update-expectations",
             str(results),
             "--expectations-dir",

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from iree_conformance.pipeline import run_case
-from iree_conformance.stablehlo_checks import list_test_functions
+from iree_conformance.engine.pipeline import run_case
+from iree_conformance.frontends.stablehlo.checks import list_test_functions
 from iree_conformance.suites.stablehlo import CorpusError, external_cases
 
 CUSTOM_CALL = """module @jit_main {
@@ -88,7 +88,7 @@ def test_corpus_without_tests_is_an_error_case(tmp_path):
 def test_checks_are_recorded_as_they_run(tmp_path, worker, llvm_cpu):
     (tmp_path / "ok.mlir").write_text(CUSTOM_CALL.replace("EXPECTED", "6.0"))
     case = external_cases(tmp_path)[0]
-    from iree_conformance.pipeline import build_job
+    from iree_conformance.engine.pipeline import build_job
 
     result = worker.execute(build_job(case, llvm_cpu, [[]]))
     assert [s["kind"] for s in result.check_sites] == ["close", "exact"]

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iree_conformance.iree_output import format_results
-from iree_conformance.lit_runs import InputError, parse_input, parse_run_lines
-from iree_conformance.pipeline import run_case
+from iree_conformance.engine.pipeline import run_case
+from iree_conformance.frontends.stablehlo.iree_output import format_results
+from iree_conformance.frontends.stablehlo.lit_runs import InputError, parse_input, parse_run_lines
+from iree_conformance.model.targets import load_targets
 from iree_conformance.suites.stablehlo import external_cases
-from iree_conformance.targets import load_targets
 
 from .conftest import TARGETS_TOML
 
@@ -152,7 +152,7 @@ def test_non_test_files_and_folders_without_tests(tmp_path, worker, targets):
 
 
 def test_lit_cases_are_left_out_of_bundles_with_a_note(tmp_path, targets, capsys):
-    from iree_conformance.bundle import BundleWriter
+    from iree_conformance.bundles.bundle import BundleWriter
 
     case = next(c for c in external_cases(FILES / "lit") if c.case_id.endswith("model_pass:run1"))
     writer = BundleWriter(tmp_path)

@@ -1,7 +1,7 @@
 import multiprocessing
 import os
 
-from iree_conformance.store import ArtifactStore, make_key
+from iree_conformance.common.store import ArtifactStore, make_key
 
 
 def test_roundtrip_and_missing(tmp_path):

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from iree_conformance import options_table
-from iree_conformance.cases import Case
-from iree_conformance.errors import CorpusError
-from iree_conformance.pytest_plugin import suites_selected_by
-from iree_conformance.run_options import RunOptions
+from iree_conformance.cli import options_table
+from iree_conformance.common.errors import CorpusError
+from iree_conformance.model.cases import Case
+from iree_conformance.plugin.pytest_plugin import suites_selected_by
 from iree_conformance.suites.base import Suite, SuiteContext, SuiteOption
 from iree_conformance.suites.registry import SuiteError, SuiteRegistry, option_values
+from iree_conformance.suites.run_options import RunOptions
 
 from .conftest import ROOT, output
 
@@ -127,7 +127,7 @@ def test_generated_markers_and_suite_list_are_current():
     assert options_table.SUITES_START in readme and options_table.updated(readme) == readme
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert options_table.pyproject_updated(pyproject) == pyproject, (
-        "pyproject.toml's markers differ from the suite registry; run: python -m iree_conformance.options_table README.md"
+        "pyproject.toml's markers differ from the suite registry; run: python -m iree_conformance.cli.options_table README.md"
     )
     assert options_table.MARKERS_TOML.read_text(encoding="utf-8") == options_table.markers_toml()
     assert all(f"`{o.flag}" in readme for _, o in SuiteRegistry.builtin().options())

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from iree_conformance.platform_info import host_os
-from iree_conformance.targets import (
+from iree_conformance.common.platform_info import host_os
+from iree_conformance.model.targets import (
     compiler_backends,
     load_targets,
     required_backend,

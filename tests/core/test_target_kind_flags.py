@@ -2,10 +2,10 @@
 
 import pytest
 
-from iree_conformance.cases import Case
-from iree_conformance.pipeline import build_job
+from iree_conformance.engine.pipeline import build_job
+from iree_conformance.model.cases import Case
+from iree_conformance.model.targets import TargetError, load_targets
 from iree_conformance.suites.onnx_ops import OnnxNodeCase
-from iree_conformance.targets import TargetError, load_targets
 
 from .conftest import TARGETS_TOML
 
@@ -41,7 +41,7 @@ def test_malformed_kind_flags_name_the_target(tmp_path):
 
 
 def test_a_target_s_stage_limits_sit_between_the_defaults_and_the_command_line(tmp_path):
-    from iree_conformance.worker import WorkerClient
+    from iree_conformance.engine.worker.parent import WorkerClient
 
     targets = load_targets(TARGETS_TOML)
     vmvx, llvm_cpu = targets["vmvx"], targets["llvm-cpu"]

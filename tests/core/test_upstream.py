@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from iree_conformance import upstream
+from iree_conformance.expectations import upstream
 
 CONFIG = """{
   "config_name": "cpu_llvm_sync",
@@ -171,7 +171,7 @@ def test_cli_json_and_exit_codes(config_file, tmp_path):
     base = [
         sys.executable,
         "-m",
-        "iree_conformance.cli",
+        "iree_conformance.cli.main",
         "compare-upstream",
         str(config_file),
         "--results",

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from iree_conformance import vocabulary
-from iree_conformance.outcome import Outcome
-from iree_conformance.vocabulary import CaseKey, ExpectationKind, Stage, Status, Verdict
+from iree_conformance.common import vocabulary
+from iree_conformance.common.vocabulary import CaseKey, ExpectationKind, Stage, Status, Verdict
+from iree_conformance.model.outcome import Outcome
 
 
 def test_members_equal_their_strings_everywhere_strings_go():

@@ -6,9 +6,9 @@ import sys
 import numpy as np
 import pytest
 
-from iree_conformance.cases import Case, NpzCase
-from iree_conformance.pipeline import run_case
-from iree_conformance.worker import WorkerClient
+from iree_conformance.engine.pipeline import run_case
+from iree_conformance.engine.worker.parent import WorkerClient
+from iree_conformance.model.cases import Case, NpzCase
 
 from .conftest import ADD_MLIR
 
@@ -69,7 +69,7 @@ def test_crash_becomes_an_outcome_and_the_worker_is_replaced(
     tmp_path, worker, llvm_cpu, monkeypatch
 ):
     case = add_case(tmp_path, "crash")
-    from iree_conformance import pipeline
+    from iree_conformance.engine import pipeline
 
     real = pipeline.build_job
     monkeypatch.setattr(
@@ -92,7 +92,7 @@ def test_crash_becomes_an_outcome_and_the_worker_is_replaced(
 def test_hang_becomes_a_timeout(tmp_path, worker, llvm_cpu, monkeypatch):
     worker.stage_timeouts["compile"] = 2.0
     case = add_case(tmp_path, "hang")
-    from iree_conformance import pipeline
+    from iree_conformance.engine import pipeline
 
     real = pipeline.build_job
     monkeypatch.setattr(
@@ -157,7 +157,7 @@ def test_compile_failure_is_cached_and_reported_again(tmp_path, worker, llvm_cpu
     ],
 )
 def test_seed_programs_give_the_seed_documents_numbers(name, expected, worker, llvm_cpu):
-    from iree_conformance.pipeline import build_job
+    from iree_conformance.engine.pipeline import build_job
 
     from .conftest import ROOT
 
@@ -183,7 +183,7 @@ def test_timing_runs_record_a_median(tmp_path, worker, llvm_cpu):
 
 
 def _faulty(monkeypatch, fault):
-    from iree_conformance import pipeline
+    from iree_conformance.engine import pipeline
 
     real = pipeline.build_job
     monkeypatch.setattr(
@@ -201,7 +201,7 @@ def test_a_stage_limit_counts_cpu_seconds_and_a_hang_times_out_at_the_hang_bound
     after HANG_FACTOR times its limit; a busy loop is, after its limit in CPU seconds."""
     import time
 
-    from iree_conformance import worker as worker_module
+    from iree_conformance.engine.worker import parent as worker_module
 
     worker.stage_timeouts["compile"] = 1.0
     _faulty(monkeypatch, ("compile", "hang"))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from onnx_testlib import make_tarball
 
-from iree_conformance.onnx.archive import ArchiveError, find_model_data, safe_extract
+from iree_conformance.frontends.onnx.archive import ArchiveError, find_model_data, safe_extract
 
 
 def write(tmp_path: Path, data: bytes) -> Path:

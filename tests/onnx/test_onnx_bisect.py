@@ -9,7 +9,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from iree_conformance.onnx.bisect import (
+from iree_conformance.frontends.onnx.bisect import (
     bisect,
     compare_tensor,
     expose_intermediates,

@@ -11,12 +11,12 @@ import pytest
 import symbolic_models as sm
 from onnx_testlib import sha256
 
-from iree_conformance.cases import CaseInvalid, CaseReferenceError
-from iree_conformance.errors import CorpusError
-from iree_conformance.onnx.static_shapes import STATIC_OPTION
-from iree_conformance.run_options import RunOptions
+from iree_conformance.common.errors import CorpusError
+from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION
+from iree_conformance.model.cases import CaseInvalid, CaseReferenceError
 from iree_conformance.suites import onnx_dir, onnx_models
 from iree_conformance.suites.base import SuiteContext
+from iree_conformance.suites.run_options import RunOptions
 
 
 def _save(model: onnx.ModelProto, path: Path) -> Path:

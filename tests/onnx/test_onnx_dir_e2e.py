@@ -198,7 +198,7 @@ def test_broken_files_and_specs_are_clear_errors(outcomes: dict, folder: Path):
 def _check_model(path: Path, store: Path, *extra: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "IREE_CONFORMANCE_STORE": str(store)}
     return subprocess.run(
-        [sys.executable, "-m", "iree_conformance.cli", "check-model", str(path), *extra],
+        [sys.executable, "-m", "iree_conformance.cli.main", "check-model", str(path), *extra],
         cwd=ROOT,
         env=env,
         capture_output=True,

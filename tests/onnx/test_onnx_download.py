@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from onnx_testlib import LoopbackServer, assert_cache_holds_only, sha256, unused_port
 
-from iree_conformance.onnx.download import (
+from iree_conformance.frontends.onnx.download import (
     Downloader,
     DownloadError,
     DownloadSkipped,
     RetryPolicy,
     is_partial_name,
 )
-from iree_conformance.onnx.progress import LineProgress, NullProgress
+from iree_conformance.frontends.onnx.progress import LineProgress, NullProgress
 
 BODY = bytes(range(256)) * 4096  # 1 MiB, several chunks' worth of distinct bytes
 SHA = sha256(BODY)
@@ -203,7 +203,7 @@ def test_partial_names_are_recognisable() -> None:
 def test_file_url_on_windows_becomes_a_drive_path() -> None:
     import nturl2path
 
-    from iree_conformance.onnx.download import _local_path
+    from iree_conformance.frontends.onnx.download import _local_path
 
     path = _local_path("file:///C:/mirror/mnist%2012.tar.gz", nturl2path.url2pathname)
     assert str(path) == r"C:\mirror\mnist 12.tar.gz"
@@ -214,7 +214,7 @@ def test_file_url_on_windows_becomes_a_drive_path() -> None:
 def test_file_url_on_posix_keeps_its_path() -> None:
     from urllib.parse import unquote  # POSIX's url2pathname
 
-    from iree_conformance.onnx.download import _local_path
+    from iree_conformance.frontends.onnx.download import _local_path
 
     assert _local_path("file:///tmp/a%20b.onnx", unquote).as_posix() == "/tmp/a b.onnx"
     assert _local_path("file://localhost/tmp/x", unquote).as_posix() == "/tmp/x"

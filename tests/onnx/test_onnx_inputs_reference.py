@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper
 from onnx_testlib import add_model
 
-from iree_conformance.onnx.inputs import (
+from iree_conformance.frontends.onnx.inputs import (
     InputGenerationError,
     InputSpec,
     random_inputs,
@@ -16,7 +16,7 @@ from iree_conformance.onnx.inputs import (
     specs_from_io_ports,
     specs_from_model,
 )
-from iree_conformance.onnx.reference import OnnxRuntimeReferenceError, run_onnxruntime
+from iree_conformance.frontends.onnx.reference import OnnxRuntimeReferenceError, run_onnxruntime
 
 
 def multi_input_model() -> onnx.ModelProto:

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iree_conformance.onnx.light_models import (
+from iree_conformance.frontends.onnx.light_models import (
     LightModelCase,
     LightModelError,
     light_data_dir,
     load_light_models,
 )
-from iree_conformance.onnx.reference import run_onnxruntime
+from iree_conformance.frontends.onnx.reference import run_onnxruntime
 
 NAMES = [
     "bvlc_alexnet",

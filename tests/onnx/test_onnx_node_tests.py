@@ -13,8 +13,8 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.backend.test.case.test_case import TestCase
 
-from iree_conformance.onnx import node_tests
-from iree_conformance.onnx.node_tests import (
+from iree_conformance.frontends.onnx import node_tests
+from iree_conformance.frontends.onnx.node_tests import (
     INDEX_NAME,
     NodeTestsError,
     UnsupportedValue,

@@ -10,9 +10,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx_testlib import add_model
 
-from iree_conformance.onnx import prepare
-from iree_conformance.onnx.light_models import light_data_dir
-from iree_conformance.onnx.prepare import (
+from iree_conformance.frontends.onnx import prepare
+from iree_conformance.frontends.onnx.light_models import light_data_dir
+from iree_conformance.frontends.onnx.prepare import (
     MIN_IREE_OPSET,
     OnnxImportError,
     PrepareError,

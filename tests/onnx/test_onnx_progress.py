@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from iree_conformance.onnx.progress import BarProgress, LineProgress, make_progress
+from iree_conformance.frontends.onnx.progress import BarProgress, LineProgress, make_progress
 
 
 class Tty(io.StringIO):

@@ -25,9 +25,9 @@ import onnx
 import platformdirs
 import pytest
 
-from iree_conformance.onnx.inputs import specs_from_model
-from iree_conformance.onnx.model_inputs import choose_inputs
-from iree_conformance.onnx.specs import load_toml_spec_text
+from iree_conformance.frontends.onnx.inputs import specs_from_model
+from iree_conformance.frontends.onnx.model_inputs import choose_inputs
+from iree_conformance.frontends.onnx.specs import load_toml_spec_text
 
 WHEELS = {
     "rapidocr-onnxruntime==1.4.4": [

@@ -8,13 +8,13 @@ import onnx
 import pytest
 import symbolic_models as sm
 
-from iree_conformance.onnx.inputs import InputSpec, specs_from_model
-from iree_conformance.onnx.integer_roles import integer_roles
-from iree_conformance.onnx.model_inputs import choose_inputs, degenerate
-from iree_conformance.onnx.reference import run_onnxruntime
-from iree_conformance.onnx.shape_policy import CANDIDATES, plan_shapes
-from iree_conformance.onnx.specs import from_command_line, load_toml_spec_text
-from iree_conformance.onnx.static_shapes import StaticShapeError, fix_input_shapes
+from iree_conformance.frontends.onnx.inputs import InputSpec, specs_from_model
+from iree_conformance.frontends.onnx.integer_roles import integer_roles
+from iree_conformance.frontends.onnx.model_inputs import choose_inputs, degenerate
+from iree_conformance.frontends.onnx.reference import run_onnxruntime
+from iree_conformance.frontends.onnx.shape_policy import CANDIDATES, plan_shapes
+from iree_conformance.frontends.onnx.specs import from_command_line, load_toml_spec_text
+from iree_conformance.frontends.onnx.static_shapes import StaticShapeError, fix_input_shapes
 
 
 def choose(model: onnx.ModelProto, spec=None):
@@ -203,7 +203,7 @@ def test_other_domains_run_or_skip_naming_the_op():
 
 
 def test_string_inputs_are_an_error_that_says_so():
-    from iree_conformance.onnx.inputs import InputGenerationError
+    from iree_conformance.frontends.onnx.inputs import InputGenerationError
 
     with pytest.raises(InputGenerationError, match="string tensor"):
         choose(_unary("Identity", onnx.TensorProto.STRING))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from iree_conformance.errors import ManifestError
-from iree_conformance.onnx.specs import (
+from iree_conformance.common.errors import ManifestError
+from iree_conformance.frontends.onnx.specs import (
     SpecError,
     beside_path,
     from_command_line,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from onnx_testlib import LoopbackServer, sha256
 
-from iree_conformance.onnx.download import Downloader
-from iree_conformance.onnx.progress import NullProgress
-from iree_conformance.onnx.stale import remove_stale
+from iree_conformance.frontends.onnx.download import Downloader
+from iree_conformance.frontends.onnx.progress import NullProgress
+from iree_conformance.frontends.onnx.stale import remove_stale
 
 
 def age(path: Path, seconds: float) -> None:

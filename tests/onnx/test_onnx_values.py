@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from iree_conformance.onnx.values import (
+from iree_conformance.frontends.onnx.values import (
     DataSetError,
     UnsupportedValue,
     load_data_set,

@@ -16,12 +16,12 @@ from onnx_testlib import (
     sha256,
 )
 
-from iree_conformance.onnx.archive import ArchiveError
-from iree_conformance.onnx.download import Downloader, DownloadError, DownloadSkipped
-from iree_conformance.onnx.progress import NullProgress
-from iree_conformance.onnx.reference import run_onnxruntime
-from iree_conformance.onnx.values import load_data_set
-from iree_conformance.onnx.zoo import (
+from iree_conformance.frontends.onnx.archive import ArchiveError
+from iree_conformance.frontends.onnx.download import Downloader, DownloadError, DownloadSkipped
+from iree_conformance.frontends.onnx.progress import NullProgress
+from iree_conformance.frontends.onnx.reference import run_onnxruntime
+from iree_conformance.frontends.onnx.values import load_data_set
+from iree_conformance.frontends.onnx.zoo import (
     DEFAULT_MIRROR,
     MIRROR_ENV,
     ZooError,
@@ -31,7 +31,7 @@ from iree_conformance.onnx.zoo import (
     unsupported_reason,
     zoo_cases,
 )
-from iree_conformance.onnx.zoo_manifest import parse_manifest
+from iree_conformance.frontends.onnx.zoo_manifest import parse_manifest
 
 MODEL = add_model(name="tiny").SerializeToString()
 X = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
@@ -184,8 +184,8 @@ def test_unsupported_inputs_and_case_selection(tmp_path: Path) -> None:
 def test_zoo_cases_run_the_modules_function_not_the_manifest_entry(tmp_path: Path) -> None:
     """Case.entry_function names the function the worker runs; a zoo case keeps its manifest
     entry elsewhere (it once shadowed the function name, and every zoo model failed at run)."""
-    from iree_conformance.run_options import RunOptions
     from iree_conformance.suites.onnx_models import zoo_model_cases
+    from iree_conformance.suites.run_options import RunOptions
 
     path = tmp_path / "m.json"
     path.write_text(json.dumps([manifest_entry(MODEL, None, "tiny-12")]))

@@ -25,7 +25,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx_testlib import make_tarball, sha256
 
-from iree_conformance.outcome import Outcome
+from iree_conformance.model.outcome import Outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = "ONNX_HUB_MANIFEST.json"
@@ -302,7 +302,7 @@ def test_compile_only_bundle_then_run_bundle(
         [
             sys.executable,
             "-m",
-            "iree_conformance.cli",
+            "iree_conformance.cli.main",
             "run-bundle",
             str(bundle),
             "--driver",

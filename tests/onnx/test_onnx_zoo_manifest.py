@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from onnx_testlib import LoopbackServer
 
-from iree_conformance.onnx.zoo_manifest import (
+from iree_conformance.frontends.onnx.zoo_manifest import (
     ManifestError,
     load_manifest,
     parse_manifest,

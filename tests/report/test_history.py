@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from ci import history_site_check as check
-from iree_conformance import cli
-from iree_conformance.html import history, history_command, site
+from iree_conformance.cli import main as cli
+from iree_conformance.report.html import history, history_command, site
 
 ROOT = Path(__file__).resolve().parents[2]
 LINUX = ROOT / "tests" / "ci" / "fixtures" / "results" / "linux-py3.11.json"  # a real run

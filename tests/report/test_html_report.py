@@ -13,8 +13,8 @@ import onnx
 import pytest
 from onnx import helper
 
-from iree_conformance import cli
-from iree_conformance.html import charts, inputs, operators, render, summary, trend
+from iree_conformance.cli import main as cli
+from iree_conformance.report.html import charts, inputs, operators, render, summary, trend
 
 RESULTS = Path(__file__).resolve().parents[1] / "ci" / "fixtures" / "results"
 LINUX = RESULTS / "linux-py3.11.json"  # pass / xfail / skip (llvm-cpu and an absent vulkan)
@@ -312,7 +312,7 @@ def test_cli_writes_html_and_trend(tmp_path, capsys, monkeypatch):
 def test_cli_markdown_of_one_file_is_unchanged(capsys, monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     assert cli.main(["report", str(BEFORE)]) == 0
-    from iree_conformance.report import load_results, render_markdown
+    from iree_conformance.report.markdown import load_results, render_markdown
 
     assert capsys.readouterr().out == render_markdown(load_results(BEFORE))
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from iree_conformance import report
-from iree_conformance.html import inputs, render
-from iree_conformance.report_model import FUNNEL_STEPS
+from iree_conformance.report import markdown as report
+from iree_conformance.report.html import inputs, render
+from iree_conformance.report.model import FUNNEL_STEPS
 from tests.report.test_html_report import Tables
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from iree_conformance import report, report_model
+from iree_conformance.report import markdown as report
+from iree_conformance.report import model as report_model
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +27,7 @@ def outcome(case_id: str, target: str, status: str, verdict: str, stage: str = "
 def test_standard_library_only():
     """ci/merge_results.py imports the model before anything is installed."""
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import iree_conformance.report_model; "
+        "import sys; sys.path.insert(0, sys.argv[1]); import iree_conformance.report.model; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] not in {*sys.stdlib_module_names, '__main__'}))"
     )
     out = subprocess.run(

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..cases import Case
-    from ..run_options import RunOptions
+    from iree_conformance.model.cases import Case
+    from iree_conformance.suites.run_options import RunOptions
 
 
 @dataclasses.dataclass(frozen=True)

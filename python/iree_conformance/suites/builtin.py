@@ -6,8 +6,8 @@ The plugin registers this module with pytest's plugin manager (as
 
 from __future__ import annotations
 
-from .base import Suite
-from .registry import builtin_suites
+from iree_conformance.suites.base import Suite
+from iree_conformance.suites.registry import builtin_suites
 
 
 def pytest_conformance_suites() -> list[Suite]:

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ..compare import Tolerance
-from ..stablehlo_checks import ALL_TRUE, CLOSE, EXACT, FALSE, TRUE
+from iree_conformance.frontends.stablehlo.checks import ALL_TRUE, CLOSE, EXACT, FALSE, TRUE
+from iree_conformance.model.compare import Tolerance
 
 
 def checks_from_records(

@@ -19,17 +19,23 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import errors
-from ..cases import Case, CaseInvalid, Check
-from ..jax_export.tree import ExportFailed, Listed, export_listed, list_tree, missing_reason
-from ..jobs import CaseResult, Program
-from ..store import ArtifactStore, default_store_dir
-from .base import SuiteContext, SuiteOption
-from .check_pairs import checks_from_records
-from .stablehlo_files import _CHECK_OPTIONS, CheckCase, InvalidCase
+from iree_conformance.common import errors
+from iree_conformance.common.store import ArtifactStore, default_store_dir
+from iree_conformance.frontends.jax_export.tree import (
+    ExportFailed,
+    Listed,
+    export_listed,
+    list_tree,
+    missing_reason,
+)
+from iree_conformance.model.cases import Case, CaseInvalid, Check
+from iree_conformance.model.jobs import CaseResult, Program
+from iree_conformance.suites.base import SuiteContext, SuiteOption
+from iree_conformance.suites.check_pairs import checks_from_records
+from iree_conformance.suites.stablehlo_files import _CHECK_OPTIONS, CheckCase, InvalidCase
 
 if TYPE_CHECKING:
-    from ..run_options import RunOptions
+    from iree_conformance.suites.run_options import RunOptions
 
 SUITE = "jax"
 CASE_PREFIX = "jax/"
@@ -139,7 +145,7 @@ def user_listed(root: Path, store: ArtifactStore) -> list[Listed]:
     if not listed:
         problem = (
             f"--jax-dir {root} holds no case file (*.py, not _*.py): add one that defines "
-            "cases with iree_conformance.jax_export.case, or point --jax-dir elsewhere"
+            "cases with iree_conformance.frontends.jax_export.case, or point --jax-dir elsewhere"
         )
         listed = [
             Listed(f"{USER_PREFIX}{root.name}:folder", "", str(root), str(root), "", error=problem)

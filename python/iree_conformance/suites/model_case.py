@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..cases import Case, CaseInvalid, CaseReferenceError, CaseSkipped
-from ..onnx.specs import ModelSpec
+from iree_conformance.frontends.onnx.specs import ModelSpec
+from iree_conformance.model.cases import Case, CaseInvalid, CaseReferenceError, CaseSkipped
 
 if TYPE_CHECKING:
-    from ..onnx.model_inputs import ChosenInputs
+    from iree_conformance.frontends.onnx.model_inputs import ChosenInputs
 
 DYNAMIC_SUFFIX = ":dynamic"
 
@@ -36,7 +36,7 @@ class ModelCase(Case):
     def time_reference(self, inputs: list[np.ndarray], runs: int) -> float | None:
         import onnxruntime
 
-        from ..timing import median_time
+        from iree_conformance.common.timing import median_time
 
         assert self.source_path is not None
         session = onnxruntime.InferenceSession(
@@ -48,8 +48,8 @@ class ModelCase(Case):
     def bisect(self, run_candidate) -> str:
         import onnx
 
-        from ..onnx.bisect import bisect
-        from ..onnx.static_shapes import STATIC_OPTION, fix_input_shapes
+        from iree_conformance.frontends.onnx.bisect import bisect
+        from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION, fix_input_shapes
 
         assert self.source_path is not None
         model = onnx.load(str(self.source_path))
@@ -71,7 +71,7 @@ def load_model_header(path: Path):
     """The model's graph without external data; a corrupt file is a clear error."""
     import onnx
 
-    from ..onnx.prepare import PrepareError
+    from iree_conformance.frontends.onnx.prepare import PrepareError
 
     try:
         return onnx.load(str(path), load_external_data=False)
@@ -100,10 +100,10 @@ class ChosenInputsCase(ModelCase):
     def choose(self, model_path: Path) -> list[list[np.ndarray]]:
         """Chooses (once) and returns the one input set; raises what the pipeline reports."""
         if self._chosen is None:
-            from ..onnx.inputs import specs_from_io_ports, specs_from_model
-            from ..onnx.model_inputs import choose_inputs
-            from ..onnx.specs import SpecError
-            from ..onnx.static_shapes import STATIC_OPTION
+            from iree_conformance.frontends.onnx.inputs import specs_from_io_ports, specs_from_model
+            from iree_conformance.frontends.onnx.model_inputs import choose_inputs
+            from iree_conformance.frontends.onnx.specs import SpecError
+            from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION
 
             model = load_model_header(model_path)
             ports = (self.io_ports or {}).get("inputs")

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..cases import Case, CaseInvalid
-from ..errors import CorpusError
-from .base import SuiteContext, SuiteOption
-from .model_case import DYNAMIC_SUFFIX, ChosenInputsCase, load_model_header
+from iree_conformance.common.errors import CorpusError
+from iree_conformance.model.cases import Case, CaseInvalid
+from iree_conformance.suites.base import SuiteContext, SuiteOption
+from iree_conformance.suites.model_case import DYNAMIC_SUFFIX, ChosenInputsCase, load_model_header
 
 if TYPE_CHECKING:
-    from ..run_options import RunOptions
+    from iree_conformance.suites.run_options import RunOptions
 
 SUITE = "onnx_dir"
 CASE_PREFIX = "onnx-dir/"
@@ -52,13 +52,13 @@ class OnnxDirCase(ChosenInputsCase):
         if not self.data_set_dirs:
             return self.choose(self.source_path)
         if self._sets is None:
-            from ..onnx.values import load_data_set
+            from iree_conformance.frontends.onnx.values import load_data_set
 
             loaded = [load_data_set(d) for d in self.data_set_dirs]
             self._sets = [inputs for inputs, _ in loaded]
             self._shipped = [outputs for _, outputs in loaded]
             if not self.dynamic:
-                from ..onnx.static_shapes import STATIC_OPTION
+                from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION
 
                 model = load_model_header(self.source_path)
                 names = [vi.name for vi in _fed_inputs(model)]
@@ -88,7 +88,7 @@ class OnnxDirCase(ChosenInputsCase):
 
 
 def _fed_inputs(model):
-    from ..onnx.values import graph_inputs
+    from iree_conformance.frontends.onnx.values import graph_inputs
 
     return graph_inputs(model)
 
@@ -118,7 +118,7 @@ def _external_data(model, folder: Path) -> dict[str, int]:
 
 def model_cases(path: Path, root: Path, options: RunOptions | None = None) -> list[Case]:
     """The static case and, for a symbolic model, the dynamic one, of one model file."""
-    from ..onnx import specs as specs_mod
+    from iree_conformance.frontends.onnx import specs as specs_mod
 
     rel = path.relative_to(root).as_posix()
     case_id = f"{CASE_PREFIX}{rel}"
@@ -163,7 +163,7 @@ def model_cases(path: Path, root: Path, options: RunOptions | None = None) -> li
 
 
 def _tolerance():
-    from .onnx_models import MODEL_TOLERANCE
+    from iree_conformance.suites.onnx_models import MODEL_TOLERANCE
 
     return MODEL_TOLERANCE
 
@@ -171,7 +171,7 @@ def _tolerance():
 def cli_spec(options: RunOptions | None):
     """``--dim`` and ``--input-shape`` (core options: both model suites read them) as a
     spec (empty without them)."""
-    from ..onnx.specs import from_command_line
+    from iree_conformance.frontends.onnx.specs import from_command_line
 
     if options is None:
         return from_command_line()

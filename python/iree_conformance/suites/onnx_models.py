@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..cases import Case, CaseSkipped
-from ..compare import Tolerance
-from ..errors import CorpusError
-from ..run_options import RunOptions, positive_int
-from ..userdirs import ZOO_CACHE_ENV, resolve_dir
-from .base import SuiteContext, SuiteOption
-from .model_case import DYNAMIC_SUFFIX, ChosenInputsCase, ModelCase
+from iree_conformance.common.errors import CorpusError
+from iree_conformance.common.userdirs import ZOO_CACHE_ENV, resolve_dir
+from iree_conformance.model.cases import Case, CaseSkipped
+from iree_conformance.model.compare import Tolerance
+from iree_conformance.suites.base import SuiteContext, SuiteOption
+from iree_conformance.suites.model_case import DYNAMIC_SUFFIX, ChosenInputsCase, ModelCase
+from iree_conformance.suites.run_options import RunOptions, positive_int
 
 if TYPE_CHECKING:
-    from ..onnx.zoo import ZooStore
-    from ..onnx.zoo_manifest import ZooEntry
+    from iree_conformance.frontends.onnx.zoo import ZooStore
+    from iree_conformance.frontends.onnx.zoo_manifest import ZooEntry
 
 SUITE = "onnx_models"
 LIGHT_FLOOR = 9
@@ -40,7 +40,7 @@ def zoo_cache_dir() -> Path:
 
 
 def _onnxruntime(model_path: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    from ..onnx.reference import run_onnxruntime
+    from iree_conformance.frontends.onnx.reference import run_onnxruntime
 
     return run_onnxruntime(model_path, inputs)
 
@@ -48,7 +48,11 @@ def _onnxruntime(model_path: Path, inputs: list[np.ndarray]) -> list[np.ndarray]
 def _random_inputs(model_path: Path, io_ports=None) -> list[np.ndarray]:
     import onnx
 
-    from ..onnx.inputs import random_inputs, specs_from_io_ports, specs_from_model
+    from iree_conformance.frontends.onnx.inputs import (
+        random_inputs,
+        specs_from_io_ports,
+        specs_from_model,
+    )
 
     if io_ports and io_ports.get("inputs"):
         specs = specs_from_io_ports(io_ports["inputs"])
@@ -67,8 +71,8 @@ class LightModelCase(ModelCase):
         if self._sets is None:
             import onnx
 
-            from ..onnx.light_models import _dummy_input
-            from ..onnx.values import graph_inputs
+            from iree_conformance.frontends.onnx.light_models import _dummy_input
+            from iree_conformance.frontends.onnx.values import graph_inputs
 
             assert self.source_path is not None
             model = onnx.load(str(self.source_path), load_external_data=False)
@@ -102,8 +106,8 @@ class ZooModelCase(ChosenInputsCase):
 
     def input_sets(self) -> list[list[np.ndarray]]:
         if self._sets is None:
-            from ..onnx.download import DownloadSkipped
-            from ..onnx.values import load_data_set
+            from iree_conformance.frontends.onnx.download import DownloadSkipped
+            from iree_conformance.frontends.onnx.values import load_data_set
 
             assert self.zoo_entry is not None and self.zoo_store is not None
             try:
@@ -135,7 +139,7 @@ class ZooModelCase(ChosenInputsCase):
 
 
 def light_cases() -> list[Case]:
-    from ..onnx.light_models import load_light_models
+    from iree_conformance.frontends.onnx.light_models import load_light_models
 
     found = load_light_models()
     if len(found) < LIGHT_FLOOR:
@@ -161,10 +165,10 @@ def light_cases() -> list[Case]:
 def zoo_model_cases(values: Mapping[str, Any], options: RunOptions | None = None) -> list[Case]:
     """The zoo models that the --zoo-* option values select (none without a manifest);
     options gives --offline and the core --dim/--input-shape."""
-    from ..onnx.download import Downloader
-    from ..onnx.specs import ModelSpec, load_overlay
-    from ..onnx.zoo import ZooStore, zoo_cases
-    from .onnx_dir import cli_spec
+    from iree_conformance.frontends.onnx.download import Downloader
+    from iree_conformance.frontends.onnx.specs import ModelSpec, load_overlay
+    from iree_conformance.frontends.onnx.zoo import ZooStore, zoo_cases
+    from iree_conformance.suites.onnx_dir import cli_spec
 
     if not values.get("zoo_manifest"):
         return []

@@ -9,12 +9,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..cases import ONNX_KEEP_F64, Case, CaseSkipped
-from ..compare import Tolerance
-from ..errors import CorpusError
-from ..run_options import positive_int
-from ..userdirs import DATA_ENV, resolve_dir
-from .base import SuiteContext, SuiteOption
+from iree_conformance.common.errors import CorpusError
+from iree_conformance.common.userdirs import DATA_ENV, resolve_dir
+from iree_conformance.model.cases import ONNX_KEEP_F64, Case, CaseSkipped
+from iree_conformance.model.compare import Tolerance
+from iree_conformance.suites.base import SuiteContext, SuiteOption
+from iree_conformance.suites.run_options import positive_int
 
 SUITE = "onnx_ops"
 FLOOR = 1800  # onnx 1.23.2 yields 1,884 generated cases plus the wheel's data folders
@@ -38,7 +38,7 @@ class OnnxNodeCase(Case):
         if self._loaded is None:
             import onnx
 
-            from ..onnx.values import UnsupportedValue, load_data_set
+            from iree_conformance.frontends.onnx.values import UnsupportedValue, load_data_set
 
             assert self.source_path is not None
             model = onnx.load(str(self.source_path), load_external_data=False)
@@ -73,7 +73,7 @@ def sample(names: list[str], count: int) -> set[str]:
 
 def collect(data_dir_option: str | None) -> list[Case]:
     """Every operator test (the full collection; ``OnnxOpsSuite.select`` samples it)."""
-    from ..onnx import node_tests
+    from iree_conformance.frontends.onnx import node_tests
 
     root = node_tests.materialize(data_dir(data_dir_option))
     found = node_tests.load_cases(root)

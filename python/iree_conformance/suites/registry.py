@@ -17,12 +17,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cases import Case
-from ..errors import CorpusError
-from .base import Suite, SuiteContext, SuiteOption
+from iree_conformance.common.errors import CorpusError
+from iree_conformance.model.cases import Case
+from iree_conformance.suites.base import Suite, SuiteContext, SuiteOption
 
 if TYPE_CHECKING:
-    from ..run_options import RunOptions
+    from iree_conformance.suites.run_options import RunOptions
 
 
 class SuiteError(ValueError):
@@ -38,11 +38,11 @@ def prefixes(suite: Suite) -> tuple[str, ...]:
 def builtin_suites() -> list[Suite]:
     """The suites this package ships: StableHLO programs, ONNX operator tests, ONNX models,
     ONNX models from --onnx-dir folders, JAX programs."""
-    from .jax import JaxSuite
-    from .onnx_dir import OnnxDirSuite
-    from .onnx_models import OnnxModelsSuite
-    from .onnx_ops import OnnxOpsSuite
-    from .stablehlo import StablehloSuite
+    from iree_conformance.suites.jax import JaxSuite
+    from iree_conformance.suites.onnx_dir import OnnxDirSuite
+    from iree_conformance.suites.onnx_models import OnnxModelsSuite
+    from iree_conformance.suites.onnx_ops import OnnxOpsSuite
+    from iree_conformance.suites.stablehlo import StablehloSuite
 
     return [StablehloSuite(), OnnxOpsSuite(), OnnxModelsSuite(), OnnxDirSuite(), JaxSuite()]
 
@@ -51,7 +51,7 @@ class SuiteRegistry:
     """The suites of a run by name, in registration order."""
 
     def __init__(self, suites: Iterable[Suite]):
-        from ..run_options import OPTIONS
+        from iree_conformance.suites.run_options import OPTIONS
 
         self._suites: dict[str, Suite] = {}
         owners: dict[str, str] = {}

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cases import Case, NpzCase
-from ..compare import Tolerance
-from ..tomlio import load_toml
-from .base import SuiteContext, SuiteOption
-from .stablehlo_files import CheckCase, CorpusError, LitCase, external_cases  # noqa: F401 - the suite's API
+from iree_conformance.common.tomlio import load_toml
+from iree_conformance.model.cases import Case, NpzCase
+from iree_conformance.model.compare import Tolerance
+from iree_conformance.suites.base import SuiteContext, SuiteOption
+from iree_conformance.suites.stablehlo_files import CheckCase, CorpusError, LitCase, external_cases  # noqa: F401 - the suite's API
 
 SUITE = "stablehlo"
 BUNDLED_FLOOR = 40  # a broken corpus must not look green
@@ -58,7 +58,7 @@ class InterpreterCase(NpzCase):
     """A bundled case whose expected outputs come from the StableHLO reference interpreter."""
 
     def expected_sets(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
-        from ..interpreter import run_interpreter
+        from iree_conformance.frontends.stablehlo.interpreter import run_interpreter
 
         assert self.source_path is not None
         text = self.source_path.read_text(encoding="utf-8")

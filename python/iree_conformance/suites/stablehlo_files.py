@@ -21,13 +21,22 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import errors
-from ..cases import Case, CaseInvalid, Check, ChecksFailed
-from ..compare import Tolerance
-from ..jobs import CaseResult
-from ..lit_runs import RunLine, parse_input, parse_run_lines, target_backend
-from ..stablehlo_checks import CheckRewriteError, list_test_functions, parse_module
-from .check_pairs import checks_from_records
+from iree_conformance.common import errors
+from iree_conformance.frontends.stablehlo.checks import (
+    CheckRewriteError,
+    list_test_functions,
+    parse_module,
+)
+from iree_conformance.frontends.stablehlo.lit_runs import (
+    RunLine,
+    parse_input,
+    parse_run_lines,
+    target_backend,
+)
+from iree_conformance.model.cases import Case, CaseInvalid, Check, ChecksFailed
+from iree_conformance.model.compare import Tolerance
+from iree_conformance.model.jobs import CaseResult
+from iree_conformance.suites.check_pairs import checks_from_records
 
 SUITE = "stablehlo"
 # Part of the store key of instrumented modules: bump it when stablehlo_checks changes
@@ -99,7 +108,7 @@ class LitCase(Case):
         return [[parse_input(spec) for spec in self.run.inputs]]
 
     def checks(self, input_sets, output_sets, worker_result: CaseResult) -> list[Check]:
-        from ..iree_output import filecheck, format_results
+        from iree_conformance.frontends.stablehlo.iree_output import filecheck, format_results
 
         assert self.run is not None and self.source_path is not None
         output = format_results(self.entry_function or "main", output_sets[0])

@@ -1,0 +1,1 @@
+"""Compile here, run there."""

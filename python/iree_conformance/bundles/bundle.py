@@ -1,0 +1,335 @@
+"""Compile here, run there: self-contained bundles of compiled cases.
+
+``pytest conformance --target cuda --compile-only --bundle DIR`` writes, for every case
+that compiled, the .vmfb (named by its sha256), the inputs and expected outputs (npz,
+compressed), tolerances and check pairs, plus the expectations that apply;
+``iree-conformance run-bundle DIR --driver cuda`` runs them with only
+iree-base-runtime and numpy, and writes the same results JSON as a normal run.
+
+Layout::
+
+    DIR/manifest.json      versions, flags, targets, one record per case
+    DIR/modules/<sha256>.vmfb
+    DIR/data/<key>.npz     input_<set>_<i>, expected_<set>_<i>
+    DIR/cases/<key>.json   per-case fragments (pytest-xdist workers write these;
+                           the controlling process merges them into manifest.json)
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime
+import hashlib
+import importlib.metadata
+import io
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from iree_conformance.common import errors
+from iree_conformance.common.fsutil import atomic_write_bytes
+from iree_conformance.common.timing import time_iree_call
+from iree_conformance.common.vocabulary import CaseKey
+from iree_conformance.engine.verdicts import judge
+from iree_conformance.expectations.lookup import Expectations, ManifestEntry
+from iree_conformance.model.compare import Tolerance, compare_checks
+from iree_conformance.model.jobs import CaseResult
+from iree_conformance.model.outcome import Outcome
+
+# 2: a case's function name is "entry_function" (schema 1 called it "entry").
+# 3: "checks" holds the check sites that run-bundle's check module records (schema 2 held
+#    (actual, expected) pairs of returned values).
+BUNDLE_SCHEMA = 3
+
+
+BundleError = errors.BundleError
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+class BundleWriter:
+    """Adds compiled cases to a bundle folder; safe for several processes at once."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        for sub in ("modules", "data", "cases"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+
+    def add(self, case, target, result: CaseResult, expectations) -> None:
+        if getattr(case, "bundle_unsupported", None):
+            print(
+                f"\niree-conformance: {case.case_id} not bundled: {case.bundle_unsupported}",
+                file=sys.stderr,
+            )
+            return
+        vmfb = result.vmfb
+        assert vmfb is not None, "a bundle holds compile-only results"
+        digest = _sha256(vmfb)
+        module_path = self.root / "modules" / f"{digest}.vmfb"
+        if not module_path.exists():
+            atomic_write_bytes(module_path, vmfb, exists_ok=True)  # named by its sha256
+        key = _sha256(str(CaseKey(target.name, case.case_id)).encode())[:24]
+        input_sets = case.input_sets()
+        arrays: dict[str, np.ndarray] = {}
+        for s, inputs in enumerate(input_sets):
+            for i, value in enumerate(inputs):
+                arrays[f"input_{s}_{i}"] = np.asarray(value)
+        record: dict[str, Any] = {
+            "case_id": case.case_id,
+            "suite": case.suite,
+            "target": target.name,
+            "module": f"modules/{digest}.vmfb",
+            "module_sha256": digest,
+            "entry_function": case.entry_function,
+            "input_sets": len(input_sets),
+            "info": result.info,
+            "source": case.source_location(),  # where run-bundle's annotations point
+        }
+        override = expectations.tolerance_for(case.case_id)
+        tolerances = [
+            override.merged_over(t) if override else t
+            for t in case.set_tolerances(max(len(input_sets), 1))
+        ]
+        record["tolerances"] = [dataclasses.asdict(t) for t in tolerances]
+        if result.check_sites is not None:
+            record["checks"] = result.check_sites
+        else:
+            for s, expected in enumerate(case.expected_sets(input_sets)):
+                for i, value in enumerate(expected):
+                    arrays[f"expected_{s}_{i}"] = np.asarray(value)
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]  # numpy stubs type **kwds as bool
+        data = buffer.getvalue()
+        atomic_write_bytes(self.root / "data" / f"{key}.npz", data)
+        record["data"] = f"data/{key}.npz"
+        record["data_sha256"] = _sha256(data)
+        listed = expectations.xfail.get(case.case_id)
+        if listed is not None:
+            record["expected"] = {
+                "stage": list(listed.kinds) if listed.flaky else listed.kinds[0],
+                "reason": listed.reason,
+                "path": str(listed.path),
+                "line": listed.line,
+            }
+        atomic_write_bytes(
+            self.root / "cases" / f"{key}.json", json.dumps(record, sort_keys=True).encode()
+        )
+
+    def finish(self, outcomes: list[dict[str, Any]], targets) -> Path:
+        passed = {(o["target"], o["case_id"]) for o in outcomes if o["status"] == "pass"}
+        fragments = [
+            json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted((self.root / "cases").glob("*.json"))
+        ]
+        # Fragments of earlier runs into the same folder are not part of this bundle.
+        cases = [c for c in fragments if (c["target"], c["case_id"]) in passed]
+        manifest = {
+            "schema": BUNDLE_SCHEMA,
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "iree_compiler": _version("iree-base-compiler"),
+            "iree_runtime": _version("iree-base-runtime"),
+            "targets": {
+                t.name: {"compile_flags": list(t.compile_flags), "driver": t.driver}
+                for t in targets
+            },
+            "not_bundled": sorted(
+                f"{CaseKey.of(o)} ({o['status']} at {o['stage']})"
+                for o in outcomes
+                if o["status"] != "pass"
+            ),
+            "cases": sorted(cases, key=lambda c: (c["target"], c["case_id"])),
+        }
+        path = self.root / "manifest.json"
+        atomic_write_bytes(path, json.dumps(manifest, indent=1).encode())
+        size = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
+        print(f"\niree-conformance: bundle {self.root}: {len(cases)} cases, {size / 1e6:.1f} MB")
+        return path
+
+
+def load_manifest(root: Path) -> dict[str, Any]:
+    path = Path(root) / "manifest.json"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BundleError(
+            f"{path} not found: is {root} a bundle made by --compile-only --bundle?"
+        ) from None
+    except json.JSONDecodeError as e:
+        raise BundleError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(manifest.get("cases"), list):
+        raise BundleError(f"{path}: not a bundle manifest (no list of cases)")
+    if manifest.get("schema") != BUNDLE_SCHEMA:
+        raise BundleError(
+            f"{path}: bundle schema {manifest.get('schema')!r}, but this iree-conformance reads schema "
+            f"{BUNDLE_SCHEMA}; rebuild the bundle with this version (--compile-only --bundle)"
+        )
+    return manifest
+
+
+def _read_verified(root: Path, relative: str, digest: str) -> bytes:
+    path = root / relative
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BundleError(
+            f"bundle file {path} is missing; rebuild the bundle or copy it whole"
+        ) from None
+    if _sha256(data) != digest:
+        raise BundleError(
+            f"bundle file {path} does not match its sha256 in manifest.json (tampered or truncated)"
+        )
+    return data
+
+
+def _checks_from(
+    record: dict[str, Any], arrays, outputs_by_set: list[list[np.ndarray]], records=None
+):
+    tols = [Tolerance(**t) for t in record["tolerances"]]
+    if "checks" in record:
+        from iree_conformance.suites.check_pairs import checks_from_records
+
+        return checks_from_records(record["checks"], records[0] if records else [])
+    checks = []
+    for s, outputs in enumerate(outputs_by_set):
+        count = sum(1 for k in arrays.files if k.startswith(f"expected_{s}_"))
+        checks.append((outputs, [arrays[f"expected_{s}_{i}"] for i in range(count)], tols[s]))
+    return checks
+
+
+def bundle_expectations(root: Path, record: dict[str, Any]) -> Expectations:
+    """The manifest entry the bundle carries for one case, judged like a normal run."""
+    expectations = Expectations(record["target"])
+    listed = record.get("expected")
+    if listed:
+        stages = tuple(listed["stage"]) if isinstance(listed["stage"], list) else (listed["stage"],)
+        expectations.xfail[record["case_id"]] = ManifestEntry(
+            stages,
+            listed["reason"],
+            Path(listed["path"]) if listed.get("path") else root / "manifest.json",
+            listed.get("line"),
+        )
+    return expectations
+
+
+def run_bundle(
+    root: Path,
+    driver: str,
+    report_json: Path,
+    device: str | None = None,
+    force: bool = False,
+    timing_runs: int = 0,
+) -> dict[str, int]:
+    """Runs every case of the bundle; returns counts per verdict."""
+    import iree.runtime as rt
+
+    from iree_conformance.common.store import ArtifactStore
+    from iree_conformance.engine.worker.executor import Executor, StageError
+    from iree_conformance.report.annotations import annotate_results
+    from iree_conformance.report.markdown import run_metadata, write_results
+
+    root = Path(root)
+    manifest = load_manifest(root)
+    installed = _version("iree-base-runtime")
+    if manifest.get("iree_compiler") != installed and not force:
+        raise BundleError(
+            f"bundle compiled with IREE {manifest.get('iree_compiler')} but iree-base-runtime {installed} is installed; "
+            "install the matching runtime or pass --force"
+        )
+    drivers = rt.query_available_drivers()
+    if driver not in drivers:
+        raise BundleError(f"unknown HAL driver {driver!r}; this runtime has: {', '.join(drivers)}")
+    for record in manifest["cases"]:  # verify everything before running anything
+        _read_verified(root, record["module"], record["module_sha256"])
+        _read_verified(root, record["data"], record["data_sha256"])
+    executor = Executor(ArtifactStore(None), lambda: "")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    outcomes: list[dict[str, Any]] = []
+    counts: collections.Counter = collections.Counter()
+    for record in manifest["cases"]:
+        outcome = Outcome(
+            record["case_id"],
+            record["suite"],
+            record["target"],
+            stage="load",
+            info={"driver": driver, **record.get("info", {})},
+        )
+        start = time.perf_counter()
+        source = record.get("source")
+        vmfb = _read_verified(root, record["module"], record["module_sha256"])
+        with np.load(root / record["data"]) as arrays:
+            input_sets = []
+            for s in range(record["input_sets"]):
+                count = sum(1 for k in arrays.files if k.startswith(f"input_{s}_"))
+                input_sets.append([arrays[f"input_{s}_{i}"] for i in range(count)])
+            try:
+                vm_module, context = executor.load(vmfb, driver, device, record.get("checks"))
+                outcome.stage = "run"
+                t = time.perf_counter()
+                outputs, records = [], []
+                for inputs in input_sets:
+                    outputs.append(
+                        executor.run(vm_module, context, record.get("entry_function"), inputs)
+                    )
+                    if context.check_recorder is not None:
+                        records.append(context.check_recorder.take())
+                outcome.stage_times["run"] = time.perf_counter() - t
+                outcome.stage = "compare"
+                checks = _checks_from(record, arrays, outputs, records)
+                comparison = compare_checks(checks)
+                problems, outcome.metrics = comparison.messages, comparison.metrics
+                if problems:
+                    outcome.status, outcome.diagnostics = "fail", problems[:8]
+                    first = checks[comparison.failed[0]] if comparison.failed else None
+                    if first is not None and len(first) > 4 and source:
+                        source = {**source, **first[4]}  # the failing check op's line
+                elif timing_runs > 0:
+                    outcome.metrics["timing"] = time_iree_call(
+                        executor,
+                        vm_module,
+                        context,
+                        record.get("entry_function"),
+                        input_sets[0],
+                        timing_runs,
+                    )
+            except StageError as e:
+                outcome.status, outcome.stage, outcome.diagnostics = "error", e.stage, e.lines
+            except Exception as e:  # noqa: BLE001 - one broken case must not lose the others' results
+                outcome.status, outcome.diagnostics = "error", [f"{type(e).__name__}: {e}"]
+        outcome.duration = time.perf_counter() - start
+        if outcome.status not in ("pass", "skip") and source:
+            outcome.info["source"] = dict(source)
+        judge(bundle_expectations(root, record), outcome).record(outcome)
+        assert outcome.verdict is not None  # record() set it
+        counts[outcome.verdict] += 1
+        outcomes.append(outcome.to_json())
+        print(
+            f"{outcome.verdict.upper():5} {CaseKey.of(record)} ({outcome.duration:.2f} s)",
+            flush=True,
+        )
+    meta = run_metadata(
+        sorted(manifest.get("targets", {})), started, ["run-bundle", str(root), driver]
+    )
+    meta["bundle"] = {
+        "iree_compiler": manifest.get("iree_compiler"),
+        "driver": driver,
+        "device": device,
+    }
+    write_results(Path(report_json), meta, outcomes)
+    if os.environ.get("GITHUB_ACTIONS") == "true":  # the terminal already has the verdicts
+        annotate_results({"metadata": meta, "outcomes": outcomes})
+    return dict(counts)

@@ -1,0 +1,1 @@
+"""Command lines: iree-conformance, check-model, the generated options table."""

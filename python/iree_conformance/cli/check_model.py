@@ -1,0 +1,192 @@
+"""``iree-conformance check-model PATH``: one model, one command, the suite's verdict.
+
+The model is the case ``--onnx-dir`` would make of it (its folder's ``models.toml``,
+its ``<stem>.inputs.toml``, ``test_data_set_N`` beside it, ``--dim``/``--input-shape``),
+run through the same pipeline and artifact store as ``pytest conformance``. It prints
+the chosen inputs, every stage and its time, the verdict, the median time against
+onnxruntime's, and on a numerics failure the first diverging node.
+
+Exit status: 0 pass; 1 IREE failed (numerics, or an error, crash or timeout at
+prepare, import, compile, load or run); 4 (the corpus code) when the harness cannot
+judge the model (no usable reference: the message says what to specify; a skip);
+2 for bad arguments; 3 for a malformed spec file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from iree_conformance.common.errors import EXIT_CORPUS, ConfigurationError
+from iree_conformance.model.outcome import STAGE_ORDER, Outcome
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from iree_conformance.suites.run_options import dim_size, input_shape
+
+    p.add_argument("model", help="the .onnx file")
+    p.add_argument(
+        "--target", default="llvm-cpu", help="target from targets.toml (default llvm-cpu)"
+    )
+    p.add_argument("--targets", help="targets file (default: conformance/targets.toml)")
+    p.add_argument("--dim", action="append", default=[], type=dim_size, metavar="NAME=SIZE")
+    p.add_argument(
+        "--input-shape", action="append", default=[], type=input_shape, metavar="INPUT=SHAPE"
+    )
+    p.add_argument(
+        "--dynamic",
+        action="store_true",
+        help="compile the model as exported, symbolic dims and all",
+    )
+    p.add_argument(
+        "--timing-runs",
+        type=int,
+        default=5,
+        help="timed runs on a pass, IREE and onnxruntime (default 5; 0: none)",
+    )
+    p.add_argument("--store-dir", help="artifact store (default: as pytest conformance)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")
+    p.add_argument("--json", help="also write the Outcome as JSON here")
+    p.add_argument("--no-bisect", action="store_true", help="on a numerics failure, do not bisect")
+
+
+def _case(args: argparse.Namespace):
+    from iree_conformance.frontends.onnx.specs import SpecError
+    from iree_conformance.suites.model_case import DYNAMIC_SUFFIX
+    from iree_conformance.suites.onnx_dir import model_cases
+    from iree_conformance.suites.run_options import RunOptions
+
+    path = Path(args.model)
+    if not path.is_file():
+        raise ConfigurationError(f"{path}: no such model file")
+
+    options = RunOptions(dims=tuple(args.dim), input_shapes=tuple(args.input_shape))
+    cases = model_cases(path.resolve(), path.resolve().parent, options)
+    if args.dynamic:
+        found = [c for c in cases if c.case_id.endswith(DYNAMIC_SUFFIX)]
+        if not found:
+            raise ConfigurationError(
+                f"{path}: the model has no symbolic dim; --dynamic is the same program"
+            )
+        case = found[0]
+    else:
+        case = cases[0]
+    problem = getattr(case, "problem", None)
+    if problem:  # the file or its spec is broken: bad input, not a verdict
+        raise (
+            SpecError(problem)
+            if getattr(case, "problem_is_spec", False)
+            else ConfigurationError(problem)
+        )
+    # The command line names this one model: an input or dim it lacks is an error, as
+    # in its spec files.
+    from iree_conformance.frontends.onnx.inputs import specs_from_model
+    from iree_conformance.suites.model_case import load_model_header
+
+    specs = specs_from_model(load_model_header(path))
+    names = [s.name for s in specs]
+    dims = {d for s in specs for d in s.shape if isinstance(d, str) and d not in ("", "?")}
+    for spec in (getattr(case, "input_spec", None), getattr(case, "cli_spec", None)):
+        if spec is not None and not spec.empty:
+            spec.check_against(names, dims, str(path))
+    return case
+
+
+def _print_outcome(outcome: Outcome, out) -> None:
+    inputs = outcome.info.get("inputs", {})
+    if inputs.get("shapes"):
+        shapes = ", ".join(
+            f"{k} {'x'.join(map(str, v)) or 'scalar'}" for k, v in inputs["shapes"].items()
+        )
+        print(
+            f"inputs ({inputs.get('compiled', 'static')} compile, seed {inputs.get('seed')}): {shapes}",
+            file=out,
+        )
+        for key, d in inputs.get("dims", {}).items():
+            print(f"  dim {key} = {d['size']} ({d['rule']})", file=out)
+        for name, how in inputs.get("values", {}).items():
+            print(f"  {name}: {how}", file=out)
+        for t in inputs.get("tried", []):
+            print(f"  tried {t['shapes']}: {t['why']}", file=out)
+    for stage in ("inputs", "store", *STAGE_ORDER):
+        if stage in outcome.stage_times:
+            print(f"{stage:>10}  {outcome.stage_times[stage]:8.3f} s", file=out)
+    verdict = outcome.status if outcome.status != "error" else f"error at {outcome.stage}"
+    print(f"verdict: {verdict}" + (f" ({outcome.reason})" if outcome.reason else ""), file=out)
+    for line in outcome.diagnostics[:20]:
+        print(f"  {line}", file=out)
+    timing = outcome.metrics.get("timing", {})
+    iree = timing.get("iree_median_s")
+    ort = timing.get("onnxruntime_median_s")
+    if iree is not None and ort:
+        print(
+            f"time: IREE {iree * 1e3:.2f} ms, onnxruntime {ort * 1e3:.2f} ms (median; {iree / ort:.2f}x)",
+            file=out,
+        )
+
+
+def exit_status(outcome: Outcome) -> int:
+    if outcome.status == "pass":
+        return 0
+    if outcome.status == "skip" or (outcome.status == "error" and outcome.stage == "reference"):
+        return EXIT_CORPUS
+    return 1
+
+
+def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
+    import sys
+
+    from iree_conformance.common.store import ArtifactStore, default_store_dir
+    from iree_conformance.engine.pipeline import build_job, run_case
+    from iree_conformance.engine.worker.parent import WorkerClient
+    from iree_conformance.model.targets import load_targets, unavailable_reason, uncompilable_reason
+
+    out = out or sys.stdout
+    targets = load_targets(targets_path)
+    if args.target not in targets:
+        raise ConfigurationError(f"unknown target {args.target!r}; known: {', '.join(targets)}")
+    target = targets[args.target]
+    reason = unavailable_reason(target) or uncompilable_reason(target)
+    if reason:
+        raise ConfigurationError(f"target {target.name} cannot run here: {reason}")
+    case = _case(args)
+    print(f"{case.case_id.removeprefix('onnx-dir/')} on {target.name}", file=out)
+    store = ArtifactStore(None if args.no_cache else Path(args.store_dir or default_store_dir()))
+    worker = WorkerClient(store.root)
+    try:
+        outcome, _ = run_case(case, target, worker, timing_runs=max(args.timing_runs, 0))
+        if outcome.status == "fail" and not args.no_bisect and hasattr(case, "bisect"):
+
+            def run_candidate(model, inputs):
+                from iree_conformance.model.cases import Case
+
+                probe = Case(
+                    case_id=f"{case.case_id}#bisect",
+                    suite=case.suite,
+                    kind="onnx",
+                    source_bytes=model.SerializeToString(),
+                )
+                result = worker.execute(build_job(probe, target, [list(inputs)]))
+                if result.status != "pass" or not result.outputs:
+                    raise RuntimeError(f"the widened model did not run: {result.diagnostics}")
+                return dict(zip([o.name for o in model.graph.output], result.outputs[0]))
+
+            try:
+                outcome.diagnostics.append("bisect-numerics: " + case.bisect(run_candidate))
+            except Exception as e:  # noqa: BLE001 - triage must not hide the failure
+                outcome.diagnostics.append(
+                    f"bisect-numerics could not run: {type(e).__name__}: {e}"
+                )
+    finally:
+        worker.close()
+    _print_outcome(outcome, out)
+    if args.json:
+        data: dict[str, Any] = outcome.to_json()
+        Path(args.json).write_text(
+            json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8", newline="\n"
+        )
+    return exit_status(outcome)

@@ -1,0 +1,1 @@
+"""The persistent worker process: the parent side (parent), its entry (main) and its jobs."""

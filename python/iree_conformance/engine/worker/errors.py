@@ -1,0 +1,17 @@
+"""The one exception of the worker's stages."""
+
+from __future__ import annotations
+
+from iree_conformance.common.diagnostics import first_meaningful_lines
+
+
+class StageError(Exception):
+    """A clean failure of one stage; the message holds the diagnostics."""
+
+    def __init__(
+        self, stage: str, message: str, lines: list[str] | None = None, cached: bool = False
+    ):
+        super().__init__(message)
+        self.stage = stage
+        self.lines = lines or first_meaningful_lines(message)
+        self.cached = cached  # a failure read from the store, not a new one

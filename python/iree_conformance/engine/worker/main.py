@@ -1,0 +1,116 @@
+"""Entry point of a worker process: ``python -m iree_conformance.engine.worker.main LOG STORE``.
+
+The protocol runs over the process's original stdout and stdin as length-prefixed
+pickle frames; file descriptors 1 and 2 are pointed at LOG, so whatever the compiler
+or runtime prints (diagnostics, a crash's stack dump) lands there and the parent can
+read it. Messages to the parent: ("ready",), ("stage", name), ("result", CaseResult |
+BatchResult); from it: ("job", CaseJob | BatchJob), ("exit",) (jobs.py).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+
+def _read_frame(stream) -> tuple[Any, ...] | None:
+    header = stream.read(8)
+    if len(header) < 8:
+        return None
+    (size,) = struct.unpack("<Q", header)
+    return pickle.loads(stream.read(size))
+
+
+def _write_frame(stream, message: object) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def _inject(kind: str) -> None:
+    if kind == "crash":
+        os.abort()
+    if kind == "hang":
+        import time
+
+        time.sleep(3600)
+    if kind == "spin":  # busy: spends CPU, as a runaway loop does
+        while True:
+            pass
+
+
+def main(argv: list[str]) -> int:
+    log_path, store_dir = argv[0], argv[1]
+    channel_out = os.fdopen(os.dup(1), "wb")
+    channel_in = os.fdopen(os.dup(0), "rb")
+    log_fd = os.open(
+        log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o644
+    )
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    sys.stdout = open(
+        1,
+        "w",
+        closefd=False,
+        buffering=1,
+        encoding="utf-8",
+        errors="backslashreplace",
+        newline="\n",
+    )
+    sys.stderr = open(
+        2,
+        "w",
+        closefd=False,
+        buffering=1,
+        encoding="utf-8",
+        errors="backslashreplace",
+        newline="\n",
+    )
+
+    from iree_conformance.common.store import ArtifactStore
+    from iree_conformance.engine.worker.executor import Executor
+    from iree_conformance.model.jobs import failed_result
+
+    job_start = [0]
+
+    def read_diagnostics() -> str:
+        sys.stderr.flush()
+        with open(log_path, "rb") as f:
+            f.seek(job_start[0])
+            return f.read().decode("utf-8", errors="replace")
+
+    executor = Executor(
+        ArtifactStore(Path(store_dir) if store_dir != "-" else None), read_diagnostics
+    )
+    _write_frame(channel_out, ("ready", os.getpid()))
+    while True:
+        message = _read_frame(channel_in)
+        if message is None or message[0] == "exit":
+            return 0
+        _, job = message
+        job_start[0] = os.path.getsize(log_path)
+        fault = job.fault
+
+        reached = ["prepare"]
+
+        def stage(name: str, fault=fault, reached=reached) -> None:
+            reached[0] = name
+            _write_frame(channel_out, ("stage", name))
+            if fault and fault[0] == name:
+                _inject(fault[1])
+
+        try:
+            result = executor.execute(job, stage)
+        except Exception:  # noqa: BLE001 - a Python error is the case's error, not a native crash
+            lines = traceback.format_exc().strip().splitlines()
+            result = failed_result(job, "error", reached[0], [lines[-1], *lines[-6:-1]])
+        _write_frame(channel_out, ("result", result))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,148 @@
+"""The worker's view of the artifact store: store keys, cached imports and failures,
+and the member index that makes a case compiled inside a batch warm for any later
+selection (a ``-k`` run, a sample, another shard, other batches)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from iree_conformance.common.platform_info import cpu_fingerprint, host_arch
+from iree_conformance.common.store import ArtifactStore, make_key
+from iree_conformance.engine.worker.compiler import compiler_version
+from iree_conformance.engine.worker.errors import StageError
+from iree_conformance.model.jobs import BatchJob, CaseJob, Program
+
+# Part of every store key: bump it when prepare, import or the check rewrite change what
+# they produce, so that no cached module or failure from before the change is reused.
+PIPELINE_VERSION = "1"
+# Part of every batch key: bump it when merging changes what it produces.
+BATCH_VERSION = "1"
+
+
+@functools.lru_cache(maxsize=1)
+def _onnx_version() -> str:
+    """The onnx package's version (its checker and version converter shape the import),
+    read without importing onnx, which a warm case never needs."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("onnx")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def job_host(job: CaseJob | BatchJob) -> str:
+    """The host part of a store key: the CPU for host-specific targets, else the arch."""
+    return cpu_fingerprint() if job.host_specific else host_arch()
+
+
+@dataclasses.dataclass(frozen=True)
+class MemberEntry:
+    """Where a case's function was compiled: in batch ``batch_key`` under ``member_id``."""
+
+    batch_key: str
+    member_id: str
+    size: int
+
+
+class ModuleCache:
+    """Store keys and the store's entries for imported MLIR, modules and failures."""
+
+    def __init__(self, store: ArtifactStore):
+        self.store = store
+
+    @staticmethod
+    def keys(program: Program, source: bytes, flags: tuple[str, ...], host: str) -> tuple[str, str]:
+        """(import key, compile key) of one program under these flags on this host."""
+        import_opts = json.dumps(dict(program.import_options), sort_keys=True)
+        importer = _onnx_version() if program.kind == "onnx" else ""
+        import_key = make_key(
+            "import",
+            PIPELINE_VERSION,
+            hashlib.sha256(source).digest(),
+            program.kind,
+            import_opts,
+            importer,
+            compiler_version(),
+        )
+        # Keyed by flags and host, not by target name: targets that share flags (llvm-cpu,
+        # llvm-cpu-sync) share modules; machine code never crosses architectures, and a
+        # host-specific target's modules never cross CPUs.
+        return import_key, make_key("compile", import_key, json.dumps(flags), host)
+
+    @staticmethod
+    def batch_key(flags: tuple[str, ...], host: str, members: list[tuple[str, str]]) -> str:
+        """A batch module's key, from its members' (case id, import key) in order."""
+        parts = [part for member in members for part in member]
+        return make_key(
+            "batch",
+            PIPELINE_VERSION,
+            BATCH_VERSION,
+            compiler_version(),
+            json.dumps(flags),
+            host,
+            *parts,
+        )
+
+    def get(self, kind: str, key: str) -> tuple[dict[str, Any], bytes] | None:
+        return self.store.get(kind, key)
+
+    def put(self, kind: str, key: str, payload: bytes, meta: dict[str, Any]) -> None:
+        """The store is a cache: a full disk or a locked file costs speed, not the case."""
+        try:
+            self.store.put(kind, key, payload, meta)
+        except OSError as e:
+            print(f"iree-conformance: not cached ({kind} {key[:12]}): {e}", file=sys.stderr)
+
+    def put_failure(self, key: str, error: StageError, **extra: Any) -> None:
+        self.put("failure", key, b"", {"stage": error.stage, "lines": error.lines, **extra})
+
+    def imported(
+        self,
+        program: Program,
+        source: bytes,
+        import_key: str,
+        do_import: Callable[[], tuple[bytes, dict[str, Any]]],
+        hits: dict[str, bool],
+        bypass: bool,
+    ) -> tuple[bytes, dict[str, Any]]:
+        """The program's MLIR and import metadata, from the store or imported now."""
+        imported = None if bypass else self.store.get("mlir", import_key)
+        if imported is not None:
+            hits["import"] = True
+            meta, mlir = imported
+            return mlir, meta
+        mlir, meta = do_import()
+        self.put("mlir", import_key, mlir, meta)
+        return mlir, meta
+
+    # -- the member index ------------------------------------------------------
+    def put_members(self, batch_key: str, members: dict[str, str]) -> None:
+        """Records, under each member's own compile key, the batch it was compiled in
+        (members: case id -> compile key)."""
+        for case_id, compile_key in members.items():
+            self.put(
+                "member",
+                compile_key,
+                b"",
+                {"batch_key": batch_key, "member_id": case_id, "size": len(members)},
+            )
+
+    def member(self, compile_key: str) -> MemberEntry | None:
+        """The batch a program under this compile key was compiled in, when its module
+        is still in the store."""
+        hit = self.store.get("member", compile_key)
+        if hit is None:
+            return None
+        meta = hit[0]
+        try:
+            entry = MemberEntry(str(meta["batch_key"]), str(meta["member_id"]), int(meta["size"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+        return entry if self.store.has("vmfb", entry.batch_key) else None

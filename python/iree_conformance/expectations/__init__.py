@@ -1,0 +1,1 @@
+"""Expectations manifests: the format, the lookup, flakes, upstream comparison."""

@@ -1,0 +1,1 @@
+"""One package per input format: ONNX, StableHLO, JAX exports."""

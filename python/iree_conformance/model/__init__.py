@@ -1,0 +1,1 @@
+"""What a case, target, job, outcome and results file are."""

@@ -1,0 +1,155 @@
+"""What a case is: a program, how to get its inputs, and how to get its expected outputs."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from iree_conformance.model.compare import Tolerance
+from iree_conformance.model.jobs import CaseResult, Program
+
+ONNX_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
+
+# One comparison: (actual outputs, expected outputs, tolerance), optionally followed by a
+# label that names it in messages (a check op's location) and the check's source line
+# ({"line": N}: where an annotation of its failure points).
+Check = tuple  # (list[np.ndarray], list[np.ndarray], Tolerance[, str[, dict]])
+
+
+class CaseSkipped(Exception):
+    """Raised while preparing a case that cannot run here (offline, unsupported IO)."""
+
+
+class CaseInvalid(Exception):
+    """Raised while preparing a case that stands for a broken corpus (a folder without
+    tests): an ``error`` Outcome with this message alone."""
+
+
+class CaseReferenceError(Exception):
+    """Raised while preparing a case whose reference cannot judge IREE (no input shapes
+    give onnxruntime a usable answer): an ``error`` Outcome at the ``reference`` stage
+    whose message says what to specify. IREE is not asked."""
+
+
+class ChecksFailed(Exception):
+    """Raised by ``Case.checks`` of a case that judges its own output (FileCheck): a
+    ``fail`` Outcome with these diagnostic lines."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+@dataclasses.dataclass
+class Case:
+    """A program plus its data. Suites subclass it to supply inputs and references."""
+
+    case_id: str
+    suite: str
+    kind: str  # "mlir" or "onnx"
+    source_path: Path | None = None
+    source_bytes: bytes | None = None
+    entry_function: str | None = None  # None: "main", or the module's only function
+    import_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    input_type: str = "auto"
+    tolerance: Tolerance = Tolerance()
+    skip_reason: str | None = None
+    reference_name: str = "shipped"
+    # May share a compiled module with other cases (batching.py): small programs whose
+    # compile is mostly the compiler's fixed cost. Models stay alone.
+    batchable: ClassVar[bool] = False
+
+    def skip_reason_for(self, target: Any) -> str | None:
+        """Why the case does not run on this target (a RUN line for another backend)."""
+        return self.skip_reason
+
+    def input_sets(self) -> list[list[np.ndarray]]:
+        """Each set is one invocation of the entry function."""
+        return [[]]
+
+    def expected_sets(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+        raise NotImplementedError
+
+    def outcome_info(self) -> dict[str, Any]:
+        """Fields for the Outcome's ``info`` once the inputs are made (``inputs``: the
+        shapes, seed and rules of chosen inputs, see ``onnx.model_inputs``)."""
+        return {}
+
+    def unjudged_reason(self) -> str | None:
+        """Why a run-stage failure on these inputs is no verdict (random values of an
+        input whose values carry meaning); None when it is one."""
+        return None
+
+    def program(self) -> Program:
+        """The program as the worker imports it."""
+        return Program(
+            self.case_id,
+            self.kind,
+            str(self.source_path) if self.source_path else None,
+            self.source_bytes,
+            dict(self.import_options),
+        )
+
+    def checks(
+        self,
+        input_sets: list[list[np.ndarray]],
+        output_sets: list[list[np.ndarray]],
+        worker_result: CaseResult,
+    ) -> list[Check]:
+        """The reference stage: pairs what ran with what was expected."""
+        expected = self.expected_sets(input_sets)
+        if len(expected) != len(output_sets):
+            raise ValueError(f"{len(expected)} expected output sets for {len(output_sets)} runs")
+        return [
+            (list(out), list(exp), tol)
+            for out, exp, tol in zip(output_sets, expected, self.set_tolerances(len(output_sets)))
+        ]
+
+    def set_tolerances(self, count: int) -> list[Tolerance]:
+        """The tolerance of each input set's comparison."""
+        return [self.tolerance] * count
+
+    def time_reference(self, inputs: list[np.ndarray], runs: int) -> float | None:
+        """Median seconds of the reference computation, where it is a runtime (onnxruntime)."""
+        return None
+
+    def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
+        return [*target_flags, f"--iree-input-type={self.input_type}"]
+
+    def source_location(self, failed_check: Check | None = None) -> dict[str, Any] | None:
+        """Where the case is written, ``{"path", "line"}``, for the annotation of an
+        unexpected result (``Outcome.info["source"]``); failed_check: the first check that
+        failed, whose own line (a check op's) is more precise than the file's."""
+        if self.source_path is None:
+            return None
+        line = None
+        if failed_check is not None and len(failed_check) > 4 and isinstance(failed_check[4], dict):
+            line = failed_check[4].get("line")
+        return {"path": str(self.source_path), "line": line or self.source_line()}
+
+    def source_line(self) -> int:
+        """The line the case starts at in its source file (1: the file itself)."""
+        return 1
+
+
+@dataclasses.dataclass
+class NpzCase(Case):
+    """Inputs ``input_i`` and expected outputs ``expected_i`` from one .npz file."""
+
+    data_path: Path | None = None
+    batchable: ClassVar[bool] = True
+
+    def _arrays(self, prefix: str) -> list[np.ndarray]:
+        assert self.data_path is not None
+        with np.load(self.data_path) as data:
+            count = sum(1 for k in data.files if k.startswith(prefix))
+            return [data[f"{prefix}{i}"] for i in range(count)]
+
+    def input_sets(self) -> list[list[np.ndarray]]:
+        return [self._arrays("input_")]
+
+    def expected_sets(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+        return [self._arrays("expected_")]

@@ -1,0 +1,80 @@
+"""The results JSON: its schema, and the one loader of results (and merged) files.
+
+A results file (``pytest conformance --report-json``) is ``{"schema": 1, "metadata":
+{...}, "outcomes": [Outcome, ...]}``; a merged file (``ci/merge_results.py``) is
+``{"schema": 1, "kind": "merged", "runs": [...], "outcomes": [...]}``. The Markdown
+report, the HTML report, the ci/ scripts and bundles all read them through
+``load_results``. Each Outcome keeps ``info.cache_hits`` (whether import and compile came
+from the artifact store).
+
+Standard library only: ci/ scripts import it from the source tree before any install.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from iree_conformance.common.errors import ConfigurationError
+from iree_conformance.common.vocabulary import VERDICTS  # noqa: F401 - the verdict columns, re-exported
+
+SCHEMA = 1
+MERGED_KIND = "merged"
+#: The keys every outcome of a results file has (the plugin writes them all).
+OUTCOME_KEYS = ("case_id", "target", "status", "verdict")
+
+
+class ResultsError(ConfigurationError):
+    """A results file that is missing, not JSON, or not of this schema (exit status 2)."""
+
+
+def results_document(metadata: dict[str, Any], outcomes: list[dict[str, Any]]) -> dict[str, Any]:
+    """A results file's content, outcomes in a stable order."""
+    return {
+        "schema": SCHEMA,
+        "metadata": metadata,
+        "outcomes": sorted(outcomes, key=lambda o: (o["suite"], o["target"], o["case_id"])),
+    }
+
+
+def load_results(path: Path, outcome_keys: Iterable[str] = ()) -> dict[str, Any]:
+    """A results or merged file; outcome_keys are checked on every outcome."""
+    try:
+        # utf-8-sig: a BOM written by a Windows tool must not break the load.
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: results file not found") from None
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: expected a JSON object (a results file of schema {SCHEMA})")
+    if data.get("schema") != SCHEMA:
+        raise ResultsError(
+            f"{path}: unsupported results schema {data.get('schema')!r} (expected {SCHEMA}, with keys schema, metadata, outcomes)"
+        )
+    outcomes = data.get("outcomes")
+    if not isinstance(outcomes, list):
+        raise ResultsError(f"{path}: 'outcomes' must be a list")
+    keys = tuple(outcome_keys)
+    for i, outcome in enumerate(outcomes):
+        if not isinstance(outcome, dict):
+            raise ResultsError(f"{path}: outcomes[{i}] is not an object")
+        missing = [k for k in keys if k not in outcome]
+        if missing:
+            raise ResultsError(f"{path}: outcomes[{i}] lacks {', '.join(missing)}")
+    return data
+
+
+def looks_like_results(path: Path) -> bool:
+    """A JSON object of this schema with an outcomes list (a results or merged file)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(data, dict)
+        and data.get("schema") == SCHEMA
+        and isinstance(data.get("outcomes"), list)
+    )

@@ -1,0 +1,1 @@
+"""The pytest side: the pytest11 plugin and the hook specifications."""

@@ -1,0 +1,1 @@
+"""The report model and what renders it: Markdown, HTML, annotations, merges."""

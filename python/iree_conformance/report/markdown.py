@@ -1,0 +1,209 @@
+"""Results JSON (all Outcomes plus run metadata) and the Markdown rendering of the report model."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import json
+import platform
+import re
+from pathlib import Path
+from typing import Any
+
+from iree_conformance.common import ghactions
+from iree_conformance.common.fsutil import atomic_write_text
+from iree_conformance.common.platform_info import cpu_fingerprint, host_arch, host_cpu, host_os
+from iree_conformance.model.results import (  # noqa: F401 - the schema's names, re-exported
+    SCHEMA,
+    VERDICTS,
+    ResultsError,
+    load_results,
+    results_document,
+)
+from iree_conformance.report import model as report_model
+from iree_conformance.report.model import ReportModel
+
+#: The results file's errors (the name the reports and the CLI have always used).
+ReportError = ResultsError
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def run_metadata(targets: list[str], started: datetime.datetime, argv: list[str]) -> dict[str, Any]:
+    return {
+        "iree_compiler": _version("iree-base-compiler"),
+        "iree_runtime": _version("iree-base-runtime"),
+        "onnx": _version("onnx"),
+        "onnxruntime": _version("onnxruntime"),
+        "jax": _version("jax"),
+        "jaxlib": _version("jaxlib"),
+        "flax": _version("flax"),
+        "iree_conformance": _version("iree-conformance"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "os": host_os(),
+        "arch": host_arch(),
+        "cpu": host_cpu(),
+        "cpu_fingerprint": cpu_fingerprint(),
+        "targets": targets,
+        "started": started.isoformat(timespec="seconds"),
+        "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "argv": [redact_url_secrets(a) for a in argv],
+    }
+
+
+def redact_url_secrets(text: str) -> str:
+    """Drops user:password@ and query strings from URLs (a mirror URL may carry a token)."""
+    text = re.sub(r"(https?://)[^/@\s]+@", r"\1***@", text)
+    return re.sub(r"(https?://[^\s?]+)\?\S*", r"\1?***", text)
+
+
+def write_results(path: Path, metadata: dict[str, Any], outcomes: list[dict[str, Any]]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = results_document(metadata, outcomes)
+    atomic_write_text(path, json.dumps(data, indent=1, default=str))
+
+
+def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
+    """The Markdown report of a results (or merged) document."""
+    return markdown_of(report_model.from_document(data, slowest))
+
+
+def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) -> str:
+    """The Markdown rendering of the report model (the HTML and the CI tables render the same one)."""
+    meta = model.metadata
+    lines = ["## IREE conformance results", ""]
+    lines.append(
+        f"IREE compiler {meta.get('iree_compiler')}, runtime {meta.get('iree_runtime')}; onnx {meta.get('onnx')}, "
+        f"onnxruntime {meta.get('onnxruntime')}; Python {meta.get('python')} on {meta.get('os')}/{meta.get('arch')} "
+        f"({meta.get('platform')}); started {meta.get('started')}, finished {meta.get('finished')}."
+    )
+    columns = model.columns
+    lines += [
+        "",
+        "| suite | target | " + " | ".join(columns) + " | total |",
+        "|---|---|" + "---:|" * (len(columns) + 1),
+    ]
+    for suite, target, c in model.by_suite_target():
+        lines.append(
+            f"| {suite} | {target} | "
+            + " | ".join(str(c[v]) for v in columns)
+            + f" | {sum(c.values())} |"
+        )
+    if model.unexpected:
+        lines += ["", f"### Unexpected results ({len(model.unexpected)})", ""]
+        for o in model.unexpected[:max_listed]:
+            expected = f", expected {o['expected']}" if o.get("expected") else ""
+            lines.append(
+                f"- `{o['case_id']}` ({o['target']}): {o['verdict']}, {o.get('status')} at {o.get('stage')}{expected}"
+            )
+        if len(model.unexpected) > max_listed:
+            lines.append(f"- …and {len(model.unexpected) - max_listed} more")
+    groups = model.failure_groups
+    if groups:
+        unexpected = sum(g.unexpected for g in groups)
+        lines += [
+            "",
+            f"### Failure groups ({model.failure_count} failing outcomes in {len(groups)} groups, {unexpected} unexpected)",
+            "",
+        ]
+        for g in groups[:max_groups]:
+            ids = ", ".join(
+                f"`{m['case_id']}` ({m['target']}{_inputs_note(m)})" for m in g.members[:10]
+            )
+            more = f" and {len(g.members) - 10} more" if len(g.members) > 10 else ""
+            lines.append(
+                f"- **{g.stage}** x{len(g.members)} ({g.unexpected} unexpected): `{g.line}`: {ids}{more}"
+            )
+        if len(groups) > max_groups:
+            lines.append(f"- …and {len(groups) - max_groups} more groups")
+    if model.flaky:
+        lines += ["", f"### Flaky ({len(model.flaky)}): never red, never counted as a pass", ""]
+        lines += [f"- `{f.case_id}` ({f.target}): {f.seen}" for f in model.flaky]
+    if model.differs:
+        targets = model.targets
+        lines += [
+            "",
+            f"### Differs across targets ({len(model.differs)})",
+            "",
+            "| case | " + " | ".join(targets) + " |",
+            "|---|" + "---|" * len(targets),
+        ]
+        for d in model.differs:
+            lines.append(
+                f"| `{d.case_id}` | " + " | ".join(d.by_target.get(t, "-") for t in targets) + " |"
+            )
+    if model.expected_failures:
+        lines += ["", "### Expected failures by stage", ""]
+        lines += [f"- {kind}: {n}" for kind, n in model.expected_failures]
+    if model.funnels:
+        steps = report_model.FUNNEL_STEPS
+        lines += [
+            "",
+            "### Stage funnel (runnable cases that got through each stage)",
+            "",
+            "| suite | target | runnable | " + " | ".join(steps) + " |",
+            "|---|---|" + "---:|" * (len(steps) + 1),
+        ]
+        for f in model.funnels:
+            lines.append(
+                f"| {f.suite} | {f.target} | {f.runnable} | "
+                + " | ".join(str(f.passed[s]) for s in steps)
+                + " |"
+            )
+    if model.timing:
+        lines += [
+            "",
+            "### Timing (informative, not pass/fail)",
+            "",
+            "median of N calls after a warm-up; inputs already on the device",
+            "",
+            "| case | target | IREE ms | upload ms | onnxruntime ms |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for o in model.timing:
+            t = o["metrics"]["timing"]
+            ort = t.get("onnxruntime_median_s")
+            lines.append(
+                f"| `{o['case_id']}` | {o['target']} | {t['iree_median_s'] * 1e3:.3f} | {t.get('iree_upload_median_s', 0.0) * 1e3:.3f} | "
+                + (f"{ort * 1e3:.3f} |" if ort is not None else "- |")
+            )
+    if model.slowest:
+        lines += [
+            "",
+            f"### Slowest {len(model.slowest)} cases",
+            "",
+            "| case | target | seconds | compile s |",
+            "|---|---|---:|---:|",
+        ]
+        for o in model.slowest:
+            lines.append(
+                f"| `{o['case_id']}` | {o['target']} | {o.get('duration', 0.0):.2f} | {(o.get('stage_times') or {}).get('compile', 0.0):.2f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def differs_across_targets(outcomes: list[dict[str, Any]]) -> list[tuple[str, dict[str, str]]]:
+    """Cases whose result (pass, or the failure kind) is not the same on every target that ran them."""
+    return [(d.case_id, d.by_target) for d in report_model.differs_across_targets(outcomes)]
+
+
+def append_step_summary(markdown: str) -> bool:
+    """Appends to $GITHUB_STEP_SUMMARY when set (``ghactions``, the one writer); returns whether it did."""
+    return ghactions.append_step_summary(markdown)
+
+
+def _inputs_note(outcome: dict[str, Any]) -> str:
+    """``, inputs x=1x3x320x320`` for a case whose inputs were chosen (onnx.model_inputs)."""
+    shapes = (outcome.get("info", {}).get("inputs") or {}).get("shapes")
+    if not shapes:
+        return ""
+    return ", inputs " + " ".join(
+        f"{k}={'x'.join(map(str, v)) or 'scalar'}" for k, v in shapes.items()
+    )

@@ -1,0 +1,361 @@
+"""The conformance run's core pytest options: declared once, parsed once into ``RunOptions``.
+
+Each option is written once, as a field of ``RunOptions`` (``option(...)``: flag, help,
+argparse keywords, and the conversion of the parsed value into the field's type).
+``OPTIONS`` lists them in field order: ``add_options`` registers them with pytest,
+``RunOptions.from_config`` reads them back into the frozen record, and ``options_table``
+renders the README's table from the same help strings
+(``python -m iree_conformance.cli.options_table``). A suite's own options (``--stablehlo-dir``,
+``--zoo-manifest``, ...) are declared by the suite (``suites/base.py``).
+
+A value that is wrong on its own (a negative count, a malformed ``--shard``, a bad
+``--stage-timeout``) is refused by the option's ``type`` callable, so pytest stops with a
+usage error that names the option; options that contradict each other are refused by
+``from_config``, also as a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iree_conformance.engine.batching import DEFAULT_BATCH_SIZE
+from iree_conformance.engine.sharding import ShardError, parse_shard
+from iree_conformance.model.targets import DEFAULT_STAGE_TIMEOUTS
+from iree_conformance.suites.base import SuiteOption
+
+DEFAULT_TARGET = "llvm-cpu"
+
+
+# -- type callables: each returns the parsed value or raises ArgumentTypeError ---------------
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def seed_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def shard_spec(text: str) -> tuple[int, int]:
+    """'I/N' with 1 <= I <= N."""
+    try:
+        return parse_shard(text)
+    except ShardError as e:
+        raise argparse.ArgumentTypeError(
+            str(e).removeprefix(f"--shard {text!r}: ") + f" (got {text!r})"
+        ) from None
+
+
+def stage_timeout(text: str) -> tuple[str, float]:
+    """'STAGE=SECONDS' with a known stage and a finite number of seconds above 0."""
+    stage, _, seconds = text.partition("=")
+    if stage not in DEFAULT_STAGE_TIMEOUTS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: stage must be one of {', '.join(DEFAULT_STAGE_TIMEOUTS)}"
+        )
+    try:
+        value = float(seconds)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: SECONDS must be a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: SECONDS must be a finite number above 0")
+    return stage, value
+
+
+def case_list(text: str) -> frozenset[str]:
+    """The case ids listed in the file at text: one per line, '#' starts a comment."""
+    try:
+        lines = Path(text).read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"{text}: cannot read: {e.strerror or e}") from None
+    return frozenset(
+        line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()
+    )
+
+
+def dim_size(text: str) -> tuple[str, int]:
+    """'NAME=SIZE' (--dim)."""
+    from iree_conformance.frontends.onnx.specs import SpecError, parse_dim
+
+    try:
+        return parse_dim(text)
+    except SpecError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--dim ")) from None
+
+
+def input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """'INPUT=1x3x224x224' (--input-shape)."""
+    from iree_conformance.frontends.onnx.specs import SpecError, parse_input_shape
+
+    try:
+        return parse_input_shape(text)
+    except SpecError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--input-shape ")) from None
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}"
+
+
+_DEFAULT_TIMEOUTS_TEXT = ", ".join(
+    f"{stage} {_seconds(s)}" for stage, s in DEFAULT_STAGE_TIMEOUTS.items()
+)
+
+
+# -- the options ---------------------------------------------------------------------------
+#: One command-line option: its flag, help text and argparse keywords (``.name`` is the flag).
+Option = SuiteOption
+
+
+def option(
+    flag: str,
+    help: str,
+    field_default: Any = None,
+    convert: Callable[[Any], Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """A RunOptions field that is also its command-line option.
+
+    field_default is the field's default (what ``RunOptions()`` holds); kwargs are the argparse
+    keywords (their own ``default`` is what pytest parses when the flag is absent);
+    convert turns the parsed value into the field's value."""
+    metadata = {"option": Option(flag, help, kwargs), "convert": convert}
+    if isinstance(field_default, (dict, list)):
+        empty = type(field_default)
+        return dataclasses.field(default_factory=empty, metadata=metadata)
+    return dataclasses.field(default=field_default, metadata=metadata)
+
+
+def _targets(value: list[str]) -> tuple[str, ...]:
+    return tuple(value) or (DEFAULT_TARGET,)
+
+
+# -- the parsed record ---------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """Every core option of a conformance run, parsed and checked; the defaults are pytest's."""
+
+    targets: tuple[str, ...] = option(
+        "--target",
+        f"a target from conformance/targets.toml (repeatable; default {DEFAULT_TARGET}); an unknown name is an error that lists the known ones, and a target whose driver or device is absent is skipped with a reason that names it",
+        (DEFAULT_TARGET,),
+        _targets,
+        action="append",
+        default=[],
+        metavar="NAME",
+    )
+    report_json: Path | None = option(
+        "--report-json",
+        "write every Outcome and the run metadata (IREE, onnx and onnxruntime versions, platform, targets, start and end) to PATH",
+        metavar="PATH",
+        type=Path,
+    )
+    store_dir: Path | None = option(
+        "--store-dir",
+        "artifact store folder (default: $IREE_CONFORMANCE_STORE, else the user cache dir, e.g. ~/.cache/iree-conformance/store)",
+        metavar="DIR",
+        type=Path,
+    )
+    no_cache: bool = option(
+        "--no-cache", "neither read nor write the artifact store", False, bool, action="store_true"
+    )
+    update_expectations: str | None = option(
+        "--update-expectations",
+        "rewrite the target's manifest from this run (adds new failures, drops fixed ones, keeps reasons, sorted); overlay: the per-OS file, with the differences from the base file only",
+        nargs="?",
+        const="base",
+        choices=["base", "overlay"],
+    )
+    expectations_dir: Path | None = option(
+        "--expectations-dir",
+        "folder of <target>.toml manifests (default conformance/expectations)",
+        metavar="DIR",
+        type=Path,
+    )
+    stage_timeouts: Mapping[str, float] = option(
+        "--stage-timeout",
+        f"per-stage time limit in seconds (the worker's CPU seconds on Linux; a hang: 4 times it in wall seconds), "
+        f"e.g. compile=600 (repeatable; defaults {_DEFAULT_TIMEOUTS_TEXT}, or the target's stage_timeouts "
+        "in targets.toml; this option overrides both)",
+        {},
+        dict,
+        action="append",
+        default=[],
+        metavar="STAGE=SECONDS",
+        type=stage_timeout,
+    )
+    timing_runs: int = option(
+        "--timing-runs",
+        "time each passing case's function N times after a warm-up (median; onnxruntime beside it for models); informative, never pass/fail",
+        0,
+        default=0,
+        metavar="N",
+        type=non_negative_int,
+    )
+    compile_only: bool = option(
+        "--compile-only",
+        "stop after compile (no device needed); with --bundle, write a bundle",
+        False,
+        bool,
+        action="store_true",
+    )
+    bundle: Path | None = option(
+        "--bundle",
+        "with --compile-only: write a self-contained bundle of the compiled cases to DIR",
+        metavar="DIR",
+        type=Path,
+    )
+    cases: frozenset[str] | None = option(
+        "--cases-file",
+        "run only the case ids listed in PATH (one per line, '#' comments)",
+        metavar="PATH",
+        type=case_list,
+    )
+    shard: tuple[int, int] | None = option(
+        "--shard",
+        "run the I-th of N shards of near-equal recorded duration (see --durations-file)",
+        metavar="I/N",
+        type=shard_spec,
+    )
+    durations_file: Path | None = option(
+        "--durations-file",
+        "recorded durations used to balance --shard",
+        metavar="PATH",
+        type=Path,
+    )
+    record_durations: Path | None = option(
+        "--record-durations",
+        "merge this run's per-case durations into PATH",
+        metavar="PATH",
+        type=Path,
+    )
+    # Core, not a suite's: both ONNX model suites (onnx_models' zoo models, onnx_dir) read
+    # them, and a suite's own options reach only that suite's collect.
+    dims: tuple[tuple[str, int], ...] = option(
+        "--dim",
+        "the size of a symbolic dim of every ONNX model input that names it, e.g. height=320 (repeatable; wins over spec files; suites onnx_models and onnx_dir)",
+        (),
+        tuple,
+        action="append",
+        default=[],
+        metavar="NAME=SIZE",
+        type=dim_size,
+    )
+    input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = option(
+        "--input-shape",
+        "the shape of every ONNX model input of this name, e.g. x=1x3x224x224 (repeatable; wins over spec files; suites onnx_models and onnx_dir)",
+        (),
+        tuple,
+        action="append",
+        default=[],
+        metavar="INPUT=SHAPE",
+        type=input_shape,
+    )
+    offline: bool = option(
+        "--offline",
+        "never download; cases that need a download are skipped with reason 'offline'",
+        False,
+        bool,
+        action="store_true",
+    )
+    retries: int = option(
+        "--retries",
+        "retry an unexpected result up to N times in a fresh worker, compiling afresh (default 1; 0: off); a case whose result then changes is reported flaky with every try, never as a pass",
+        1,
+        default=1,
+        metavar="N",
+        type=non_negative_int,
+    )
+    fresh_worker: bool = option(
+        "--fresh-worker",
+        "run every case in a new worker process (slower; for flake hunting: no state shared between cases)",
+        False,
+        bool,
+        action="store_true",
+    )
+    shuffle: int | None = option(
+        "--shuffle",
+        "run the selected cases in an order shuffled by SEED (for flake hunting: order-dependent failures)",
+        metavar="SEED",
+        type=seed_int,
+    )
+    bisect_numerics: bool = option(
+        "--bisect-numerics",
+        "on a model numerics failure, report the first ONNX node whose output diverges",
+        False,
+        bool,
+        action="store_true",
+    )
+    batch_size: int = option(
+        "--batch-size",
+        f"compile up to B small cases (StableHLO programs, ONNX operator tests, JAX cases) of one suite, target and flag set as one module (default {DEFAULT_BATCH_SIZE}; 1: each case alone); a case that is not a pass in its batch runs alone, and that is its result",
+        DEFAULT_BATCH_SIZE,
+        default=DEFAULT_BATCH_SIZE,
+        metavar="B",
+        type=positive_int,
+    )
+
+    def __post_init__(self) -> None:
+        if self.bundle is not None and not self.compile_only:
+            raise pytest.UsageError("--bundle needs --compile-only")
+        if self.compile_only and self.update_expectations:
+            raise pytest.UsageError(
+                "--update-expectations needs a full run: with --compile-only, run-stage failures would be dropped"
+            )
+
+    @property
+    def effective_retries(self) -> int:
+        """Retries judge verdicts, and a compile-only run judges none that would need them."""
+        return 0 if self.compile_only else self.retries
+
+    @property
+    def effective_batch_size(self) -> int:
+        """Bundles hold one module per case, and a fresh worker per case would load a
+        whole batch for each: both run every case alone."""
+        return 1 if self.compile_only or self.fresh_worker else self.batch_size
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> RunOptions:
+        values = {}
+        for field in dataclasses.fields(cls):
+            value = config.getoption(field.metadata["option"].dest)
+            convert = field.metadata["convert"]
+            values[field.name] = convert(value) if convert is not None else value
+        return cls(**values)
+
+
+OPTIONS: tuple[SuiteOption, ...] = tuple(
+    f.metadata["option"] for f in dataclasses.fields(RunOptions)
+)
+
+
+def add_options(parser: pytest.Parser, suite_options: tuple[SuiteOption, ...] = ()) -> None:
+    """Registers the core options and then the suites' own ones."""
+    group = parser.getgroup("iree-conformance")
+    for opt in (*OPTIONS, *suite_options):
+        kwargs = dict(opt.kwargs)
+        if opt.env:  # None when not given, so that the environment variable can apply
+            kwargs.pop("default", None)
+        group.addoption(opt.flag, help=opt.help, **kwargs)
