@@ -167,6 +167,32 @@ def graph_objects(ccache: str, build_dir: Path, env: dict[str, str]) -> int:
     return sum(1 for line in out.splitlines() if line.split(" ", 1)[0].endswith(name))
 
 
+def repeated_compiles(ccache: str, build_dir: Path, env: dict[str, str], targets: list[str]) -> int:
+    """Compilations of the targets' graph whose source file an earlier one already compiles.
+
+    LLVM 15 compiles ``mlir/lib/Support/IndentedOstream.cpp`` twice for mlir-tblgen and
+    MLIRIR, with the same flags: ccache answers the second from the first, so even a cold
+    build from an empty ccache folder has that many hits."""
+    out = subprocess.run(
+        ["ninja", "-C", str(build_dir), "-t", "commands", *targets],
+        env=env,
+        capture_output=True,
+        text=True,
+    ).stdout
+    name = Path(ccache).name
+    seen: set[str] = set()
+    repeated = 0
+    for line in out.splitlines():
+        words = line.split()
+        if not words or not words[0].endswith(name) or "-c" not in words:
+            continue
+        index = words.index("-c") + 1
+        source = words[index] if index < len(words) else ""
+        repeated += source in seen
+        seen.add(source)
+    return repeated
+
+
 def folder_bytes(folder: Path) -> tuple[int, int]:
     files = [p for p in folder.rglob("*") if p.is_file() and p.name != SEAL_NAME]
     return len(files), sum(p.stat().st_size for p in files)
@@ -362,6 +388,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         "ccache_bytes": size,
         "bytes_per_object": round(per_object, 1),
         "graph_objects": graph_objects(ccache, build_dir, env) if code == 0 else 0,
+        "repeated_compiles": repeated_compiles(ccache, build_dir, env, targets) if code == 0 else 0,
         "save_ok": save_ok,
         "save_note": save_note,
         "ccache": ccache,

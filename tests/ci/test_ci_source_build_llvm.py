@@ -158,10 +158,27 @@ def test_cold_then_warm_from_a_moved_checkout(tmp_path):
     assert (cold["objects"], cold["hits"], cold["save_ok"]) == (4, 0, True)
     assert (cc / seal.SEAL_NAME).is_file()
     assert cold["graph_objects"] == 4
+    assert cold["repeated_compiles"] == 0
     warm, _ = build(layout(tmp_path / "elsewhere" / "deeper"), cc, tmp_path)
     assert warm["restored"]["state"] == "intact"
     assert (warm["hits"], warm["misses"]) == (4, 0), warm
     assert warm["save_ok"] is False and "nothing new" in warm["save_note"]  # no re-save
+
+
+@needs_tools
+def test_a_source_compiled_twice_hits_in_a_cold_build(tmp_path):
+    """As LLVM 15's IndentedOstream.cpp in mlir-tblgen + MLIRIR: the second identical
+    compile of one build hits the first; the report counts it, so the proof can tell such
+    a hit from a warm one."""
+    src = layout(tmp_path / "ws")
+    cmake = src / "CMakeLists.txt"
+    cmake.write_text(
+        cmake.read_text(encoding="utf-8")
+        + "add_library(again STATIC alpha.c)\ntarget_include_directories(again PUBLIC include)\n",
+        encoding="utf-8",
+    )
+    cold, _ = build(src, tmp_path / "cc", tmp_path)
+    assert (cold["objects"], cold["hits"], cold["repeated_compiles"]) == (5, 1, 1), cold
 
 
 @needs_tools
