@@ -40,6 +40,7 @@ from ci._common import (
 # standard library only, so it imports from the source tree before any install.
 from iree_conformance.report import model as report_model
 from iree_conformance.report.merging import merge_documents
+from iree_conformance.report.tables import funnel_table
 
 
 def merge(paths: list[Path], base: Path | None = None) -> dict[str, Any]:
@@ -174,23 +175,11 @@ def _differs(model: report_model.ReportModel, max_listed: int) -> list[str]:
 
 
 def _funnels(model: report_model.ReportModel) -> list[str]:
-    if not model.funnels:
-        return []
-    steps = report_model.FUNNEL_STEPS
-    lines = [
-        "",
-        "### Stage funnel (runnable cases that got through each stage, all platforms)",
-        "",
-        "| Suite | Target | Runnable | " + " | ".join(steps) + " |",
-        "|---|---|" + "---:|" * (len(steps) + 1),
-    ]
-    for f in model.funnels:
-        lines.append(
-            f"| {md_escape(f.suite)} | {md_escape(f.target)} | {f.runnable} | "
-            + " | ".join(str(f.passed[s]) for s in steps)
-            + " |"
-        )
-    return lines
+    return funnel_table(
+        model,
+        "Stage funnel (runnable cases that got through each stage, all platforms)",
+        md_escape,
+    )
 
 
 def device_matrix(merged: dict[str, Any], max_listed: int = 50) -> list[str]:

@@ -87,7 +87,7 @@ def test_wheel_holds_every_module_and_data_file(wheel: Path) -> None:
     assert "iree-conformance = iree_conformance.cli.main:main" in entry_points
     assert "cache-tools = cache_tools.cli:main" in entry_points
     assert (
-        "[pytest11]\niree_conformance.pytest_plugin = iree_conformance.plugin.pytest_plugin"
+        "[pytest11]\niree_conformance.plugin.pytest_plugin = iree_conformance.plugin.pytest_plugin"
         in entry_points
     )
 

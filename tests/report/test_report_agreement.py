@@ -120,7 +120,7 @@ def _ci_numbers(text: str) -> dict:
         counts.setdefault((r[3], r[2]), Counter()).update(
             {h: int(n) for h, n in zip(head[4:-1], r[4:-1])}
         )
-    fhead, *frows = _table(lines, "| Suite | Target | Runnable |")
+    fhead, *frows = _table(lines, "| suite | target | runnable |")
     return {
         "counts": {k: {v: n for v, n in c.items() if n} for k, c in counts.items()},
         "unexpected": _heading_numbers(text, "Unexpected results")[:1],

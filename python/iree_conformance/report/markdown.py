@@ -22,6 +22,7 @@ from iree_conformance.model.results import (  # noqa: F401 - the schema's names,
 )
 from iree_conformance.report import model as report_model
 from iree_conformance.report.model import ReportModel
+from iree_conformance.report.tables import funnel_table
 
 #: The results file's errors (the name the reports and the CLI have always used).
 ReportError = ResultsError
@@ -142,21 +143,7 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
     if model.expected_failures:
         lines += ["", "### Expected failures by stage", ""]
         lines += [f"- {kind}: {n}" for kind, n in model.expected_failures]
-    if model.funnels:
-        steps = report_model.FUNNEL_STEPS
-        lines += [
-            "",
-            "### Stage funnel (runnable cases that got through each stage)",
-            "",
-            "| suite | target | runnable | " + " | ".join(steps) + " |",
-            "|---|---|" + "---:|" * (len(steps) + 1),
-        ]
-        for f in model.funnels:
-            lines.append(
-                f"| {f.suite} | {f.target} | {f.runnable} | "
-                + " | ".join(str(f.passed[s]) for s in steps)
-                + " |"
-            )
+    lines += funnel_table(model, "Stage funnel (runnable cases that got through each stage)")
     if model.timing:
         lines += [
             "",

@@ -1,0 +1,35 @@
+"""Markdown tables rendered from the report model, shared by the report's Markdown
+(``report.markdown``) and the CI job summary (``ci.merge_results``).
+
+Standard library only: ci/ imports it from the source tree before any install.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from iree_conformance.report import model as report_model
+
+
+def funnel_table(
+    model: report_model.ReportModel, title: str, escape: Callable[[str], str] = str
+) -> list[str]:
+    """The stage funnel (runnable cases that got through each stage) as Markdown lines,
+    a blank line and the heading first; no lines when the model has no funnel."""
+    if not model.funnels:
+        return []
+    steps = report_model.FUNNEL_STEPS
+    lines = [
+        "",
+        f"### {title}",
+        "",
+        "| suite | target | runnable | " + " | ".join(steps) + " |",
+        "|---|---|" + "---:|" * (len(steps) + 1),
+    ]
+    for f in model.funnels:
+        lines.append(
+            f"| {escape(f.suite)} | {escape(f.target)} | {f.runnable} | "
+            + " | ".join(str(f.passed[s]) for s in steps)
+            + " |"
+        )
+    return lines
