@@ -72,3 +72,24 @@ def test_pytest_run_refuses_an_intel_mac_clearly(tmp_path, monkeypatch, run_conf
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR, output(result)
     assert "arm64 binaries only" in result.stderr.str()
+
+
+@pytest.mark.parametrize(
+    ("code", "platform_name", "fault"),
+    [
+        (-6, "linux", True),  # SIGABRT: LLVM's fatal errors and assertions
+        (-11, "linux", True),
+        (-8, "darwin", True),  # SIGFPE
+        (-9, "linux", False),  # SIGKILL: the OOM killer or a user, not the program
+        (-15, "linux", False),
+        (1, "linux", False),
+        (0xC0000005, "win32", True),  # access violation
+        (3, "win32", True),  # abort() in the MSVC runtime
+        (1, "win32", False),
+        (3, "linux", False),
+    ],
+)
+def test_only_a_fault_of_the_program_itself_counts(code, platform_name, fault):
+    from iree_conformance.common.platform_info import is_program_fault
+
+    assert is_program_fault(code, platform_name) is fault

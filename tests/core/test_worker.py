@@ -228,3 +228,55 @@ def test_starved_for_waits_while_cpu_is_under_the_limit(worker, monkeypatch):
     cpu[0] = 10.0
     assert worker._starved_for(2.0, now - 8.5, 10.0) == 0.0  # no CPU, past the hang bound
     assert worker._starved_for(2.0, now - 2.0, None) == 0.0  # CPU unknown: wall seconds
+
+
+def _with_fault(monkeypatch, fault):
+    from iree_conformance.engine import pipeline
+
+    real = pipeline.build_job
+    monkeypatch.setattr(
+        pipeline,
+        "build_job",
+        lambda *a, **k: dataclasses.replace(real(*a, **k), fault=fault),
+    )
+    return lambda: monkeypatch.setattr(pipeline, "build_job", real)
+
+
+def test_a_compiler_crash_is_read_from_the_store_next_time(tmp_path, llvm_cpu, monkeypatch):
+    """A compile that kills the worker is recorded under its compile key: a warm run
+    answers crash at compile from the store and no worker dies; a retry (bypassing the
+    store) compiles afresh."""
+    case = add_case(tmp_path, "compiler_bug")
+    restore = _with_fault(monkeypatch, ("compiler", "crash"))
+    first = WorkerClient(tmp_path / "store", {"compile": 120.0})
+    try:
+        crashed, _ = run_case(case, llvm_cpu, first)
+    finally:
+        first.close()
+    assert (crashed.status, crashed.stage) == ("crash", "compile"), crashed.diagnostics
+    restore()  # the same program again: the store answers, the fault never gets a chance
+    second = WorkerClient(tmp_path / "store", {"compile": 120.0})
+    try:
+        warm, _ = run_case(case, llvm_cpu, second)
+        alive = second._proc is not None and second._proc.poll() is None
+        fresh, _ = run_case(case, llvm_cpu, second, retry=True)
+    finally:
+        second.close()
+    assert (warm.status, warm.stage) == ("crash", "compile")
+    assert warm.diagnostics == crashed.diagnostics
+    assert warm.info["cache_hits"] == {"import": True, "compile": True}
+    assert "compile" not in warm.stage_times
+    assert alive  # no worker died for the warm answer
+    assert fresh.status == "pass", fresh.diagnostics
+
+
+def test_a_crash_outside_the_compiler_is_not_recorded(tmp_path, worker, llvm_cpu, monkeypatch):
+    """The fault fires at the stage boundary, before any compile key is announced (as a
+    kill from outside would be): nothing is recorded and the next run compiles."""
+    case = add_case(tmp_path, "outside")
+    restore = _with_fault(monkeypatch, ("compile", "crash"))
+    crashed, _ = run_case(case, llvm_cpu, worker)
+    assert crashed.status == "crash"
+    restore()
+    again, _ = run_case(case, llvm_cpu, worker)
+    assert again.status == "pass" and again.info["cache_hits"]["compile"] is False

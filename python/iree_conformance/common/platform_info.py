@@ -86,6 +86,26 @@ def describe_exit(returncode: int, platform_name: str | None = None) -> str:
     return f"exit status {returncode}"
 
 
+# Exit statuses of a program that faulted by itself: an abort (LLVM's fatal errors and
+# assertions), a bad memory access, an illegal instruction, a division by zero. A kill
+# from outside (SIGKILL: the OOM killer or a user, SIGTERM, SIGINT) is not among them.
+_FAULT_SIGNALS = {"SIGABRT", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"}
+_FAULT_NTSTATUS = {0xC0000005, 0xC000001D, 0xC0000094, 0xC00000FD, 0xC0000409}
+
+
+def is_program_fault(returncode: int, platform_name: str | None = None) -> bool:
+    """Whether a child's exit status says it faulted by itself (a compiler crash that the
+    same input repeats), not that something outside stopped it."""
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name in _FAULT_SIGNALS
+        except ValueError:
+            return False
+    if (sys.platform if platform_name is None else platform_name) == "win32":
+        return returncode == 3 or (returncode & 0xFFFFFFFF) in _FAULT_NTSTATUS
+    return False
+
+
 # CPU features that decide which instructions LLVM may emit for this host; listed in the
 # results JSON so a host-dependent verdict can be traced to the machine that gave it.
 _NOTABLE_FEATURES = (

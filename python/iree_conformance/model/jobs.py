@@ -15,7 +15,9 @@ from typing import Any, overload
 
 import numpy as np
 
-Fault = tuple[str, str]  # (stage, "crash" | "hang" | "spin"): tests of crash/timeout handling
+# (stage, "crash" | "hang" | "spin"): tests of crash/timeout handling. The stage "compiler"
+# fires inside a case's compile, after its compile key is announced, as a compiler bug does.
+Fault = tuple[str, str]
 
 
 @dataclasses.dataclass(frozen=True)

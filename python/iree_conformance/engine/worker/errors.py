@@ -9,9 +9,17 @@ class StageError(Exception):
     """A clean failure of one stage; the message holds the diagnostics."""
 
     def __init__(
-        self, stage: str, message: str, lines: list[str] | None = None, cached: bool = False
+        self,
+        stage: str,
+        message: str,
+        lines: list[str] | None = None,
+        cached: bool = False,
+        crashed: bool = False,
     ):
         super().__init__(message)
         self.stage = stage
         self.lines = lines or first_meaningful_lines(message)
         self.cached = cached  # a failure read from the store, not a new one
+        # A compiler crash read from the store (recorded by the parent when the compile
+        # killed the worker): the case's status is crash, as it was then.
+        self.crashed = crashed

@@ -35,9 +35,17 @@ __all__ = ["BATCH_VERSION", "PIPELINE_VERSION", "Executor", "StageError", "compi
 
 
 class Executor:
-    def __init__(self, store: ArtifactStore, read_diagnostics: Callable[[], str]):
+    def __init__(
+        self,
+        store: ArtifactStore,
+        read_diagnostics: Callable[[], str],
+        announce: Callable[[str], None] | None = None,
+    ):
         self.store = store
         self.read_diagnostics = read_diagnostics
+        # Tells the parent the compile key of the compile that starts now: if the compiler
+        # kills the worker, the parent records the crash under it (WorkerClient._crashed).
+        self.announce = announce
         self.cache = ModuleCache(store)
         self.compiler = Compiler(read_diagnostics)
         self.runtime = Runtime(read_diagnostics)
@@ -91,7 +99,13 @@ class Executor:
             meta = failure[0]
             times["store"] = time.perf_counter() - t0
             stage(meta["stage"])
-            raise StageError(meta["stage"], "\n".join(meta["lines"]), meta["lines"], cached=True)
+            raise StageError(
+                meta["stage"],
+                "\n".join(meta["lines"]),
+                meta["lines"],
+                cached=True,
+                crashed=meta.get("status") == "crash",
+            )
         if not (bypass or job.alone or job.compile_only):
             member = self.cache.member(compile_key)
             if member is not None:
@@ -110,6 +124,8 @@ class Executor:
             if not hits["import"]:
                 times["import"] = times.get("import", 0.0) + time.perf_counter() - t
             stage("compile")
+            if self.announce is not None:
+                self.announce(compile_key)
             t = time.perf_counter()
             vmfb = self.compiler.compile(mlir, flags)
             times["compile"] = time.perf_counter() - t
@@ -166,7 +182,8 @@ class Executor:
                 (0, len(checks["sites"]) if checks else 0),
             )
         except StageError as e:
-            result.status, result.stage, result.diagnostics = "error", e.stage, e.lines
+            result.status = "crash" if e.crashed else "error"
+            result.stage, result.diagnostics = e.stage, e.lines
             # Whether this failure was compiled now or read from the store (a warm run).
             result.info.setdefault("cache_hits", {"import": e.cached, "compile": e.cached})
         return result

@@ -3,8 +3,8 @@
 The protocol runs over the process's original stdout and stdin as length-prefixed
 pickle frames; file descriptors 1 and 2 are pointed at LOG, so whatever the compiler
 or runtime prints (diagnostics, a crash's stack dump) lands there and the parent can
-read it. Messages to the parent: ("ready",), ("stage", name), ("result", CaseResult |
-BatchResult); from it: ("job", CaseJob | BatchJob), ("exit",) (jobs.py).
+read it. Messages to the parent: ("ready",), ("stage", name), ("compile_key", key) as a
+case's compile starts, ("result", CaseResult | BatchResult); from it: ("job", CaseJob | BatchJob), ("exit",) (jobs.py).
 """
 
 from __future__ import annotations
@@ -77,6 +77,13 @@ def main(argv: list[str]) -> int:
     from iree_conformance.model.jobs import failed_result
 
     job_start = [0]
+    current_fault: list = [None]  # the job's fault, for the "compiler" point below
+
+    def announce(key: str) -> None:
+        _write_frame(channel_out, ("compile_key", key))
+        fault = current_fault[0]
+        if fault and fault[0] == "compiler":  # inside the compile, as a compiler bug
+            _inject(fault[1])
 
     def read_diagnostics() -> str:
         sys.stderr.flush()
@@ -85,7 +92,9 @@ def main(argv: list[str]) -> int:
             return f.read().decode("utf-8", errors="replace")
 
     executor = Executor(
-        ArtifactStore(Path(store_dir) if store_dir != "-" else None), read_diagnostics
+        ArtifactStore(Path(store_dir) if store_dir != "-" else None),
+        read_diagnostics,
+        announce=announce,
     )
     _write_frame(channel_out, ("ready", os.getpid()))
     while True:
@@ -95,6 +104,7 @@ def main(argv: list[str]) -> int:
         _, job = message
         job_start[0] = os.path.getsize(log_path)
         fault = job.fault
+        current_fault[0] = fault
 
         reached = ["prepare"]
 

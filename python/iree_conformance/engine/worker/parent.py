@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import overload
 
 from iree_conformance.common.diagnostics import first_meaningful_lines
-from iree_conformance.common.platform_info import describe_exit
+from iree_conformance.common.platform_info import describe_exit, is_program_fault
+from iree_conformance.common.store import ArtifactStore
 from iree_conformance.engine.worker.main import _read_frame, _write_frame
 from iree_conformance.model.jobs import BatchJob, BatchResult, CaseJob, CaseResult, failed_result
 from iree_conformance.model.targets import DEFAULT_STAGE_TIMEOUTS
@@ -178,6 +179,7 @@ class WorkerClient:
         stage, stage_start, stage_cpu = "prepare", time.monotonic(), self._cpu()
         extra = 0.0  # seconds granted past the limit to a stage starved of CPU
         times: dict[str, float] = {}
+        compile_key: str | None = None  # announced as a case's compile starts
         try:
             _write_frame(self._proc.stdin, ("job", job))
         except OSError:
@@ -202,8 +204,10 @@ class WorkerClient:
                     times,
                 )
             if message is None:
-                return self._crashed(job, stage, times, log_offset)
-            if message[0] == "stage":
+                return self._crashed(job, stage, times, log_offset, compile_key)
+            if message[0] == "compile_key":
+                compile_key = message[1]
+            elif message[0] == "stage":
                 now = time.monotonic()
                 times.setdefault(stage, now - stage_start)
                 stage, stage_start, stage_cpu, extra = message[1], now, self._cpu(), 0.0
@@ -233,7 +237,12 @@ class WorkerClient:
         return self.stage_timeouts.get(stage, 300.0)
 
     def _crashed(
-        self, job: CaseJob | BatchJob, stage: str, times: dict[str, float], log_offset: int
+        self,
+        job: CaseJob | BatchJob,
+        stage: str,
+        times: dict[str, float],
+        log_offset: int,
+        compile_key: str | None = None,
     ) -> CaseResult | BatchResult:
         code = None
         if self._proc is not None:
@@ -243,13 +252,26 @@ class WorkerClient:
                 pass
             self._kill()
         lines = first_meaningful_lines(self._log_tail(log_offset))
-        return failed_result(
-            job,
-            "crash",
-            stage,
-            [
-                f"the worker process died during {stage} ({describe_exit(code) if code is not None else 'no exit status'})",
-                *lines,
-            ],
-            times,
-        )
+        diagnostics = [
+            f"the worker process died during {stage} ({describe_exit(code) if code is not None else 'no exit status'})",
+            *lines,
+        ]
+        if compile_key and stage == "compile" and code is not None and is_program_fault(code):
+            self._record_crash(compile_key, diagnostics)
+        return failed_result(job, "crash", stage, diagnostics, times)
+
+    def _record_crash(self, compile_key: str, diagnostics: list[str]) -> None:
+        """A compiler crash, recorded in the store as a failure of that compile key: the
+        same program, flags, compiler and host crash again, so a warm run reads it instead
+        of killing a worker (a retry, which bypasses the store, compiles afresh)."""
+        if self.store_dir is None:
+            return
+        try:
+            ArtifactStore(self.store_dir).put(
+                "failure",
+                compile_key,
+                b"",
+                {"stage": "compile", "lines": diagnostics, "status": "crash"},
+            )
+        except OSError as e:
+            print(f"iree-conformance: crash not cached ({compile_key[:12]}): {e}", file=sys.stderr)
