@@ -1,5 +1,7 @@
 """Shared constants and fixtures of the core tests."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,25 @@ def run_conformance(pytester):
 def output(result) -> str:
     """A RunResult's stdout and stderr, for assertion messages and substring checks."""
     return result.stdout.str() + "\n" + result.stderr.str()
+
+
+def run_stablehlo_pytest(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``pytest conformance/test_conformance.py -m stablehlo`` in a child process, from
+    the repository root, with extra arguments (the bundle and JAX-export tests)."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "conformance/test_conformance.py",
+            "-m",
+            "stablehlo",
+            "-p",
+            "no:cacheprovider",
+            *args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

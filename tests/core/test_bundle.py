@@ -8,30 +8,14 @@ import pytest
 
 from iree_conformance.bundles.bundle import BundleError, run_bundle
 
-from .conftest import ROOT
+from .conftest import run_stablehlo_pytest
 from .test_stablehlo_checks import CUSTOM_CALL
 
 SELECT = ["-k", "stablehlo-ext or seed_ or reduce"]
 
 
 def pytest_run(*args):
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "conformance/test_conformance.py",
-            "-m",
-            "stablehlo",
-            "-p",
-            "no:cacheprovider",
-            *args,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_stablehlo_pytest(*args)
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 
 import pytest
 
@@ -17,7 +16,7 @@ from iree_conformance.engine.pipeline import run_case
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.suites import jax as jax_suite
 
-from .conftest import ROOT
+from .conftest import run_stablehlo_pytest
 
 pytest.importorskip("jax", reason="exporting needs JAX: pip install -e '.[jax]'")
 
@@ -45,23 +44,7 @@ def lapack_solve(a):
 
 
 def _pytest(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "conformance/test_conformance.py",
-            "-m",
-            "stablehlo",
-            "-p",
-            "no:cacheprovider",
-            *args,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    return run_stablehlo_pytest(*args, timeout=900)
 
 
 def _observed(results, prefix: str) -> dict[str, str]:
