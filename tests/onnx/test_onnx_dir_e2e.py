@@ -9,7 +9,9 @@ The folder this module builds holds small models of its own (symbolic_models.py)
   verdict: an error at the reference stage that says to give sr's value;
 * ``nan/nan.onnx``: no input gives a finite reference: an error at the reference
   stage, IREE never asked;
-* ``data/model.onnx`` with ``test_data_set_0``: checked against the shipped output;
+* ``data/model.onnx`` with ``test_data_set_0`` (batch 2) and ``_1`` (batch 3): compiled
+  at set 0's shapes and checked on it against the shipped output; its ``:dynamic`` twin
+  runs both sets;
 * ``ext/model.onnx`` with its weights in ``model.onnx.data``: passes; ``ext-missing``
   lacks its data file: an error at prepare that names it;
 * ``broken/corrupt.onnx``: not a protobuf: an error at prepare;
@@ -60,6 +62,11 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ds.mkdir()
     (ds / "input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
     (ds / "output_0.pb").write_bytes(numpy_helper.from_array(x @ w, "y").SerializeToString())
+    ds = root / "data" / "test_data_set_1"  # another batch size: the :dynamic case's
+    ds.mkdir()
+    x3 = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    (ds / "input_0.pb").write_bytes(numpy_helper.from_array(x3, "x").SerializeToString())
+    (ds / "output_0.pb").write_bytes(numpy_helper.from_array(x3 @ w, "y").SerializeToString())
     for name in ("ext", "ext-missing"):
         model = sm.batch_model()
         (root / name).mkdir()
@@ -178,8 +185,23 @@ def test_degenerate_reference_is_an_error_before_iree_is_asked(outcomes: dict):
 
 
 def test_shipped_data_sets_and_external_data(outcomes: dict):
+    # Static: compiled at test_data_set_0's shapes, runs that set; the set of another
+    # batch size is the :dynamic case's, which runs both.
     data = outcomes["onnx-dir/data/model.onnx"]
-    assert data["status"] == "pass" and data["info"]["inputs"]["data_sets"], data
+    assert data["status"] == "pass", data
+    inputs = data["info"]["inputs"]
+    assert inputs["compiled"] == "static" and inputs["shapes"] == {"x": [2, 4]}, inputs
+    assert inputs["rule"] == "the shapes of test_data_set_0", inputs
+    assert [Path(d).name for d in inputs["data_sets"]] == ["test_data_set_0"], inputs
+    assert [Path(d).name for d in inputs["other_shapes"]] == ["test_data_set_1"], inputs
+    assert data["metrics"]["compared_elements"] == 2 * 3, data
+    dynamic = outcomes["onnx-dir/data/model.onnx:dynamic"]
+    assert dynamic["status"] == "pass", dynamic
+    assert (
+        dynamic["info"]["inputs"]["compiled"] == "dynamic"
+        and "rule" not in dynamic["info"]["inputs"]
+    ), dynamic
+    assert dynamic["metrics"]["compared_elements"] == 2 * 3 + 3 * 3, dynamic
     assert outcomes["onnx-dir/ext/model.onnx"]["status"] == "pass"
     missing = outcomes["onnx-dir/ext-missing/model.onnx"]
     assert (missing["status"], missing["stage"]) == ("error", "prepare"), missing

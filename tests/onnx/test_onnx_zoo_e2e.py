@@ -5,6 +5,8 @@ with a data set whose shipped output is right, ``wrong-13`` whose shipped output
 wrong, ``nodata-13`` without a tarball (seeded random inputs, onnxruntime) and
 ``nooutput-13`` whose data set lacks its output file. The
 model bytes are the same, so the module's shared artifact store compiles it once.
+``symbolic-13`` is the model with a symbolic batch dim and data sets at batch 2 and 3:
+compiled at set 0's shapes, and as exported by its ``:dynamic`` twin.
 It is served from a local folder and from an HTTP server on 127.0.0.1.
 """
 
@@ -21,6 +23,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx_testlib import make_tarball, sha256
@@ -33,10 +36,15 @@ RNG = np.random.default_rng(13)
 W = RNG.uniform(-1, 1, (4, 3)).astype(np.float32)
 B = RNG.uniform(-1, 1, (3,)).astype(np.float32)
 X = RNG.uniform(-1, 1, (2, 4)).astype(np.float32)
+X3 = RNG.uniform(-1, 1, (3, 4)).astype(np.float32)
 Y = np.maximum(X @ W + B, 0).astype(np.float32)
 IO_PORTS = {
     "inputs": [{"name": "x", "shape": [2, 4], "type": "tensor(float)"}],
     "outputs": [{"name": "y", "shape": [2, 3], "type": "tensor(float)"}],
+}
+SYMBOLIC_PORTS = {
+    "inputs": [{"name": "x", "shape": ["N", 4], "type": "tensor(float)"}],
+    "outputs": [{"name": "y", "shape": ["N", 3], "type": "tensor(float)"}],
 }
 
 
@@ -57,6 +65,29 @@ def tiny_model() -> bytes:
     return model.SerializeToString()
 
 
+def symbolic_model() -> bytes:
+    """The tiny model with a symbolic batch dim: x [N, 4] -> y [N, 3]."""
+    model = onnx.load_from_string(tiny_model())
+    for value in (model.graph.input[0], model.graph.output[0]):
+        value.type.tensor_type.shape.dim[0].Clear()
+        value.type.tensor_type.shape.dim[0].dim_param = "N"
+    return model.SerializeToString()
+
+
+def symbolic_tarball(name: str, model: bytes) -> bytes:
+    """Two data sets at batch 2 and batch 3, with the right outputs."""
+    files = {f"{name}/model.onnx": model}
+    for i, x in enumerate((X, X3)):
+        y = np.maximum(x @ W + B, 0).astype(np.float32)
+        files[f"{name}/test_data_set_{i}/input_0.pb"] = numpy_helper.from_array(
+            x, "x"
+        ).SerializeToString()
+        files[f"{name}/test_data_set_{i}/output_0.pb"] = numpy_helper.from_array(
+            y, "y"
+        ).SerializeToString()
+    return make_tarball(files)
+
+
 def data_tarball(name: str, model: bytes, output: np.ndarray | None) -> bytes:
     """Laid out as the Model Zoo ships it: ``<name>/model.onnx`` and one data set
     (without ``output_0.pb`` when ``output`` is None)."""
@@ -71,7 +102,9 @@ def data_tarball(name: str, model: bytes, output: np.ndarray | None) -> bytes:
     return make_tarball(files)
 
 
-def add_model(root: Path, name: str, model: bytes, tarball: bytes | None) -> dict:
+def add_model(
+    root: Path, name: str, model: bytes, tarball: bytes | None, io_ports: dict = IO_PORTS
+) -> dict:
     """Writes the files under ``root`` at their manifest paths; returns the manifest entry."""
     folder = "validated/test/tiny/model"
     (root / folder).mkdir(parents=True, exist_ok=True)
@@ -80,7 +113,7 @@ def add_model(root: Path, name: str, model: bytes, tarball: bytes | None) -> dic
         "model_sha": sha256(model),
         "model_bytes": len(model),
         "tags": ["test"],
-        "io_ports": IO_PORTS,
+        "io_ports": io_ports,
     }
     if tarball is not None:
         (root / folder / f"{name}.tar.gz").write_bytes(tarball)
@@ -108,6 +141,13 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         add_model(root, "wrong-13", model, data_tarball("wrong-13", model, Y + 1.0)),
         add_model(root, "nodata-13", model, None),
         add_model(root, "nooutput-13", model, data_tarball("nooutput-13", model, None)),
+        add_model(
+            root,
+            "symbolic-13",
+            symbolic_model(),
+            symbolic_tarball("symbolic-13", symbolic_model()),
+            SYMBOLIC_PORTS,
+        ),
     ]
     (root / MANIFEST).write_text(json.dumps(entries, indent=1))
     return root
@@ -323,3 +363,32 @@ def test_compile_only_bundle_then_run_bundle(
         "onnx-zoo/nodata-13": ("pass", "compare", "pass"),
         "onnx-zoo/wrong-13": ("fail", "compare", "fail"),
     }
+
+
+def test_symbolic_zoo_model_with_data_sets_is_static_and_has_a_dynamic_twin(
+    zoo: Path,
+    store: Path,
+    tmp_path: Path,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result, outcomes = run_conformance(
+        pytester,
+        monkeypatch,
+        tmp_path,
+        store,
+        str(zoo / MANIFEST),
+        str(zoo) + "/{model_path}",
+        "symbolic-13",
+    )
+    result.assert_outcomes(passed=2)
+    static, dynamic = outcomes["onnx-zoo/symbolic-13"], outcomes["onnx-zoo/symbolic-13:dynamic"]
+    assert (static["status"], static["stage"]) == ("pass", "compare"), static
+    inputs = static["info"]["inputs"]
+    assert (inputs["compiled"], inputs["shapes"]) == ("static", {"x": [2, 4]}), inputs
+    assert [Path(d).name for d in inputs["other_shapes"]] == ["test_data_set_1"], inputs
+    assert static["metrics"]["compared_elements"] == 2 * 3, static
+    assert (dynamic["status"], dynamic["info"]["inputs"]["compiled"]) == ("pass", "dynamic"), (
+        dynamic
+    )
+    assert dynamic["metrics"]["compared_elements"] == 2 * 3 + 3 * 3, dynamic

@@ -1,16 +1,16 @@
 """Model cases: the onnxruntime reference, numerics bisection, and chosen inputs.
 
-``ChosenInputsCase`` is a model that ships no inputs (a zoo model without test data,
-an ``--onnx-dir`` file): its inputs come from its spec and the shape rule
+``ChosenInputsCase`` is a zoo or ``--onnx-dir`` model. One that ships test data sets
+runs them; one that ships no inputs gets them from its spec and the shape rule
 (``onnx.model_inputs``), checked by onnxruntime before IREE is asked. By default the
-model is compiled at the chosen shapes (``onnx.static_shapes``); the ``:dynamic``
-variant compiles the model as exported, with its symbolic dims.
+model is compiled at the concrete shapes of its inputs (``onnx.static_shapes``); the
+``:dynamic`` variant compiles the model as exported, with its symbolic dims.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,9 +82,33 @@ def load_model_header(path: Path):
         ) from None
 
 
+def has_symbolic_inputs(model) -> bool:
+    """Whether a graph input (initializers excluded) has a symbolic or unknown dim."""
+    from iree_conformance.frontends.onnx.values import graph_inputs
+
+    return any(
+        not d.HasField("dim_value") or d.dim_value < 0
+        for vi in graph_inputs(model)
+        if vi.type.WhichOneof("value") == "tensor_type"
+        for d in vi.type.tensor_type.shape.dim
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class ShippedDataSets:
+    """A model's ``test_data_set_N`` folders as one case runs them; ``info`` is the
+    Outcome's ``info["inputs"]``: the folders, the shapes, how it was compiled."""
+
+    dirs: tuple[Path, ...]
+    inputs: list[list[np.ndarray]]
+    outputs: list[list[np.ndarray]]
+    info: dict[str, Any]
+
+
 @dataclasses.dataclass
 class ChosenInputsCase(ModelCase):
-    """A model whose inputs are chosen by its spec and the shape rule.
+    """A model whose inputs are its test data sets (``use_data_sets``), or are chosen by
+    its spec and the shape rule (``choose``).
 
     ``input_spec`` (from files: a name the model lacks is an error) and ``cli_spec``
     (``--dim``/``--input-shape``, given to every model: each takes what is about it)
@@ -96,6 +120,54 @@ class ChosenInputsCase(ModelCase):
     dynamic: bool = False
     io_ports: Mapping[str, Any] | None = None
     _chosen: ChosenInputs | None = dataclasses.field(default=None, repr=False)
+    _data: ShippedDataSets | None = dataclasses.field(default=None, repr=False)
+
+    def use_data_sets(self, model_path: Path, dirs: Sequence[Path]) -> list[list[np.ndarray]]:
+        """Loads (once) and returns the inputs of the model's ``test_data_set_N`` folders.
+
+        The static case of a model with symbolic dims is compiled at data set 0's
+        shapes (``onnx.static_shapes``), and runs the sets of those shapes; a set of
+        other shapes is left to the ``:dynamic`` case, which runs every set."""
+        if self._data is None:
+            from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION
+            from iree_conformance.frontends.onnx.values import graph_inputs, load_data_set
+
+            loaded = [(Path(d), *load_data_set(d)) for d in dirs]
+            model = load_model_header(model_path)
+            names = [vi.name for vi in graph_inputs(model)]
+            shapes = [
+                {n: list(np.shape(x)) for n, x in zip(names, inputs)} for _, inputs, _ in loaded
+            ]
+            info: dict[str, Any] = {
+                "data_sets": [str(d) for d, _, _ in loaded],
+                "compiled": "dynamic" if self.dynamic else "static",
+                "shapes": shapes[0] if shapes else {},
+            }
+            if not self.dynamic and loaded and has_symbolic_inputs(model):
+                self.import_options[STATIC_OPTION] = shapes[0]
+                info["rule"] = f"the shapes of {loaded[0][0].name}"
+                other = [str(d) for (d, _, _), s in zip(loaded, shapes) if s != shapes[0]]
+                if other:
+                    info["other_shapes"] = other  # run by the :dynamic case
+                    loaded = [x for x, s in zip(loaded, shapes) if s == shapes[0]]
+                    info["data_sets"] = [str(d) for d, _, _ in loaded]
+            self._data = ShippedDataSets(
+                tuple(d for d, _, _ in loaded),
+                [inputs for _, inputs, _ in loaded],
+                [outputs for _, _, outputs in loaded],
+                info,
+            )
+        return self._data.inputs
+
+    def shipped_expected(self) -> list[list[np.ndarray]]:
+        """The outputs shipped in the data sets ``use_data_sets`` loaded."""
+        assert self._data is not None
+        for d, outputs in zip(self._data.dirs, self._data.outputs):
+            if not outputs:
+                raise ValueError(
+                    f"{self.case_id}: data set {d} holds no output_*.pb files to check against"
+                )
+        return self._data.outputs
 
     def choose(self, model_path: Path) -> list[list[np.ndarray]]:
         """Chooses (once) and returns the one input set; raises what the pipeline reports."""
@@ -131,6 +203,8 @@ class ChosenInputsCase(ModelCase):
         return [chosen.arrays]
 
     def outcome_info(self) -> dict[str, Any]:
+        if self._data is not None:
+            return {"inputs": self._data.info}
         return {"inputs": self._chosen.info} if self._chosen is not None else {}
 
     def unjudged_reason(self) -> str | None:

@@ -26,7 +26,12 @@ import numpy as np
 from iree_conformance.common.errors import CorpusError
 from iree_conformance.model.cases import Case, CaseInvalid
 from iree_conformance.suites.base import SuiteContext, SuiteOption
-from iree_conformance.suites.model_case import DYNAMIC_SUFFIX, ChosenInputsCase, load_model_header
+from iree_conformance.suites.model_case import (
+    DYNAMIC_SUFFIX,
+    ChosenInputsCase,
+    has_symbolic_inputs,
+    load_model_header,
+)
 
 if TYPE_CHECKING:
     from iree_conformance.suites.run_options import RunOptions
@@ -42,8 +47,6 @@ class OnnxDirCase(ChosenInputsCase):
     data_set_dirs: tuple[Path, ...] = ()
     problem: str | None = None  # a broken spec or file, found at collection
     problem_is_spec: bool = False
-    _sets: list | None = dataclasses.field(default=None, repr=False)
-    _shipped: list | None = dataclasses.field(default=None, repr=False)
 
     def input_sets(self) -> list[list[np.ndarray]]:
         if self.problem:
@@ -51,55 +54,12 @@ class OnnxDirCase(ChosenInputsCase):
         assert self.source_path is not None
         if not self.data_set_dirs:
             return self.choose(self.source_path)
-        if self._sets is None:
-            from iree_conformance.frontends.onnx.values import load_data_set
-
-            loaded = [load_data_set(d) for d in self.data_set_dirs]
-            self._sets = [inputs for inputs, _ in loaded]
-            self._shipped = [outputs for _, outputs in loaded]
-            if not self.dynamic:
-                from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION
-
-                model = load_model_header(self.source_path)
-                names = [vi.name for vi in _fed_inputs(model)]
-                self.import_options[STATIC_OPTION] = {
-                    n: list(np.shape(x)) for n, x in zip(names, self._sets[0])
-                }
-        return self._sets
+        return self.use_data_sets(self.source_path, self.data_set_dirs)
 
     def expected_sets(self, input_sets):
         if not self.data_set_dirs:
             return self.chosen_expected()
-        assert self._shipped is not None
-        for d, outputs in zip(self.data_set_dirs, self._shipped):
-            if not outputs:
-                raise ValueError(f"{self.case_id}: data set {d} holds no output_*.pb files")
-        return self._shipped
-
-    def outcome_info(self) -> dict[str, Any]:
-        if not self.data_set_dirs:
-            return super().outcome_info()
-        return {
-            "inputs": {
-                "data_sets": [str(d) for d in self.data_set_dirs],
-                "compiled": "dynamic" if self.dynamic else "static",
-            }
-        }
-
-
-def _fed_inputs(model):
-    from iree_conformance.frontends.onnx.values import graph_inputs
-
-    return graph_inputs(model)
-
-
-def _symbolic(model) -> bool:
-    return any(
-        not d.HasField("dim_value") or d.dim_value < 0
-        for vi in _fed_inputs(model)
-        if vi.type.WhichOneof("value") == "tensor_type"
-        for d in vi.type.tensor_type.shape.dim
-    )
+        return self.shipped_expected()
 
 
 def _external_data(model, folder: Path) -> dict[str, int]:
@@ -155,7 +115,7 @@ def model_cases(path: Path, root: Path, options: RunOptions | None = None) -> li
         "cli_spec": cli,
     }
     cases: list[Case] = [OnnxDirCase(case_id=case_id, **base, **made)]
-    if _symbolic(model):
+    if has_symbolic_inputs(model):
         dynamic = dict(base)
         dynamic["import_options"] = dict(base.get("import_options", {}))
         cases.append(OnnxDirCase(case_id=case_id + DYNAMIC_SUFFIX, dynamic=True, **dynamic, **made))

@@ -94,47 +94,33 @@ class LightModelCase(ModelCase):
 @dataclasses.dataclass
 class ZooModelCase(ChosenInputsCase):
     """A Model Zoo model. ``zoo_entry`` is its manifest record; the function to run is
-    ``Case.entry_function`` (None: the module's only function). Without test data sets
-    its inputs are chosen (``ChosenInputsCase``) and it is compiled at their shapes; its
-    ``:dynamic`` twin compiles it as exported."""
+    ``Case.entry_function`` (None: the module's only function). It runs its test data
+    sets, else chosen inputs (``ChosenInputsCase``), and is compiled at their shapes; a
+    model whose manifest ports have symbolic dims has a ``:dynamic`` twin that compiles
+    it as exported."""
 
     zoo_entry: ZooEntry | None = None
     zoo_store: ZooStore | None = None
-    _sets: list | None = dataclasses.field(default=None, repr=False)
-    _shipped: list | None = dataclasses.field(default=None, repr=False)
-    _data_dirs: tuple[Path, ...] = dataclasses.field(default=(), repr=False)
 
     def input_sets(self) -> list[list[np.ndarray]]:
-        if self._sets is None:
-            from iree_conformance.frontends.onnx.download import DownloadSkipped
-            from iree_conformance.frontends.onnx.values import load_data_set
+        from iree_conformance.frontends.onnx.download import DownloadSkipped
 
-            assert self.zoo_entry is not None and self.zoo_store is not None
-            try:
-                data = self.zoo_store.fetch(self.zoo_entry)
-            except DownloadSkipped as e:
-                raise CaseSkipped(e.reason) from None
-            self.source_path = data.model_path
-            if data.data_set_dirs:
-                loaded = [load_data_set(d) for d in data.data_set_dirs]
-                self._sets = [inputs for inputs, _ in loaded]
-                self._shipped = [outputs for _, outputs in loaded]
-                self._data_dirs = tuple(data.data_set_dirs)
-            else:
-                self.io_ports = self.zoo_entry.io_ports
-                self._sets = self.choose(data.model_path)
-        return self._sets
+        assert self.zoo_entry is not None and self.zoo_store is not None
+        try:
+            data = self.zoo_store.fetch(self.zoo_entry)
+        except DownloadSkipped as e:
+            raise CaseSkipped(e.reason) from None
+        self.source_path = data.model_path
+        if data.data_set_dirs:
+            return self.use_data_sets(data.model_path, data.data_set_dirs)
+        self.io_ports = self.zoo_entry.io_ports
+        return self.choose(data.model_path)
 
     def expected_sets(self, input_sets):
         """The outputs shipped in the model's test data sets, else onnxruntime's outputs on
-        the seeded random inputs."""
-        if self._shipped is not None and all(self._shipped):
-            return self._shipped
-        if self._shipped is not None:
-            empty = [str(d) for d, outputs in zip(self._data_dirs, self._shipped) if not outputs]
-            raise ValueError(
-                f"{self.case_id}: data set {empty[0]} holds no output_*.pb files to check against"
-            )
+        the chosen inputs."""
+        if self._data is not None:
+            return self.shipped_expected()
         return self.chosen_expected()
 
 
@@ -201,7 +187,7 @@ def zoo_model_cases(values: Mapping[str, Any], options: RunOptions | None = None
             cli_spec=cli,
         )
         cases.append(ZooModelCase(case_id=z.case_id, **made))
-        if not z.zoo_entry.data_path and _symbolic_ports(z.zoo_entry.io_ports):
+        if _symbolic_ports(z.zoo_entry.io_ports):
             cases.append(ZooModelCase(case_id=z.case_id + DYNAMIC_SUFFIX, dynamic=True, **made))
     return cases
 
