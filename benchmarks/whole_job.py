@@ -177,6 +177,29 @@ def format_profile(table: dict[str, Any], collection: dict[str, Any] | None) -> 
     return lines
 
 
+def import_costs(runs: int = 3) -> dict[str, Any]:
+    """CPU seconds a fresh interpreter spends importing what every compile worker imports
+    before its first run (iree.runtime, and ml_dtypes through it): the median of
+    ``runs``; the interpreter alone is subtracted."""
+
+    def cpu_of(code: str) -> float:
+        times = []
+        for _ in range(runs):
+            before = children_cpu()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            times.append(children_cpu() - before)
+        return sorted(times)[len(times) // 2]
+
+    bare = cpu_of("pass")
+    found: dict[str, Any] = {}
+    for module in ("ml_dtypes", "iree.runtime"):
+        found[module] = round(max(cpu_of(f"import {module}") - bare, 0.0), 3)
+    import importlib.metadata
+
+    found["ml_dtypes_version"] = importlib.metadata.version("ml_dtypes")
+    return found
+
+
 def measure(
     extra: list[str],
     work: Path,
@@ -210,7 +233,12 @@ def measure(
     runs["warm"]["verdicts_differ"] = sorted(
         k for k, v in ((key(o), o.get("verdict")) for o in warm) if before.get(k) != v
     )
-    return {"extra_args": extra, "cpus": os.cpu_count(), "runs": runs}
+    return {
+        "extra_args": extra,
+        "cpus": os.cpu_count(),
+        "runs": runs,
+        "imports": import_costs(),
+    }
 
 
 def format_figures(figures: dict[str, Any]) -> list[str]:
@@ -228,6 +256,13 @@ def format_figures(figures: dict[str, Any]) -> list[str]:
             f"| {label} | {run['wall_s']:.1f} | {run['cpu_s']:.1f} | {run.get('cases', 0)} "
             f"| {run.get('compiled', 0)} | {counts} | {run['load_before']} -> {run['load_after']} |"
         )
+    imports = figures.get("imports")
+    if imports:
+        lines += [
+            "",
+            f"a compile worker's first run imports iree.runtime: {imports['iree.runtime']:.2f} CPU s "
+            f"(ml_dtypes {imports['ml_dtypes_version']} alone: {imports['ml_dtypes']:.2f} CPU s)",
+        ]
     lines += ["", "cold profile:"]
     lines += format_profile(runs["cold"]["profile"], runs.get("collection"))
     lines.append("")

@@ -80,3 +80,14 @@ def test_judge_misses_a_reselection_that_compiled(wj):
     assert not checks["reselect-sample compiles nothing"]
     figures["runs"]["cold"]["cpu_s"] = 900.0
     assert not dict((label, ok) for label, ok, _ in wj.judge(figures))["cold job CPU"]
+
+
+def test_import_costs_subtract_the_bare_interpreter_and_name_the_version(wj, monkeypatch):
+    spent = iter([0.0, 0.1, 0.1, 0.3, 0.3, 1.8])  # children_cpu before and after each
+
+    monkeypatch.setattr(wj, "children_cpu", lambda: next(spent))
+    monkeypatch.setattr(wj.subprocess, "run", lambda *a, **k: None)
+    found = wj.import_costs(runs=1)
+    # bare 0.1 s; ml_dtypes 0.2 - 0.1; iree.runtime 1.5 - 0.1
+    assert found["ml_dtypes"] == 0.1 and found["iree.runtime"] == 1.4, found
+    assert found["ml_dtypes_version"]
