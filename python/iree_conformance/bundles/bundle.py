@@ -4,7 +4,9 @@
 that compiled, the .vmfb (named by its sha256), the inputs and expected outputs (npz,
 compressed), tolerances and check pairs, plus the expectations that apply;
 ``iree-conformance run-bundle DIR --driver cuda`` runs them with only
-iree-base-runtime and numpy, and writes the same results JSON as a normal run.
+iree-base-runtime and numpy, and writes the same results JSON as a normal run. A case
+whose inputs are no verdict (``Case.unjudged_reason``) carries its reason instead of
+expected values, and gets the suite's error at ``reference`` there too.
 
 Layout::
 
@@ -41,11 +43,14 @@ from iree_conformance.expectations.lookup import Expectations, ManifestEntry
 from iree_conformance.model.compare import Tolerance, compare_checks
 from iree_conformance.model.jobs import CaseResult
 from iree_conformance.model.outcome import Outcome
+from iree_conformance.model.unjudged import judge_unjudged
 
 # 2: a case's function name is "entry_function" (schema 1 called it "entry").
 # 3: "checks" holds the check sites that run-bundle's check module records (schema 2 held
 #    (actual, expected) pairs of returned values).
-BUNDLE_SCHEMA = 3
+# 4: a record of inputs that are no verdict holds "unjudged" (the reason) and no expected
+#    values; run-bundle judges it as the suite does (model/unjudged.py).
+BUNDLE_SCHEMA = 4
 
 
 BundleError = errors.BundleError
@@ -97,7 +102,7 @@ class BundleWriter:
             "module_sha256": digest,
             "entry_function": case.entry_function,
             "input_sets": len(input_sets),
-            "info": result.info,
+            "info": {**case.outcome_info(), **result.info},  # as the pipeline's Outcome
             "source": case.source_location(),  # where run-bundle's annotations point
         }
         override = expectations.tolerance_for(case.case_id)
@@ -106,7 +111,10 @@ class BundleWriter:
             for t in case.set_tolerances(max(len(input_sets), 1))
         ]
         record["tolerances"] = [dataclasses.asdict(t) for t in tolerances]
-        if result.check_sites is not None:
+        unjudged = case.unjudged_reason()
+        if unjudged:  # no expected values: run-bundle judges the run as the suite does
+            record["unjudged"] = unjudged
+        elif result.check_sites is not None:
             record["checks"] = result.check_sites
         else:
             for s, expected in enumerate(case.expected_sets(input_sets)):
@@ -288,26 +296,29 @@ def run_bundle(
                     if context.check_recorder is not None:
                         records.append(context.check_recorder.take())
                 outcome.stage_times["run"] = time.perf_counter() - t
-                outcome.stage = "compare"
-                checks = _checks_from(record, arrays, outputs, records)
-                comparison = compare_checks(checks)
-                problems, outcome.metrics = comparison.messages, comparison.metrics
-                if problems:
-                    outcome.status, outcome.diagnostics = "fail", problems[:8]
-                    first = checks[comparison.failed[0]] if comparison.failed else None
-                    if first is not None and len(first) > 4 and source:
-                        source = {**source, **first[4]}  # the failing check op's line
-                elif timing_runs > 0:
-                    outcome.metrics["timing"] = time_iree_call(
-                        executor,
-                        vm_module,
-                        context,
-                        record.get("entry_function"),
-                        input_sets[0],
-                        timing_runs,
-                    )
+                # Inputs that are no verdict: the suite's error, and nothing to compare.
+                if not judge_unjudged(outcome, record.get("unjudged")):
+                    outcome.stage = "compare"
+                    checks = _checks_from(record, arrays, outputs, records)
+                    comparison = compare_checks(checks)
+                    problems, outcome.metrics = comparison.messages, comparison.metrics
+                    if problems:
+                        outcome.status, outcome.diagnostics = "fail", problems[:8]
+                        first = checks[comparison.failed[0]] if comparison.failed else None
+                        if first is not None and len(first) > 4 and source:
+                            source = {**source, **first[4]}  # the failing check op's line
+                    elif timing_runs > 0:
+                        outcome.metrics["timing"] = time_iree_call(
+                            executor,
+                            vm_module,
+                            context,
+                            record.get("entry_function"),
+                            input_sets[0],
+                            timing_runs,
+                        )
             except StageError as e:
                 outcome.status, outcome.stage, outcome.diagnostics = "error", e.stage, e.lines
+                judge_unjudged(outcome, record.get("unjudged"))
             except Exception as e:  # noqa: BLE001 - one broken case must not lose the others' results
                 outcome.status, outcome.diagnostics = "error", [f"{type(e).__name__}: {e}"]
         outcome.duration = time.perf_counter() - start

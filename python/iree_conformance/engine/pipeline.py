@@ -19,6 +19,7 @@ from iree_conformance.model.compare import Tolerance, compare_checks
 from iree_conformance.model.jobs import CaseJob, CaseResult
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.targets import Target
+from iree_conformance.model.unjudged import judge_unjudged
 
 
 def build_job(
@@ -173,15 +174,9 @@ def _run_stages(
         outcome.info["cache_hits"] = dict(placement.cache_hits)
     outcome.stage_times.update(result.stage_times)
     outcome.info.update(result.info)
-    unjudged = case.unjudged_reason()
-    if unjudged and outcome.status == "error" and outcome.stage in ("load", "run"):
-        # A run on meaningless values (a random sample rate, a random shape) says
-        # nothing about IREE: the harness's error, with IREE's message beside it.
-        outcome.stage, outcome.diagnostics = (
-            "reference",
-            [f"the run failed on inputs that are no verdict: {unjudged}", *outcome.diagnostics],
-        )
-    if outcome.status != "pass" or compile_only:
+    # A run on meaningless values (a random sample rate, a random shape) says nothing
+    # about IREE: the harness's error (run-bundle applies the same rule).
+    if judge_unjudged(outcome, case.unjudged_reason()) or outcome.status != "pass" or compile_only:
         outcome.duration = time.perf_counter() - start
         return outcome, result, None
     outcome.stage = "reference"

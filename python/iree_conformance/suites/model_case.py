@@ -18,15 +18,12 @@ import numpy as np
 
 from iree_conformance.frontends.onnx.specs import ModelSpec
 from iree_conformance.model.cases import Case, CaseInvalid, CaseReferenceError, CaseSkipped
+from iree_conformance.model.unjudged import InputsNotJudged
 
 if TYPE_CHECKING:
     from iree_conformance.frontends.onnx.model_inputs import ChosenInputs
 
 DYNAMIC_SUFFIX = ":dynamic"
-
-
-class InputsNotJudged(Exception):
-    """IREE ran the model, but on inputs whose random values are no verdict."""
 
 
 @dataclasses.dataclass
@@ -213,7 +210,5 @@ class ChosenInputsCase(ModelCase):
     def chosen_expected(self) -> list[list[np.ndarray]]:
         assert self._chosen is not None and self._chosen.reference is not None
         if self._chosen.unjudged:
-            raise InputsNotJudged(
-                f"IREE ran the model, but its inputs are no verdict: {self._chosen.unjudged}"
-            )
+            raise InputsNotJudged(self._chosen.unjudged)  # the pipeline judges it first
         return [self._chosen.reference]

@@ -1,0 +1,39 @@
+"""The rule for a run on inputs that are no verdict, in one place for the suite and run-bundle.
+
+Random values of an input whose values carry meaning (a shape, a sample rate; see
+``Case.unjudged_reason``) say nothing about IREE, whatever IREE does with them: a run that
+completes is not a pass, and a load or run failure is not a fail. Both are the harness's
+error at the ``reference`` stage; a failure keeps IREE's lines beside it.
+"""
+
+from __future__ import annotations
+
+from iree_conformance.model.outcome import Outcome
+
+
+class InputsNotJudged(Exception):
+    """IREE ran the model, but on inputs whose random values are no verdict."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"IREE ran the model, but its inputs are no verdict: {reason}")
+
+
+def judge_unjudged(outcome: Outcome, reason: str | None) -> bool:
+    """Applies the rule to the outcome of a run (``stage`` load or run); True when it did,
+    and the outcome is then final. A compile-only outcome, or one of judged inputs, is
+    left alone."""
+    if not reason:
+        return False
+    if outcome.status == "error" and outcome.stage in ("load", "run"):
+        outcome.stage = "reference"
+        outcome.diagnostics = [
+            f"the run failed on inputs that are no verdict: {reason}",
+            *outcome.diagnostics,
+        ]
+        return True
+    if outcome.status == "pass" and outcome.stage == "run":
+        e = InputsNotJudged(reason)
+        outcome.stage, outcome.status = "reference", "error"
+        outcome.diagnostics = [f"reference failed: {type(e).__name__}: {e}"]
+        return True
+    return False
