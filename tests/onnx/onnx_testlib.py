@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
+import os
 import socket
+import subprocess
+import sys
 import tarfile
 import threading
 import time
@@ -15,6 +19,48 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# -- running the suite ----------------------------------------------------------------
+
+
+def run_conformance(
+    tmp: Path, env: dict[str, str], marker: str, *args: str
+) -> tuple[subprocess.CompletedProcess, dict[str, dict]]:
+    """``pytest conformance -m MARKER ARGS`` in a child process (no retries, an empty
+    expectations folder under ``tmp``), with ``env`` over this process's environment;
+    returns the process and the Outcomes of its results JSON by case id."""
+    (tmp / "expectations").mkdir(parents=True, exist_ok=True)
+    report = tmp / "results.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(ROOT / "conformance"),
+            "-m",
+            marker,
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--expectations-dir",
+            str(tmp / "expectations"),
+            "--report-json",
+            str(report),
+            "--retries",
+            "0",
+            *args,
+        ],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert report.exists(), proc.stdout + proc.stderr
+    return proc, {o["case_id"]: o for o in json.loads(report.read_text())["outcomes"]}
+
 
 # -- models -------------------------------------------------------------------------
 

@@ -20,7 +20,6 @@ The folder this module builds holds small models of its own (symbolic_models.py)
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -31,6 +30,7 @@ import onnx
 import pytest
 import symbolic_models as sm
 from onnx import numpy_helper
+from onnx_testlib import run_conformance
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,37 +96,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def outcomes(folder: Path, store: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("run")
-    (tmp / "expectations").mkdir()
-    report = tmp / "results.json"
-    env = {**os.environ, "IREE_CONFORMANCE_STORE": str(store)}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(ROOT / "conformance"),
-            "-m",
-            "onnx_dir",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "--onnx-dir",
-            str(folder),
-            "--expectations-dir",
-            str(tmp / "expectations"),
-            "--report-json",
-            str(report),
-            "--retries",
-            "0",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert report.exists(), proc.stdout + proc.stderr
-    return {o["case_id"]: o for o in json.loads(report.read_text())["outcomes"]}
+    env = {"IREE_CONFORMANCE_STORE": str(store)}
+    return run_conformance(tmp, env, "onnx_dir", "--onnx-dir", str(folder))[1]
 
 
 def test_every_model_file_is_a_case_and_symbolic_ones_have_a_dynamic_twin(outcomes: dict):

@@ -30,7 +30,7 @@ import onnxruntime
 import platformdirs
 import pytest
 from onnx import numpy_helper
-from onnx_testlib import make_tarball, sha256
+from onnx_testlib import make_tarball, run_conformance, sha256
 
 from iree_conformance.frontends.onnx.inputs import specs_from_model
 from iree_conformance.frontends.onnx.model_inputs import choose_inputs
@@ -195,46 +195,12 @@ def test_zoo_classifier_with_data_sets_compiles_static_and_dynamic(models, tmp_p
         "cls",
         [(1, 3, 48, 192), (2, 3, 48, 192)],
     )
-    (tmp_path / "expectations").mkdir()
-    report = tmp_path / "results.json"
     env = {
-        **os.environ,
         "IREE_CONFORMANCE_STORE": str(tmp_path / "store"),
         "IREE_CONFORMANCE_ZOO_CACHE": str(tmp_path / "zoo-cache"),
     }
-    env.pop("IREE_CONFORMANCE_ZOO_MIRROR", None)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(ROOT / "conformance"),
-            "-m",
-            "onnx_models",
-            "-k",
-            "onnx-zoo",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "--zoo-manifest",
-            str(manifest),
-            "--zoo-mirror",
-            str(mirror) + "/{model_path}",
-            "--expectations-dir",
-            str(tmp_path / "expectations"),
-            "--report-json",
-            str(report),
-            "--retries",
-            "0",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert report.exists(), proc.stdout + proc.stderr
-    outcomes = {o["case_id"]: o for o in json.loads(report.read_text())["outcomes"]}
+    zoo = ("--zoo-manifest", str(manifest), "--zoo-mirror", str(mirror) + "/{model_path}")
+    _, outcomes = run_conformance(tmp_path, env, "onnx_models", "-k", "onnx-zoo", *zoo)
     static, dynamic = outcomes["onnx-zoo/cls"], outcomes["onnx-zoo/cls:dynamic"]
     assert (static["status"], static["stage"]) == ("pass", "compare"), static
     inputs = static["info"]["inputs"]

@@ -23,6 +23,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from onnx_testlib import run_conformance
 
 from iree_conformance.engine.pipeline import run_case
 from iree_conformance.model.cases import Case
@@ -53,33 +54,8 @@ def _run(cmd: list[str], store: Path) -> subprocess.CompletedProcess:
 
 
 def _suite(folder: Path, tmp: Path, store: Path, *extra: str) -> dict:
-    (tmp / "expectations").mkdir(parents=True, exist_ok=True)
-    report = tmp / "results.json"
-    proc = _run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(ROOT / "conformance"),
-            "-m",
-            "onnx_dir",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "--onnx-dir",
-            str(folder),
-            "--expectations-dir",
-            str(tmp / "expectations"),
-            "--report-json",
-            str(report),
-            "--retries",
-            "0",
-            *extra,
-        ],
-        store,
-    )
-    assert report.exists(), proc.stdout + proc.stderr
-    return {o["case_id"]: o for o in json.loads(report.read_text())["outcomes"]}
+    env = {"IREE_CONFORMANCE_STORE": str(store)}
+    return run_conformance(tmp, env, "onnx_dir", "--onnx-dir", str(folder), *extra)[1]
 
 
 def _run_bundle(bundle: Path, report: Path, store: Path) -> dict:
