@@ -96,7 +96,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_the_suite_says_the_random_shape_is_no_verdict(runs: dict):
     suite = runs["suite"][CASE]
     assert (suite["status"], suite["stage"]) == ("error", "reference"), suite
-    assert "IREE ran the model, but its inputs are no verdict" in suite["diagnostics"][0]
+    assert suite["diagnostics"][0].startswith("IREE ran the model, but its inputs are no verdict")
     assert "[inputs.shape]" in suite["diagnostics"][0], suite
     assert "shape" in suite["info"]["inputs"]["unjudged"]
 

@@ -32,8 +32,7 @@ def judge_unjudged(outcome: Outcome, reason: str | None) -> bool:
         ]
         return True
     if outcome.status == "pass" and outcome.stage == "run":
-        e = InputsNotJudged(reason)
         outcome.stage, outcome.status = "reference", "error"
-        outcome.diagnostics = [f"reference failed: {type(e).__name__}: {e}"]
+        outcome.diagnostics = [str(InputsNotJudged(reason))]  # the harness's, not a crash
         return True
     return False
