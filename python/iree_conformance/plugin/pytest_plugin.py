@@ -263,6 +263,14 @@ class ConformanceRun:
                 if batch is not None and "@" not in item.nodeid:
                     _set_nodeid(item, f"{item.nodeid}@{batch.batch_id}")
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """The collected cases live as long as the session: moved out of the cyclic
+        garbage collector's reach, they are not walked again by every full collection
+        (pytest's own at the end included) while the cases run."""
+        import gc
+
+        gc.freeze()
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:
         """pytest-xdist, controller side: tell each worker whether the run is loadgroup.
