@@ -26,6 +26,7 @@ from iree_conformance.suites.model_case import DYNAMIC_SUFFIX, ChosenInputsCase,
 from iree_conformance.suites.run_options import RunOptions, positive_int
 
 if TYPE_CHECKING:
+    from iree_conformance.frontends.onnx import light_models
     from iree_conformance.frontends.onnx.zoo import ZooStore
     from iree_conformance.frontends.onnx.zoo_manifest import ZooEntry
 
@@ -33,59 +34,30 @@ SUITE = "onnx_models"
 LIGHT_FLOOR = 9
 # Whole models accumulate rounding differently from onnxruntime: looser than one op.
 MODEL_TOLERANCE = Tolerance(rtol=1e-3, atol=1e-4)
-SEED = 0
 
 
 def zoo_cache_dir() -> Path:
     return resolve_dir(None, ZOO_CACHE_ENV, "zoo")
 
 
-def _onnxruntime(model_path: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    from iree_conformance.frontends.onnx.reference import run_onnxruntime
-
-    return run_onnxruntime(model_path, inputs)
-
-
-def _random_inputs(model_path: Path, io_ports=None) -> list[np.ndarray]:
-    import onnx
-
-    from iree_conformance.frontends.onnx.inputs import (
-        random_inputs,
-        specs_from_io_ports,
-        specs_from_model,
-    )
-
-    if io_ports and io_ports.get("inputs"):
-        specs = specs_from_io_ports(io_ports["inputs"])
-    else:
-        specs = specs_from_model(onnx.load(str(model_path), load_external_data=False))
-    return random_inputs(specs, seed=SEED)
-
-
 @dataclasses.dataclass
 class LightModelCase(ModelCase):
-    """A light model on the inputs its shipped output was computed from (one set)."""
+    """A light model on the inputs its shipped output was computed from (one set);
+    ``light`` is the wheel's record of it, which knows both."""
 
-    expected_paths: tuple[Path, ...] = ()
+    light: light_models.LightModelCase | None = None
     _sets: list | None = dataclasses.field(default=None, repr=False)
 
     def input_sets(self) -> list[list[np.ndarray]]:
+        assert self.light is not None
         if self._sets is None:
-            import onnx
-
-            from iree_conformance.frontends.onnx.light_models import _dummy_input
-            from iree_conformance.frontends.onnx.values import graph_inputs
-
-            assert self.source_path is not None
-            model = onnx.load(str(self.source_path), load_external_data=False)
-            self._sets = [[_dummy_input(vi, self.source_path) for vi in graph_inputs(model)]]
+            self._sets = [self.light.inputs()]
         return self._sets
 
     def expected_sets(self, input_sets):
         """The shipped output of the shipped inputs."""
-        from onnx import load_tensor, numpy_helper
-
-        return [[numpy_helper.to_array(load_tensor(str(p))) for p in self.expected_paths]]
+        assert self.light is not None
+        return [self.light.expected_outputs()]
 
 
 @dataclasses.dataclass
@@ -138,7 +110,7 @@ def light_cases() -> list[Case]:
             source_path=c.model_path,
             tolerance=Tolerance(c.rtol, c.atol),
             reference_name="onnxruntime",  # what --timing-runs times against
-            expected_paths=tuple(c.output_paths),
+            light=c,
         )
         for c in found
     ]
