@@ -13,8 +13,10 @@ Exit statuses: ONE table for every command-line tool of the project (``iree-conf
 ``cache-tools`` and the ci/ scripts), so that a number means one thing wherever it comes
 from. 0 and 1 keep their usual meaning (success, and "tests failed" or "findings"); 2 is
 also what argparse exits with on a usage error, so it stays "bad arguments or
-configuration" in every tool. ``EXIT_CODES`` below is the table in code; the docs copy it
-and tests/core/test_exit_codes.py checks that no two kinds share a number.
+configuration" in every tool. ``EXIT_CODES`` below is the table in code and ``EXIT_TABLE``
+its meanings: the README's table and the commands' help texts are generated from them
+(``python -m iree_conformance.cli.options_table``), and tests/core/test_exit_codes.py
+checks that no two kinds share a number.
 
 ====  ======================  =========================================================
 code  class                   meaning
@@ -45,6 +47,7 @@ __all__ = [
     "EXIT_CONFIGURATION",
     "EXIT_CORPUS",
     "EXIT_MANIFEST",
+    "EXIT_TABLE",
     "EXIT_THRESHOLD",
     "BundleError",
     "ConfigurationError",
@@ -72,6 +75,25 @@ EXIT_CODES: dict[str, int] = {
     "api": EXIT_API,
     "ci": EXIT_CI,
 }
+
+# Every status with what it means, for the README's table and the help texts.
+EXIT_TABLE: tuple[tuple[int, str], ...] = (
+    (0, "done"),
+    (1, "failures found (a flaky case for `flakes`, a missed target for a check)"),
+    (
+        EXIT_CONFIGURATION,
+        "bad arguments, targets file, shard spec, results file, cache-tools config or path",
+    ),
+    (
+        EXIT_MANIFEST,
+        "a broken expectations manifest or TOML file (the message names file and line)",
+    ),
+    (EXIT_CORPUS, "a suite's cases missing or under their floor"),
+    (EXIT_BUNDLE, "a bundle that is incomplete, tampered with or from another IREE version"),
+    (EXIT_THRESHOLD, "`cache-tools audit --fail-over` tripped"),
+    (EXIT_API, "`cache-tools`: the GitHub API failed or answered nonsense"),
+    (EXIT_CI, "a `ci/` script met a problem you can fix (`CIError`; the message says what)"),
+)
 
 
 class ConformanceError(Exception):
