@@ -36,6 +36,7 @@ except ModuleNotFoundError as _exc:
     )
     raise SystemExit(8) from None  # EXIT_CI, which is the library's
 
+from cache_tools.errors import CacheToolsError
 from cache_tools.units import parse_size as _parse_size
 from iree_conformance.common import ghactions
 from iree_conformance.common.errors import EXIT_CI, ConformanceError
@@ -57,11 +58,12 @@ class CIError(ConformanceError):
 
 
 def run_main(main, argv: list[str] | None = None) -> int:
-    """Calls main(argv), turning any ConformanceError (CIError, a manifest's or a size's
-    error from the library) into a one-line message and its exit status."""
+    """Calls main(argv), turning any ConformanceError (CIError, a manifest's error from the
+    library) or CacheToolsError (cache-tools' config, met by the source build) into a
+    one-line message and its exit status (the two share the one table's numbers)."""
     try:
         return int(main(argv) or 0)
-    except ConformanceError as exc:
+    except (ConformanceError, CacheToolsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.return_code
 
@@ -203,7 +205,7 @@ def parse_size(text: str | int | float) -> int:
     units for K/M/G/T, binary for Ki/Mi/Gi/Ti), its error as a CIError."""
     try:
         return _parse_size(text)
-    except ConformanceError as exc:
+    except CacheToolsError as exc:
         raise CIError(str(exc)) from None
 
 
