@@ -46,7 +46,8 @@ def test_readme_exit_table_is_generated_from_the_error_table():
 def test_the_exit_table_covers_every_kind_once():
     codes = [code for code, _ in errors.EXIT_TABLE]
     assert codes == sorted(set(codes)) and set(errors.EXIT_CODES.values()) | {0, 1} == set(codes)
-    assert options_table.exit_codes_help(0, 6).startswith("Exit status: 0 done; 6 ")
+    text = errors.exit_help({0: "pass"}, errors.EXIT_CONFIGURATION, errors.EXIT_UNJUDGED)
+    assert text.startswith("Exit status: 0 pass; 2 bad arguments") and "; 9 check-model: " in text
 
 
 def test_options_table_check_mode_says_stale(tmp_path, capsys):

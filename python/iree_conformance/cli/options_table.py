@@ -74,12 +74,6 @@ def render_exit_codes() -> str:
     return "\n".join(rows) + "\n"
 
 
-def exit_codes_help(*codes: int) -> str:
-    """'Exit status: 0 done, 2 bad arguments, ...' for a command's help, from the table."""
-    meanings = dict(EXIT_TABLE)
-    return "Exit status: " + "; ".join(f"{c} {meanings[c]}" for c in codes) + "."
-
-
 def _replace(text: str, start: str, end: str, body: str) -> tuple[str, bool]:
     head, found, rest = text.partition(start)
     _, found_end, tail = rest.partition(end)
