@@ -96,3 +96,30 @@ def test_pages_stay_small(page: Path) -> None:
     limit = LIMITS.get(name, PAGE_LIMIT)
     size = len(page.read_bytes())
     assert size <= limit, f"{name} is {size} bytes, over its {limit}: split it by topic"
+
+
+def setup_commands(readme: str) -> list[str]:
+    """The command lines of the README's "Set-up" code block (comments left out)."""
+    section = readme.split("## Set-up", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert block, "the README's Set-up section lost its ```sh block"
+    return [line for line in block.group(1).splitlines() if line and not line.startswith("#")]
+
+
+def test_the_two_setup_commands_install_what_exists() -> None:
+    """Two commands; each extra they name is one of pyproject.toml's, and each folder they
+    install is a project (cache_tools, its own distribution, among them)."""
+    from iree_conformance.common.tomlio import load_toml
+
+    commands = setup_commands((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(commands) == 2, commands
+    extras = set(load_toml(ROOT / "pyproject.toml")["project"]["optional-dependencies"])
+    installed = []
+    for command in commands:
+        for target in re.findall(r"-e \"?([^\s\"]+)\"?", command):
+            path, _, names = target.partition("[")
+            installed.append(path)
+            assert (ROOT / path / "pyproject.toml").exists(), f"{target}: no project there"
+            assert set(filter(None, names.rstrip("]").split(","))) <= extras, target
+    assert installed == [".", ".", "./cache_tools"], installed
+    assert "pytest conformance" in commands[0] and "pytest tests" in commands[1]
