@@ -135,3 +135,17 @@ def test_the_flags_are_the_onnx_ops_suites(tmp_path):
     suite_case = OnnxNodeCase(case_id="onnx-ops/x", suite="onnx_ops", kind="onnx")
     ours = _BackendCase(case_id="onnx-backend", suite="onnx_backend", kind="onnx")
     assert target.case_flags(ours) == target.case_flags(suite_case)
+
+
+def test_the_builtin_cpu_target_is_the_checkouts(tmp_path, monkeypatch):
+    """An install without a checkout (the scoreboard's container) uses BUILTIN_CPU_TARGET."""
+    from iree_conformance.onnx_backend import backend
+
+    assert resolve_target("CPU") == backend.BUILTIN_CPU_TARGET
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(backend, "_CHECKOUT_TARGETS", tmp_path / "none.toml")
+    monkeypatch.delenv(backend.TARGETS_ENV, raising=False)
+    assert backend.find_targets_file() is None
+    assert resolve_target("CPU") is backend.BUILTIN_CPU_TARGET
+    with pytest.raises(ConfigurationError, match="no targets file names target 'vmvx'"):
+        resolve_target("vmvx")

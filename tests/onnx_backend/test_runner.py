@@ -136,3 +136,42 @@ def test_backend_test_agrees_with_the_onnx_ops_suite_on_a_sample():
     assert not agreement.unexplained, agreement.render()
     # Both verdicts occur: a sample of all passes (or all failures) would prove little.
     assert {"pass", "fail"} <= set(suite.values())
+
+
+def test_the_runner_compiles_nothing_the_suite_compiled(tmp_path, monkeypatch):
+    """Same flags, same bytes, same store keys: after the suite's run of a few operator
+    tests (into a private store), onnx's runner over the backend adds no module and no
+    failure to that store."""
+    from iree_conformance.common.store import STORE_ENV
+    from iree_conformance.engine.pipeline import run_case
+    from iree_conformance.engine.worker.parent import WorkerClient
+    from iree_conformance.onnx_backend.backend import resolve_target
+    from iree_conformance.suites.onnx_ops import collect
+
+    store = tmp_path / "store"
+    monkeypatch.setenv(STORE_ENV, str(store))
+    names = runner.suite_sample(SAMPLE)[:4]
+    worker = WorkerClient(store)
+    try:
+        for case in collect(None):
+            if case.case_id.removeprefix(runner.SUITE_PREFIX) in names:
+                run_case(case, resolve_target("CPU"), worker)
+    finally:
+        worker.close()
+
+    def entries():
+        return sorted(
+            p.relative_to(store)
+            for kind in ("vmfb", "failure")
+            for p in (store / kind).rglob("*.bin")
+        )
+
+    before = entries()
+    assert before, "the suite stored nothing: the check would prove nothing"
+    classes = runner.selected_test_cases(runner.build_backend_test(__name__, names=names), names)
+    result = _Recorder()
+    unittest.TestSuite(
+        unittest.defaultTestLoader.loadTestsFromTestCase(cls) for cls in classes.values()
+    ).run(result)
+    assert {n for n in result.verdicts if n.endswith("_cpu")} == {f"{n}_cpu" for n in names}
+    assert entries() == before

@@ -52,6 +52,7 @@ from iree_conformance.model.targets import (
 )
 
 __all__ = [
+    "BUILTIN_CPU_TARGET",
     "DEVICE_TARGETS",
     "TARGETS_ENV",
     "IreeBackend",
@@ -105,9 +106,25 @@ class _BackendCase(Case):
 
 
 # -- targets -------------------------------------------------------------------
-def find_targets_file(targets_file: str | os.PathLike[str] | None = None) -> Path:
+#: llvm-cpu as conformance/targets.toml defines it, for an install without a checkout (the
+#: scoreboard's container); tests/onnx_backend checks that the two stay the same.
+BUILTIN_CPU_TARGET = Target(
+    name="llvm-cpu",
+    compile_flags=(
+        "--iree-hal-target-device=local",
+        "--iree-hal-local-target-device-backends=llvm-cpu",
+        "--iree-llvmcpu-target-cpu=generic",
+    ),
+    driver="local-task",
+    platforms=("linux", "macos", "windows"),
+    description="LLVM CPU code, multithreaded local-task driver (default)",
+    kind_flags=(("mlir", ("--iree-opt-const-eval=false",)),),
+)
+
+
+def find_targets_file(targets_file: str | os.PathLike[str] | None = None) -> Path | None:
     """``targets_file``, else $IREE_CONFORMANCE_TARGETS, else ./conformance/targets.toml,
-    else the checkout's."""
+    else the checkout's; None when there is none (only the built-in llvm-cpu then)."""
     if targets_file:
         return Path(targets_file)
     if os.environ.get(TARGETS_ENV):
@@ -115,10 +132,7 @@ def find_targets_file(targets_file: str | os.PathLike[str] | None = None) -> Pat
     for candidate in (Path.cwd() / "conformance" / "targets.toml", _CHECKOUT_TARGETS):
         if candidate.is_file():
             return candidate
-    raise TargetError(
-        f"no targets file: pass targets_file=, set ${TARGETS_ENV}, or run from an "
-        "iree-conformance checkout (conformance/targets.toml)"
-    )
+    return None
 
 
 def resolve_target(
@@ -129,6 +143,13 @@ def resolve_target(
     name = (device or "CPU").split(":", 1)[0]
     name = DEVICE_TARGETS.get(name.upper(), name)
     path = find_targets_file(targets_file)
+    if path is None:
+        if name == BUILTIN_CPU_TARGET.name:
+            return BUILTIN_CPU_TARGET
+        raise TargetError(
+            f"device {device!r}: no targets file names target {name!r}; pass targets_file=, "
+            f"set ${TARGETS_ENV}, or run from an iree-conformance checkout"
+        )
     targets = load_targets(path)
     if name not in targets:
         raise TargetError(
