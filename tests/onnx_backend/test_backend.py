@@ -149,3 +149,14 @@ def test_the_builtin_cpu_target_is_the_checkouts(tmp_path, monkeypatch):
     assert resolve_target("CPU") is backend.BUILTIN_CPU_TARGET
     with pytest.raises(ConfigurationError, match="no targets file names target 'vmvx'"):
         resolve_target("vmvx")
+
+
+def test_threads_may_share_a_prepared_model(store):
+    from concurrent.futures import ThreadPoolExecutor
+
+    rep = IreeBackend.prepare(_add(), "CPU", store_dir=store)
+    xs = [np.full((2, 3), i, np.float32) for i in range(6)]
+    with ThreadPoolExecutor(3) as pool:
+        outs = list(pool.map(lambda x: rep.run([x, x])[0], xs))
+    for x, out in zip(xs, outs):
+        np.testing.assert_array_equal(out, 2 * x)

@@ -175,3 +175,23 @@ def test_the_runner_compiles_nothing_the_suite_compiled(tmp_path, monkeypatch):
     ).run(result)
     assert {n for n in result.verdicts if n.endswith("_cpu")} == {f"{n}_cpu" for n in names}
     assert entries() == before
+
+
+def test_the_command_rejects_bad_input_in_one_line(tmp_path, capsys):
+    from iree_conformance.common.errors import EXIT_CONFIGURATION, run_cli
+    from iree_conformance.onnx_backend.__main__ import PROG, main
+
+    missing = tmp_path / "none.json"
+    for argv, says in (
+        (["--compare-with", str(missing)], "not a --report-json results file"),
+        (["--expectations", str(tmp_path / "nowhere")], "no such folder"),
+        (["--sample", "0"], "above 0"),
+    ):
+        assert run_cli(lambda argv=argv: main(argv), PROG) == EXIT_CONFIGURATION
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"{PROG}: error:") and says in err and "\n" not in err
+
+
+def test_a_bad_sample_in_the_environment_is_a_configuration_error():
+    with pytest.raises(ConfigurationError, match="IREE_ONNX_BACKEND_SAMPLE"):
+        runner.backend_tests_from_environment(__name__, {runner.SAMPLE_ENV: "many"})

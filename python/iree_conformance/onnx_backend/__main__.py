@@ -59,6 +59,12 @@ def main(argv: list[str] | None = None) -> int:
         if not suite:
             raise ConfigurationError(f"{args.compare_with}: no onnx_ops outcomes to compare with")
         cases = ",".join(sorted(suite))
+    if args.expectations and not Path(args.expectations).is_dir():
+        raise ConfigurationError(
+            f"--expectations {args.expectations}: no such folder (conformance/expectations)"
+        )
+    if args.sample is not None and args.sample < 1:
+        raise ConfigurationError(f"--sample {args.sample}: give a number of cases above 0")
     os.environ[runner.TARGET_ENV] = args.target
     for key, value in ((runner.SAMPLE_ENV, args.sample), (runner.CASES_ENV, cases)):
         if value:

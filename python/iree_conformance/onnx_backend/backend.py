@@ -159,23 +159,26 @@ def resolve_target(
 
 
 # -- the worker ----------------------------------------------------------------
-_WORKERS: dict[str, WorkerClient] = {}
+_WORKERS: dict[str, tuple[WorkerClient, threading.Lock]] = {}
 _WORKERS_LOCK = threading.Lock()
 
 
-def _worker(store_root: Path | None) -> WorkerClient:
-    """One worker process per store, started on first use, closed at exit."""
+def _execute_in_worker(store_root: Path | None, job: CaseJob) -> CaseResult:
+    """Runs the job in the store's worker process (one per store, started on first use,
+    closed at exit; one job at a time, so threads may share a backend)."""
     key = str(store_root)
     with _WORKERS_LOCK:
         if key not in _WORKERS:
-            _WORKERS[key] = WorkerClient(store_root)
-        return _WORKERS[key]
+            _WORKERS[key] = (WorkerClient(store_root), threading.Lock())
+        client, lock = _WORKERS[key]
+    with lock:
+        return client.execute(job)
 
 
 @atexit.register
 def _close_workers() -> None:
     with _WORKERS_LOCK:
-        for client in _WORKERS.values():
+        for client, _ in _WORKERS.values():
             client.close()
         _WORKERS.clear()
 
@@ -297,11 +300,11 @@ class IreeBackendRep(BackendRep):
         )
 
     def _execute(self, job: CaseJob) -> CaseResult:
-        result = _worker(self._p.store.root).execute(job)
+        result = _execute_in_worker(self._p.store.root, job)
         if result.status != "pass" and "batch" in result.info and not job.compile_only:
             # It ran in the module of a batch that compiled it (the onnx_ops suite's): a
             # failure there is only a hint; its own module decides, as in pipeline.run_case.
-            result = _worker(self._p.store.root).execute(dataclasses.replace(job, alone=True))
+            result = _execute_in_worker(self._p.store.root, dataclasses.replace(job, alone=True))
         hits = result.info.get("cache_hits")
         if isinstance(hits, dict):
             self.cache_hits = dict(hits)
