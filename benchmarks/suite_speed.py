@@ -379,6 +379,7 @@ def measure_memory(
     cases: list[Any], store_dir: Path, jobs: int, cold_every: int, configs: dict[str, int | None]
 ) -> dict[str, Any]:
     """Drives one WorkerClient per config (side by side, in threads) with `jobs` jobs."""
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
 
@@ -396,7 +397,7 @@ def measure_memory(
                 case = cases[i % len(cases)]
                 cold = cold_every > 0 and i % cold_every == cold_every - 1
                 job_case = cold_variant(case, f"{label}-{i}") if cold else case
-                outcome, _ = run_case(job_case, target, client)
+                outcome, _ = run_case(Attempt(job_case, target), client)
                 statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
                 pid = _worker_pid(client)
                 if pid is not None and (not pids or pids[-1] != pid):
@@ -477,11 +478,12 @@ def run_batched(
 ) -> Any:
     """One case as the pytest plugin runs it: in its planned batch (compiled, or found in
     the store, once per coordinator), else alone."""
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.pipeline import run_case
 
     batch = plan.get((target.name, case.case_id))
     placement = coordinator.placement(batch, case, target, client) if batch is not None else None
-    return run_case(case, target, client, placement=placement)[0]
+    return run_case(Attempt(case, target, placement=placement), client)[0]
 
 
 def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int) -> dict[str, Any]:
@@ -491,6 +493,7 @@ def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int
     BatchCoordinator, as each pytest process has, so it finds every batch in the store
     once (the batch job: member keys and imported modules read, the batch's module read)."""
     from iree_conformance.common.store import ArtifactStore
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.batching import BatchCoordinator, batch_job, plan_batches
     from iree_conformance.engine.pipeline import build_job
     from iree_conformance.engine.worker.executor import Executor
@@ -543,7 +546,11 @@ def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int
     # round: every batch job once, then each case's job, in its batch where it has one).
     executor = Executor(ArtifactStore(store_dir), lambda: "")
     jobs = [
-        (case, build_job(case, target, case.input_sets()), plan.get((target.name, case.case_id)))
+        (
+            case,
+            build_job(Attempt(case, target), case.input_sets()),
+            plan.get((target.name, case.case_id)),
+        )
         for case in cases
     ]
 
@@ -585,6 +592,7 @@ def profile_cold(cases: list[Any], store_dir: Path, count: int) -> dict[str, Any
     """Overhead of cold cases in a started worker: `count` cases spread over the
     sample, compiled into an empty store after one warm-up compile (which pays the
     one-off imports of the compiler and onnx)."""
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
 
@@ -594,9 +602,9 @@ def profile_cold(cases: list[Any], store_dir: Path, count: int) -> dict[str, Any
     client = WorkerClient(store_dir)
     outcomes = []
     try:
-        run_case(cold_variant(picked[0], "warm-up"), target, client)
+        run_case(Attempt(cold_variant(picked[0], "warm-up"), target), client)
         for case in picked:
-            outcome, _ = run_case(case, target, client)
+            outcome, _ = run_case(Attempt(case, target), client)
             outcomes.append(outcome.to_json())
     finally:
         client.close()
@@ -695,6 +703,7 @@ def measure_bisection(cases: list[Any], work_dir: Path, size: int) -> dict[str, 
     WorkerClient: without a failing member, with one (the compiler's errors may name it),
     and with one while the culprits are hidden (plain bisection). Fresh worker and empty
     store for each; the worker is warmed up first with an unrelated compile."""
+    from iree_conformance.engine.attempt import Attempt, AttemptSettings
     from iree_conformance.engine.batching import Batch, BatchCoordinator
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
@@ -722,10 +731,12 @@ def measure_bisection(cases: list[Any], work_dir: Path, size: int) -> dict[str, 
         client = WorkerClient(store)
         try:
             run_case(
-                cold_variant(group[-1], f"bisect-warm-up-{label}"),
-                target,
+                Attempt(
+                    cold_variant(group[-1], f"bisect-warm-up-{label}"),
+                    target,
+                    AttemptSettings(compile_only=True),
+                ),
                 client,
-                compile_only=True,
             )
             pid = _worker_pid(client)
             cpu0, t0 = process_cpu(pid), time.perf_counter()
@@ -765,6 +776,7 @@ def measure_batch_rss(
     """The same `count` cases of one group compiled (compile only) in batches of each size,
     a fresh worker and an empty store per size: the worker's CPU seconds per case and its
     peak RSS (VmHWM). Size 1 compiles each case alone, as --batch-size 1 does."""
+    from iree_conformance.engine.attempt import Attempt, AttemptSettings
     from iree_conformance.engine.batching import batch_job
     from iree_conformance.engine.pipeline import build_job
     from iree_conformance.engine.worker.parent import WorkerClient
@@ -789,7 +801,9 @@ def measure_batch_rss(
             for start in range(0, len(group), size):
                 chunk = group[start : start + size]
                 if len(chunk) == 1:
-                    job = build_job(chunk[0], target, [], compile_only=True)
+                    job = build_job(
+                        Attempt(chunk[0], target, AttemptSettings(compile_only=True)), []
+                    )
                 else:
                     job = batch_job(chunk, target)
                 status = client.execute(job).status

@@ -301,6 +301,7 @@ def verify_iree(cases: list[CorpusCase], target_name: str) -> int:
     IREE's results are never written anywhere; this only tells whether IREE accepts the
     program and agrees with the independent reference.
     """
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
     from iree_conformance.model.cases import Case
@@ -339,7 +340,7 @@ def verify_iree(cases: list[CorpusCase], target_name: str) -> int:
                 inputs=c.inputs,
                 expected=c.expected,
             )
-            outcome, _ = run_case(case, target, worker)
+            outcome, _ = run_case(Attempt(case, target), worker)
             if outcome.status == "pass":
                 print(f"  ok           {c.name} ({outcome.duration:.1f}s)")
             else:

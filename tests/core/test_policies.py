@@ -15,7 +15,7 @@ import pytest
 from iree_conformance.common import errors, ghactions
 from iree_conformance.expectations import manifest
 from iree_conformance.expectations.lookup import ExpectationsError, load_expectations
-from iree_conformance.model.compare import Tolerance, compare_checks, compare_outputs
+from iree_conformance.model.compare import Check, Tolerance, compare_checks, compare_outputs
 from iree_conformance.model.outcome import Outcome
 
 REPO = Path(__file__).resolve().parents[2]
@@ -289,21 +289,27 @@ def test_compare_checks_aggregates_like_compare_outputs():
     a = [np.array([1.0, 2.0], np.float32)]
     bad = [np.array([1.0, 2.5], np.float32)]
     tol = Tolerance()
-    both = compare_checks([(a, a, tol, "first"), (a, bad, tol, "second")])
+    both = compare_checks([Check(a, a, tol, "first"), Check(a, bad, tol, "second")])
     single = compare_outputs(a, bad, tol)
     assert not both.ok and both.messages[0].startswith("second: ")
     assert both.metrics["max_abs_error"] == single.metrics["max_abs_error"] == 0.5
     assert both.metrics["mismatch_count"] == 1 and both.metrics["compared_elements"] == 4
     assert both.metrics["first_mismatch_index"] == single.metrics["first_mismatch_index"]
     assert len(both.metrics["outputs"]) == 2
-    override = compare_checks([(a, bad, tol)], Tolerance(atol=1.0))
+    override = compare_checks([Check(a, bad, tol)], Tolerance(atol=1.0))
     assert override.ok
 
 
-def test_pipeline_and_bundle_use_compare_checks():
+def test_pipeline_and_bundle_share_the_after_run_steps():
+    """The steps after a run live in engine/after_run.py alone: the pipeline and run-bundle
+    call ``after_run``, and neither compares, judges inputs or times on its own."""
+    after = (PKG / "engine" / "after_run.py").read_text(encoding="utf-8")
+    assert "compare_checks(" in after and "judge_unjudged(" in after
     for name in ("engine/pipeline.py", "bundles/bundle.py"):
         text = (PKG / name).read_text(encoding="utf-8")
-        assert "compare_checks(" in text and 'metrics["max_abs_error"] = max' not in text, name
+        assert "after_run(" in text, name
+        for own_step in ("compare_checks(", "judge_unjudged(", 'info["source"]', "max_abs_error"):
+            assert own_step not in text, (name, own_step)
 
 
 # -- step summaries -------------------------------------------------------------------------

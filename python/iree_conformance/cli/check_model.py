@@ -144,6 +144,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     import sys
 
     from iree_conformance.common.store import ArtifactStore, default_store_dir
+    from iree_conformance.engine.attempt import Attempt, AttemptSettings
     from iree_conformance.engine.pipeline import build_job, run_case
     from iree_conformance.engine.worker.parent import WorkerClient
     from iree_conformance.model.targets import load_targets, unavailable_reason, uncompilable_reason
@@ -161,7 +162,9 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     store = ArtifactStore(None if args.no_cache else Path(args.store_dir or default_store_dir()))
     worker = WorkerClient(store.root)
     try:
-        outcome, _ = run_case(case, target, worker, timing_runs=max(args.timing_runs, 0))
+        outcome, _ = run_case(
+            Attempt(case, target, AttemptSettings(timing_runs=max(args.timing_runs, 0))), worker
+        )
         if outcome.status == "fail" and not args.no_bisect and hasattr(case, "bisect"):
 
             def run_candidate(model, inputs):
@@ -173,7 +176,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
                     kind="onnx",
                     source_bytes=model.SerializeToString(),
                 )
-                result = worker.execute(build_job(probe, target, [list(inputs)]))
+                result = worker.execute(build_job(Attempt(probe, target), [list(inputs)]))
                 if result.status != "pass" or not result.outputs:
                     raise RuntimeError(f"the widened model did not run: {result.diagnostics}")
                 return dict(zip([o.name for o in model.graph.output], result.outputs[0]))

@@ -35,6 +35,7 @@ import pytest
 from iree_conformance.common.platform_info import cpu_fingerprint, host_os, unsupported_host_reason
 from iree_conformance.common.store import ArtifactStore, default_store_dir
 from iree_conformance.common.vocabulary import CaseKey
+from iree_conformance.engine.attempt import AttemptSettings
 from iree_conformance.engine.batching import Batch, plan_batches
 from iree_conformance.engine.sharding import ShardError, assign, load_durations, record_durations
 from iree_conformance.engine.verdicts import Engine, EngineSettings
@@ -157,12 +158,14 @@ class ConformanceRun:
         self.engine = Engine(
             self.store.root,
             EngineSettings(
-                compile_only=options.compile_only,
+                AttemptSettings(
+                    compile_only=options.compile_only,
+                    timing_runs=options.timing_runs,
+                    alone=options.effective_batch_size < 2,
+                ),
                 retries=options.effective_retries,
                 bisect_numerics=options.bisect_numerics,
-                timing_runs=options.timing_runs,
                 fresh_worker=options.fresh_worker,
-                alone=options.effective_batch_size < 2,
             ),
             options.stage_timeouts,
         )
