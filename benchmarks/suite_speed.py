@@ -67,6 +67,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "python") not in sys.path:
     sys.path.insert(0, str(ROOT / "python"))
 
+from iree_conformance.common.vocabulary import Status  # noqa: E402
+from iree_conformance.model.results import VERDICT_FIELDS, diff_outcomes  # noqa: E402
+
 if str(ROOT / "benchmarks") not in sys.path:  # the sibling modules below
     sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -561,7 +564,7 @@ def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int
                 if batch.batch_id not in keys:
                     r = executor.execute(batch_job(batch.cases, target), lambda stage: None)
                     keys[batch.batch_id] = (
-                        r.batch_key if r.status == "pass" else None,
+                        r.batch_key if r.status == Status.PASS else None,
                         list(r.placed),
                     )
                 key, placed = keys[batch.batch_id]
@@ -882,26 +885,16 @@ def session_flag_accepted(flag: str) -> bool | str:
 def compare_verdicts(
     a: list[dict[str, Any]],
     b: list[dict[str, Any]],
-    fields: tuple[str, ...] = ("status", "stage", "verdict"),
+    fields: tuple[str, ...] = VERDICT_FIELDS,
 ) -> dict[str, Any]:
     """Case by case, the outcomes of two runs on `fields`: {"compared", "differ": {case:
-    {field: (a, b)}}, "only_in_a", "only_in_b"}."""
-    left = {o["case_id"]: o for o in a}
-    right = {o["case_id"]: o for o in b}
-    differ = {}
-    for case_id in sorted(left.keys() & right.keys()):
-        d = {
-            f: (left[case_id].get(f), right[case_id].get(f))
-            for f in fields
-            if left[case_id].get(f) != right[case_id].get(f)
-        }
-        if d:
-            differ[case_id] = d
+    {field: (a, b)}}, "only_in_a", "only_in_b"} (model/results.diff_outcomes)."""
+    diff = diff_outcomes({o["case_id"]: o for o in a}, {o["case_id"]: o for o in b}, fields)
     return {
-        "compared": len(left.keys() & right.keys()),
-        "differ": differ,
-        "only_in_a": sorted(left.keys() - right.keys()),
-        "only_in_b": sorted(right.keys() - left.keys()),
+        "compared": diff.compared,
+        "differ": diff.differ,
+        "only_in_a": diff.only_before,
+        "only_in_b": diff.only_after,
     }
 
 
@@ -920,10 +913,10 @@ def select_sample(
     sel_dir = work_dir / "select"
     sel_dir.mkdir(parents=True, exist_ok=True)
     ours = run_ours("select", candidates, sel_dir / "store", sel_dir, workers)
-    ours_pass = {o["case_id"] for o in ours.outcomes if o["status"] == "pass"}
+    ours_pass = {o["case_id"] for o in ours.outcomes if o["status"] == Status.PASS}
     plans = plan_baseline([c for c in candidates if c in ours_pass], sel_dir / "baseline")
     base = run_baseline(plans, workers, tools)
-    both = {o["case_id"] for o in base.outcomes if o["status"] == "pass"}
+    both = {o["case_id"] for o in base.outcomes if o["status"] == Status.PASS}
     onnx_ids = [c for c in onnx_cand if c in both][:n_onnx]
     shlo_ids = [c for c in shlo_cand if c in both][:n_shlo]
     base_fail = sorted(c for c in ours_pass - both)

@@ -40,6 +40,7 @@ import numpy as np
 from references import REFERENCES, wrap_int  # beside this script
 
 from iree_conformance.common.tomlio import load_toml
+from iree_conformance.common.vocabulary import Status
 from iree_conformance.frontends.stablehlo.interpreter import InterpreterError, run_interpreter
 from iree_conformance.model.compare import Tolerance, compare_outputs
 
@@ -341,7 +342,7 @@ def verify_iree(cases: list[CorpusCase], target_name: str) -> int:
                 expected=c.expected,
             )
             outcome, _ = run_case(Attempt(case, target), worker)
-            if outcome.status == "pass":
+            if outcome.status == Status.PASS:
                 print(f"  ok           {c.name} ({outcome.duration:.1f}s)")
             else:
                 failures += 1

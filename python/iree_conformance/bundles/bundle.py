@@ -139,7 +139,7 @@ class BundleWriter:
         )
 
     def finish(self, outcomes: list[dict[str, Any]], targets) -> Path:
-        passed = {(o["target"], o["case_id"]) for o in outcomes if o["status"] == "pass"}
+        passed = {(o["target"], o["case_id"]) for o in outcomes if o["status"] == Status.PASS}
         fragments = [
             json.loads(p.read_text(encoding="utf-8"))
             for p in sorted((self.root / "cases").glob("*.json"))
@@ -158,7 +158,7 @@ class BundleWriter:
             "not_bundled": sorted(
                 f"{CaseKey.of(o)} ({o['status']} at {o['stage']})"
                 for o in outcomes
-                if o["status"] != "pass"
+                if o["status"] != Status.PASS
             ),
             "cases": sorted(cases, key=lambda c: (c["target"], c["case_id"])),
         }

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from iree_conformance.common.errors import EXIT_CORPUS, ConfigurationError
+from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.model.outcome import STAGE_ORDER, Outcome
 
 __all__ = ["add_arguments", "run"]
@@ -118,7 +119,7 @@ def _print_outcome(outcome: Outcome, out) -> None:
     for stage in ("inputs", "store", *STAGE_ORDER):
         if stage in outcome.stage_times:
             print(f"{stage:>10}  {outcome.stage_times[stage]:8.3f} s", file=out)
-    verdict = outcome.status if outcome.status != "error" else f"error at {outcome.stage}"
+    verdict = outcome.status if outcome.status != Status.ERROR else f"error at {outcome.stage}"
     print(f"verdict: {verdict}" + (f" ({outcome.reason})" if outcome.reason else ""), file=out)
     for line in outcome.diagnostics[:20]:
         print(f"  {line}", file=out)
@@ -133,9 +134,11 @@ def _print_outcome(outcome: Outcome, out) -> None:
 
 
 def exit_status(outcome: Outcome) -> int:
-    if outcome.status == "pass":
+    if outcome.status == Status.PASS:
         return 0
-    if outcome.status == "skip" or (outcome.status == "error" and outcome.stage == "reference"):
+    if outcome.status == Status.SKIP or (
+        outcome.status == Status.ERROR and outcome.stage == Stage.REFERENCE
+    ):
         return EXIT_CORPUS
     return 1
 
@@ -165,7 +168,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
         outcome, _ = run_case(
             Attempt(case, target, AttemptSettings(timing_runs=max(args.timing_runs, 0))), worker
         )
-        if outcome.status == "fail" and not args.no_bisect and hasattr(case, "bisect"):
+        if outcome.status == Status.FAIL and not args.no_bisect and hasattr(case, "bisect"):
 
             def run_candidate(model, inputs):
                 from iree_conformance.model.cases import Case
@@ -177,7 +180,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
                     source_bytes=model.SerializeToString(),
                 )
                 result = worker.execute(build_job(Attempt(probe, target), [list(inputs)]))
-                if result.status != "pass" or not result.outputs:
+                if result.status != Status.PASS or not result.outputs:
                     raise RuntimeError(f"the widened model did not run: {result.diagnostics}")
                 return dict(zip([o.name for o in model.graph.output], result.outputs[0]))
 
