@@ -105,7 +105,7 @@ class Executor:
                 "\n".join(meta["lines"]),
                 meta["lines"],
                 cached=True,
-                crashed=meta.get("status") == "crash",
+                crashed=meta.get("status") == Status.CRASH,
             )
         if not (bypass or job.alone or job.compile_only):
             member = self.cache.member(compile_key)
