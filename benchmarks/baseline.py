@@ -25,6 +25,8 @@ from sample import (
     stablehlo_index,
 )
 
+from iree_conformance.common.vocabulary import Stage, Status
+
 
 # ---------------------------------------------------------------------------
 # Baseline: one process per tool, .npy files, numpy compare
@@ -237,7 +239,7 @@ def run_baseline_case(plan: BaselinePlan, tools: dict[str, str]) -> dict[str, An
                 f"{Path(cmd[0]).name} exited {proc.returncode}: {_tail(proc.stderr or proc.stdout)}",
             )
 
-    status, stage, message = "pass", "compare", ""
+    status, stage, message = Status.PASS, Stage.COMPARE, ""
     try:
         if plan.kind == "onnx":
             mlir = work / "model.mlir"
@@ -266,9 +268,10 @@ def run_baseline_case(plan: BaselinePlan, tools: dict[str, str]) -> dict[str, An
             if problems:
                 raise _StepFailed("compare", "; ".join(problems[:4]))
     except _StepFailed as e:
-        status, stage, message = ("fail" if e.stage == "compare" else "error"), e.stage, str(e)
+        failed = Status.FAIL if e.stage == Stage.COMPARE else Status.ERROR
+        status, stage, message = failed, Stage(e.stage), str(e)
     except Exception as e:  # noqa: BLE001 - a broken output file etc. is the case's error
-        status, stage, message = "error", "compare", f"{type(e).__name__}: {e}"
+        status, stage, message = Status.ERROR, Stage.COMPARE, f"{type(e).__name__}: {e}"
     return {
         "case_id": plan.case_id,
         "status": status,

@@ -67,6 +67,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "python") not in sys.path:
     sys.path.insert(0, str(ROOT / "python"))
 
+from iree_conformance.common.vocabulary import Status  # noqa: E402
+from iree_conformance.model.results import VERDICT_FIELDS, diff_outcomes  # noqa: E402
+
 if str(ROOT / "benchmarks") not in sys.path:  # the sibling modules below
     sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -379,6 +382,7 @@ def measure_memory(
     cases: list[Any], store_dir: Path, jobs: int, cold_every: int, configs: dict[str, int | None]
 ) -> dict[str, Any]:
     """Drives one WorkerClient per config (side by side, in threads) with `jobs` jobs."""
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
 
@@ -396,7 +400,7 @@ def measure_memory(
                 case = cases[i % len(cases)]
                 cold = cold_every > 0 and i % cold_every == cold_every - 1
                 job_case = cold_variant(case, f"{label}-{i}") if cold else case
-                outcome, _ = run_case(job_case, target, client)
+                outcome, _ = run_case(Attempt(job_case, target), client)
                 statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
                 pid = _worker_pid(client)
                 if pid is not None and (not pids or pids[-1] != pid):
@@ -477,11 +481,12 @@ def run_batched(
 ) -> Any:
     """One case as the pytest plugin runs it: in its planned batch (compiled, or found in
     the store, once per coordinator), else alone."""
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.pipeline import run_case
 
     batch = plan.get((target.name, case.case_id))
     placement = coordinator.placement(batch, case, target, client) if batch is not None else None
-    return run_case(case, target, client, placement=placement)[0]
+    return run_case(Attempt(case, target, placement=placement), client)[0]
 
 
 def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int) -> dict[str, Any]:
@@ -491,6 +496,7 @@ def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int
     BatchCoordinator, as each pytest process has, so it finds every batch in the store
     once (the batch job: member keys and imported modules read, the batch's module read)."""
     from iree_conformance.common.store import ArtifactStore
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.batching import BatchCoordinator, batch_job, plan_batches
     from iree_conformance.engine.pipeline import build_job
     from iree_conformance.engine.worker.executor import Executor
@@ -543,7 +549,11 @@ def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int
     # round: every batch job once, then each case's job, in its batch where it has one).
     executor = Executor(ArtifactStore(store_dir), lambda: "")
     jobs = [
-        (case, build_job(case, target, case.input_sets()), plan.get((target.name, case.case_id)))
+        (
+            case,
+            build_job(Attempt(case, target), case.input_sets()),
+            plan.get((target.name, case.case_id)),
+        )
         for case in cases
     ]
 
@@ -554,7 +564,7 @@ def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int
                 if batch.batch_id not in keys:
                     r = executor.execute(batch_job(batch.cases, target), lambda stage: None)
                     keys[batch.batch_id] = (
-                        r.batch_key if r.status == "pass" else None,
+                        r.batch_key if r.status == Status.PASS else None,
                         list(r.placed),
                     )
                 key, placed = keys[batch.batch_id]
@@ -585,6 +595,7 @@ def profile_cold(cases: list[Any], store_dir: Path, count: int) -> dict[str, Any
     """Overhead of cold cases in a started worker: `count` cases spread over the
     sample, compiled into an empty store after one warm-up compile (which pays the
     one-off imports of the compiler and onnx)."""
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
 
@@ -594,9 +605,9 @@ def profile_cold(cases: list[Any], store_dir: Path, count: int) -> dict[str, Any
     client = WorkerClient(store_dir)
     outcomes = []
     try:
-        run_case(cold_variant(picked[0], "warm-up"), target, client)
+        run_case(Attempt(cold_variant(picked[0], "warm-up"), target), client)
         for case in picked:
-            outcome, _ = run_case(case, target, client)
+            outcome, _ = run_case(Attempt(case, target), client)
             outcomes.append(outcome.to_json())
     finally:
         client.close()
@@ -695,6 +706,7 @@ def measure_bisection(cases: list[Any], work_dir: Path, size: int) -> dict[str, 
     WorkerClient: without a failing member, with one (the compiler's errors may name it),
     and with one while the culprits are hidden (plain bisection). Fresh worker and empty
     store for each; the worker is warmed up first with an unrelated compile."""
+    from iree_conformance.engine.attempt import Attempt, AttemptSettings
     from iree_conformance.engine.batching import Batch, BatchCoordinator
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
@@ -722,10 +734,12 @@ def measure_bisection(cases: list[Any], work_dir: Path, size: int) -> dict[str, 
         client = WorkerClient(store)
         try:
             run_case(
-                cold_variant(group[-1], f"bisect-warm-up-{label}"),
-                target,
+                Attempt(
+                    cold_variant(group[-1], f"bisect-warm-up-{label}"),
+                    target,
+                    AttemptSettings(compile_only=True),
+                ),
                 client,
-                compile_only=True,
             )
             pid = _worker_pid(client)
             cpu0, t0 = process_cpu(pid), time.perf_counter()
@@ -765,6 +779,7 @@ def measure_batch_rss(
     """The same `count` cases of one group compiled (compile only) in batches of each size,
     a fresh worker and an empty store per size: the worker's CPU seconds per case and its
     peak RSS (VmHWM). Size 1 compiles each case alone, as --batch-size 1 does."""
+    from iree_conformance.engine.attempt import Attempt, AttemptSettings
     from iree_conformance.engine.batching import batch_job
     from iree_conformance.engine.pipeline import build_job
     from iree_conformance.engine.worker.parent import WorkerClient
@@ -789,7 +804,9 @@ def measure_batch_rss(
             for start in range(0, len(group), size):
                 chunk = group[start : start + size]
                 if len(chunk) == 1:
-                    job = build_job(chunk[0], target, [], compile_only=True)
+                    job = build_job(
+                        Attempt(chunk[0], target, AttemptSettings(compile_only=True)), []
+                    )
                 else:
                     job = batch_job(chunk, target)
                 status = client.execute(job).status
@@ -868,26 +885,16 @@ def session_flag_accepted(flag: str) -> bool | str:
 def compare_verdicts(
     a: list[dict[str, Any]],
     b: list[dict[str, Any]],
-    fields: tuple[str, ...] = ("status", "stage", "verdict"),
+    fields: tuple[str, ...] = VERDICT_FIELDS,
 ) -> dict[str, Any]:
     """Case by case, the outcomes of two runs on `fields`: {"compared", "differ": {case:
-    {field: (a, b)}}, "only_in_a", "only_in_b"}."""
-    left = {o["case_id"]: o for o in a}
-    right = {o["case_id"]: o for o in b}
-    differ = {}
-    for case_id in sorted(left.keys() & right.keys()):
-        d = {
-            f: (left[case_id].get(f), right[case_id].get(f))
-            for f in fields
-            if left[case_id].get(f) != right[case_id].get(f)
-        }
-        if d:
-            differ[case_id] = d
+    {field: (a, b)}}, "only_in_a", "only_in_b"} (model/results.diff_outcomes)."""
+    diff = diff_outcomes({o["case_id"]: o for o in a}, {o["case_id"]: o for o in b}, fields)
     return {
-        "compared": len(left.keys() & right.keys()),
-        "differ": differ,
-        "only_in_a": sorted(left.keys() - right.keys()),
-        "only_in_b": sorted(right.keys() - left.keys()),
+        "compared": diff.compared,
+        "differ": diff.differ,
+        "only_in_a": diff.only_before,
+        "only_in_b": diff.only_after,
     }
 
 
@@ -906,10 +913,10 @@ def select_sample(
     sel_dir = work_dir / "select"
     sel_dir.mkdir(parents=True, exist_ok=True)
     ours = run_ours("select", candidates, sel_dir / "store", sel_dir, workers)
-    ours_pass = {o["case_id"] for o in ours.outcomes if o["status"] == "pass"}
+    ours_pass = {o["case_id"] for o in ours.outcomes if o["status"] == Status.PASS}
     plans = plan_baseline([c for c in candidates if c in ours_pass], sel_dir / "baseline")
     base = run_baseline(plans, workers, tools)
-    both = {o["case_id"] for o in base.outcomes if o["status"] == "pass"}
+    both = {o["case_id"] for o in base.outcomes if o["status"] == Status.PASS}
     onnx_ids = [c for c in onnx_cand if c in both][:n_onnx]
     shlo_ids = [c for c in shlo_cand if c in both][:n_shlo]
     base_fail = sorted(c for c in ours_pass - both)

@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from iree_conformance.model.results import VERDICT_FIELDS, diff_outcomes
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -76,18 +78,17 @@ def run(label: str, args: list[str], work: Path) -> tuple[dict[str, dict], float
 
 def differences(alone: dict[str, dict], batched: dict[str, dict]) -> list[str]:
     """One line per case whose (status, stage, verdict) differs, or that one run lacks."""
+    diff = diff_outcomes(alone, batched, VERDICT_FIELDS)
     lines = []
-    for key in sorted(set(alone) | set(batched)):
-        a, b = alone.get(key), batched.get(key)
-        if a is None or b is None:
-            lines.append(f"{key}: only in the {'batched' if a is None else 'unbatched'} run")
+    for key in diff.changed_keys:
+        if key in diff.only_before or key in diff.only_after:
+            lines.append(
+                f"{key}: only in the {'unbatched' if key in diff.only_before else 'batched'} run"
+            )
             continue
-        seen_a, seen_b = (
-            (a["status"], a["stage"], a["verdict"]),
-            (b["status"], b["stage"], b["verdict"]),
-        )
-        if seen_a != seen_b:
-            lines.append(f"{key}: alone {'/'.join(seen_a)}, batched {'/'.join(seen_b)}")
+        seen_a = [str(alone[key][f]) for f in VERDICT_FIELDS]
+        seen_b = [str(batched[key][f]) for f in VERDICT_FIELDS]
+        lines.append(f"{key}: alone {'/'.join(seen_a)}, batched {'/'.join(seen_b)}")
     return lines
 
 

@@ -30,29 +30,33 @@ from typing import Any
 
 from ci._common import CIError, expand_json_inputs, md_escape, run_main, write_report
 from ci.merge_results import merge
+from iree_conformance.common.vocabulary import FAILING_STATUSES, Status, Verdict
+from iree_conformance.model.results import diff_outcomes
 from iree_conformance.report.merging import suite_of
 
-FAILING = ("fail", "error", "crash", "timeout")
-_RANK = {"fail": 3, "pass": 2, "skip": 1, "other": 0}
+OTHER = "other"  # a status this version does not know
+_RANK = {Status.FAIL: 3, Status.PASS: 2, Status.SKIP: 1, OTHER: 0}
 
 Key = tuple[str, str, str]  # (os/arch, target, case_id)
 
 
 def status_class(status: str | None) -> str:
-    if status == "pass":
-        return "pass"
-    if status in FAILING:
-        return "fail"
-    if status == "skip":
-        return "skip"
-    return "other"
+    """pass, fail (every failing status), skip or other."""
+    if status == Status.PASS:
+        return Status.PASS
+    if status in FAILING_STATUSES:
+        return Status.FAIL
+    if status == Status.SKIP:
+        return Status.SKIP
+    return OTHER
 
 
 def describe(outcome: dict[str, Any] | None) -> str:
     if outcome is None:
         return "absent"
     status = str(outcome.get("status"))
-    return f"{status}@{outcome['stage']}" if status in FAILING and outcome.get("stage") else status
+    failing = status in FAILING_STATUSES
+    return f"{status}@{outcome['stage']}" if failing and outcome.get("stage") else status
 
 
 def index(merged: dict[str, Any]) -> dict[Key, dict[str, Any]]:
@@ -87,7 +91,7 @@ def pass_counts(
             row = counts.setdefault(
                 (suite_of(o), target), {"now": 0, "before": None if baseline is None else 0}
             )
-            row[side] += o.get("status") == "pass"
+            row[side] += o.get("status") == Status.PASS
     return [{"suite": k[0], "target": k[1], **v} for k, v in sorted(counts.items())]
 
 
@@ -101,20 +105,22 @@ def flaky_cases(current: dict[str, Any]) -> list[dict[str, Any]]:
             "reason": str(o.get("reason") or ""),
         }
         for o in sorted(current["outcomes"], key=lambda o: (o["os"], o["target"], o["case_id"]))
-        if o.get("verdict") == "flaky"
+        if o.get("verdict") == Verdict.FLAKY
     ]
 
 
 def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
-    cur, base = index(current), index(baseline)
     cur_platforms, base_platforms = platforms(current), platforms(baseline)
     shared = cur_platforms & base_platforms
-    new_failures, new_passes, changed, added, removed = [], [], [], [], []
-    for key in sorted(set(cur) | set(base)):
-        if key[0] not in shared:
-            continue
+    cur = {k: o for k, o in index(current).items() if k[0] in shared}
+    base = {k: o for k, o in index(baseline).items() if k[0] in shared}
+    diff = diff_outcomes(base, cur, ("status", "stage"))
+    new_failures, new_passes, changed = [], [], []
+    for key in diff.changed_keys:
         now, before = cur.get(key), base.get(key)
-        now_class = status_class(now.get("status")) if now else None
+        if now is None:  # removed: counted below
+            continue
+        now_class = status_class(now.get("status"))
         before_class = status_class(before.get("status")) if before else None
         entry = {
             "platform": key[0],
@@ -122,18 +128,17 @@ def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]
             "case_id": key[2],
             "now": describe(now),
             "before": describe(before),
-            "reason": (now or {}).get("reason") or "",
+            "reason": now.get("reason") or "",
         }
-        if now is None:
-            removed.append(entry)
-            continue
-        if before is None:
-            added.append(entry)
-        if now_class == "fail" and before_class != "fail":
+        if now_class == Status.FAIL and before_class != Status.FAIL:
             new_failures.append(entry)
-        elif now_class == "pass" and before_class == "fail":
+        elif now_class == Status.PASS and before_class == Status.FAIL:
             new_passes.append(entry)
-        elif now_class == "fail" and before_class == "fail" and entry["now"] != entry["before"]:
+        elif (
+            now_class == Status.FAIL
+            and before_class == Status.FAIL
+            and entry["now"] != entry["before"]
+        ):
             changed.append(entry)
     return {
         "compared_platforms": sorted(shared),
@@ -142,8 +147,8 @@ def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]
         "new_failures": new_failures,
         "new_passes": new_passes,
         "changed": changed,
-        "added": len(added),
-        "removed": len(removed),
+        "added": len(diff.only_after),
+        "removed": len(diff.only_before),
         "pass_counts": pass_counts(current, baseline, shared),
         "flaky": flaky_cases(current),
     }

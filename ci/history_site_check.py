@@ -35,6 +35,7 @@ from typing import Any
 
 from ci import render_html_check as rhc
 from ci._common import CIError, load_results, run_main
+from iree_conformance.common.vocabulary import Stage, Verdict
 
 NIGHTS = 3
 DERIVED_REASON = "derived by ci/history_site_check.py: made to fail from this night on"
@@ -74,9 +75,9 @@ def derive_nights(results: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[s
             for o in doc["outcomes"]:
                 if o["case_id"] == case["case_id"] and o.get("target") == case.get("target"):
                     o.update(
-                        verdict="fail",
+                        verdict=Verdict.FAIL,
                         status="fail-numerics",
-                        stage="compare",
+                        stage=Stage.COMPARE,
                         reason=DERIVED_REASON,
                     )
         nights.append(doc)

@@ -40,6 +40,8 @@ import numpy as np
 from references import REFERENCES, wrap_int  # beside this script
 
 from iree_conformance.common.tomlio import load_toml
+from iree_conformance.common.vocabulary import Status
+from iree_conformance.frontends.mlir_types import numpy_dtype
 from iree_conformance.frontends.stablehlo.interpreter import InterpreterError, run_interpreter
 from iree_conformance.model.compare import Tolerance, compare_outputs
 
@@ -119,17 +121,6 @@ def load_cases(cases_dir: Path = CASES_DIR, corpus_toml: Path = CORPUS_TOML) -> 
 
 # -- @main's signature ---------------------------------------------------------------------
 
-_ELEMENT_TYPES = {
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "i1": np.bool_,
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-}
-
 
 def _split_types(text: str) -> list[str]:
     text = text.strip()
@@ -163,9 +154,10 @@ def main_signature(mlir: str) -> tuple[list[str], list[str]]:
 def parse_tensor_type(type_str: str) -> tuple[list[str], np.dtype]:
     """``tensor<2x?xf32>`` -> (["2", "?"], float32)."""
     m = re.fullmatch(r"tensor<((?:[0-9?]+x)*)([a-z0-9]+)>", type_str)
-    if not m or m.group(2) not in _ELEMENT_TYPES:
+    dtype = numpy_dtype(m.group(2)) if m else None
+    if m is None or dtype is None:
         raise ValueError(f"cannot read type {type_str!r}")
-    return [d for d in m.group(1).split("x") if d], np.dtype(_ELEMENT_TYPES[m.group(2)])
+    return [d for d in m.group(1).split("x") if d], dtype
 
 
 def _check_type(what: str, type_str: str, value: np.ndarray) -> None:
@@ -301,6 +293,7 @@ def verify_iree(cases: list[CorpusCase], target_name: str) -> int:
     IREE's results are never written anywhere; this only tells whether IREE accepts the
     program and agrees with the independent reference.
     """
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
     from iree_conformance.model.cases import Case
@@ -339,8 +332,8 @@ def verify_iree(cases: list[CorpusCase], target_name: str) -> int:
                 inputs=c.inputs,
                 expected=c.expected,
             )
-            outcome, _ = run_case(case, target, worker)
-            if outcome.status == "pass":
+            outcome, _ = run_case(Attempt(case, target), worker)
+            if outcome.status == Status.PASS:
                 print(f"  ok           {c.name} ({outcome.duration:.1f}s)")
             else:
                 failures += 1

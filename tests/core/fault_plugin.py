@@ -17,11 +17,10 @@ def pytest_configure(config) -> None:
     always = set(filter(None, os.environ.get("FAULT_ALWAYS", "").split(",")))
     real = pipeline.build_job
 
-    def build_job(
-        case, target, input_sets, compile_only=False, timing_runs=0, retry=False, alone=False
-    ):
-        job = real(case, target, input_sets, compile_only, timing_runs, retry, alone)
-        if case.case_id in always or (case.case_id in once and not retry):
+    def build_job(attempt, input_sets):
+        job = real(attempt, input_sets)
+        case_id = attempt.case.case_id
+        if case_id in always or (case_id in once and not attempt.retry):
             job = dataclasses.replace(job, fault=("run", "crash"))
         return job
 

@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from iree_conformance.engine.attempt import Attempt, AttemptSettings
 from iree_conformance.engine.batching import Batch, BatchCoordinator, plan_batches
 from iree_conformance.engine.module_merge import (
     MergeMember,
@@ -176,7 +177,7 @@ def test_a_batch_compiles_once_and_each_case_runs_its_own_function(worker, targe
     for case in cases:
         placement = coordinator.placement(batch, case, llvm, worker)
         assert placement is not None and placement.batch_size == 4
-        outcome, _ = run_case(case, llvm, worker, placement=placement)
+        outcome, _ = run_case(Attempt(case, llvm, placement=placement), worker)
         assert (outcome.status, outcome.info["batch"]) == ("pass", {"size": 4}), outcome.diagnostics
     assert coordinator.compiles == 1
 
@@ -194,7 +195,7 @@ def test_a_compile_error_is_named_by_the_compiler_and_runs_alone(worker, targets
     assert placements["u/add_2"] is None
     assert all(placements[c.case_id] is not None for c in cases if c is not broken)
     assert coordinator.compiles == 2  # the failed batch, then the others without a bisection
-    alone, _ = run_case(broken, llvm, worker)
+    alone, _ = run_case(Attempt(broken, llvm), worker)
     assert (alone.status, alone.stage) == ("error", "compile")
 
 
@@ -249,7 +250,7 @@ def test_a_case_that_is_not_a_pass_in_its_batch_takes_its_result_from_a_solo_run
     results = {}
     for case in cases:
         results[case.case_id], _ = run_case(
-            case, llvm, client, placement=coordinator.placement(batch, case, llvm, client)
+            Attempt(case, llvm, placement=coordinator.placement(batch, case, llvm, client)), client
         )
     assert results["w/add_1"].status == "pass"
     assert results["w/add_1"].info["batch"] == {"size": 3, "in_batch": "crash", "ran_alone": True}
@@ -288,7 +289,7 @@ def test_check_sites_of_batched_programs_map_back_to_each_case(worker, targets, 
     coordinator = BatchCoordinator()
     outcomes = {
         c.case_id: run_case(
-            c, llvm, worker, placement=coordinator.placement(batch, c, llvm, worker)
+            Attempt(c, llvm, placement=coordinator.placement(batch, c, llvm, worker)), worker
         )[0]
         for c in cases
     }
@@ -313,7 +314,8 @@ def test_a_warm_batch_reads_its_module_from_the_store_and_imports_nothing(tmp_pa
             runs.append(
                 [
                     run_case(
-                        c, llvm, client, placement=coordinator.placement(batch, c, llvm, client)
+                        Attempt(c, llvm, placement=coordinator.placement(batch, c, llvm, client)),
+                        client,
                     )[0]
                     for c in cases
                 ]
@@ -389,7 +391,9 @@ def test_a_case_compiled_in_a_batch_is_warm_for_any_later_selection(tmp_path, ta
         # m/bad compiles in the batch but does not run (a run would compile it alone).
         assert coordinator.placement(batch, cases[4], llvm, client) is not None
         cold = [
-            run_case(c, llvm, client, placement=coordinator.placement(batch, c, llvm, client))[0]
+            run_case(
+                Attempt(c, llvm, placement=coordinator.placement(batch, c, llvm, client)), client
+            )[0]
             for c in cases[:4]
         ]
     finally:
@@ -398,7 +402,7 @@ def test_a_case_compiled_in_a_batch_is_warm_for_any_later_selection(tmp_path, ta
     client = WorkerClient(store)  # a new worker: only the store is shared
     try:
         # One case alone (a -k selection of one): it runs in the batch's module.
-        alone, _ = run_case(cases[1], llvm, client)
+        alone, _ = run_case(Attempt(cases[1], llvm), client)
         assert alone.status == "pass", alone.diagnostics
         assert alone.info["cache_hits"] == {"import": True, "compile": True}
         assert alone.info["batch"] == {"size": 5}
@@ -413,17 +417,17 @@ def test_a_case_compiled_in_a_batch_is_warm_for_any_later_selection(tmp_path, ta
         for case in (cases[0], cases[3]):
             placement = placements[case.case_id]
             assert placement is not None and placement.cache_hits["compile"] is True
-            outcome, _ = run_case(case, llvm, client, placement=placement)
+            outcome, _ = run_case(Attempt(case, llvm, placement=placement), client)
             assert outcome.status == "pass" and "compile" not in outcome.stage_times
-        new, _ = run_case(fresh, llvm, client)
+        new, _ = run_case(Attempt(fresh, llvm), client)
         assert new.status == "pass" and new.info["cache_hits"]["compile"] is False
         # A case that is not a pass in the batch's module runs alone, and that is its result.
-        bad, _ = run_case(cases[4], llvm, client)
+        bad, _ = run_case(Attempt(cases[4], llvm), client)
         assert (bad.status, bad.stage) == ("fail", "compare")
         assert bad.info["batch"] == {"size": 5, "in_batch": "fail-numerics", "ran_alone": True}
         assert bad.info["cache_hits"]["compile"] is False and "compile" in bad.stage_times
         # alone (--batch-size 1, bundles): compiled alone, never in the batch's module.
-        solo, _ = run_case(cases[2], llvm, client, alone=True)
+        solo, _ = run_case(Attempt(cases[2], llvm, AttemptSettings(alone=True)), client)
         assert solo.status == "pass" and "batch" not in solo.info
         assert solo.info["cache_hits"]["compile"] is False
     finally:

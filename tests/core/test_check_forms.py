@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from iree_conformance.engine.attempt import Attempt
 from iree_conformance.engine.pipeline import build_job, run_case
 from iree_conformance.suites.stablehlo import external_cases
 
@@ -23,7 +24,10 @@ def check_cases():
 
 @pytest.fixture(scope="module")
 def outcomes(check_cases, worker, llvm_cpu):
-    return {case_id: run_case(case, llvm_cpu, worker)[0] for case_id, case in check_cases.items()}
+    return {
+        case_id: run_case(Attempt(case, llvm_cpu), worker)[0]
+        for case_id, case in check_cases.items()
+    }
 
 
 def test_every_function_of_every_form_is_a_case(check_cases):
@@ -85,11 +89,13 @@ def test_a_failure_names_the_check_op_and_its_line(outcomes):
 
 def test_loop_checks_run_on_every_iteration(check_cases, worker, llvm_cpu):
     result = worker.execute(
-        build_job(check_cases["stablehlo-ext/control_flow:pass_scf_for"], llvm_cpu, [[]])
+        build_job(Attempt(check_cases["stablehlo-ext/control_flow:pass_scf_for"], llvm_cpu), [[]])
     )
     (records,) = result.check_records
     assert [int(values[0]) for _, values in records] == [1, 2, 4, 8]
     result = worker.execute(
-        build_job(check_cases["stablehlo-ext/control_flow:pass_stablehlo_while"], llvm_cpu, [[]])
+        build_job(
+            Attempt(check_cases["stablehlo-ext/control_flow:pass_stablehlo_while"], llvm_cpu), [[]]
+        )
     )
     assert len(result.check_records[0]) == 4  # three loop iterations and the check after the loop

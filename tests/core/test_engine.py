@@ -10,6 +10,7 @@ import pytest
 
 from iree_conformance.common.vocabulary import Verdict
 from iree_conformance.engine import pipeline
+from iree_conformance.engine.attempt import AttemptSettings
 from iree_conformance.engine.verdicts import Engine, EngineSettings, judge
 from iree_conformance.expectations.lookup import Expectations, ManifestEntry
 from iree_conformance.model.cases import Case
@@ -71,8 +72,9 @@ def targets():
 def engine_for(tmp_path):
     made: list[Engine] = []
 
-    def make(**settings) -> Engine:
-        made.append(Engine(tmp_path / "store", EngineSettings(**settings)))
+    def make(compile_only: bool = False, **settings) -> Engine:
+        shared = AttemptSettings(compile_only=compile_only)
+        made.append(Engine(tmp_path / "store", EngineSettings(shared, **settings)))
         return made[-1]
 
     yield make
@@ -86,12 +88,10 @@ def faults(monkeypatch):
     chosen: dict[str, str] = {}
     real = pipeline.build_job
 
-    def build_job(
-        case, target, input_sets, compile_only=False, timing_runs=0, retry=False, alone=False
-    ):
-        job = real(case, target, input_sets, compile_only, timing_runs, retry, alone)
-        how = chosen.get(case.case_id)
-        if how == "always" or (how == "once" and not retry):
+    def build_job(attempt, input_sets):
+        job = real(attempt, input_sets)
+        how = chosen.get(attempt.case.case_id)
+        if how == "always" or (how == "once" and not attempt.retry):
             job = dataclasses.replace(job, fault=("run", "crash"))
         return job
 

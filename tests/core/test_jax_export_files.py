@@ -12,6 +12,7 @@ import pytest
 from iree_conformance.bundles.bundle import run_bundle
 from iree_conformance.cli import main as cli
 from iree_conformance.common.store import ArtifactStore
+from iree_conformance.engine.attempt import Attempt
 from iree_conformance.engine.pipeline import run_case
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.suites import jax as jax_suite
@@ -95,7 +96,9 @@ def test_the_files_give_the_suites_verdicts_through_stablehlo_dir_and_bundles(
     # The jax suite's verdicts (the same cached exports).
     jax_side = {}
     for record in jax_suite.user_listed(exported / "src", ArtifactStore(exported / "store")):
-        outcome, _ = run_case(jax_suite.to_case(record, exported / "store"), llvm_cpu, worker)
+        outcome, _ = run_case(
+            Attempt(jax_suite.to_case(record, exported / "store"), llvm_cpu), worker
+        )
         jax_side[record.case_id.removeprefix("jax/ext/")] = outcome.observed
     assert jax_side == {
         "mine/softmax": "pass",

@@ -26,6 +26,14 @@ EXCEPTIONS = {
     "common.tomlio": {"tomli"},  # the tomllib backport, only on Python 3.10
     "expectations.manifest": {"tomlkit"},  # the writing half (update-expectations), imported there
 }
+# The engine reaches a frontend only through the registry (frontends/registry.py), as
+# cibuildwheel reaches its platforms; the StableHLO check ops' runtime half (the check
+# module merged into batches, the recorder the runtime loads) is the one exception.
+FRONTEND_DOORS = (
+    "frontends.registry",
+    "frontends.stablehlo.checks",
+    "frontends.stablehlo.check_module",
+)
 
 
 @dataclass(frozen=True)
@@ -45,8 +53,10 @@ def _type_checking_lines(tree: ast.AST) -> set[int]:
     return lines
 
 
-def imports_of(root: Path) -> list[Import]:
-    """Every import in the package under root (a folder named iree_conformance)."""
+def imports_of(root: Path, type_checking: bool = False, each_name: bool = False) -> list[Import]:
+    """Every import in the package under root (a folder named iree_conformance); with
+    type_checking, those under ``if TYPE_CHECKING:`` too; with each_name, ``from m import
+    a`` gives ``m.a`` (a submodule, or a name of m) rather than ``m``."""
     found = []
     for path in sorted(root.rglob("*.py")):
         parts = [root.name, *path.relative_to(root).with_suffix("").parts]
@@ -54,7 +64,7 @@ def imports_of(root: Path) -> list[Import]:
         module = ".".join(parts[:-1] if is_package else parts)
         package = module if is_package else module.rpartition(".")[0]
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = _type_checking_lines(tree)
+        skip = set() if type_checking else _type_checking_lines(tree)
         lazy = {
             inner.lineno
             for fn in ast.walk(tree)
@@ -75,7 +85,8 @@ def imports_of(root: Path) -> list[Import]:
                     prefix = ".".join(base + ([node.module] if node.module else []))
                 else:
                     prefix = node.module or ""
-                names = [f"{prefix}.{a.name}" for a in node.names] if not node.module else []
+                named = each_name or not node.module
+                names = [f"{prefix}.{a.name}" for a in node.names] if named else []
                 found += [
                     Import(module, t, node.lineno, node.lineno in lazy) for t in names or [prefix]
                 ]
@@ -152,6 +163,12 @@ def violations(root: Path, stdlib_only: set[str]) -> list[str]:
                 _within(inner, stdlib_only) or inner in _packages_of(stdlib_only)
             ):
                 out.append(f"{where}: {short} may import only the standard-library-only modules")
+        if (
+            short.startswith("engine.")
+            and imp.target.startswith(f"{PACKAGE}.frontends.")
+            and not _within(imp.target.removeprefix(f"{PACKAGE}."), set(FRONTEND_DOORS))
+        ):
+            out.append(f"{where}: the engine reaches a frontend through frontends/registry")
         if top == "cache_tools":
             out.append(f"{where}: the core never imports cache_tools")
         if top == CI_PACKAGE:
@@ -242,6 +259,7 @@ def test_a_violation_fails(tmp_path):
         "report/html/charts.py": "from jax import numpy\n",
         "model/cases.py": "from iree_conformance.engine import pipeline\n",
         "common/timing.py": "def later():\n    from ..report import model\n",
+        "engine/worker/importer.py": "def later():\n    from iree_conformance.frontends.onnx import prepare\n",
     }
     for name, line in edits.items():
         with (tree / name).open("a", encoding="utf-8") as fh:
@@ -263,6 +281,7 @@ def test_a_violation_fails(tmp_path):
         "imports iree_conformance.report: the common/ layer sits below report/",
         "imports iree_conformance.engine: the model/ layer sits below engine/",
         "iree_conformance/stray.py is in no layer",
+        "the engine reaches a frontend through frontends/registry",
     ):
         assert expected in found, (expected, found)
 
@@ -279,3 +298,91 @@ def test_relative_imports_resolve(tmp_path):
     )
     targets = {i.target for i in imports_of(tmp_path / PACKAGE) if i.module.endswith("site")}
     assert targets == {"typing", "iree_conformance.html.charts", "iree_conformance.errors"}
+
+
+def _modules_of(root: Path) -> set[str]:
+    found = set()
+    for path in root.rglob("*.py"):
+        parts = [root.name, *path.relative_to(root).with_suffix("").parts]
+        found.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return found
+
+
+def import_circles(root: Path) -> list[list[str]]:
+    """The module cycles of the package (strongly connected components of more than one
+    module), counting every import: lazy ones and those under ``if TYPE_CHECKING:`` too,
+    since a circle of either still means two modules that cannot be read apart."""
+    modules = _modules_of(root)
+
+    def module_of(name: str) -> str:  # "pkg.mod.Name" -> "pkg.mod"
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for imp in imports_of(root, type_checking=True, each_name=True):
+        target = module_of(imp.target)
+        if target and target != imp.module and imp.module in graph:
+            graph[imp.module].add(target)
+    # Tarjan's algorithm, iteratively.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        circles.append(sorted(component))
+    return sorted(circles)
+
+
+def test_no_import_circle():
+    assert import_circles(REPO / "python" / PACKAGE) == []
+
+
+def test_an_import_circle_fails(tmp_path):
+    tree = tmp_path / PACKAGE
+    shutil.copytree(REPO / "python" / PACKAGE, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    with (tree / "suites" / "option.py").open("a", encoding="utf-8") as fh:
+        fh.write("\nif TYPE_CHECKING:\n    from iree_conformance.suites.base import Suite\n")
+    with (tree / "model" / "targets.py").open("a", encoding="utf-8") as fh:
+        fh.write("\ndef later():\n    from iree_conformance.model import devices\n")
+    with (tree / "model" / "devices.py").open("a", encoding="utf-8") as fh:
+        fh.write("\nfrom iree_conformance.model.targets import Target\n")
+    assert import_circles(tree) == [
+        ["iree_conformance.model.devices", "iree_conformance.model.targets"],
+        [  # base -> run_options (type only) -> option -> base
+            "iree_conformance.suites.base",
+            "iree_conformance.suites.option",
+            "iree_conformance.suites.run_options",
+        ],
+    ]

@@ -3,6 +3,7 @@ codes, metric aggregation, step summaries (ARCHITECTURE.md, "One place per polic
 
 from __future__ import annotations
 
+import ast
 import difflib
 import importlib
 import re
@@ -15,7 +16,7 @@ import pytest
 from iree_conformance.common import errors, ghactions
 from iree_conformance.expectations import manifest
 from iree_conformance.expectations.lookup import ExpectationsError, load_expectations
-from iree_conformance.model.compare import Tolerance, compare_checks, compare_outputs
+from iree_conformance.model.compare import Check, Tolerance, compare_checks, compare_outputs
 from iree_conformance.model.outcome import Outcome
 
 REPO = Path(__file__).resolve().parents[2]
@@ -304,21 +305,27 @@ def test_compare_checks_aggregates_like_compare_outputs():
     a = [np.array([1.0, 2.0], np.float32)]
     bad = [np.array([1.0, 2.5], np.float32)]
     tol = Tolerance()
-    both = compare_checks([(a, a, tol, "first"), (a, bad, tol, "second")])
+    both = compare_checks([Check(a, a, tol, "first"), Check(a, bad, tol, "second")])
     single = compare_outputs(a, bad, tol)
     assert not both.ok and both.messages[0].startswith("second: ")
     assert both.metrics["max_abs_error"] == single.metrics["max_abs_error"] == 0.5
     assert both.metrics["mismatch_count"] == 1 and both.metrics["compared_elements"] == 4
     assert both.metrics["first_mismatch_index"] == single.metrics["first_mismatch_index"]
     assert len(both.metrics["outputs"]) == 2
-    override = compare_checks([(a, bad, tol)], Tolerance(atol=1.0))
+    override = compare_checks([Check(a, bad, tol)], Tolerance(atol=1.0))
     assert override.ok
 
 
-def test_pipeline_and_bundle_use_compare_checks():
+def test_pipeline_and_bundle_share_the_after_run_steps():
+    """The steps after a run live in engine/after_run.py alone: the pipeline and run-bundle
+    call ``after_run``, and neither compares, judges inputs or times on its own."""
+    after = (PKG / "engine" / "after_run.py").read_text(encoding="utf-8")
+    assert "compare_checks(" in after and "judge_unjudged(" in after
     for name in ("engine/pipeline.py", "bundles/bundle.py"):
         text = (PKG / name).read_text(encoding="utf-8")
-        assert "compare_checks(" in text and 'metrics["max_abs_error"] = max' not in text, name
+        assert "after_run(" in text, name
+        for own_step in ("compare_checks(", "judge_unjudged(", 'info["source"]', "max_abs_error"):
+            assert own_step not in text, (name, own_step)
 
 
 # -- step summaries -------------------------------------------------------------------------
@@ -350,3 +357,167 @@ def test_one_step_summary_writer_with_unix_newlines(tmp_path, monkeypatch):
     assert re.sub(r"ghadelimiter_\S+", "D", format_outputs(two)) == re.sub(
         r"ghadelimiter_\S+", "D", ghactions.format_pairs(two)
     )
+
+
+# -- the vocabulary -------------------------------------------------------------------------
+
+# A status, stage or verdict is named by its member (Status.PASS), never by a string:
+# `outcome.status == "pass"`, `status="error"`, `{"stage": "compile"}`.
+_VOCABULARY_FIELDS = {"status", "stage", "verdict"}
+_VOCABULARY_SCANNED = ("python/iree_conformance", "ci", "benchmarks", "conformance")
+
+
+def _vocabulary_words() -> set[str]:
+    from iree_conformance.common.vocabulary import Stage, Status, Verdict
+
+    return {member.value for enum in (Stage, Status, Verdict) for member in enum}
+
+
+def _names_a_field(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in _VOCABULARY_FIELDS
+    if isinstance(node, ast.Attribute):
+        return node.attr in _VOCABULARY_FIELDS
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Constant) and node.slice.value in _VOCABULARY_FIELDS
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return any(_names_a_field(e) for e in node.elts)
+    return False
+
+
+def literal_vocabulary(source: str, words: set[str]) -> list[int]:
+    """Lines where a status, stage or verdict is compared with, or set to, a string."""
+
+    def word(node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) and node.value in words
+
+    def holds_word(node: ast.AST) -> bool:
+        return any(word(n) for n in ast.walk(node))
+
+    def is_word(node: ast.AST) -> bool:  # "pass", or ("pass", "skip")
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(is_word(e) for e in node.elts)
+        return word(node)
+
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            hit = any(_names_a_field(s) for s in sides) and any(is_word(s) for s in sides)
+        elif isinstance(node, ast.keyword):
+            hit = node.arg in _VOCABULARY_FIELDS and holds_word(node.value)
+        elif isinstance(node, ast.Assign):
+            hit = any(_names_a_field(t) for t in node.targets) and holds_word(node.value)
+        elif isinstance(node, ast.Dict):
+            hit = any(
+                isinstance(k, ast.Constant) and k.value in _VOCABULARY_FIELDS and holds_word(v)
+                for k, v in zip(node.keys, node.values)
+            )
+        else:
+            continue
+        if hit:
+            lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_no_literal_status_outside_the_vocabulary():
+    words = _vocabulary_words()
+    vocabulary = PKG / "common" / "vocabulary.py"
+    found = [
+        f"{path.relative_to(REPO)}:{line}"
+        for folder in _VOCABULARY_SCANNED
+        for path in sorted((REPO / folder).rglob("*.py"))
+        if path != vocabulary
+        for line in literal_vocabulary(path.read_text(encoding="utf-8"), words)
+    ]
+    assert found == [], "name the member (Status.PASS), not the string: " + ", ".join(found)
+
+
+def test_the_literal_status_check_can_fail():
+    words = _vocabulary_words()
+    source = (
+        'if outcome.status == "pass": pass\n'
+        'if o["verdict"] in ("fail", "xpass"): pass\n'
+        'result = Outcome(status="error")\n'
+        'outcome.stage, outcome.status = "reference", "error"\n'
+        'meta = {"stage": "compile"}\n'
+        "if outcome.status == Status.PASS: pass\n"  # the member: fine
+        'if self.stage == "Main": pass\n'  # not a vocabulary word: fine
+    )
+    assert literal_vocabulary(source, words) == [1, 2, 3, 4, 5]
+
+
+def test_outcome_fields_hold_the_vocabulary_members():
+    from iree_conformance.common.vocabulary import Stage, Status, Verdict
+
+    outcome = Outcome.from_json(
+        {"case_id": "a", "suite": "s", "target": "t", "stage": "run", "status": "crash"}
+    )
+    assert outcome.stage is Stage.RUN and outcome.status is Status.CRASH
+    assert Outcome("a", "s", "t", verdict="xfail").verdict is Verdict.XFAIL
+    assert outcome.to_json()["status"] == "crash" and type(outcome.to_json()["status"]) is str
+    # A word of a later version's results file stays as read (the reports give it a column).
+    assert (
+        Outcome.from_json({"case_id": "a", "suite": "s", "target": "t", "verdict": "new"}).verdict
+        == "new"
+    )
+
+
+# -- one results diff -----------------------------------------------------------------------
+
+
+def test_every_comparison_of_two_runs_uses_diff_outcomes():
+    for name in (
+        "ci/diff_results.py",
+        "ci/check_batch_equivalence.py",
+        "benchmarks/suite_speed.py",
+    ):
+        text = (REPO / name).read_text(encoding="utf-8")
+        assert "diff_outcomes(" in text, name
+    assert "FAILING = (" not in (REPO / "ci" / "diff_results.py").read_text(encoding="utf-8")
+
+
+def test_the_three_comparisons_agree():
+    from benchmarks.suite_speed import compare_verdicts
+    from ci.check_batch_equivalence import differences
+    from ci.diff_results import compare
+    from iree_conformance.model.results import diff_outcomes
+
+    def outcome(case_id, status, stage, verdict):
+        return {
+            "case_id": case_id,
+            "target": "t",
+            "status": status,
+            "stage": stage,
+            "verdict": verdict,
+            "os": "linux",
+            "arch": "x86_64",
+        }
+
+    before = [
+        outcome("same", "pass", "compare", "pass"),
+        outcome("broke", "pass", "compare", "pass"),
+        outcome("moved", "error", "compile", "xfail"),
+        outcome("gone", "pass", "compare", "pass"),
+    ]
+    after = [
+        outcome("same", "pass", "compare", "pass"),
+        outcome("broke", "fail", "compare", "fail"),
+        outcome("moved", "error", "import", "fail"),
+        outcome("new", "crash", "run", "fail"),
+    ]
+    diff = diff_outcomes({o["case_id"]: o for o in before}, {o["case_id"]: o for o in after})
+    assert diff.compared == 3 and diff.only_before == ["gone"] and diff.only_after == ["new"]
+    assert diff.differ["moved"] == {"stage": ("compile", "import"), "verdict": ("xfail", "fail")}
+    assert sorted(diff.differ) == ["broke", "moved"]
+    speed = compare_verdicts(before, after)
+    assert speed["differ"] == diff.differ and speed["only_in_b"] == ["new"]
+    keyed = [{f"t:{o['case_id']}": o for o in side} for side in (before, after)]
+    lines = differences(*keyed)
+    assert [line.split(":")[1] for line in lines] == ["broke", "gone", "moved", "new"]
+    assert "t:moved: alone error/compile/xfail, batched error/import/fail" in lines
+    runs = [{"os": "linux", "arch": "x86_64"}]
+    ci = compare({"runs": runs, "outcomes": after}, {"runs": runs, "outcomes": before})
+    assert [e["case_id"] for e in ci["new_failures"]] == ["broke", "new"]
+    assert [e["case_id"] for e in ci["changed"]] == ["moved"]
+    assert (ci["added"], ci["removed"]) == (1, 1)

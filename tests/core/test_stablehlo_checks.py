@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from iree_conformance.engine.attempt import Attempt
 from iree_conformance.engine.pipeline import run_case
 from iree_conformance.frontends.stablehlo.checks import list_test_functions
 from iree_conformance.suites.stablehlo import CorpusError, external_cases
@@ -45,7 +46,7 @@ func.func private @helper() {
 
 
 def run_all(root, worker, target):
-    return {c.case_id: run_case(c, target, worker)[0] for c in external_cases(root)}
+    return {c.case_id: run_case(Attempt(c, target), worker)[0] for c in external_cases(root)}
 
 
 def test_list_test_functions():
@@ -88,9 +89,10 @@ def test_corpus_without_tests_is_an_error_case(tmp_path):
 def test_checks_are_recorded_as_they_run(tmp_path, worker, llvm_cpu):
     (tmp_path / "ok.mlir").write_text(CUSTOM_CALL.replace("EXPECTED", "6.0"))
     case = external_cases(tmp_path)[0]
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.pipeline import build_job
 
-    result = worker.execute(build_job(case, llvm_cpu, [[]]))
+    result = worker.execute(build_job(Attempt(case, llvm_cpu), [[]]))
     assert [s["kind"] for s in result.check_sites] == ["close", "exact"]
     (records,) = result.check_records
     assert [site for site, _ in records] == [0, 1]

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from iree_conformance.engine.attempt import Attempt
 from iree_conformance.engine.pipeline import run_case
 from iree_conformance.frontends.stablehlo.iree_output import format_results
 from iree_conformance.frontends.stablehlo.lit_runs import InputError, parse_input, parse_run_lines
@@ -26,7 +27,7 @@ def targets():
 @pytest.fixture(scope="module")
 def lit_outcomes(worker, targets):
     return {
-        c.case_id: run_case(c, targets["llvm-cpu"], worker)[0]
+        c.case_id: run_case(Attempt(c, targets["llvm-cpu"]), worker)[0]
         for c in external_cases(FILES / "lit")
     }
 
@@ -140,7 +141,7 @@ def test_non_test_files_and_folders_without_tests(tmp_path, worker, targets):
     assert cases["stablehlo-ext/mixed/notes"].skip_reason.endswith(
         "notes.mlir: not a test: no check op (check.expect_* or stablehlo.custom_call @check.expect_*) and no RUN line"
     )
-    outcomes = {k: run_case(c, targets["llvm-cpu"], worker)[0] for k, c in cases.items()}
+    outcomes = {k: run_case(Attempt(c, targets["llvm-cpu"]), worker)[0] for k, c in cases.items()}
     assert outcomes["stablehlo-ext/mixed/good:pass_mixed"].status == "pass"
     for folder, holds in (("empty", "it is empty"), ("only_notes", "it holds notes.mlir")):
         outcome = outcomes[f"stablehlo-ext/{folder}:folder"]
@@ -166,6 +167,6 @@ def test_a_check_file_that_does_not_parse_fails_at_import_naming_it(tmp_path, wo
         "func.func @f() {\n  check.expect_true(%nope) : i32\n  return\n}\n"
     )
     (case,) = external_cases(tmp_path)
-    outcome = run_case(case, targets["llvm-cpu"], worker)[0]
+    outcome = run_case(Attempt(case, targets["llvm-cpu"]), worker)[0]
     assert (case.case_id, outcome.status, outcome.stage) == ("stablehlo-ext/bad", "error", "import")
     assert "bad.mlir:2:" in outcome.diagnostics[0], outcome.diagnostics

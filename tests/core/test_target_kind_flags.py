@@ -2,6 +2,7 @@
 
 import pytest
 
+from iree_conformance.engine.attempt import Attempt
 from iree_conformance.engine.pipeline import build_job
 from iree_conformance.model.cases import Case
 from iree_conformance.model.targets import TargetError, load_targets
@@ -12,12 +13,14 @@ from .conftest import TARGETS_TOML
 
 def test_stablehlo_gets_const_eval_off_and_onnx_keeps_the_default():
     llvm_cpu = load_targets(TARGETS_TOML)["llvm-cpu"]
-    mlir = build_job(Case("a", "stablehlo", "mlir", source_bytes=b""), llvm_cpu, []).compile_flags
+    mlir = build_job(
+        Attempt(Case("a", "stablehlo", "mlir", source_bytes=b""), llvm_cpu), []
+    ).compile_flags
     onnx = build_job(
-        OnnxNodeCase("b", "onnx_ops", "onnx", source_bytes=b""), llvm_cpu, []
+        Attempt(OnnxNodeCase("b", "onnx_ops", "onnx", source_bytes=b""), llvm_cpu), []
     ).compile_flags
     model = build_job(
-        Case("m", "onnx_models", "onnx", source_bytes=b""), llvm_cpu, []
+        Attempt(Case("m", "onnx_models", "onnx", source_bytes=b""), llvm_cpu), []
     ).compile_flags
     assert (
         "--iree-input-demote-f64-to-f32=false" not in model
@@ -47,7 +50,7 @@ def test_a_target_s_stage_limits_sit_between_the_defaults_and_the_command_line(t
     vmvx, llvm_cpu = targets["vmvx"], targets["llvm-cpu"]
     assert dict(vmvx.stage_timeouts)["run"] > 120 and llvm_cpu.stage_timeouts == ()
     case = Case("m", "onnx_models", "onnx", source_bytes=b"")
-    on_vmvx, on_llvm = build_job(case, vmvx, []), build_job(case, llvm_cpu, [])
+    on_vmvx, on_llvm = build_job(Attempt(case, vmvx), []), build_job(Attempt(case, llvm_cpu), [])
     client = WorkerClient(None)
     explicit = WorkerClient(None, {"run": 30.0})
     try:

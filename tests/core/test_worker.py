@@ -6,6 +6,7 @@ import sys
 import numpy as np
 import pytest
 
+from iree_conformance.engine.attempt import Attempt, AttemptSettings
 from iree_conformance.engine.pipeline import run_case
 from iree_conformance.engine.worker.parent import WorkerClient
 from iree_conformance.model.cases import Case, NpzCase
@@ -38,13 +39,13 @@ def add_case(tmp_path, name="add"):
 
 def test_pass_then_warm_run_does_not_compile(tmp_path, worker, llvm_cpu):
     case = add_case(tmp_path)
-    outcome, _ = run_case(case, llvm_cpu, worker)
+    outcome, _ = run_case(Attempt(case, llvm_cpu), worker)
     assert outcome.status == "pass", outcome.diagnostics
     assert "compile" in outcome.stage_times and outcome.info["cache_hits"] == {
         "import": False,
         "compile": False,
     }
-    again, _ = run_case(case, llvm_cpu, worker)
+    again, _ = run_case(Attempt(case, llvm_cpu), worker)
     assert again.status == "pass"
     assert "compile" not in again.stage_times and again.info["cache_hits"] == {
         "import": True,
@@ -56,7 +57,7 @@ def test_wrong_expected_value_is_a_numerics_failure(tmp_path, worker, llvm_cpu):
     case = add_case(tmp_path)
     a = np.array([1, 2, 3, 4], np.float32)
     np.savez(case.data_path, input_0=a, input_1=a, expected_0=a)
-    outcome, _ = run_case(case, llvm_cpu, worker)
+    outcome, _ = run_case(Attempt(case, llvm_cpu), worker)
     assert (
         outcome.status == "fail"
         and outcome.stage == "compare"
@@ -77,7 +78,7 @@ def test_crash_becomes_an_outcome_and_the_worker_is_replaced(
         "build_job",
         lambda *a, **k: dataclasses.replace(real(*a, **k), fault=("compile", "crash")),
     )
-    outcome, _ = run_case(case, llvm_cpu, worker)
+    outcome, _ = run_case(Attempt(case, llvm_cpu), worker)
     assert outcome.status == "crash" and outcome.stage == "compile"
     assert "worker process died during compile" in outcome.diagnostics[0]
     # os.abort(): SIGABRT on POSIX, exit status 3 from the MSVC runtime on Windows.
@@ -85,7 +86,7 @@ def test_crash_becomes_an_outcome_and_the_worker_is_replaced(
         "SIGABRT" if sys.platform != "win32" else "exit status 3 (abort())"
     ) in outcome.diagnostics[0]
     monkeypatch.setattr(pipeline, "build_job", real)
-    after, _ = run_case(add_case(tmp_path, "after"), llvm_cpu, worker)
+    after, _ = run_case(Attempt(add_case(tmp_path, "after"), llvm_cpu), worker)
     assert after.status == "pass"
 
 
@@ -100,7 +101,7 @@ def test_hang_becomes_a_timeout(tmp_path, worker, llvm_cpu, monkeypatch):
         "build_job",
         lambda *a, **k: dataclasses.replace(real(*a, **k), fault=("compile", "hang")),
     )
-    outcome, _ = run_case(case, llvm_cpu, worker)
+    outcome, _ = run_case(Attempt(case, llvm_cpu), worker)
     assert (
         outcome.status == "timeout"
         and outcome.stage == "compile"
@@ -108,7 +109,7 @@ def test_hang_becomes_a_timeout(tmp_path, worker, llvm_cpu, monkeypatch):
     )
     monkeypatch.setattr(pipeline, "build_job", real)
     worker.stage_timeouts["compile"] = 120.0
-    assert run_case(add_case(tmp_path, "after2"), llvm_cpu, worker)[0].status == "pass"
+    assert run_case(Attempt(add_case(tmp_path, "after2"), llvm_cpu), worker)[0].status == "pass"
 
 
 def test_malformed_mlir_is_an_import_error_with_the_parser_message(tmp_path, worker, llvm_cpu):
@@ -117,7 +118,7 @@ def test_malformed_mlir_is_an_import_error_with_the_parser_message(tmp_path, wor
     case = Case(
         case_id="t/bad", suite="stablehlo", kind="mlir", source_path=bad, input_type="stablehlo"
     )
-    outcome, _ = run_case(case, llvm_cpu, worker)
+    outcome, _ = run_case(Attempt(case, llvm_cpu), worker)
     assert outcome.status == "error" and outcome.stage == "import"
     assert any("error" in line for line in outcome.diagnostics)
     assert not any("iree-compile" in line for line in outcome.diagnostics)
@@ -127,7 +128,7 @@ def test_missing_source_file_is_a_prepare_error(tmp_path, worker, llvm_cpu):
     case = Case(
         case_id="t/missing", suite="stablehlo", kind="mlir", source_path=tmp_path / "nope.mlir"
     )
-    outcome, _ = run_case(case, llvm_cpu, worker)
+    outcome, _ = run_case(Attempt(case, llvm_cpu), worker)
     assert outcome.status == "error" and outcome.stage == "prepare"
     assert "nope.mlir" in outcome.diagnostics[0]
 
@@ -140,8 +141,8 @@ def test_compile_failure_is_cached_and_reported_again(tmp_path, worker, llvm_cpu
     case = Case(
         case_id="t/u", suite="stablehlo", kind="mlir", source_path=bad, input_type="stablehlo"
     )
-    first, _ = run_case(case, llvm_cpu, worker)
-    second, _ = run_case(case, llvm_cpu, worker)
+    first, _ = run_case(Attempt(case, llvm_cpu), worker)
+    second, _ = run_case(Attempt(case, llvm_cpu), worker)
     assert first.status == second.status == "error"
     assert first.diagnostics == second.diagnostics
     assert "store" in second.stage_times and "compile" not in second.stage_times
@@ -157,6 +158,7 @@ def test_compile_failure_is_cached_and_reported_again(tmp_path, worker, llvm_cpu
     ],
 )
 def test_seed_programs_give_the_seed_documents_numbers(name, expected, worker, llvm_cpu):
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.pipeline import build_job
 
     from .conftest import ROOT
@@ -170,13 +172,15 @@ def test_seed_programs_give_the_seed_documents_numbers(name, expected, worker, l
         input_type="stablehlo",
         data_path=cases / f"{name}.npz",
     )
-    result = worker.execute(build_job(case, llvm_cpu, case.input_sets()))
+    result = worker.execute(build_job(Attempt(case, llvm_cpu), case.input_sets()))
     assert result.status == "pass", result
     np.testing.assert_allclose(result.outputs[0][0], expected, rtol=0, atol=2e-7)
 
 
 def test_timing_runs_record_a_median(tmp_path, worker, llvm_cpu):
-    outcome, _ = run_case(add_case(tmp_path, "timed"), llvm_cpu, worker, timing_runs=3)
+    outcome, _ = run_case(
+        Attempt(add_case(tmp_path, "timed"), llvm_cpu, AttemptSettings(timing_runs=3)), worker
+    )
     assert outcome.status == "pass"
     timing = outcome.metrics["timing"]
     assert timing["runs"] == 3 and timing["iree_median_s"] > 0
@@ -206,11 +210,11 @@ def test_a_stage_limit_counts_cpu_seconds_and_a_hang_times_out_at_the_hang_bound
     worker.stage_timeouts["compile"] = 1.0
     _faulty(monkeypatch, ("compile", "hang"))
     start = time.monotonic()
-    outcome, _ = run_case(add_case(tmp_path, "hang"), llvm_cpu, worker)
+    outcome, _ = run_case(Attempt(add_case(tmp_path, "hang"), llvm_cpu), worker)
     assert (outcome.status, outcome.stage) == ("timeout", "compile")
     assert time.monotonic() - start >= worker_module.HANG_FACTOR * 1.0
     _faulty(monkeypatch, ("compile", "spin"))
-    outcome, _ = run_case(add_case(tmp_path, "spin"), llvm_cpu, worker)
+    outcome, _ = run_case(Attempt(add_case(tmp_path, "spin"), llvm_cpu), worker)
     assert (outcome.status, outcome.stage) == ("timeout", "compile")
     worker.stage_timeouts["compile"] = 120.0
 
@@ -250,16 +254,16 @@ def test_a_compiler_crash_is_read_from_the_store_next_time(tmp_path, llvm_cpu, m
     restore = _with_fault(monkeypatch, ("compiler", "crash"))
     first = WorkerClient(tmp_path / "store", {"compile": 120.0})
     try:
-        crashed, _ = run_case(case, llvm_cpu, first)
+        crashed, _ = run_case(Attempt(case, llvm_cpu), first)
     finally:
         first.close()
     assert (crashed.status, crashed.stage) == ("crash", "compile"), crashed.diagnostics
     restore()  # the same program again: the store answers, the fault never gets a chance
     second = WorkerClient(tmp_path / "store", {"compile": 120.0})
     try:
-        warm, _ = run_case(case, llvm_cpu, second)
+        warm, _ = run_case(Attempt(case, llvm_cpu), second)
         alive = second._proc is not None and second._proc.poll() is None
-        fresh, _ = run_case(case, llvm_cpu, second, retry=True)
+        fresh, _ = run_case(Attempt(case, llvm_cpu, retry=True), second)
     finally:
         second.close()
     assert (warm.status, warm.stage) == ("crash", "compile")
@@ -275,8 +279,8 @@ def test_a_crash_outside_the_compiler_is_not_recorded(tmp_path, worker, llvm_cpu
     kill from outside would be): nothing is recorded and the next run compiles."""
     case = add_case(tmp_path, "outside")
     restore = _with_fault(monkeypatch, ("compile", "crash"))
-    crashed, _ = run_case(case, llvm_cpu, worker)
+    crashed, _ = run_case(Attempt(case, llvm_cpu), worker)
     assert crashed.status == "crash"
     restore()
-    again, _ = run_case(case, llvm_cpu, worker)
+    again, _ = run_case(Attempt(case, llvm_cpu), worker)
     assert again.status == "pass" and again.info["cache_hits"]["compile"] is False

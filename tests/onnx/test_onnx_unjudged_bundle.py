@@ -25,6 +25,7 @@ import pytest
 from onnx import TensorProto, helper
 from onnx_testlib import run_conformance
 
+from iree_conformance.engine.attempt import Attempt
 from iree_conformance.engine.pipeline import run_case
 from iree_conformance.model.cases import Case
 from iree_conformance.model.jobs import CaseResult
@@ -166,5 +167,5 @@ class _LoadFails:
 def _pipeline_on_load_failure(reason: str, lines: list[str]):
     case = _UnjudgedCase(CASE, "onnx_dir", "onnx", source_bytes=b"", reason=reason)
     target = Target("llvm-cpu", (), "local-task")
-    outcome, _ = run_case(case, target, _LoadFails(lines))  # type: ignore[arg-type]
+    outcome, _ = run_case(Attempt(case, target), _LoadFails(lines))  # type: ignore[arg-type]
     return outcome

@@ -106,6 +106,7 @@ class _Recorder(unittest.TestResult):
 
 def test_backend_test_agrees_with_the_onnx_ops_suite_on_a_sample():
     from iree_conformance.common.store import default_store_dir
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
     from iree_conformance.onnx_backend.backend import resolve_target
@@ -120,7 +121,7 @@ def test_backend_test_agrees_with_the_onnx_ops_suite_on_a_sample():
         for case in collect(None):
             name = case.case_id.removeprefix(runner.SUITE_PREFIX)
             if name in names:
-                status = run_case(case, target, worker)[0].status
+                status = run_case(Attempt(case, target), worker)[0].status
                 suite[name] = status if status in ("pass", "skip") else "fail"
     finally:
         worker.close()
@@ -143,6 +144,7 @@ def test_the_runner_compiles_nothing_the_suite_compiled(tmp_path, monkeypatch):
     tests (into a private store), onnx's runner over the backend adds no module and no
     failure to that store."""
     from iree_conformance.common.store import STORE_ENV
+    from iree_conformance.engine.attempt import Attempt
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
     from iree_conformance.onnx_backend.backend import resolve_target
@@ -155,7 +157,7 @@ def test_the_runner_compiles_nothing_the_suite_compiled(tmp_path, monkeypatch):
     try:
         for case in collect(None):
             if case.case_id.removeprefix(runner.SUITE_PREFIX) in names:
-                run_case(case, resolve_target("CPU"), worker)
+                run_case(Attempt(case, resolve_target("CPU")), worker)
     finally:
         worker.close()
 

@@ -37,13 +37,13 @@ import numpy as np
 from iree_conformance.common import errors
 from iree_conformance.common.fsutil import atomic_write_bytes
 from iree_conformance.common.timing import time_iree_call
-from iree_conformance.common.vocabulary import CaseKey
+from iree_conformance.common.vocabulary import CaseKey, Stage, Status
+from iree_conformance.engine.after_run import RunJudging, after_run
 from iree_conformance.engine.verdicts import judge
 from iree_conformance.expectations.lookup import Expectations, ManifestEntry
-from iree_conformance.model.compare import Tolerance, compare_checks
+from iree_conformance.model.compare import Check, Tolerance
 from iree_conformance.model.jobs import CaseResult
 from iree_conformance.model.outcome import Outcome
-from iree_conformance.model.unjudged import judge_unjudged
 
 # 2: a case's function name is "entry_function" (schema 1 called it "entry").
 # 3: "checks" holds the check sites that run-bundle's check module records (schema 2 held
@@ -139,7 +139,7 @@ class BundleWriter:
         )
 
     def finish(self, outcomes: list[dict[str, Any]], targets) -> Path:
-        passed = {(o["target"], o["case_id"]) for o in outcomes if o["status"] == "pass"}
+        passed = {(o["target"], o["case_id"]) for o in outcomes if o["status"] == Status.PASS}
         fragments = [
             json.loads(p.read_text(encoding="utf-8"))
             for p in sorted((self.root / "cases").glob("*.json"))
@@ -158,7 +158,7 @@ class BundleWriter:
             "not_bundled": sorted(
                 f"{CaseKey.of(o)} ({o['status']} at {o['stage']})"
                 for o in outcomes
-                if o["status"] != "pass"
+                if o["status"] != Status.PASS
             ),
             "cases": sorted(cases, key=lambda c: (c["target"], c["case_id"])),
         }
@@ -205,17 +205,23 @@ def _read_verified(root: Path, relative: str, digest: str) -> bytes:
 
 
 def _checks_from(
-    record: dict[str, Any], arrays, outputs_by_set: list[list[np.ndarray]], records=None
-):
-    tols = [Tolerance(**t) for t in record["tolerances"]]
+    record: dict[str, Any],
+    arrays: Any,
+    outputs_by_set: list[list[np.ndarray]],
+    records: list[list[tuple[int, list[np.ndarray]]]],
+) -> list[Check]:
+    """The reference stage of a bundled case: its recorded check ops, or what ran paired
+    with the expected values the bundle holds."""
     if "checks" in record:
         from iree_conformance.suites.check_pairs import checks_from_records
 
         return checks_from_records(record["checks"], records[0] if records else [])
+    tolerances = [Tolerance(**t) for t in record["tolerances"]]
     checks = []
     for s, outputs in enumerate(outputs_by_set):
         count = sum(1 for k in arrays.files if k.startswith(f"expected_{s}_"))
-        checks.append((outputs, [arrays[f"expected_{s}_{i}"] for i in range(count)], tols[s]))
+        expected = [arrays[f"expected_{s}_{i}"] for i in range(count)]
+        checks.append(Check(outputs, expected, tolerances[s]))
     return checks
 
 
@@ -234,6 +240,57 @@ def bundle_expectations(root: Path, record: dict[str, Any]) -> Expectations:
     return expectations
 
 
+def _run_record(
+    executor: Any,
+    record: dict[str, Any],
+    vmfb: bytes,
+    arrays: Any,
+    driver: str,
+    device: str | None,
+    timing_runs: int,
+    outcome: Outcome,
+) -> RunJudging:
+    """Loads and runs one bundled case on every input set, writing what happened into the
+    Outcome; returns what the after-run steps need to judge it."""
+    from iree_conformance.engine.worker.executor import StageError
+
+    entry = record.get("entry_function")
+    input_sets = []
+    for s in range(record["input_sets"]):
+        count = sum(1 for k in arrays.files if k.startswith(f"input_{s}_"))
+        input_sets.append([arrays[f"input_{s}_{i}"] for i in range(count)])
+    outputs: list[list[np.ndarray]] = []
+    records: list[list[tuple[int, list[np.ndarray]]]] = []
+    loaded: list[Any] = []
+    try:
+        loaded += executor.load(vmfb, driver, device, record.get("checks"))
+        vm_module, context = loaded
+        outcome.stage = Stage.RUN
+        started = time.perf_counter()
+        for inputs in input_sets:
+            outputs.append(executor.run(vm_module, context, entry, inputs))
+            if context.check_recorder is not None:
+                records.append(context.check_recorder.take())
+        outcome.stage_times["run"] = time.perf_counter() - started
+    except StageError as e:
+        outcome.status, outcome.stage, outcome.diagnostics = Status.ERROR, Stage(e.stage), e.lines
+    except Exception as e:  # noqa: BLE001 - one broken case must not lose the others' results
+        outcome.status, outcome.diagnostics = Status.ERROR, [f"{type(e).__name__}: {e}"]
+
+    def timing() -> dict[str, Any] | None:
+        if timing_runs <= 0:
+            return None
+        vm_module, context = loaded
+        return time_iree_call(executor, vm_module, context, entry, input_sets[0], timing_runs)
+
+    return RunJudging(
+        checks=lambda: _checks_from(record, arrays, outputs, records),
+        unjudged=record.get("unjudged"),
+        timing=timing,
+        source=record.get("source"),
+    )
+
+
 def run_bundle(
     root: Path,
     driver: str,
@@ -246,7 +303,7 @@ def run_bundle(
     import iree.runtime as rt
 
     from iree_conformance.common.store import ArtifactStore
-    from iree_conformance.engine.worker.executor import Executor, StageError
+    from iree_conformance.engine.worker.executor import Executor
     from iree_conformance.report.annotations import annotate_results
     from iree_conformance.report.markdown import run_metadata, write_results
 
@@ -273,57 +330,17 @@ def run_bundle(
             record["case_id"],
             record["suite"],
             record["target"],
-            stage="load",
+            stage=Stage.LOAD,
             info={"driver": driver, **record.get("info", {})},
         )
         start = time.perf_counter()
-        source = record.get("source")
         vmfb = _read_verified(root, record["module"], record["module_sha256"])
         with np.load(root / record["data"]) as arrays:
-            input_sets = []
-            for s in range(record["input_sets"]):
-                count = sum(1 for k in arrays.files if k.startswith(f"input_{s}_"))
-                input_sets.append([arrays[f"input_{s}_{i}"] for i in range(count)])
-            try:
-                vm_module, context = executor.load(vmfb, driver, device, record.get("checks"))
-                outcome.stage = "run"
-                t = time.perf_counter()
-                outputs, records = [], []
-                for inputs in input_sets:
-                    outputs.append(
-                        executor.run(vm_module, context, record.get("entry_function"), inputs)
-                    )
-                    if context.check_recorder is not None:
-                        records.append(context.check_recorder.take())
-                outcome.stage_times["run"] = time.perf_counter() - t
-                # Inputs that are no verdict: the suite's error, and nothing to compare.
-                if not judge_unjudged(outcome, record.get("unjudged")):
-                    outcome.stage = "compare"
-                    checks = _checks_from(record, arrays, outputs, records)
-                    comparison = compare_checks(checks)
-                    problems, outcome.metrics = comparison.messages, comparison.metrics
-                    if problems:
-                        outcome.status, outcome.diagnostics = "fail", problems[:8]
-                        first = checks[comparison.failed[0]] if comparison.failed else None
-                        if first is not None and len(first) > 4 and source:
-                            source = {**source, **first[4]}  # the failing check op's line
-                    elif timing_runs > 0:
-                        outcome.metrics["timing"] = time_iree_call(
-                            executor,
-                            vm_module,
-                            context,
-                            record.get("entry_function"),
-                            input_sets[0],
-                            timing_runs,
-                        )
-            except StageError as e:
-                outcome.status, outcome.stage, outcome.diagnostics = "error", e.stage, e.lines
-                judge_unjudged(outcome, record.get("unjudged"))
-            except Exception as e:  # noqa: BLE001 - one broken case must not lose the others' results
-                outcome.status, outcome.diagnostics = "error", [f"{type(e).__name__}: {e}"]
+            judging = _run_record(
+                executor, record, vmfb, arrays, driver, device, timing_runs, outcome
+            )
+            after_run(outcome, judging)  # the engine's after-run steps, as for a suite's run
         outcome.duration = time.perf_counter() - start
-        if outcome.status not in ("pass", "skip") and source:
-            outcome.info["source"] = dict(source)
         judge(bundle_expectations(root, record), outcome).record(outcome)
         assert outcome.verdict is not None  # record() set it
         counts[outcome.verdict] += 1

@@ -26,6 +26,7 @@ from iree_conformance.common.errors import (
     ConfigurationError,
     exit_help,
 )
+from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.model.outcome import STAGE_ORDER, Outcome
 
 __all__ = ["EXIT_HELP", "add_arguments", "run"]
@@ -132,7 +133,7 @@ def _print_outcome(outcome: Outcome, out) -> None:
     for stage in ("inputs", "store", *STAGE_ORDER):
         if stage in outcome.stage_times:
             print(f"{stage:>10}  {outcome.stage_times[stage]:8.3f} s", file=out)
-    verdict = outcome.status if outcome.status != "error" else f"error at {outcome.stage}"
+    verdict = outcome.status if outcome.status != Status.ERROR else f"error at {outcome.stage}"
     print(f"verdict: {verdict}" + (f" ({outcome.reason})" if outcome.reason else ""), file=out)
     for line in outcome.diagnostics[:20]:
         print(f"  {line}", file=out)
@@ -147,9 +148,11 @@ def _print_outcome(outcome: Outcome, out) -> None:
 
 
 def exit_status(outcome: Outcome) -> int:
-    if outcome.status == "pass":
+    if outcome.status == Status.PASS:
         return 0
-    if outcome.status == "skip" or (outcome.status == "error" and outcome.stage == "reference"):
+    if outcome.status == Status.SKIP or (
+        outcome.status == Status.ERROR and outcome.stage == Stage.REFERENCE
+    ):
         return EXIT_UNJUDGED
     return 1
 
@@ -158,6 +161,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     import sys
 
     from iree_conformance.common.store import ArtifactStore, default_store_dir
+    from iree_conformance.engine.attempt import Attempt, AttemptSettings
     from iree_conformance.engine.pipeline import build_job, run_case
     from iree_conformance.engine.worker.parent import WorkerClient
     from iree_conformance.model.targets import load_targets, unavailable_reason, uncompilable_reason
@@ -175,8 +179,10 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     store = ArtifactStore(None if args.no_cache else Path(args.store_dir or default_store_dir()))
     worker = WorkerClient(store.root)
     try:
-        outcome, _ = run_case(case, target, worker, timing_runs=max(args.timing_runs, 0))
-        if outcome.status == "fail" and not args.no_bisect and hasattr(case, "bisect"):
+        outcome, _ = run_case(
+            Attempt(case, target, AttemptSettings(timing_runs=max(args.timing_runs, 0))), worker
+        )
+        if outcome.status == Status.FAIL and not args.no_bisect and hasattr(case, "bisect"):
 
             def run_candidate(model, inputs):
                 from iree_conformance.model.cases import Case
@@ -187,8 +193,8 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
                     kind="onnx",
                     source_bytes=model.SerializeToString(),
                 )
-                result = worker.execute(build_job(probe, target, [list(inputs)]))
-                if result.status != "pass" or not result.outputs:
+                result = worker.execute(build_job(Attempt(probe, target), [list(inputs)]))
+                if result.status != Status.PASS or not result.outputs:
                     raise RuntimeError(f"the widened model did not run: {result.diagnostics}")
                 return dict(zip([o.name for o in model.graph.output], result.outputs[0]))
 

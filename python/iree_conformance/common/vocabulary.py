@@ -77,6 +77,8 @@ STAGE_ORDER: tuple[Stage, ...] = tuple(Stage)
 STATUSES: tuple[Status, ...] = tuple(Status)
 EXPECTATION_KINDS: tuple[ExpectationKind, ...] = tuple(ExpectationKind)
 VERDICTS: tuple[Verdict, ...] = tuple(Verdict)
+#: The statuses of a case that did not pass (every one but pass and skip).
+FAILING_STATUSES: tuple[Status, ...] = (Status.FAIL, Status.ERROR, Status.CRASH, Status.TIMEOUT)
 #: The verdicts that turn a run red.
 RED_VERDICTS: tuple[Verdict, ...] = (Verdict.FAIL, Verdict.XPASS)
 

@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 from collections.abc import Callable
 
+from iree_conformance.common.vocabulary import Status
 from iree_conformance.engine.worker.parent import WorkerClient
 from iree_conformance.model.cases import Case
 from iree_conformance.model.jobs import BatchJob
@@ -144,7 +145,7 @@ class BatchCoordinator:
             case_id: Placement(key, size, {"import": True, "compile": True}, {}, member_id)
             for case_id, (key, member_id, size) in result.elsewhere.items()
         }
-        if result.status == "pass":
+        if result.status == Status.PASS:
             if not result.placed or result.batch_key is None:
                 return placements
             share = {

@@ -13,8 +13,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from iree_conformance.common.vocabulary import STAGE_ORDER, ExpectationKind, Stage, Status, Verdict
+from iree_conformance.common.vocabulary import (
+    RED_VERDICTS,
+    STAGE_ORDER,
+    ExpectationKind,
+    Stage,
+    Status,
+    Verdict,
+)
 from iree_conformance.engine import pipeline
+from iree_conformance.engine.attempt import Attempt, AttemptSettings
 from iree_conformance.engine.batching import Batch, BatchCoordinator
 from iree_conformance.engine.worker.parent import WorkerClient
 from iree_conformance.expectations.lookup import Expectations
@@ -144,14 +152,11 @@ class Bisectable(Protocol):
 class EngineSettings:
     """The run options the engine reads (the plugin fills them from ``RunOptions``)."""
 
-    compile_only: bool = False
+    # What every attempt shares: compile-only, timing runs, batching off.
+    attempt: AttemptSettings = AttemptSettings()
     retries: int = 0  # tries again of an unexpected result, each in a fresh worker
     bisect_numerics: bool = False
-    timing_runs: int = 0
     fresh_worker: bool = False  # a fresh worker for every case
-    # --batch-size 1 (and bundles, --fresh-worker): each case compiled alone, never in the
-    # module of a batch the store remembers.
-    alone: bool = False
 
 
 @dataclasses.dataclass
@@ -197,12 +202,15 @@ class Engine:
         """Runs the case (in its batch's module when given), bisects a numerics failure on
         request, judges it, and retries an unexpected result in a fresh worker."""
         settings = self.settings
-        reason = (
-            None if settings.compile_only else unavailable_reason(target)
-        ) or uncompilable_reason(target)
+        compile_only = settings.attempt.compile_only
+        reason = (None if compile_only else unavailable_reason(target)) or uncompilable_reason(
+            target
+        )
         if reason:
-            outcome = Outcome(case.case_id, case.suite, target.name, status="skip", reason=reason)
-            result = CaseResult(status="skip")
+            outcome = Outcome(
+                case.case_id, case.suite, target.name, status=Status.SKIP, reason=reason
+            )
+            result = CaseResult(status=Status.SKIP)
         else:
             if settings.fresh_worker:
                 self.close()
@@ -211,24 +219,22 @@ class Engine:
                 if batch is not None
                 else None
             )
-            outcome, result = pipeline.run_case(
+            attempt = Attempt(
                 case,
                 target,
-                self.worker,
-                expectations.tolerance_for(case.case_id),
-                settings.compile_only,
-                settings.timing_runs,
+                settings.attempt,
+                tolerance=expectations.tolerance_for(case.case_id),
                 placement=placement,
-                alone=settings.alone,
             )
-        if outcome.status == "fail" and settings.bisect_numerics and isinstance(case, Bisectable):
-            outcome.diagnostics.append(self.bisect(case, target))
-        judgement = judge(expectations, outcome, settings.compile_only)
+            outcome, result = pipeline.run_case(attempt, self.worker)
         if (
-            judgement.name in (Verdict.FAIL, Verdict.XPASS)
-            and settings.retries
-            and not settings.compile_only
+            outcome.status == Status.FAIL
+            and settings.bisect_numerics
+            and isinstance(case, Bisectable)
         ):
+            outcome.diagnostics.append(self.bisect(case, target))
+        judgement = judge(expectations, outcome, compile_only)
+        if judgement.name in RED_VERDICTS and settings.retries and not compile_only:
             outcome, judgement = self.retry(case, target, expectations, outcome, judgement)
         judgement.record(outcome)
         return Checked(outcome, judgement, result)
@@ -249,9 +255,12 @@ class Engine:
         tries = [outcome]
         for _ in range(self.settings.retries):
             self.close()  # a fresh worker: no state (or heap) left over from other cases
-            again, _ = pipeline.run_case(
-                case, target, self.worker, expectations.tolerance_for(case.case_id), retry=True
+            # The run's timing and batching settings are not the retry's: it runs alone,
+            # untimed, compiled afresh.
+            retry = Attempt(
+                case, target, tolerance=expectations.tolerance_for(case.case_id), retry=True
             )
+            again, _ = pipeline.run_case(retry, self.worker)
             tries.append(again)
             if again.observed != outcome.observed:
                 break
@@ -277,8 +286,8 @@ class Engine:
                 kind="onnx",
                 source_bytes=model.SerializeToString(),
             )
-            result = self.worker.execute(pipeline.build_job(probe, target, [list(inputs)]))
-            if result.status != "pass" or not result.outputs:
+            result = self.worker.execute(pipeline.build_job(Attempt(probe, target), [list(inputs)]))
+            if result.status != Status.PASS or not result.outputs:
                 raise RuntimeError(f"the widened model did not run: {result.diagnostics}")
             return dict(zip([o.name for o in model.graph.output], result.outputs[0]))
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from iree_conformance.common.errors import ConformanceError
-from iree_conformance.common.vocabulary import CaseKey
+from iree_conformance.common.vocabulary import CaseKey, Status
 from iree_conformance.model.outcome import Outcome
 
 
@@ -85,7 +85,7 @@ def collate(runs: list[list[dict[str, Any]]]) -> list[CaseResults]:
     for outcomes in runs:
         for data in outcomes:
             outcome = Outcome.from_json(data)
-            if outcome.status == "skip":
+            if outcome.status == Status.SKIP:
                 continue
             key = (outcome.target, outcome.case_id)
             entry = by_case.setdefault(key, CaseResults(outcome.target, outcome.case_id, [], {}))

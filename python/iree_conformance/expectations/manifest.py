@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from iree_conformance.common.errors import ManifestError
 from iree_conformance.common.tomlio import TomlError, loads_toml
+from iree_conformance.common.vocabulary import Status
 
 if TYPE_CHECKING:  # pragma: no cover
     from iree_conformance.model.outcome import Outcome
@@ -230,7 +231,7 @@ def updated_entries(
     entries = {k: dict(v) for k, v in current.items()}
     for outcome in outcomes:
         kind = outcome.failure_kind
-        if outcome.status == "skip":
+        if outcome.status == Status.SKIP:
             continue
         seen = sorted({a["kind"] for a in outcome.attempts} | {outcome.observed}, key=_kind_order)
         old = entries.get(outcome.case_id)

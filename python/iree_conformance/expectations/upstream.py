@@ -22,6 +22,7 @@ from typing import Any
 from iree_conformance.common.diagnostics import normalize
 from iree_conformance.common.errors import ConfigurationError
 from iree_conformance.common.tomlio import TomlError, load_toml
+from iree_conformance.common.vocabulary import Status
 from iree_conformance.expectations.manifest import read_manifest
 
 CASE_PREFIX = "onnx-ops/"
@@ -180,7 +181,7 @@ def ours_from_manifest(case_ids: list[str], manifest: Path) -> Ours:
     kinds, lines = {}, {}
     for case_id in case_ids:
         entry = xfail.get(case_id)
-        stage = entry.get("stage") if entry else "pass"
+        stage = entry.get("stage") if entry else Status.PASS
         kinds[case_id] = "|".join(stage) if isinstance(stage, list) else stage
         lines[case_id] = entry.get("reason", "") if entry else ""
     return Ours(kinds, lines, str(manifest))

@@ -8,15 +8,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from iree_conformance.model.compare import Tolerance
+from iree_conformance.model.compare import Check, Tolerance
 from iree_conformance.model.jobs import CaseResult, Program
 
 ONNX_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
 
-# One comparison: (actual outputs, expected outputs, tolerance), optionally followed by a
-# label that names it in messages (a check op's location) and the check's source line
-# ({"line": N}: where an annotation of its failure points).
-Check = tuple  # (list[np.ndarray], list[np.ndarray], Tolerance[, str[, dict]])
+__all__ = ["Case", "CaseInvalid", "CaseReferenceError", "CaseSkipped", "Check", "ChecksFailed"]
 
 
 class CaseSkipped(Exception):
@@ -104,7 +101,7 @@ class Case:
         if len(expected) != len(output_sets):
             raise ValueError(f"{len(expected)} expected output sets for {len(output_sets)} runs")
         return [
-            (list(out), list(exp), tol)
+            Check(list(out), list(exp), tol)
             for out, exp, tol in zip(output_sets, expected, self.set_tolerances(len(output_sets)))
         ]
 
@@ -119,16 +116,13 @@ class Case:
     def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
         return [*target_flags, f"--iree-input-type={self.input_type}"]
 
-    def source_location(self, failed_check: Check | None = None) -> dict[str, Any] | None:
+    def source_location(self) -> dict[str, Any] | None:
         """Where the case is written, ``{"path", "line"}``, for the annotation of an
-        unexpected result (``Outcome.info["source"]``); failed_check: the first check that
-        failed, whose own line (a check op's) is more precise than the file's."""
+        unexpected result (``Outcome.info["source"]``; a failing check op's own line,
+        more precise, replaces ``line``: engine/after_run.py)."""
         if self.source_path is None:
             return None
-        line = None
-        if failed_check is not None and len(failed_check) > 4 and isinstance(failed_check[4], dict):
-            line = failed_check[4].get("line")
-        return {"path": str(self.source_path), "line": line or self.source_line()}
+        return {"path": str(self.source_path), "line": self.source_line()}
 
     def source_line(self) -> int:
         """The line the case starts at in its source file (1: the file itself)."""

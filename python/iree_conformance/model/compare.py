@@ -216,20 +216,34 @@ def compare_outputs(
     return Comparison(not messages, messages, metrics)
 
 
-def compare_checks(checks, tolerance_override: Tolerance | None = None) -> Comparison:
-    """Compares every check of a case: ``(actual, expected, tolerance[, label])`` tuples
-    (one per input set, or one per check op). Messages are prefixed with the check's label
-    (or ``check N:`` when there are several); metrics aggregate over all of them with
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One comparison of a case: what ran against what was expected (one per input set,
+    or one per check op)."""
+
+    actual: list[np.ndarray]
+    expected: list[np.ndarray]
+    tolerance: Tolerance
+    label: str | None = None  # names it in messages (a check op's location)
+    line: int | None = None  # its source line (a check op's): where an annotation points
+
+
+def compare_checks(checks: list[Check], tolerance_override: Tolerance | None = None) -> Comparison:
+    """Compares every check of a case. Messages are prefixed with the check's label (or
+    ``check N:`` when there are several); metrics aggregate over all of them with
     ``accumulate_metrics``. tolerance_override: a manifest's, merged over each check's.
-    Used by pipeline.run_case and run-bundle alike."""
+    Used by the engine's after-run steps (engine/after_run.py), for the pipeline and
+    run-bundle alike."""
     checks = list(checks)
     messages: list[str] = []
     failed: list[int] = []
     metrics = empty_metrics()
-    for index, (actual, expected, tolerance, *label) in enumerate(checks):
+    for index, check in enumerate(checks):
+        tolerance = check.tolerance
         tol = tolerance_override.merged_over(tolerance) if tolerance_override else tolerance
-        comparison = compare_outputs(actual, expected, tol)
-        prefix = f"{label[0]}: " if label else f"check {index}: " if len(checks) > 1 else ""
+        comparison = compare_outputs(check.actual, check.expected, tol)
+        label = check.label
+        prefix = f"{label}: " if label else f"check {index}: " if len(checks) > 1 else ""
         messages += [prefix + m for m in comparison.messages]
         if comparison.messages:
             failed.append(index)

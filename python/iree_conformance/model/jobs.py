@@ -29,6 +29,8 @@ class Program:
     source_path: str | None = None
     source_bytes: bytes | None = None
     import_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    # The frontend that imports it (frontends/registry.py); None: the default of its kind.
+    frontend: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from iree_conformance.common.vocabulary import (  # noqa: F401 - the vocabulary's names, re-exported
     EXPECTATION_KINDS,
@@ -13,12 +13,25 @@ from iree_conformance.common.vocabulary import (  # noqa: F401 - the vocabulary'
     ExpectationKind,
     Stage,
     Status,
+    Verdict,
 )
 
-# Outcome.stage is a Stage, Outcome.status a Status, Outcome.verdict a Verdict (each a str
-# enum, so a plain string read from JSON compares equal).
+# Outcome.stage is a Stage, Outcome.status a Status, Outcome.verdict a Verdict: str enums,
+# so they compare equal to the plain strings of a results file. An Outcome made from plain
+# strings (from_json) holds the members; a word this version does not know (a results file
+# of a later one) stays a plain string, which the reports still count in a column of its own.
 
-_ERROR_KIND_BY_STAGE: dict[str, ExpectationKind] = {
+_E = TypeVar("_E", Stage, Status, Verdict)
+
+
+def _member(enum: type[_E], value: Any) -> _E:
+    try:
+        return enum(value)
+    except ValueError:
+        return value  # unknown here: kept as read
+
+
+_ERROR_KIND_BY_STAGE: dict[Stage, ExpectationKind] = {
     Stage.PREPARE: ExpectationKind.FAIL_PREPARE,
     Stage.IMPORT: ExpectationKind.FAIL_IMPORT,
     Stage.COMPILE: ExpectationKind.FAIL_COMPILE,
@@ -44,19 +57,24 @@ class Outcome:
     case_id: str
     suite: str
     target: str
-    stage: str = Stage.PREPARE  # a Stage
-    status: str = Status.PASS  # a Status
+    stage: Stage = Stage.PREPARE
+    status: Status = Status.PASS
     diagnostics: list[str] = dataclasses.field(default_factory=list)
     stage_times: dict[str, float] = dataclasses.field(default_factory=dict)
     metrics: dict[str, Any] = dataclasses.field(default_factory=dict)
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
     reason: str = ""
-    verdict: str | None = None  # a Verdict, once judged
+    verdict: Verdict | None = None  # once judged
     expected: str | None = None  # the listed ExpectationKind (or "a|b" for a flaky case)
     duration: float = 0.0
     # Earlier tries of this case in this run (retries in a fresh worker), oldest first,
     # each {"status", "stage", "kind", "diagnostics"}; the fields above are the last try.
     attempts: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.stage, self.status = _member(Stage, self.stage), _member(Status, self.status)
+        if self.verdict is not None:
+            self.verdict = _member(Verdict, self.verdict)
 
     @property
     def failure_kind(self) -> str | None:
@@ -87,15 +105,15 @@ class Outcome:
     @classmethod
     def of_kind(cls, case_id: str, suite: str, target: str, kind: str) -> Outcome:
         """An Outcome that counts as kind ("pass", "crash", "fail-compile", ...)."""
-        if kind in ("pass", "crash", "timeout"):
-            return cls(
-                case_id, suite, target, stage="compare" if kind == "pass" else "run", status=kind
-            )
-        if kind == "fail-numerics":
-            return cls(case_id, suite, target, stage="compare", status="fail")
-        stages: dict[str, str] = {v: k for k, v in _ERROR_KIND_BY_STAGE.items() if k != "load"}
-        stage = stages.get(kind, "run")
-        return cls(case_id, suite, target, stage=stage, status="error")
+        if kind == Status.PASS:
+            return cls(case_id, suite, target, stage=Stage.COMPARE, status=Status.PASS)
+        if kind in (ExpectationKind.CRASH, ExpectationKind.TIMEOUT):
+            return cls(case_id, suite, target, stage=Stage.RUN, status=Status(kind))
+        if kind == ExpectationKind.FAIL_NUMERICS:
+            return cls(case_id, suite, target, stage=Stage.COMPARE, status=Status.FAIL)
+        stages = {v: k for k, v in _ERROR_KIND_BY_STAGE.items() if k != Stage.LOAD}
+        stage = stages.get(kind, Stage.RUN)  # type: ignore[call-overload]  # a kind is a str
+        return cls(case_id, suite, target, stage=stage, status=Status.ERROR)
 
     def as_attempt(self) -> dict[str, Any]:
         """A compact record of this try, for the attempts of a later one."""

@@ -12,10 +12,11 @@ Standard library only: ci/ scripts import it from the source tree before any ins
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from iree_conformance.common.errors import ConfigurationError
 from iree_conformance.common.vocabulary import VERDICTS  # noqa: F401 - the verdict columns, re-exported
@@ -77,4 +78,53 @@ def looks_like_results(path: Path) -> bool:
         isinstance(data, dict)
         and data.get("schema") == SCHEMA
         and isinstance(data.get("outcomes"), list)
+    )
+
+
+Key = TypeVar("Key")  # how a caller indexes a run's outcomes: CaseKey text, case id, ...
+
+#: The fields on which two runs' verdicts are compared, case by case.
+VERDICT_FIELDS = ("status", "stage", "verdict")
+
+
+@dataclasses.dataclass(frozen=True)
+class ResultsDiff:
+    """Two runs' outcomes compared case by case (keys as the caller indexed them)."""
+
+    compared: int  # cases on both sides
+    differ: dict[Any, dict[str, tuple[Any, Any]]]  # key -> {field: (before, after)}
+    only_before: list[Any]
+    only_after: list[Any]
+
+    @property
+    def changed_keys(self) -> list[Any]:
+        """Every key that differs or is on one side only, sorted."""
+        return sorted({*self.differ, *self.only_before, *self.only_after})
+
+
+def diff_outcomes(
+    before: Mapping[Key, Mapping[str, Any]],
+    after: Mapping[Key, Mapping[str, Any]],
+    fields: Iterable[str] = VERDICT_FIELDS,
+) -> ResultsDiff:
+    """The one case-by-case comparison of two runs' outcomes (each indexed by the caller:
+    by ``CaseKey``, case id, or platform and case): which differ on ``fields`` and which
+    are on one side only. ci/diff_results.py, ci/check_batch_equivalence.py and
+    benchmarks/suite_speed.py all compare through it."""
+    names = tuple(fields)
+    shared = before.keys() & after.keys()
+    differ = {}
+    for key in sorted(shared):  # type: ignore[type-var]  # one run's keys sort among themselves
+        changes = {
+            f: (before[key].get(f), after[key].get(f))
+            for f in names
+            if before[key].get(f) != after[key].get(f)
+        }
+        if changes:
+            differ[key] = changes
+    return ResultsDiff(
+        compared=len(shared),
+        differ=differ,
+        only_before=sorted(before.keys() - after.keys()),
+        only_after=sorted(after.keys() - before.keys()),
     )

@@ -8,6 +8,7 @@ error at the ``reference`` stage; a failure keeps IREE's lines beside it.
 
 from __future__ import annotations
 
+from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.model.outcome import Outcome
 
 
@@ -24,15 +25,15 @@ def judge_unjudged(outcome: Outcome, reason: str | None) -> bool:
     left alone."""
     if not reason:
         return False
-    if outcome.status == "error" and outcome.stage in ("load", "run"):
-        outcome.stage = "reference"
+    if outcome.status == Status.ERROR and outcome.stage in (Stage.LOAD, Stage.RUN):
+        outcome.stage = Stage.REFERENCE
         outcome.diagnostics = [
             f"the run failed on inputs that are no verdict: {reason}",
             *outcome.diagnostics,
         ]
         return True
-    if outcome.status == "pass" and outcome.stage == "run":
-        outcome.stage, outcome.status = "reference", "error"
+    if outcome.status == Status.PASS and outcome.stage == Stage.RUN:
+        outcome.stage, outcome.status = Stage.REFERENCE, Status.ERROR
         outcome.diagnostics = [str(InputsNotJudged(reason))]  # the harness's, not a crash
         return True
     return False

@@ -36,6 +36,7 @@ from onnx.backend.base import Backend, BackendRep, namedtupledict
 
 from iree_conformance.common.errors import ConfigurationError
 from iree_conformance.common.store import ArtifactStore, default_store_dir
+from iree_conformance.common.vocabulary import Status
 from iree_conformance.engine.worker.parent import WorkerClient
 from iree_conformance.engine.worker.store import ModuleCache, job_host
 from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION
@@ -83,9 +84,9 @@ class IreeBackendError(RuntimeError):
     """IREE failed on the model: ``stage`` (prepare, import, compile, load or run),
     ``status`` (error, crash or timeout) and ``iree_message`` (IREE's own words)."""
 
-    def __init__(self, stage: str, iree_message: str, status: str = "error", model: str = ""):
+    def __init__(self, stage: str, iree_message: str, status: str = Status.ERROR, model: str = ""):
         self.stage, self.iree_message, self.status, self.model = stage, iree_message, status, model
-        what = "failed" if status == "error" else f"failed ({status})"
+        what = "failed" if status == Status.ERROR else f"failed ({status})"
         super().__init__(
             f"IREE {what} at the {stage} stage of {model or 'the model'}: {iree_message}"
         )
@@ -301,7 +302,7 @@ class IreeBackendRep(BackendRep):
 
     def _execute(self, job: CaseJob) -> CaseResult:
         result = _execute_in_worker(self._p.store.root, job)
-        if result.status != "pass" and "batch" in result.info and not job.compile_only:
+        if result.status != Status.PASS and "batch" in result.info and not job.compile_only:
             # It ran in the module of a batch that compiled it (the onnx_ops suite's): a
             # failure there is only a hint; its own module decides, as in pipeline.run_case.
             result = _execute_in_worker(self._p.store.root, dataclasses.replace(job, alone=True))
@@ -310,7 +311,7 @@ class IreeBackendRep(BackendRep):
             self.cache_hits = dict(hits)
             if not hits.get("compile", True):  # not answered from the store
                 self.compiles += 1
-        if result.status != "pass":
+        if result.status != Status.PASS:
             raise IreeBackendError(
                 result.stage,
                 "\n".join(result.diagnostics) or "(IREE gave no message)",

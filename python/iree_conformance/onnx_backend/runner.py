@@ -22,6 +22,7 @@ from typing import Any
 
 from iree_conformance.common.errors import ConfigurationError
 from iree_conformance.common.platform_info import host_os
+from iree_conformance.common.vocabulary import Status
 from iree_conformance.expectations.lookup import Expectations, load_expectations
 from iree_conformance.onnx_backend.backend import IreeBackend
 
@@ -158,7 +159,7 @@ def suite_verdicts(results_json: Path) -> dict[str, str]:
             continue
         status = o.get("status")
         name = str(o["case_id"]).removeprefix(SUITE_PREFIX)
-        verdicts[name] = status if status in ("pass", "skip") else "fail"
+        verdicts[name] = status if status in (Status.PASS, Status.SKIP) else Status.FAIL
     return verdicts
 
 

@@ -35,7 +35,8 @@ import pytest
 from iree_conformance.common.errors import ConformanceError
 from iree_conformance.common.platform_info import cpu_fingerprint, host_os, unsupported_host_reason
 from iree_conformance.common.store import ArtifactStore, default_store_dir
-from iree_conformance.common.vocabulary import CaseKey
+from iree_conformance.common.vocabulary import RED_VERDICTS, CaseKey, Status, Verdict
+from iree_conformance.engine.attempt import AttemptSettings
 from iree_conformance.engine.batching import Batch, plan_batches
 from iree_conformance.engine.sharding import ShardError, assign, load_durations, record_durations
 from iree_conformance.engine.verdicts import Engine, EngineSettings
@@ -164,12 +165,14 @@ class ConformanceRun:
         self.engine = Engine(
             self.store.root,
             EngineSettings(
-                compile_only=options.compile_only,
+                AttemptSettings(
+                    compile_only=options.compile_only,
+                    timing_runs=options.timing_runs,
+                    alone=options.effective_batch_size < 2,
+                ),
                 retries=options.effective_retries,
                 bisect_numerics=options.bisect_numerics,
-                timing_runs=options.timing_runs,
                 fresh_worker=options.fresh_worker,
-                alone=options.effective_batch_size < 2,
             ),
             options.stage_timeouts,
         )
@@ -199,15 +202,15 @@ class ConformanceRun:
             case, target, expectations, self.batches.get((target.name, case.case_id))
         )
         outcome, message = checked.outcome, checked.judgement.message
-        if self.options.compile_only and outcome.status == "pass" and self.bundle is not None:
+        if self.options.compile_only and outcome.status == Status.PASS and self.bundle is not None:
             self.bundle.add(case, target, checked.result, expectations)
         item.user_properties.append((OUTCOME_PROPERTY, outcome.to_json()))
-        if outcome.verdict == "skip":
+        if outcome.verdict == Verdict.SKIP:
             pytest.skip(message or outcome.reason)
-        if outcome.verdict == "xfail":
+        if outcome.verdict == Verdict.XFAIL:
             item.stash[_XFAIL_KEY] = message
             return
-        if outcome.verdict in ("fail", "xpass"):
+        if outcome.verdict in RED_VERDICTS:
             pytest.fail(message, pytrace=False)
         # "flaky" returns normally: never red, and pytest_report_teststatus shows it as FLAKY.
 
@@ -400,7 +403,7 @@ class ConformanceRun:
             measured = {
                 str(CaseKey.of(o)): o.get("duration", 0.0)
                 for o in outcomes
-                if o["status"] != "skip"
+                if o["status"] != Status.SKIP
             }
             record_durations(options.record_durations, measured)
         mode = options.update_expectations

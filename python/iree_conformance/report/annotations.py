@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from iree_conformance.common.vocabulary import Verdict
+
 LEVELS = ("error", "warning", "notice")
 PER_LEVEL = 10  # GitHub's display limit per level and step
 MESSAGE_LIMIT = 4000  # characters of a message (the annotation API cuts at 64 KiB)
@@ -182,7 +184,7 @@ def annotations_for(
         info = o.get("info") or {}
         manifest_path, manifest_line = _where(info, "manifest")
         manifest_file = workspace_path(manifest_path, root)
-        if verdict == "xpass":
+        if verdict == Verdict.XPASS:
             found.append(
                 Annotation(
                     "error",
@@ -195,10 +197,10 @@ def annotations_for(
                 )
             )
             continue
-        if verdict not in ("fail", "flaky"):
+        if verdict not in (Verdict.FAIL, Verdict.FLAKY):
             continue
         kind = _kind(o)
-        flaky = verdict == "flaky"
+        flaky = verdict == Verdict.FLAKY
         if flaky and not o.get("attempts"):
             continue  # a declared flaky case: expected
         first = _first_line(o)

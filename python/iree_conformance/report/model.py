@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from iree_conformance.common.diagnostics import normalize
-from iree_conformance.common.vocabulary import RED_VERDICTS, VERDICTS, Status
+from iree_conformance.common.vocabulary import RED_VERDICTS, VERDICTS, Status, Verdict
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.results import MERGED_KIND
 from iree_conformance.report.merging import merge_documents, python_minor, suite_of
@@ -323,7 +323,7 @@ def _by_target(outcomes: list[Record]) -> ByTarget:
     targets = sorted({str(o["target"]) for o in outcomes})
     cells: dict[str, dict[str, str]] = {}
     for o in outcomes:
-        verdict = str(o.get("verdict")) if o.get("verdict") in SEVERITY else "fail"
+        verdict = str(o.get("verdict")) if o.get("verdict") in SEVERITY else Verdict.FAIL
         row = cells.setdefault(str(o["case_id"]), {})
         old = row.get(str(o["target"]))
         if old is None or SEVERITY.index(verdict) < SEVERITY.index(old):

@@ -7,17 +7,17 @@ from typing import Any
 import numpy as np
 
 from iree_conformance.frontends.stablehlo.checks import ALL_TRUE, CLOSE, EXACT, FALSE, TRUE
-from iree_conformance.model.compare import Tolerance
+from iree_conformance.model.compare import Check, Tolerance
 
 
 def checks_from_records(
     sites: list[dict[str, Any]], records: list[tuple[int, list[np.ndarray]]], source: str = ""
-):
-    """One (actual, expected, tolerance, label) comparison per executed check."""
+) -> list[Check]:
+    """One comparison per executed check, labelled with the check op and its line."""
     if not records:
         raise ValueError("the function executed no check op: nothing was checked")
     by_site = {s["site"]: s for s in sites}
-    checks = []
+    checks: list[Check] = []
     for count, (site_id, values) in enumerate(records):
         site = by_site[site_id]
         kind, actual = site["kind"], values[0]
@@ -45,5 +45,5 @@ def checks_from_records(
             raise ValueError(f"unknown check kind {kind!r}")
         where = f"{site['line']}:{site['column']}" if site.get("line") is not None else "?"
         label = f"check {count} ({site['op']} at {source or 'line'}:{where} in @{site['function']})"
-        checks.append(([actual], [expected], tol, label, {"line": site.get("line")}))
+        checks.append(Check([actual], [expected], tol, label, site.get("line")))
     return checks

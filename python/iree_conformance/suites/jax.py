@@ -73,7 +73,9 @@ class JaxCase(CheckCase):
 
     def program(self) -> Program:
         self._text()  # a failed export: empty source, so a batch leaves this case out
-        return dataclasses.replace(super().program(), source_bytes=self.source_bytes or b"")
+        return dataclasses.replace(
+            super().program(), source_bytes=self.source_bytes or b"", frontend="jax_export"
+        )
 
     def checks(self, input_sets, output_sets, worker_result: CaseResult) -> list[Check]:
         sites, records = worker_result.check_sites, worker_result.check_records

@@ -18,12 +18,27 @@ import numpy as np
 
 from iree_conformance.frontends.onnx.specs import ModelSpec
 from iree_conformance.model.cases import Case, CaseInvalid, CaseReferenceError, CaseSkipped
+from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.unjudged import InputsNotJudged
 
 if TYPE_CHECKING:
     from iree_conformance.frontends.onnx.model_inputs import ChosenInputs
+    from iree_conformance.suites.run_options import RunOptions
 
 DYNAMIC_SUFFIX = ":dynamic"
+# Whole models accumulate rounding differently from onnxruntime: looser than one op.
+# The zoo's and --onnx-dir's models alike.
+MODEL_TOLERANCE = Tolerance(rtol=1e-3, atol=1e-4)
+
+
+def cli_spec(options: RunOptions | None) -> ModelSpec:
+    """``--dim`` and ``--input-shape`` (core options: both model suites read them) as a
+    spec (empty without them)."""
+    from iree_conformance.frontends.onnx.specs import from_command_line
+
+    if options is None:
+        return from_command_line()
+    return from_command_line(options.dims, options.input_shapes)
 
 
 @dataclasses.dataclass

@@ -28,7 +28,9 @@ from iree_conformance.model.cases import Case, CaseInvalid
 from iree_conformance.suites.base import SuiteContext, SuiteOption
 from iree_conformance.suites.model_case import (
     DYNAMIC_SUFFIX,
+    MODEL_TOLERANCE,
     ChosenInputsCase,
+    cli_spec,
     has_symbolic_inputs,
     load_model_header,
 )
@@ -86,7 +88,7 @@ def model_cases(path: Path, root: Path, options: RunOptions | None = None) -> li
         "suite": SUITE,
         "kind": "onnx",
         "source_path": path,
-        "tolerance": _tolerance(),
+        "tolerance": MODEL_TOLERANCE,
         "reference_name": "onnxruntime",
     }
     try:
@@ -109,7 +111,7 @@ def model_cases(path: Path, root: Path, options: RunOptions | None = None) -> li
         return [OnnxDirCase(case_id=case_id, problem=problem, **base)]
     if external:
         base["import_options"] = {"external_data": external}
-    made = {
+    made: dict[str, Any] = {
         "data_set_dirs": data_sets,
         "input_spec": spec,
         "cli_spec": cli,
@@ -120,22 +122,6 @@ def model_cases(path: Path, root: Path, options: RunOptions | None = None) -> li
         dynamic["import_options"] = dict(base.get("import_options", {}))
         cases.append(OnnxDirCase(case_id=case_id + DYNAMIC_SUFFIX, dynamic=True, **dynamic, **made))
     return cases
-
-
-def _tolerance():
-    from iree_conformance.suites.onnx_models import MODEL_TOLERANCE
-
-    return MODEL_TOLERANCE
-
-
-def cli_spec(options: RunOptions | None):
-    """``--dim`` and ``--input-shape`` (core options: both model suites read them) as a
-    spec (empty without them)."""
-    from iree_conformance.frontends.onnx.specs import from_command_line
-
-    if options is None:
-        return from_command_line()
-    return from_command_line(options.dims, options.input_shapes)
 
 
 def dir_cases(root: Path, options: RunOptions | None = None) -> list[Case]:

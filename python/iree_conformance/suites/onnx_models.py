@@ -22,7 +22,13 @@ from iree_conformance.common.userdirs import ZOO_CACHE_ENV, resolve_dir
 from iree_conformance.model.cases import Case, CaseSkipped
 from iree_conformance.model.compare import Tolerance
 from iree_conformance.suites.base import SuiteContext, SuiteOption
-from iree_conformance.suites.model_case import DYNAMIC_SUFFIX, ChosenInputsCase, ModelCase
+from iree_conformance.suites.model_case import (
+    DYNAMIC_SUFFIX,
+    MODEL_TOLERANCE,
+    ChosenInputsCase,
+    ModelCase,
+    cli_spec,
+)
 from iree_conformance.suites.run_options import RunOptions, positive_int
 
 if TYPE_CHECKING:
@@ -32,8 +38,6 @@ if TYPE_CHECKING:
 
 SUITE = "onnx_models"
 LIGHT_FLOOR = 9
-# Whole models accumulate rounding differently from onnxruntime: looser than one op.
-MODEL_TOLERANCE = Tolerance(rtol=1e-3, atol=1e-4)
 
 
 def zoo_cache_dir() -> Path:
@@ -122,7 +126,6 @@ def zoo_model_cases(values: Mapping[str, Any], options: RunOptions | None = None
     from iree_conformance.frontends.onnx.download import Downloader
     from iree_conformance.frontends.onnx.specs import ModelSpec, load_overlay
     from iree_conformance.frontends.onnx.zoo import ZooStore, zoo_cases
-    from iree_conformance.suites.onnx_dir import cli_spec
 
     if not values.get("zoo_manifest"):
         return []
@@ -143,7 +146,7 @@ def zoo_model_cases(values: Mapping[str, Any], options: RunOptions | None = None
     cli = cli_spec(options)
     cases: list[Case] = []
     for z in selected:
-        made = dict(
+        made: dict[str, Any] = dict(
             suite=SUITE,
             kind="onnx",
             tolerance=MODEL_TOLERANCE,

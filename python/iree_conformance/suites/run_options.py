@@ -28,7 +28,7 @@ import pytest
 from iree_conformance.engine.batching import DEFAULT_BATCH_SIZE
 from iree_conformance.engine.sharding import ShardError, parse_shard
 from iree_conformance.model.targets import DEFAULT_STAGE_TIMEOUTS
-from iree_conformance.suites.base import SuiteOption
+from iree_conformance.suites.option import SuiteOption
 
 DEFAULT_TARGET = "llvm-cpu"
 
@@ -125,10 +125,6 @@ _DEFAULT_TIMEOUTS_TEXT = ", ".join(
 
 
 # -- the options ---------------------------------------------------------------------------
-#: One command-line option: its flag, help text and argparse keywords (``.name`` is the flag).
-Option = SuiteOption
-
-
 def option(
     flag: str,
     help: str,
@@ -141,7 +137,7 @@ def option(
     field_default is the field's default (what ``RunOptions()`` holds); kwargs are the argparse
     keywords (their own ``default`` is what pytest parses when the flag is absent);
     convert turns the parsed value into the field's value."""
-    metadata = {"option": Option(flag, help, kwargs), "convert": convert}
+    metadata = {"option": SuiteOption(flag, help, kwargs), "convert": convert}
     if isinstance(field_default, (dict, list)):
         empty = type(field_default)
         return dataclasses.field(default_factory=empty, metadata=metadata)

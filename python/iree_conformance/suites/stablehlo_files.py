@@ -125,7 +125,12 @@ class LitCase(Case):
             raise ChecksFailed(lines)
         # FileCheck matched: one comparison that says so, so that the case is judged.
         return [
-            ([np.array(True)], [np.array(True)], Tolerance(0.0, 0.0), f"{self.run.label} FileCheck")
+            Check(
+                [np.array(True)],
+                [np.array(True)],
+                Tolerance(0.0, 0.0),
+                f"{self.run.label} FileCheck",
+            )
         ]
 
 

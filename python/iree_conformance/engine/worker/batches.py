@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from iree_conformance.common.vocabulary import Status
 from iree_conformance.engine.module_merge import MemberInfo, MergeMember, culprits_of, merge_modules
 from iree_conformance.engine.worker.compiler import Compiler
 from iree_conformance.engine.worker.errors import StageError
@@ -119,7 +120,7 @@ class Batches:
                 meta = failure[0]
                 return dataclasses.replace(
                     result,
-                    status="error",
+                    status=Status.ERROR,
                     stage=meta["stage"],
                     diagnostics=meta["lines"],
                     culprits=meta.get("culprits", []),
@@ -192,7 +193,7 @@ class Batches:
             culprits = sorted(members[i].case_id for i in culprits_of(str(e)) if i < len(members))
             self.cache.put_failure(batch_key, e, culprits=culprits)
             return dataclasses.replace(
-                result, status="error", stage=e.stage, diagnostics=e.lines, culprits=culprits
+                result, status=Status.ERROR, stage=e.stage, diagnostics=e.lines, culprits=culprits
             )
         by_id = {m.case_id: m for m in members}
         meta = {

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from iree_conformance.common.store import ArtifactStore
+from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.engine.worker.batches import Batches
 from iree_conformance.engine.worker.compiler import Compiler, compiler_version
 from iree_conformance.engine.worker.errors import StageError
@@ -104,7 +105,7 @@ class Executor:
                 "\n".join(meta["lines"]),
                 meta["lines"],
                 cached=True,
-                crashed=meta.get("status") == "crash",
+                crashed=meta.get("status") == Status.CRASH,
             )
         if not (bypass or job.alone or job.compile_only):
             member = self.cache.member(compile_key)
@@ -164,7 +165,7 @@ class Executor:
                 result.check_sites = checks["sites"]
             if job.compile_only:
                 result.vmfb = vmfb
-                result.stage = "compile"
+                result.stage = Stage.COMPILE
                 return result
             stage("load")
             t = time.perf_counter()
@@ -182,7 +183,7 @@ class Executor:
                 (0, len(checks["sites"]) if checks else 0),
             )
         except StageError as e:
-            result.status = "crash" if e.crashed else "error"
+            result.status = Status.CRASH if e.crashed else Status.ERROR
             result.stage, result.diagnostics = e.stage, e.lines
             # Whether this failure was compiled now or read from the store (a warm run).
             result.info.setdefault("cache_hits", {"import": e.cached, "compile": e.cached})
@@ -211,7 +212,7 @@ class Executor:
             sites = (member["site_offset"], member["site_offset"] + len(member["sites"] or []))
             self._run_sets(job, vm_module, context, member["prefix"] + entry, stage, result, sites)
         except StageError as e:
-            result.status, result.stage, result.diagnostics = "error", e.stage, e.lines
+            result.status, result.stage, result.diagnostics = Status.ERROR, e.stage, e.lines
         return result
 
     def _run_sets(
@@ -243,7 +244,7 @@ class Executor:
         if result.check_sites is not None:
             result.check_records = records
         result.stage_times["run"] = time.perf_counter() - t
-        result.stage = "run"
+        result.stage = Stage.RUN
         if job.timing_runs:
             from iree_conformance.common.timing import time_iree_call
 

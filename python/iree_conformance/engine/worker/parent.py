@@ -26,6 +26,7 @@ from typing import overload
 from iree_conformance.common.diagnostics import first_meaningful_lines
 from iree_conformance.common.platform_info import describe_exit, is_program_fault
 from iree_conformance.common.store import ArtifactStore
+from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.engine.worker.main import _read_frame, _write_frame
 from iree_conformance.model.jobs import BatchJob, BatchResult, CaseJob, CaseResult, failed_result
 from iree_conformance.model.targets import DEFAULT_STAGE_TIMEOUTS
@@ -176,7 +177,7 @@ class WorkerClient:
         assert self._proc is not None
         self._jobs += 1
         log_offset = os.path.getsize(self.log_path)
-        stage, stage_start, stage_cpu = "prepare", time.monotonic(), self._cpu()
+        stage, stage_start, stage_cpu = Stage.PREPARE, time.monotonic(), self._cpu()
         extra = 0.0  # seconds granted past the limit to a stage starved of CPU
         times: dict[str, float] = {}
         compile_key: str | None = None  # announced as a case's compile starts
@@ -256,7 +257,7 @@ class WorkerClient:
             f"the worker process died during {stage} ({describe_exit(code) if code is not None else 'no exit status'})",
             *lines,
         ]
-        if compile_key and stage == "compile" and code is not None and is_program_fault(code):
+        if compile_key and stage == Stage.COMPILE and code is not None and is_program_fault(code):
             self._record_crash(compile_key, diagnostics)
         return failed_result(job, "crash", stage, diagnostics, times)
 
@@ -271,7 +272,7 @@ class WorkerClient:
                 "failure",
                 compile_key,
                 b"",
-                {"stage": "compile", "lines": diagnostics, "status": "crash"},
+                {"stage": Stage.COMPILE, "lines": diagnostics, "status": Status.CRASH},
             )
         except OSError as e:
             print(f"iree-conformance: crash not cached ({compile_key[:12]}): {e}", file=sys.stderr)

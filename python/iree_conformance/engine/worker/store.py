@@ -5,7 +5,6 @@ selection (a ``-k`` run, a sample, another shard, other batches)."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import sys
@@ -16,6 +15,7 @@ from iree_conformance.common.platform_info import cpu_fingerprint, host_arch
 from iree_conformance.common.store import ArtifactStore, make_key
 from iree_conformance.engine.worker.compiler import compiler_version
 from iree_conformance.engine.worker.errors import StageError
+from iree_conformance.frontends.registry import importer_version
 from iree_conformance.model.jobs import BatchJob, CaseJob, Program
 
 # Part of every store key: bump it when prepare, import or the check rewrite change what
@@ -23,18 +23,6 @@ from iree_conformance.model.jobs import BatchJob, CaseJob, Program
 PIPELINE_VERSION = "1"
 # Part of every batch key: bump it when merging changes what it produces.
 BATCH_VERSION = "1"
-
-
-@functools.lru_cache(maxsize=1)
-def _onnx_version() -> str:
-    """The onnx package's version (its checker and version converter shape the import),
-    read without importing onnx, which a warm case never needs."""
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version("onnx")
-    except importlib.metadata.PackageNotFoundError:
-        return ""
 
 
 def job_host(job: CaseJob | BatchJob) -> str:
@@ -61,7 +49,7 @@ class ModuleCache:
     def keys(program: Program, source: bytes, flags: tuple[str, ...], host: str) -> tuple[str, str]:
         """(import key, compile key) of one program under these flags on this host."""
         import_opts = json.dumps(dict(program.import_options), sort_keys=True)
-        importer = _onnx_version() if program.kind == "onnx" else ""
+        importer = importer_version(program)
         import_key = make_key(
             "import",
             PIPELINE_VERSION,

@@ -15,25 +15,9 @@ import re
 
 import numpy as np
 
-CHECK_FUNCTION = "check_xla"
+from iree_conformance.frontends.mlir_types import ELEMENT_TYPES, mlir_element_type
 
-_ELEMENT_TYPES = {
-    "bool": "i1",
-    "int8": "i8",
-    "int16": "i16",
-    "int32": "i32",
-    "int64": "i64",
-    "uint8": "ui8",
-    "uint16": "ui16",
-    "uint32": "ui32",
-    "uint64": "ui64",
-    "float16": "f16",
-    "bfloat16": "bf16",
-    "float32": "f32",
-    "float64": "f64",
-    "complex64": "complex<f32>",
-    "complex128": "complex<f64>",
-}
+CHECK_FUNCTION = "check_xla"
 
 
 class UnsupportedValue(ValueError):
@@ -49,12 +33,13 @@ class CheckTolerance:
 
 
 def element_type(dtype: np.dtype) -> str:
-    name = np.dtype(dtype).name
-    if name not in _ELEMENT_TYPES:
+    found = mlir_element_type(dtype)
+    if found is None:
+        supported = ", ".join(dict.fromkeys(ELEMENT_TYPES.values()))
         raise UnsupportedValue(
-            f"element type {name} is not supported (supported: {', '.join(_ELEMENT_TYPES)})"
+            f"element type {np.dtype(dtype).name} is not supported (supported: {supported})"
         )
-    return _ELEMENT_TYPES[name]
+    return found
 
 
 def tensor_type(array: np.ndarray) -> str:

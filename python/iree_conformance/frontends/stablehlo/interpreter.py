@@ -159,26 +159,16 @@ def run_interpreter(
 # Child side.
 
 
-_ELEMENT_DTYPES: dict[str, type[np.generic]] = {
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "i1": np.bool_,
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "ui8": np.uint8,
-    "ui16": np.uint16,
-    "ui32": np.uint32,
-    "ui64": np.uint64,
-}
+def _element_dtype(type_str: str) -> np.dtype | None:
+    """``tensor<2x3xf32>`` -> float32, from the one MLIR type table (frontends/mlir_types.py,
+    read from this file's own source tree: the child runs as a script)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from iree_conformance.frontends.mlir_types import numpy_dtype
 
-
-def _element_dtype(type_str: str) -> type[np.generic] | None:
-    # "tensor<2x3xf32>" -> f32
     m = re.fullmatch(r"tensor<(?:[0-9?]+x)*([a-z0-9]+)>", type_str.strip())
-    return _ELEMENT_DTYPES.get(m.group(1)) if m else None
+    return numpy_dtype(m.group(1)) if m else None
 
 
 def _child_main(workdir: str) -> int:

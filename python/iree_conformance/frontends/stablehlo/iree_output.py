@@ -15,10 +15,8 @@ import tempfile
 
 import numpy as np
 
-_TYPE_NAMES = {
-    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "ui8", "uint16": "ui16",
-    "uint32": "ui32", "uint64": "ui64", "float16": "f16", "float32": "f32", "float64": "f64",
-}  # fmt: skip
+from iree_conformance.frontends.mlir_types import mlir_element_type
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -38,7 +36,7 @@ def _elements(array: np.ndarray) -> str:
 
 def format_buffer_view(array: np.ndarray) -> str:
     array = np.asarray(array)
-    type_name = _TYPE_NAMES.get(array.dtype.name, array.dtype.name)
+    type_name = mlir_element_type(array.dtype) or array.dtype.name
     shape = "".join(f"{d}x" for d in array.shape)
     return f"{shape}{type_name}={_elements(array)}"
 

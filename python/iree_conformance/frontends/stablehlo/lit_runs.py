@@ -19,6 +19,8 @@ import shlex
 
 import numpy as np
 
+from iree_conformance.frontends.mlir_types import ELEMENT_TYPES, numpy_dtype
+
 _RUN = re.compile(r"^\s*//\s*RUN:\s?(.*)$")
 _BACKEND_FLAGS = ("iree-hal-local-target-device-backends", "iree-hal-target-backends")
 _DEVICE_FLAG = "iree-hal-target-device"
@@ -32,12 +34,6 @@ _TARGET_FLAGS = (
     "iree-llvmcpu-target-cpu",
     "iree-llvmcpu-target-triple",
 )
-
-_DTYPES = {
-    "i1": np.bool_, "i8": np.int8, "si8": np.int8, "ui8": np.uint8, "i16": np.int16, "si16": np.int16,
-    "ui16": np.uint16, "i32": np.int32, "si32": np.int32, "ui32": np.uint32, "i64": np.int64, "si64": np.int64,
-    "ui64": np.uint64, "f16": np.float16, "f32": np.float32, "f64": np.float64,
-}  # fmt: skip
 
 
 class InputError(ValueError):
@@ -191,9 +187,10 @@ def parse_input(spec: str) -> np.ndarray:
     shape_text, has_value, values = spec.partition("=")
     parts = shape_text.strip().split("x")
     dtype_name = parts[-1]
-    if dtype_name not in _DTYPES:
+    dtype = numpy_dtype(dtype_name)
+    if dtype is None:
         raise InputError(
-            f"input {spec!r}: element type {dtype_name!r} is not supported (known: {', '.join(_DTYPES)})"
+            f"input {spec!r}: element type {dtype_name!r} is not supported (known: {', '.join(ELEMENT_TYPES)})"
         )
     try:
         shape = tuple(int(p) for p in parts[:-1])
@@ -201,7 +198,6 @@ def parse_input(spec: str) -> np.ndarray:
         raise InputError(
             f"input {spec!r}: shape {shape_text!r} is not dims 'x'-separated, e.g. 2x3xf32"
         ) from None
-    dtype = np.dtype(_DTYPES[dtype_name])
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if not has_value:
         return np.zeros(shape, dtype)

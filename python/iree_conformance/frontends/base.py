@@ -1,0 +1,50 @@
+"""The Frontend contract: what an input format gives the worker (``registry.py`` lists
+the frontends; the worker's importer looks one up there)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from iree_conformance.model.jobs import Program
+
+
+class FrontendError(Exception):
+    """A clean failure of a frontend at one stage ("prepare" or "import")."""
+
+    def __init__(self, stage: str, message: str):
+        super().__init__(message)
+        self.stage = stage
+
+
+@dataclasses.dataclass(frozen=True)
+class ImportContext:
+    """What the worker lends a frontend while it imports."""
+
+    stage: Callable[[str], None]  # announce a stage ("prepare", "import") as it starts
+    mlir_context: Callable[[], Any]  # the compiler's MLIR context (for parsing MLIR)
+    read_diagnostics: Callable[[], str]  # what the compiler printed since the job began
+
+
+@runtime_checkable
+class Frontend(Protocol):
+    """One input format."""
+
+    @property
+    def name(self) -> str:
+        """The registry key: "onnx"."""
+
+    @property
+    def kind(self) -> str:
+        """The source format of its programs (``Program.kind``: "onnx" or "mlir"), which
+        also picks a target's ``kind_flags``."""
+
+    def importer_version(self) -> str:
+        """What besides the source shapes the imported MLIR (a converter's version), for
+        the store's import key; "" when nothing does."""
+
+    def prepare_and_import(
+        self, program: Program, source: bytes, context: ImportContext
+    ) -> tuple[bytes, dict[str, Any]]:
+        """(MLIR text, import metadata); raises FrontendError on a clean failure."""

@@ -1,0 +1,24 @@
+"""The JAX frontend in the worker: a JAX case's program is the self-checking StableHLO its
+export wrote (``export``, run when the suite collects, not here), so the worker imports it
+as StableHLO, check ops rewritten (``stablehlo.frontend``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from iree_conformance.frontends.base import ImportContext
+from iree_conformance.frontends.stablehlo.frontend import import_mlir
+from iree_conformance.model.jobs import Program
+
+
+class JaxExportFrontend:
+    name = "jax_export"
+    kind = "mlir"
+
+    def importer_version(self) -> str:
+        return ""  # the export's JAX version is part of the exported text's store key
+
+    def prepare_and_import(
+        self, program: Program, source: bytes, context: ImportContext
+    ) -> tuple[bytes, dict[str, Any]]:
+        return import_mlir(program, source, context)

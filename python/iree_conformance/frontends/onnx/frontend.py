@@ -1,0 +1,55 @@
+"""The ONNX frontend: a model is checked, upgraded to the opset the importer reads, fixed at
+its case's chosen shapes, and imported to MLIR in process (``prepare``)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from iree_conformance.frontends.base import FrontendError, ImportContext
+from iree_conformance.model.jobs import Program
+
+
+@functools.lru_cache(maxsize=1)
+def _onnx_version() -> str:
+    """The onnx package's version (its checker and version converter shape the import),
+    read without importing onnx, which a warm case never needs."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("onnx")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+class OnnxFrontend:
+    name = "onnx"
+    kind = "onnx"
+
+    def importer_version(self) -> str:
+        return _onnx_version()
+
+    def prepare_and_import(
+        self, program: Program, source: bytes, context: ImportContext
+    ) -> tuple[bytes, dict[str, Any]]:
+        from iree_conformance.frontends.onnx import prepare
+        from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION, fix_input_shapes
+
+        context.stage("prepare")
+        # External data files are named relative to the model's folder.
+        base = Path(program.source_path).parent if program.source_path else None
+        try:
+            prepared = prepare.prepare_model(source, base_dir=base)
+            static = program.import_options.get(STATIC_OPTION)
+            if static:  # the program at the case's chosen shapes (onnx.static_shapes)
+                prepared.model = fix_input_shapes(prepared.model, static)
+        except Exception as e:  # noqa: BLE001 - every prepare failure is reported
+            raise FrontendError("prepare", f"{type(e).__name__}: {e}") from None
+        meta = {"opset_from": prepared.original_opset, "opset_to": prepared.opset}
+        context.stage("import")
+        try:
+            text = prepare.import_to_mlir(prepared.model)
+        except Exception as e:  # noqa: BLE001
+            raise FrontendError("import", f"{e}\n{context.read_diagnostics()}") from None
+        return text.encode(), meta

@@ -1,0 +1,61 @@
+"""The frontends, behind one registry (as cibuildwheel's platforms are): each input format
+is a ``Frontend`` that turns a program's source into MLIR for the compiler.
+
+The worker looks a program's frontend up here (``frontend_for``) instead of branching on
+its kind; the store keys an import by the frontend's ``importer_version``. A frontend
+fails a stage with ``FrontendError`` (``base.py``, with the ``Frontend`` protocol) (the worker reports it as that stage's error).
+Registered: ``onnx`` (ONNX models), ``stablehlo`` (StableHLO/MLIR text, self-checking or
+not) and ``jax_export`` (JAX programs, exported to self-checking StableHLO).
+"""
+
+from __future__ import annotations
+
+from iree_conformance.frontends.base import Frontend, FrontendError, ImportContext
+from iree_conformance.frontends.jax_export.frontend import JaxExportFrontend
+from iree_conformance.frontends.onnx.frontend import OnnxFrontend
+from iree_conformance.frontends.stablehlo.frontend import StablehloFrontend
+from iree_conformance.model.jobs import Program
+
+__all__ = [
+    "FRONTENDS",
+    "Frontend",
+    "FrontendError",
+    "ImportContext",
+    "frontend_for",
+    "importer_version",
+]
+
+
+#: Every frontend, by name; the first of a kind is that kind's default.
+FRONTENDS: dict[str, Frontend] = {
+    f.name: f for f in (OnnxFrontend(), StablehloFrontend(), JaxExportFrontend())
+}
+
+
+def frontend_for(program: Program) -> Frontend:
+    """The program's frontend: the one it names, else the default of its kind."""
+    if program.frontend is not None:
+        found = FRONTENDS.get(program.frontend)
+        if found is None or found.kind != program.kind:
+            raise FrontendError(
+                "prepare",
+                f"unknown frontend {program.frontend!r} for a {program.kind} program; "
+                f"registered: {', '.join(FRONTENDS)}",
+            )
+        return found
+    for frontend in FRONTENDS.values():
+        if frontend.kind == program.kind:
+            return frontend
+    kinds = sorted({f.kind for f in FRONTENDS.values()})
+    raise FrontendError(
+        "prepare", f"unknown source kind {program.kind!r}; the frontends read {', '.join(kinds)}"
+    )
+
+
+def importer_version(program: Program) -> str:
+    """The program's frontend's ``importer_version`` ("" when it has none): part of the
+    store's import key. A program of no known kind fails at import, not here."""
+    try:
+        return frontend_for(program).importer_version()
+    except FrontendError:
+        return ""
