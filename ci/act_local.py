@@ -276,6 +276,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve `uses: OWNER/NAME@REF` from the folder DIR (act --local-repository), "
         "e.g. this checkout as the action a consumer repository pins",
     )
+    parser.add_argument(
+        "--python",
+        action="append",
+        default=[],
+        metavar="X.Y",
+        help="also put this Python version in the tool cache (one an action's own "
+        "setup-python asks for, which the workflow does not show)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only job and step results")
     parser.add_argument(
         "--dry-run", action="store_true", help="print the plan and act's command line, run nothing"
@@ -513,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(cache_base.parent, ignore_errors=True)
         cache_base.mkdir(parents=True)
         tool_cache = act_cache / "tool_cache"
-        versions = plan.python_versions()
+        versions = sorted({*plan.python_versions(), *args.python})
         for line in prepare_tool_cache(tool_cache, versions, fresh=not args.reuse_tool_cache):
             print(f"  tool cache: Python {line}")
         parser = LogParser(workflow_path.name)

@@ -87,7 +87,9 @@ def make_models(folder: Path) -> None:
         graph = helper.make_graph(
             node, name, [tensor("x", shape_in)], [tensor("y", shape_out)], list(inits)
         )
-        opsets = [helper.make_opsetid("", 17)] + ([helper.make_opsetid("ai.onnx.ml", 1)] if ml else [])
+        opsets = [helper.make_opsetid("", 17)] + (
+            [helper.make_opsetid("ai.onnx.ml", 1)] if ml else []
+        )
         model = helper.make_model(graph, opset_imports=opsets, producer_name="consumer-proof")
         model.ir_version = 8
         onnx.checker.check_model(model)
@@ -151,7 +153,27 @@ def make_consumer(repo: Path, sha: str) -> None:
     git(repo, "commit", "-q", "-m", "models, their expectations and the conformance workflow")
 
 
-def act_run(repo: Path, work: Path, sha: str, summary: Path) -> tuple[int, dict[str, Any]]:
+def action_source(dest: Path) -> Path:
+    """This checkout's files as GitHub would serve the action at a commit: tracked and
+    untracked files, not the ignored ones (act copies a --local-repository folder whole,
+    .venv included)."""
+    import shutil
+
+    if dest.exists():
+        shutil.rmtree(dest)
+    listed = git(REPO_ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    for name in filter(None, listed.split("\0")):
+        source = REPO_ROOT / name
+        if source.is_file():
+            target = dest / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    return dest
+
+
+def act_run(
+    repo: Path, work: Path, sha: str, action: Path, summary: Path
+) -> tuple[int, dict[str, Any]]:
     argv = [
         sys.executable,
         "-m",
@@ -160,7 +182,9 @@ def act_run(repo: Path, work: Path, sha: str, summary: Path) -> tuple[int, dict[
         "--repo-dir",
         str(repo),
         "--action",
-        f"{ACTION}@{sha}={REPO_ROOT}",
+        f"{ACTION}@{sha}={action}",
+        "--python",
+        "3.12",  # the action's own setup-python (its python-version input's default)
         "--no-tiny-zoo",
         "--quiet",
         "--work-dir",
@@ -181,7 +205,9 @@ def check(problems: list[str], ok: bool, message: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--work-dir", default=str(REPO_ROOT / ".ci-cache" / "consumer-proof"))
     parser.add_argument("--summary", help="write the three runs' figures and checks here (JSON)")
     args = parser.parse_args(argv)
@@ -190,13 +216,14 @@ def main(argv: list[str] | None = None) -> int:
     act_work = work / "act"
     sha = this_commit()
     make_consumer(repo, sha)
+    action = action_source(work / "action")
     problems: list[str] = []
     runs: list[dict[str, Any]] = []
 
     def run(label: str) -> tuple[int, dict[str, Any]]:
         print(f"== consumer repository: {label}", flush=True)
         begun = time.monotonic()
-        code, summary = act_run(repo, act_work, sha, work / f"{len(runs) + 1}-summary.json")
+        code, summary = act_run(repo, act_work, sha, action, work / f"{len(runs) + 1}-summary.json")
         runs.append(
             {
                 "run": label,

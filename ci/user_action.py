@@ -5,7 +5,8 @@ Subcommands, in the order the action runs them:
   install  A virtual environment of its own (--venv) with this project installed from the
            action's checkout (--action-path) and the IREE release asked for
            (--iree-version: empty or `latest` for the newest on PyPI, X.Y.Z for that one);
-           exports IREE_CONFORMANCE_ACTION_PYTHON and puts the venv's scripts on PATH.
+           step outputs python (the venv's interpreter) and iree-version. Nothing goes to
+           $GITHUB_ENV or $GITHUB_PATH: the user's later steps see no change.
   check    The user's inputs, before anything runs: the case folders exist inside the
            workspace and hold cases, every target is known, every manifest of the
            expectations folder parses (file:line), the version list is well formed.
@@ -36,6 +37,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -57,9 +59,10 @@ FOLDERS = {
 }
 _VERSION = re.compile(r"^\d+(\.\d+){0,3}([a-z]+\d*)?(\.dev\d+|\.post\d+)?$")
 _FILE_LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<rest>.*)$", re.S)
+# pip's and uv's words for a version PyPI does not have.
 _NO_SUCH_VERSION = re.compile(
-    r"(No matching distribution found|Could not find a version that satisfies the requirement)"
-    r" for (?P<req>iree-base-(compiler|runtime)==\S+)"
+    r"(No matching distribution found for|Could not find a version that satisfies the "
+    r"requirement|there is no version of) (?P<req>iree-base-(compiler|runtime)==[^\s,;]+)"
 )
 
 
@@ -218,7 +221,14 @@ def cmd_install(args: argparse.Namespace) -> int:
         if len(versions) == 1
         else []
     )
-    command = [str(python), "-m", "pip", "install", "--disable-pip-version-check", requirement]
+    # uv when the runner has it (parallel downloads, its cache linked, not copied), else pip.
+    uv = shutil.which("uv")
+    command = (
+        [uv, "pip", "install", "--python", str(python), requirement]
+        if uv
+        else [str(python), "-m", "pip", "install", "--disable-pip-version-check", requirement]
+    )
+    print(f"installing with {'uv' if uv else 'pip'}: {requirement} {' '.join(pins)}", flush=True)
     result = subprocess.run(
         command + pins, capture_output=True, text=True, encoding="utf-8", errors="replace"
     )
@@ -232,14 +242,7 @@ def cmd_install(args: argparse.Namespace) -> int:
                 "see https://pypi.org/project/iree-base-compiler/#history or leave it empty"
             )
         last = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["(no output)"]
-        raise CIError(f"pip install of {requirement} failed (exit {result.returncode}): {last[0]}")
-    scripts = python.parent
-    if os.environ.get("GITHUB_PATH"):
-        with open(os.environ["GITHUB_PATH"], "a", encoding="utf-8") as fh:
-            fh.write(f"{scripts}\n")
-    from ci._common import set_env
-
-    set_env({PYTHON_ENV: str(python)})
+        raise CIError(f"installing {requirement} failed (exit {result.returncode}): {last[0]}")
     version = subprocess.run(
         [
             str(python),
