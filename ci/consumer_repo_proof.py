@@ -172,7 +172,7 @@ def action_source(dest: Path) -> Path:
 
 
 def act_run(
-    repo: Path, work: Path, sha: str, action: Path, summary: Path
+    repo: Path, work: Path, sha: str, action: Path, summary: Path, first: bool
 ) -> tuple[int, dict[str, Any]]:
     argv = [
         sys.executable,
@@ -192,6 +192,8 @@ def act_run(
         "--summary",
         str(summary),
     ]
+    if not first:
+        argv.append("--reuse-tool-cache")  # the first run made it; a venv each time is slow
     code = subprocess.run(argv, cwd=REPO_ROOT).returncode
     if not summary.is_file():
         raise CIError(f"act_local wrote no summary ({summary}); it exited {code}")
@@ -223,7 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     def run(label: str) -> tuple[int, dict[str, Any]]:
         print(f"== consumer repository: {label}", flush=True)
         begun = time.monotonic()
-        code, summary = act_run(repo, act_work, sha, action, work / f"{len(runs) + 1}-summary.json")
+        code, summary = act_run(
+            repo, act_work, sha, action, work / f"{len(runs) + 1}-summary.json", not runs
+        )
         runs.append(
             {
                 "run": label,

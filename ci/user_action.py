@@ -262,6 +262,8 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     inputs = Inputs(args)
+    if len(inputs.versions) > 1:
+        require_versions_command(inputs.versions)
     folders = ", ".join(f"{n} {p}" for n, paths in inputs.folders.items() for p in paths)
     print(f"inputs ok: {folders}; targets {', '.join(inputs.targets)}")
     return 0
@@ -293,8 +295,9 @@ def counts(outcomes: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def versions_command(inputs: Inputs, results: Path, expectations: Path) -> list[str]:
-    """The version comparison (issue 31's `iree-conformance versions`), when it exists."""
+def require_versions_command(versions: list[str]) -> str:
+    """The interpreter whose `iree-conformance versions` compares IREE releases (issue 31);
+    a one-line error when this release of the project does not have the command."""
     python = os.environ.get(PYTHON_ENV) or sys.executable
     probe = subprocess.run(
         [python, "-m", "iree_conformance.cli.main", "versions", "--help"],
@@ -303,10 +306,16 @@ def versions_command(inputs: Inputs, results: Path, expectations: Path) -> list[
     )
     if probe.returncode != 0:
         raise ConfigurationError(
-            f"iree-version lists {len(inputs.versions)} versions ({' '.join(inputs.versions)}): "
-            "comparing versions needs `iree-conformance versions`, which this release of the "
-            "action does not have; give one version, or pin a newer release of the action"
+            f"iree-version lists {len(versions)} versions ({' '.join(versions)}): comparing "
+            "versions needs `iree-conformance versions`, which this release of the action "
+            "does not have; give one version, or pin a newer release of the action"
         )
+    return python
+
+
+def versions_command(inputs: Inputs, results: Path, expectations: Path) -> list[str]:
+    """The version comparison: the versions, then the pytest arguments after `--`."""
+    python = require_versions_command(inputs.versions)
     test_args = pytest_command(inputs, results, expectations)[3:]
     return [
         python,

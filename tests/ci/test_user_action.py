@@ -157,3 +157,17 @@ def test_docs_snippets_are_workflows_zizmor_finds_nothing_in(tmp_path: Path) -> 
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "No findings" in result.stdout + result.stderr
+
+
+def test_a_version_list_needs_the_versions_command(consumer: Path) -> None:
+    probe = subprocess.run(
+        [sys.executable, "-m", "iree_conformance.cli.main", "versions", "--help"],
+        capture_output=True,
+    )
+    result = check(consumer, "--onnx-dir", "models", "--iree-version", "3.12.0 3.13.0")
+    if probe.returncode == 0:  # issue 31's command is there: the list is accepted
+        assert result.returncode == 0, result.stderr
+    else:
+        assert result.returncode == 2
+        assert "needs `iree-conformance versions`" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
