@@ -6,6 +6,7 @@ annotation at the model), is ci/consumer_repo_proof.py, run by .ci/run."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -171,3 +172,42 @@ def test_a_version_list_needs_the_versions_command(consumer: Path) -> None:
         assert result.returncode == 2
         assert "needs `iree-conformance versions`" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_run_annotates_the_users_model_and_manifest_line(consumer: Path, tmp_path: Path) -> None:
+    """A real run of the three models: the Binarizer left undeclared fails at its model,
+    a passing model declared as failing is an XPASS at its manifest line; exit 1."""
+    manifest_path = consumer / "expectations" / "llvm-cpu.toml"
+    manifest_path.write_text(
+        '[xfail]\n"onnx-dir/affine.onnx" = { expect = "fail-compile", reason = "wrong" }\n',
+        encoding="utf-8",
+    )
+    outputs = tmp_path / "outputs.txt"
+    env = dict(os.environ)
+    env.update(
+        GITHUB_WORKSPACE=str(consumer),
+        GITHUB_ACTIONS="true",
+        GITHUB_OUTPUT=str(outputs),
+        PYTHONPATH=str(REPO),
+    )
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "ci.user_action", "run", "--onnx-dir", "models"]
+        + ["--expectations-dir", "expectations", "--results", str(tmp_path / "r.json")]
+        + ["--html", str(tmp_path / "r.html")],
+        cwd=consumer,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+    errors = [line for line in result.stdout.splitlines() if line.startswith("::error ")]
+    assert any(line.startswith("::error file=models/binarizer.onnx,line=1,") for line in errors)
+    assert any(
+        line.startswith("::error file=expectations/llvm-cpu.toml,line=2,") for line in errors
+    )
+    written = outputs.read_text(encoding="utf-8")
+    for pair in ("pass=1", "fail=2", "xfail=0", "flaky=0"):
+        assert pair in written.splitlines(), written
+    assert (tmp_path / "r.html").is_file()
