@@ -10,17 +10,19 @@ Builds a small repository of its own (git, one commit per change) in --work-dir/
   .github/workflows/conformance.yml      `uses: local/iree-conformance@<this commit>`, which
                                          ci/act_local.py serves from this checkout
 
-and runs that workflow with ci/act_local.py (--repo-dir, --action) three times on one
+and runs that workflow with ci/act_local.py (--repo-dir, --action) four times on one
 cache server:
 
   1. green, cold: the failure is declared; the artifact store is saved;
   2. green, warm: the store comes back from the cache server and nothing is imported or
      compiled (ci/check_warm_run.py on the results the action uploaded);
   3. red: the declaration removed, the job fails with an error annotation at
-     models/binarizer.onnx (where GitHub shows it in the user's pull request).
+     models/binarizer.onnx (where GitHub shows it in the user's pull request);
+  4. bad input: onnx-dir names no folder; the job fails before the install with one
+     `error: onnx-dir ...` line in the step log.
 
 The models are made with onnx.helper here (no third-party files). Exit status 0 when all
-three hold, 1 when one does not, 8 on a setup problem.
+four hold, 1 when one does not, 8 on a setup problem.
 
   python -m ci.consumer_repo_proof --work-dir .ci-cache/consumer-proof --summary proof.json
 """
@@ -71,6 +73,25 @@ jobs:
           XFAILED: ${{{{ steps.conformance.outputs.xfail }}}}
         run: echo "pass $PASSED, fail $FAILED, xfail $XFAILED"
 """
+
+
+MISSING = "no-such-models"
+MISSING_WORDS = (
+    "no such folder in the repository; set onnx-dir to the folder holding your ONNX models (.onnx)"
+)
+
+
+def log_messages(log: Path) -> list[str]:
+    """The step output lines of act's JSON log."""
+    out = []
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and record.get("raw_output"):
+            out += [text.strip() for text in str(record.get("msg", "")).splitlines()]
+    return out
 
 
 def make_models(folder: Path) -> None:
@@ -270,6 +291,31 @@ def main(argv: list[str] | None = None) -> int:
         if a.get("level") == "error" and a.get("file") == FAILING_MODEL
     ]
     check(problems, bool(at_model), f"run 3 has an error annotation at {FAILING_MODEL}")
+
+    # Bad input fails in the first seconds, before the install, with one line.
+    workflow = repo / ".github" / "workflows" / "conformance.yml"
+    workflow.write_text(
+        workflow.read_text(encoding="utf-8").replace("onnx-dir: models", f"onnx-dir: {MISSING}"),
+        encoding="utf-8",
+        newline="\n",
+    )
+    git(repo, "commit", "-q", "-am", "point onnx-dir at a folder that does not exist")
+    code, fourth = run("4 bad input (onnx-dir names no folder)")
+    log = act_work / "runs" / f"{fourth.get('run_id', 0):03d}" / "act.log"
+    lines = [m for m in log_messages(log) if m.startswith("error: ")]
+    check(problems, code == 1, f"run 4 is red (act_local exit {code}, 1 expected)")
+    check(
+        problems,
+        lines == [f"error: onnx-dir '{MISSING}': " + MISSING_WORDS],
+        f"run 4's step log has the one error line (found {lines})",
+    )
+    failed = [
+        step["name"]
+        for job in fourth["jobs"]
+        for step in job["steps"]
+        if step["result"] == "failure"
+    ]
+    check(problems, bool(failed), f"run 4 stopped at a failed step ({failed})")
 
     if args.summary:
         Path(args.summary).write_text(

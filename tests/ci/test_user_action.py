@@ -211,3 +211,22 @@ def test_run_annotates_the_users_model_and_manifest_line(consumer: Path, tmp_pat
     for pair in ("pass=1", "fail=2", "xfail=0", "flaky=0"):
         assert pair in written.splitlines(), written
     assert (tmp_path / "r.html").is_file()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the early check reads TOML with tomllib")
+def test_early_check_runs_on_the_standard_library_only(consumer: Path) -> None:
+    """Before the install: -S leaves site-packages out, so numpy, onnx, IREE are absent."""
+    env = {"GITHUB_WORKSPACE": str(consumer), "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'python'}"}
+    base = [sys.executable, "-S", "-m", "ci.user_action", "check", "--early"]
+    good = subprocess.run(
+        base + ["--onnx-dir", "models"], cwd=consumer, env=env, capture_output=True, text=True
+    )
+    assert good.returncode == 0, good.stderr
+    bad = subprocess.run(
+        base + ["--onnx-dir", "models", "--targets", "nope"],
+        cwd=consumer,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("error: targets: unknown target 'nope'")
