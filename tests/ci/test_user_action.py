@@ -190,7 +190,8 @@ def test_run_annotates_the_users_model_and_manifest_line(consumer: Path, tmp_pat
         GITHUB_OUTPUT=str(outputs),
         PYTHONPATH=str(REPO),
     )
-    env.pop("GITHUB_STEP_SUMMARY", None)
+    summary = tmp_path / "summary.md"
+    env["GITHUB_STEP_SUMMARY"] = str(summary)
     result = subprocess.run(
         [sys.executable, "-m", "ci.user_action", "run", "--onnx-dir", "models"]
         + ["--expectations-dir", "expectations", "--results", str(tmp_path / "r.json")]
@@ -211,6 +212,7 @@ def test_run_annotates_the_users_model_and_manifest_line(consumer: Path, tmp_pat
     for pair in ("pass=1", "fail=2", "xfail=0", "flaky=0"):
         assert pair in written.splitlines(), written
     assert (tmp_path / "r.html").is_file()
+    assert "onnx-dir/binarizer.onnx" in summary.read_text(encoding="utf-8")
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="the early check reads TOML with tomllib")
