@@ -135,9 +135,12 @@ def case_folders(inputs: dict[str, list[str]], root: Path) -> dict[str, list[Pat
 
 
 def known_targets(names: list[str]) -> list[str]:
-    from iree_conformance.model.targets import load_targets  # tomllib (3.10: tomli)
+    try:
+        from iree_conformance.model.targets import load_targets
 
-    table = load_targets(ACTION_PATH / "conformance" / "targets.toml")
+        table = load_targets(ACTION_PATH / "conformance" / "targets.toml")
+    except ModuleNotFoundError:  # Python 3.10 before the install: no tomli yet
+        return names or ["llvm-cpu"]  # checked again after the install
     if not names:
         return ["llvm-cpu"]
     unknown = [n for n in names if n not in table]

@@ -232,3 +232,16 @@ def test_early_check_runs_on_the_standard_library_only(consumer: Path) -> None:
         text=True,
     )
     assert bad.returncode == 2 and bad.stderr.startswith("error: targets: unknown target 'nope'")
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "ERROR: No matching distribution found for iree-base-compiler==3.99.0\n",
+        "  cause: Because there is no version of iree-base-compiler==3.99.0 and you require "
+        "iree-base-compiler==3.99.0, we can conclude that your requirements are unsatisfiable.\n",
+    ],
+)
+def test_an_unknown_iree_release_is_recognized_in_pip_and_uv_output(log: str) -> None:
+    found = user_action._NO_SUCH_VERSION.search(log)
+    assert found and found["req"] == "iree-base-compiler==3.99.0"
