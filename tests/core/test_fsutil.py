@@ -140,3 +140,13 @@ def test_a_replaced_file_keeps_its_mode(tmp_path):
     finally:
         os.umask(old)
     assert target.read_text() == "new" and target.stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_a_temporary_folder_renamed_into_a_cache_gets_the_umask_mode(tmp_path):
+    old = os.umask(0o022)
+    try:
+        made = fsutil.make_temp_dir(".x.tmp-", tmp_path)
+    finally:
+        os.umask(old)
+    assert made.parent == tmp_path and made.stat().st_mode & 0o777 == 0o755

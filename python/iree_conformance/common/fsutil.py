@@ -26,6 +26,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "current_umask",
+    "make_temp_dir",
     "rename_dir",
     "replace_file",
 ]
@@ -100,6 +101,15 @@ def _mode_for(path: Path) -> int:
         return path.stat().st_mode & 0o7777
     except OSError:
         return 0o666 & ~current_umask()
+
+
+def make_temp_dir(prefix: str, parent: str | os.PathLike[str]) -> Path:
+    """``mkdtemp`` in ``parent``, with the mode ``mkdir`` would give (0o777 less the umask)
+    rather than 0700: it is renamed into a shared cache once complete."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    if os.name == "posix":
+        tmp.chmod(0o777 & ~current_umask())
+    return tmp
 
 
 def atomic_write_bytes(

@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import uuid
 import warnings
 from collections import defaultdict
@@ -33,7 +32,7 @@ from typing import Any
 
 import onnx
 
-from iree_conformance.common.fsutil import atomic_write_text, rename_dir
+from iree_conformance.common.fsutil import atomic_write_text, make_temp_dir, rename_dir
 from iree_conformance.frontends.onnx.stale import remove_stale
 from iree_conformance.frontends.onnx.values import (
     UnsupportedValue,
@@ -261,7 +260,7 @@ def materialize(
         return root
     cache_dir.mkdir(parents=True, exist_ok=True)
     remove_stale(cache_dir, f".{root.name}.tmp-*")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.tmp-", dir=cache_dir))
+    tmp = make_temp_dir(f".{root.name}.tmp-", cache_dir)
     try:
         _build(
             tmp,
