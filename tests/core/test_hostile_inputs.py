@@ -4,6 +4,7 @@ never a traceback (issue 34)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +56,63 @@ def test_a_results_file_with_a_wrong_typed_key_is_refused(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
     assert "target must be text" in one_line_error(cli("report", str(bad)), 2)
+
+
+HOSTILE_ID = "onnx-dir/<script>alert(1)</script>|a`b.onnx"
+HOSTILE_TARGET = "<img src=x onerror=alert(1)>|t"
+
+
+def _hostile_document() -> dict:
+    outcome = {
+        "case_id": HOSTILE_ID,
+        "suite": "onnx_dir",
+        "target": HOSTILE_TARGET,
+        "status": "fail",
+        "stage": "compare",
+        "verdict": "fail",
+        "duration": 3.0,
+        "stage_times": {"compile": 1.0},
+        "diagnostics": ["error: <b>|`bold`</b>"],
+        "info": {},
+        "metrics": {"timing": {"iree_median_s": 0.001}},
+    }
+    other = {**outcome, "target": "llvm-cpu", "status": "pass", "stage": "compare"}
+    other["verdict"] = "pass"
+    return {
+        "schema": 1,
+        "metadata": {"started": "2026-01-01T00:00:00+00:00", "os": "<i>linux</i>"},
+        "outcomes": [outcome, other],
+    }
+
+
+def _check_inert(markdown: str) -> None:
+    for raw in ("<script", "<img", "<b>", "<i>"):
+        assert raw not in markdown, raw
+    header_cells = None
+    for line in markdown.splitlines():
+        if not line.startswith("|"):
+            header_cells = None
+            continue
+        # A cell separator is a | not escaped with a backslash.
+        cells = len(re.findall(r"(?<!\\)\|", line))
+        if header_cells is None:
+            header_cells = cells
+        assert cells == header_cells, line
+
+
+def test_the_markdown_report_escapes_case_ids_and_targets():
+    from iree_conformance.report.markdown import render_markdown
+
+    markdown = render_markdown(_hostile_document())
+    _check_inert(markdown)
+    assert "Slowest" in markdown and "&lt;script&gt;" in markdown
+
+
+def test_the_ci_job_summary_escapes_case_ids_and_targets():
+    from ci.merge_results import render_markdown as job_summary
+    from iree_conformance.report.merging import merge_documents
+
+    merged = merge_documents([("a.json", _hostile_document())])
+    markdown = job_summary(merged)
+    _check_inert(markdown)
+    assert "&lt;script&gt;" in markdown
