@@ -116,3 +116,96 @@ def test_the_ci_job_summary_escapes_case_ids_and_targets():
     markdown = job_summary(merged)
     _check_inert(markdown)
     assert "&lt;script&gt;" in markdown
+
+
+def test_an_empty_onnx_file_is_bad_input_at_prepare(tmp_path):
+    """protobuf parses 0 bytes as an empty model; the file is refused before a reference
+    is asked for (check-model: exit 2, one line naming the file)."""
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    from iree_conformance.suites.onnx_dir import model_cases
+
+    (case,) = model_cases(empty, tmp_path)
+    assert "empty file (0 bytes)" in case.problem
+    line = one_line_error(cli("check-model", str(empty)), 2)
+    assert str(empty) in line and "empty file" in line
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            '"a" = { expct = "fail-compile", reason = "r" }',
+            "unknown key 'expct' for 'a' (did you mean 'expect'?)",
+        ),
+        ('"a" = { expect = "fail-compile", reason = "r", resaon = "x" }', "unknown key 'resaon'"),
+    ],
+)
+def test_a_typo_in_a_manifest_key_is_named_with_its_line(tmp_path, entry, message):
+    from iree_conformance.expectations.lookup import ExpectationsError, load_expectations
+
+    (tmp_path / "llvm-cpu.toml").write_text(f"[xfail]\n{entry}\n")
+    with pytest.raises(ExpectationsError) as raised:
+        load_expectations(tmp_path, "llvm-cpu", "linux")
+    assert f"llvm-cpu.toml:2: {message}" in str(raised.value)
+
+
+def test_a_tolerance_key_typo_is_named(tmp_path):
+    from iree_conformance.expectations.lookup import ExpectationsError, load_expectations
+
+    (tmp_path / "llvm-cpu.toml").write_text('[tolerance]\n"a" = { atl = 1e-3, reason = "r" }\n')
+    with pytest.raises(ExpectationsError, match=r"llvm-cpu.toml:2: unknown key 'atl'.*'atol'"):
+        load_expectations(tmp_path, "llvm-cpu", "linux")
+
+
+def test_an_unwritable_cache_folder_is_one_line_with_the_next_step(tmp_path):
+    import os
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "conformance/test_conformance.py",
+            "-m",
+            "onnx_ops",
+            "--onnx-ops-sample",
+            "2",
+            "-p",
+            "no:cacheprovider",
+            "--store-dir",
+            str(tmp_path / "store"),
+        ],
+        cwd=root,
+        env={**os.environ, "IREE_CONFORMANCE_DATA": os.devnull + "/data"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode != 0
+    assert "During handling" not in proc.stdout, proc.stdout
+    assert "Not a directory; point the folder at a writable place" in proc.stdout, proc.stdout
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_named_mlir_is_not_collected(tmp_path):
+    import os
+    import threading
+
+    from iree_conformance.suites.stablehlo_files import external_cases
+
+    (tmp_path / "ok.mlir").write_text(
+        "func.func @main() -> tensor<f32> {\n  %0 = stablehlo.constant dense<1.0> : tensor<f32>\n"
+        "  return %0 : tensor<f32>\n}\n"
+    )
+    os.mkfifo(tmp_path / "pipe.mlir")
+    found: list = []
+    thread = threading.Thread(target=lambda: found.extend(external_cases(tmp_path)), daemon=True)
+    thread.start()
+    thread.join(60)
+    if thread.is_alive():  # unblock the reader so the test process can end
+        with open(tmp_path / "pipe.mlir", "w"):
+            pass
+        pytest.fail("collection blocked on a FIFO named .mlir")
+    assert not [c for c in found if "pipe" in c.case_id]

@@ -34,6 +34,7 @@ import pytest
 
 from iree_conformance.common.platform_info import cpu_fingerprint, host_os, unsupported_host_reason
 from iree_conformance.common.store import ArtifactStore, default_store_dir
+from iree_conformance.common.userdirs import DATA_ENV, STORE_ENV, ZOO_CACHE_ENV
 from iree_conformance.common.vocabulary import CaseKey
 from iree_conformance.engine.batching import Batch, plan_batches
 from iree_conformance.engine.sharding import ShardError, assign, load_durations, record_durations
@@ -112,6 +113,18 @@ def conformance_folder(pluginmanager: pytest.PytestPluginManager) -> Path | None
             f"{', '.join(sorted(map(str, named)))}; run them one at a time"
         )
     return next(iter(named), None)
+
+
+_CACHE_ENVS = (DATA_ENV, ZOO_CACHE_ENV, STORE_ENV)
+
+
+def _os_error_line(e: OSError) -> str:
+    """One line for a folder the suite cannot create, read or write, with the next step."""
+    where = e.filename or "a cache folder"
+    return (
+        f"{where}: {e.strerror or e}; point the folder at a writable place "
+        f"(the suite's option or {', '.join(_CACHE_ENVS)}, else XDG_CACHE_HOME)"
+    )
 
 
 class ConformanceRun:
@@ -210,10 +223,15 @@ class ConformanceRun:
             return
         params = []
         for suite in self.selected_suites():
+            problem = None
             try:
                 cases = self.cases(suite)
+            except OSError as e:  # an unwritable or missing cache folder: say which, and what to do
+                problem = f"cannot collect suite {suite}: {_os_error_line(e)}"
             except Exception as e:  # noqa: BLE001 - a broken suite is a collection error with its reason
-                pytest.fail(f"cannot collect suite {suite}: {e}", pytrace=False)
+                problem = f"cannot collect suite {suite}: {e}"
+            if problem is not None:  # failed outside the except: no "During handling" chain
+                pytest.fail(problem, pytrace=False)
             wanted = self.options.cases
             if (
                 wanted is not None
