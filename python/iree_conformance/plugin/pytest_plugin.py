@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from iree_conformance.common import store_events
 from iree_conformance.common.platform_info import cpu_fingerprint, host_os, unsupported_host_reason
 from iree_conformance.common.store import ArtifactStore, default_store_dir
 from iree_conformance.common.userdirs import DATA_ENV, STORE_ENV, ZOO_CACHE_ENV
@@ -167,6 +168,7 @@ class ConformanceRun:
         except ShardError as e:
             raise pytest.UsageError(f"--durations-file: {e}") from None
         self.batches: dict[tuple[str, str], Batch] = {}
+        self.store_events: Path | None = None  # set by configure() in the controller
         self.engine = Engine(
             self.store.root,
             EngineSettings(
@@ -186,6 +188,7 @@ class ConformanceRun:
 
     def close(self) -> None:
         self.engine.close()
+        store_events.end(self.store_events)
 
     def cases(self, suite: str) -> list[Case]:
         if suite not in self._cases:
@@ -354,6 +357,11 @@ class ConformanceRun:
     def pytest_terminal_summary(
         self, terminalreporter, exitstatus: int, config: pytest.Config
     ) -> None:
+        problems = store_events.summary(self.store_events)
+        if problems:
+            terminalreporter.section("artifact store", yellow=True)
+            for line in problems:
+                terminalreporter.write_line(f"iree-conformance: {line}")
         flaky = [o for o in self.outcomes.values() if o.get("verdict") == "flaky"]
         if flaky:
             terminalreporter.section("flaky cases (never red, never a pass)", yellow=True)
@@ -522,6 +530,8 @@ def configure(config: pytest.Config, conformance_dir: Path) -> None:
         # A batch is one unit of scheduling: with the default --dist load, pytest-xdist
         # would spread a batch's cases over workers and each would compile it.
         config.option.dist = "loadgroup"
+    # What the store could not do (full, damaged), from every worker, told at the end.
+    run.store_events = None if hasattr(config, "workerinput") else store_events.begin()
     config.stash[_RUN_KEY] = run
     config.pluginmanager.register(run, "iree-conformance-run")
     if options.compile_only and options.bundle is not None:
