@@ -305,6 +305,20 @@ def _read_index(root: Path) -> dict[str, Any]:
     return index
 
 
+def _inside(root: Path, relative: str) -> Path:
+    """``root / relative`` for a path the index names, refused (ValueError) unless it is
+    relative, has no ``..`` and stays inside ``root`` with symlinks resolved."""
+    if not isinstance(relative, str):
+        raise TypeError(f"path {relative!r} is not text")
+    rel = Path(relative)
+    if rel.is_absolute() or rel.drive or ".." in rel.parts or "\\" in relative:
+        raise ValueError(f"path {relative!r} is not inside the tree")
+    path = root / rel
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise ValueError(f"path {relative!r} leads outside the tree")
+    return path
+
+
 def load_cases(root: Path) -> list[NodeTestCase]:
     """The cases listed in ``root/index.json``, sorted by name."""
     root = Path(root)
@@ -315,8 +329,8 @@ def load_cases(root: Path) -> list[NodeTestCase]:
             cases.append(
                 NodeTestCase(
                     name=entry["name"],
-                    model_path=root / entry["model"],
-                    data_set_dirs=tuple(root / d for d in entry["data_sets"]),
+                    model_path=_inside(root, entry["model"]),
+                    data_set_dirs=tuple(_inside(root, d) for d in entry["data_sets"]),
                     rtol=float(entry["rtol"]),
                     atol=float(entry["atol"]),
                     source=entry["source"],
