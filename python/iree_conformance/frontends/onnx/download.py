@@ -123,7 +123,7 @@ def adopt_partial(dest: Path, partial: Path, idle: float = ADOPT_AFTER) -> int:
 def sweep_partials(folder: Path, max_age: float = STALE_AFTER) -> list[Path]:
     """Deletes abandoned partial downloads anywhere under ``folder`` (a cache), also
     those of files that are never fetched again."""
-    removed = []
+    removed: list[Path] = []
     if not folder.is_dir():
         return removed
     for sub in {p.parent for p in folder.rglob(f".*{_PARTIAL_MARK}*") if is_partial_name(p.name)}:
