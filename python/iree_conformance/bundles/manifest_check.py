@@ -173,7 +173,7 @@ def parse_manifest(root: Path, data: bytes) -> dict[str, Any]:
     path = Path(root) / MANIFEST_NAME
     try:
         manifest = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as e:
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
         raise BundleError(f"{path}: not valid JSON ({e})") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("cases"), list):
         raise BundleError(f"{path}: not a bundle manifest (no list of cases)")

@@ -30,7 +30,7 @@ def _record(event: dict[str, str]) -> None:
     path = os.environ.get(EVENTS_ENV)
     if path:
         try:
-            with open(path, "a", encoding="utf-8") as f:  # one short append per event
+            with open(path, "a", encoding="utf-8", newline="\n") as f:  # one short append per event
                 f.write(json.dumps(event, sort_keys=True) + "\n")
             return
         except OSError:
