@@ -79,8 +79,8 @@ def test_run_bundle_records_where_a_failure_is_written(made, monkeypatch, capsys
     # checkout, or (this corpus is outside it) the file's name, never the machine's folders.
     assert wrong["info"]["source"]["line"] == normal["info"]["source"]["line"]
     assert normal["info"]["source"]["path"] == str(made / "corpus" / "wrong.mlir")
-    assert wrong["info"]["source"]["path"] == "wrong.mlir"
-    assert wrong["info"]["manifest"] == {"path": "llvm-cpu.toml", "line": 2}
+    assert wrong["info"]["source"]["file"] == "wrong.mlir" and "path" not in wrong["info"]["source"]
+    assert wrong["info"]["manifest"] == {"path": str(made / "b" / "manifest.json"), "line": 2}
     # An xfail is expected: no annotation; nothing unexpected in this bundle.
     assert "::error" not in capsys.readouterr().out
 
@@ -291,4 +291,19 @@ def test_a_bundle_names_no_folder_of_the_machine_that_made_it(made):
     text = (made / "b" / "manifest.json").read_text()
     assert str(made) not in text
     for record in json.loads(text)["cases"]:
-        assert not record["source"]["path"].startswith("/"), record["source"]
+        source = record["source"]
+        if record["case_id"].startswith("stablehlo-ext/"):  # a corpus outside the checkout
+            assert "path" not in source and source["file"].endswith(".mlir"), source
+        else:  # the checkout's own corpus
+            assert source["path"].startswith("conformance/"), source
+
+
+def test_a_source_inside_the_checkout_is_recorded_relative_to_it(tmp_path, monkeypatch):
+    from iree_conformance.bundles.bundle import _portable_source
+
+    monkeypatch.chdir(tmp_path)
+    inside = tmp_path / "conformance" / "stablehlo" / "cases" / "abs.mlir"
+    assert _portable_source({"path": str(inside), "line": 3}) == {
+        "path": "conformance/stablehlo/cases/abs.mlir",
+        "line": 3,
+    }

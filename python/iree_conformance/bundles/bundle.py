@@ -135,6 +135,7 @@ class BundleWriter:
             record["expected"] = {
                 "stage": list(listed.kinds) if listed.flaky else listed.kinds[0],
                 "reason": listed.reason,
+                # Outside the checkout: none, and run-bundle points at the bundle's manifest.
                 "path": manifest_check.portable_path(listed.path, [Path.cwd()]),
                 "line": listed.line,
             }
@@ -176,11 +177,17 @@ class BundleWriter:
 
 
 def _portable_source(source: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A case's source location with its path relative to the checkout (the working
-    folder), so the bundle names no folder of the machine that made it."""
+    """A case's source location as a bundle records it: the path relative to the checkout
+    (the working folder), where run-bundle's annotations find it again; a file outside
+    the checkout keeps only its name (``file``), so the bundle names no folder of the
+    machine that made it."""
     if not source or not source.get("path"):
         return source
-    return {**source, "path": manifest_check.portable_path(source["path"], [Path.cwd()])}
+    relative = manifest_check.portable_path(source["path"], [Path.cwd()])
+    if relative is not None:
+        return {**source, "path": relative}
+    rest = {k: v for k, v in source.items() if k != "path"}
+    return {**rest, "file": Path(source["path"]).name}
 
 
 def load_manifest(root: Path) -> dict[str, Any]:

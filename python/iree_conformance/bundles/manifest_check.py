@@ -159,12 +159,18 @@ def check_record(record: Any, index: int, where: Path) -> None:
     expected = record.get("expected")
     if expected is not None:
         stage = expected.get("stage")
-        if not (
-            isinstance(stage, str)
-            or (isinstance(stage, list) and stage and all(isinstance(s, str) for s in stage))
-        ) or not isinstance(expected.get("reason"), str):
+        stage_ok = isinstance(stage, str) or (
+            isinstance(stage, list) and bool(stage) and all(isinstance(s, str) for s in stage)
+        )
+        if (
+            not stage_ok
+            or not isinstance(expected.get("reason"), str)
+            or not isinstance(expected.get("path"), (str, type(None)))
+            or not isinstance(expected.get("line"), (int, type(None)))
+        ):
             raise BundleError(
-                f"{label}: 'expected' needs a 'stage' and a 'reason'; rebuild the bundle"
+                f"{label}: 'expected' needs a 'stage' and a 'reason' (and a text 'path', "
+                "a whole 'line' if any); rebuild the bundle"
             )
 
 
@@ -245,14 +251,14 @@ def read_verified(root: Path, relative: str, digest: str) -> bytes:
     return data
 
 
-def portable_path(path: str | os.PathLike[str], roots: list[Path]) -> str:
+def portable_path(path: str | os.PathLike[str], roots: list[Path]) -> str | None:
     """``path`` as a bundle records it: relative ("/" separated) to the first of ``roots``
-    (the checkout) that holds it, else the file's name alone, so that a bundle names no
-    folder of the machine that made it."""
+    (the checkout) that holds it; None outside them, so that a bundle names no folder of
+    the machine that made it (nor a relative path that would point at the wrong file)."""
     p = Path(os.path.abspath(path))
     for root in roots:
         try:
             return p.relative_to(os.path.abspath(root)).as_posix()
         except ValueError:
             continue
-    return p.name
+    return None
