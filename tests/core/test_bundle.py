@@ -266,6 +266,7 @@ def test_a_symlink_inside_the_bundle_is_followed(made, tmp_path):
         (lambda r: r.update(tolerances=[{"tol": 1}]), "'tolerances' must hold"),
         (lambda r: r.update(data_sha256="x"), "'data_sha256' is not a sha256"),
         (lambda r: r.update(expected={"reason": "r"}), "'expected' needs a 'stage'"),
+        (lambda r: r.update(case_id="a\x1b]0;owned\x07"), "'case_id' is empty or holds control"),
     ],
 )
 def test_a_malformed_record_is_a_bundle_error(made, tmp_path, edit, message):

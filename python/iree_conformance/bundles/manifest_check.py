@@ -125,7 +125,7 @@ def check_record(record: Any, index: int, where: Path) -> None:
     if not isinstance(record, dict):
         raise BundleError(f"{label} is not an object; rebuild the bundle")
     if isinstance(record.get("case_id"), str):
-        label += f" ({record['case_id']})"
+        label += f" ({record['case_id']!r})"  # repr: no control character reaches a terminal
     for name, (types, required) in _FIELDS.items():
         if name not in record:
             if required:
@@ -136,6 +136,11 @@ def check_record(record: Any, index: int, where: Path) -> None:
             raise BundleError(
                 f"{label}: {name!r} is {type(value).__name__}, not {_type_name(types)}; "
                 "rebuild the bundle"
+            )
+    for name in ("case_id", "suite", "target"):  # printed and rendered: no control characters
+        if not record[name] or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in record[name]):
+            raise BundleError(
+                f"{label}: {name!r} is empty or holds control characters; rebuild the bundle"
             )
     for name in ("module_sha256", "data_sha256"):
         if len(record[name]) != 64 or not set(record[name]) <= _HEX:
