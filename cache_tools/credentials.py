@@ -6,7 +6,10 @@ The value lives only inside :class:`Token`; its str/repr are redacted and
 
 from __future__ import annotations
 
+import base64
 import os
+import re
+import urllib.parse
 from collections.abc import Mapping
 from typing import NoReturn
 
@@ -51,8 +54,52 @@ def token_from_env(env: Mapping[str, str] | None = None, required: bool = True) 
     return None
 
 
-def redact(text: str, token: Token | None) -> str:
-    """Replace every occurrence of the token in ``text``."""
-    if token is None or not token.reveal():
-        return text
-    return text.replace(token.reveal(), REDACTED)
+def _base64_cores(secret: bytes) -> set[str]:
+    """The characters of ``secret`` base64-encoded at each of the three byte alignments
+    it can have inside a longer encoded text (a server echoing ``Bearer <token>`` or
+    ``user:<token>`` base64-encoded), in the standard and the URL-safe alphabet, without
+    the partial characters at either end that depend on neighbouring bytes."""
+    cores = set()
+    for k in range(3):
+        encoded = base64.b64encode(b"\0" * k + secret).decode("ascii").rstrip("=")
+        start = (0, 2, 3)[k]  # characters that also hold the k prefix bytes
+        end = len(encoded) - (1 if (k + len(secret)) % 3 else 0)  # the last, partial one
+        core = encoded[start:end]
+        if len(core) >= 8:
+            cores.add(core)
+            cores.add(core.replace("+", "-").replace("/", "_"))
+    return cores
+
+
+def _forms(secret: str) -> list[str]:
+    """The secret as it may appear in text: as is, percent-encoded, base64-encoded."""
+    forms = {secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret)}
+    forms |= _base64_cores(secret.encode("utf-8"))
+    return sorted(forms, key=len, reverse=True)
+
+
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
+_URL_QUERY = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#]+)\?([^\s#]*)")
+_SECRET_PARAM = re.compile(r"(?i)token|key|sig|secret|pass|auth|code|credential")
+
+
+def redact_url(url: str) -> str:
+    """Text with every URL's credentials (``user:token@``) and any query string that
+    names a secret (``?access_token=``) replaced: what may be shown of a URL a user gave
+    (``--api-url``)."""
+
+    def query(m: re.Match[str]) -> str:  # page=2 stays; access_token=... does not
+        return m.group(1) + "?" + (REDACTED if _SECRET_PARAM.search(m.group(2)) else m.group(2))
+
+    return _URL_QUERY.sub(query, _URL_USERINFO.sub(r"\1" + REDACTED + "@", url))
+
+
+def redact(text: str, token: Token | str | None) -> str:
+    """Replace every occurrence of the token in ``text``: as is, percent-encoded and
+    base64-encoded (a server may echo the Authorization header back encoded); and the
+    credentials of any URL in it."""
+    secret = token.reveal() if isinstance(token, Token) else token
+    if secret:
+        for form in _forms(secret):
+            text = text.replace(form, REDACTED)
+    return redact_url(text)

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from .credentials import Token, redact
+from .credentials import Token, redact, redact_url
 from .errors import ApiError
 
 log = logging.getLogger("cache_tools.api")
@@ -77,7 +77,7 @@ class GitHubClient:
         parsed = urlsplit(self.api_url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise ApiError(
-                f"--api-url {api_url!r} is not an http(s) URL, e.g. https://github.example.com/api/v3"
+                f"--api-url {redact_url(api_url)!r} is not an http(s) URL, e.g. https://github.example.com/api/v3"
             )
         self._origin = (parsed.scheme, parsed.netloc)
         self.token = token

@@ -43,6 +43,8 @@ from iree_conformance.common.errors import EXIT_CI, ConformanceError
 from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.model import results
 from iree_conformance.report import annotations as gh_annotations
+from iree_conformance.report.tables import md_code as _md_code
+from iree_conformance.report.tables import md_text
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -264,8 +266,10 @@ def expand_json_inputs(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def md_escape(text: Any, limit: int = 160) -> str:
-    """One table cell: no pipes, no newlines, bounded length."""
-    s = " ".join(str(text if text is not None else "").split())
-    if len(s) > limit:
-        s = s[: limit - 1] + "…"
-    return s.replace("\\", "\\\\").replace("|", "\\|")
+    """One table cell: one line, bounded, HTML and Markdown escaped (report.tables)."""
+    return md_text(text, limit)
+
+
+def md_code(text: Any, limit: int = 160) -> str:
+    """Untrusted text as inline code in a table cell or list (report.tables)."""
+    return _md_code(text, limit)

@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ci._common import CIError, expand_json_inputs, md_escape, run_main, write_report
+from ci._common import CIError, expand_json_inputs, md_code, md_escape, run_main, write_report
 from ci.merge_results import merge
 from iree_conformance.common.vocabulary import FAILING_STATUSES, Status, Verdict
 from iree_conformance.model.results import diff_outcomes
@@ -160,7 +160,7 @@ def _table(entries: list[dict[str, Any]], limit: int, with_reason: bool) -> list
     lines = [head, rule]
     for e in entries[:limit]:
         line = (
-            f"| {e['platform']} | {md_escape(e['target'])} | `{md_escape(e['case_id'], 120)}` | "
+            f"| {e['platform']} | {md_escape(e['target'])} | {md_code(e['case_id'], 120)} | "
             f"{md_escape(e['now'])} | {md_escape(e['before'])} |"
         )
         lines.append(line + (f" {md_escape(e['reason'])} |" if with_reason else ""))

@@ -31,6 +31,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from cache_tools.credentials import redact
 from ci._common import CIError, notice, run_main, set_outputs
 
 DEFAULT_API = "https://api.github.com"
@@ -49,6 +50,11 @@ class Api:
         self.timeout = timeout
         self._plain = urllib.request.build_opener()
         self._no_redirect = urllib.request.build_opener(_NoRedirect)
+
+    def _error(self, message: str) -> CIError:
+        """A CIError whose message shows neither the token (as is, percent- or
+        base64-encoded: a server may echo it) nor credentials in a URL (``--api-url``)."""
+        return CIError(redact(message, self.token))
 
     def _headers(self) -> dict[str, str]:
         headers = {
@@ -69,9 +75,9 @@ class Api:
             with self._plain.open(req, timeout=self.timeout) as resp:
                 return json.loads(resp.read().decode("utf-8"))
         except urllib.error.HTTPError as exc:
-            raise CIError(f"GET {url}: HTTP {exc.code} {exc.reason}") from None
+            raise self._error(f"GET {url}: HTTP {exc.code} {exc.reason}") from None
         except urllib.error.URLError as exc:
-            raise CIError(f"GET {url}: {exc.reason}") from None
+            raise self._error(f"GET {url}: {exc.reason}") from None
 
     def download(self, url: str, limit: int = MAX_ARCHIVE_BYTES) -> bytes:
         """GET with the token; a redirect is followed without it (pre-signed blob URL).
@@ -82,19 +88,19 @@ class Api:
                 return _read_limited(resp, limit)
         except urllib.error.HTTPError as exc:
             if exc.code not in (301, 302, 303, 307, 308):
-                raise CIError(f"GET {url}: HTTP {exc.code} {exc.reason}") from None
+                raise self._error(f"GET {url}: HTTP {exc.code} {exc.reason}") from None
             location = exc.headers.get("Location")
             if not location:
-                raise CIError(f"GET {url}: redirect without Location") from None
+                raise self._error(f"GET {url}: redirect without Location") from None
         location = urllib.parse.urljoin(url, location)
         req = urllib.request.Request(location, headers={"User-Agent": "iree-conformance-ci"})
         try:
             with self._plain.open(req, timeout=self.timeout) as resp:
                 return _read_limited(resp, limit)
         except urllib.error.HTTPError as exc:
-            raise CIError(f"GET (redirected artifact): HTTP {exc.code} {exc.reason}") from None
+            raise self._error(f"GET (redirected artifact): HTTP {exc.code} {exc.reason}") from None
         except urllib.error.URLError as exc:
-            raise CIError(f"GET (redirected artifact): {exc.reason}") from None
+            raise self._error(f"GET (redirected artifact): {exc.reason}") from None
 
 
 def _read_limited(resp, limit: int = MAX_ARCHIVE_BYTES) -> bytes:

@@ -31,6 +31,7 @@ from ci._common import (
     CIError,
     expand_json_inputs,
     load_results,
+    md_code,
     md_escape,
     run_main,
     write_report,
@@ -76,7 +77,7 @@ def render_markdown(
     for (os_arch, py, target, suite), counts in count_rows(merged):
         cells = [str(counts.get(c, 0)) for c in columns]
         lines.append(
-            f"| {os_arch} | {py} | {md_escape(target)} | {md_escape(suite)} | "
+            f"| {md_escape(os_arch)} | {md_escape(py)} | {md_escape(target)} | {md_escape(suite)} | "
             + " | ".join(cells)
             + f" | {sum(counts.values())} |"
         )
@@ -98,8 +99,8 @@ def render_markdown(
                 f"{o.get('status')}@{o.get('stage')}" if o.get("stage") else str(o.get("status"))
             )
             lines.append(
-                f"| {o['os']} | {o['python']} | {md_escape(o['target'])} | `{md_escape(o['case_id'], 120)}` | "
-                f"{o['verdict']} | {md_escape(status)} | {md_escape(o.get('expected') or '')} | "
+                f"| {md_escape(o['os'])} | {md_escape(o['python'])} | {md_escape(o['target'])} | {md_code(o['case_id'], 120)} | "
+                f"{md_escape(o['verdict'])} | {md_escape(status)} | {md_escape(o.get('expected') or '')} | "
                 f"{md_escape(o.get('reason') or '')} |"
             )
         if len(unexpected) > max_listed:
@@ -128,10 +129,10 @@ def _failure_groups(model: report_model.ReportModel, max_listed: int) -> list[st
         "|---|---:|---:|---|---|",
     ]
     for g in groups[:max_listed]:
-        cases = ", ".join(f"`{md_escape(c, 120)}`" for c in g.cases[:3])
+        cases = ", ".join(f"{md_code(c, 120)}" for c in g.cases[:3])
         more = f" and {len(g.cases) - 3} more" if len(g.cases) > 3 else ""
         lines.append(
-            f"| {md_escape(g.stage)} | {len(g.members)} | {g.unexpected} | `{md_escape(g.line)}` | {cases}{more} |"
+            f"| {md_escape(g.stage)} | {len(g.members)} | {g.unexpected} | {md_code(g.line)} | {cases}{more} |"
         )
     if len(groups) > max_listed:
         lines += ["", f"…and {len(groups) - max_listed} more groups (see the merged JSON)."]
@@ -146,7 +147,7 @@ def _expected_and_flaky(model: report_model.ReportModel) -> list[str]:
     if model.flaky:
         lines += ["", f"### Flaky ({len(model.flaky)}): never red, never counted as a pass", ""]
         lines += [
-            f"- `{md_escape(f.case_id, 120)}` ({md_escape(f.target)}, {f.platform}): {md_escape(f.seen)}"
+            f"- {md_code(f.case_id, 120)} ({md_escape(f.target)}, {f.platform}): {md_escape(f.seen)}"
             for f in model.flaky
         ]
     return lines
@@ -165,7 +166,7 @@ def _differs(model: report_model.ReportModel, max_listed: int) -> list[str]:
     ]
     for d in model.differs[:max_listed]:
         lines.append(
-            f"| `{md_escape(d.case_id, 120)}` | "
+            f"| {md_code(d.case_id, 120)} | "
             + " | ".join(d.by_target.get(t, "-") for t in targets)
             + " |"
         )
@@ -199,7 +200,7 @@ def device_matrix(merged: dict[str, Any], max_listed: int = 50) -> list[str]:
     lines.append("|---|" + "---|" * len(targets))
     for case, row in listed[:max_listed]:
         lines.append(
-            f"| `{md_escape(case, 120)}` | " + " | ".join(row.get(t, "-") for t in targets) + " |"
+            f"| {md_code(case, 120)} | " + " | ".join(row.get(t, "-") for t in targets) + " |"
         )
     if len(listed) > max_listed:
         lines += ["", f"…and {len(listed) - max_listed} more (see the merged JSON)."]

@@ -273,3 +273,32 @@ def test_persistent_secondary_rate_limit_gives_up_as_a_rate_limit(fake_github: F
         client_for(fake_github, sleeps, max_retries=2).list_caches(REPO)
     assert "lacks permission" not in str(info.value)
     assert sleeps == [60.0, 60.0]
+
+
+@pytest.mark.parametrize("prefix", [b"", b"Bearer ", b"x-access-token:", b"B"])
+def test_a_token_echoed_base64_encoded_is_redacted(fake_github: FakeGitHub, prefix: bytes) -> None:
+    """A server (or a proxy) that echoes the Authorization header back encoded must not
+    get the token printed: every byte alignment of its base64 form is scrubbed."""
+    import base64
+
+    echoed = base64.b64encode(prefix + TOKEN.encode()).decode()
+    fake_github.script(
+        "GET", f"/repos/{REPO}/actions/cache/usage", 200, body=f"oops {echoed} oops".encode()
+    )
+    with pytest.raises(ApiError, match="expected JSON") as info:
+        client_for(fake_github).cache_usage(REPO)
+    core = base64.b64encode(TOKEN.encode()).decode()[4:16]
+    assert echoed not in str(info.value)
+    if not prefix:
+        assert core not in str(info.value)
+
+
+def test_a_token_inside_the_api_url_is_never_shown() -> None:
+    from cache_tools.credentials import redact
+
+    with pytest.raises(ApiError) as info:
+        GitHubClient(None, "ftp://user:ghp_secretvalue123@example.com/api")
+    assert "ghp_secretvalue123" not in str(info.value) and "***@example.com" in str(info.value)
+    text = redact("GET https://x:ghp_s3cret@h/api?access_token=ghp_other&page=2 failed", None)
+    assert "ghp_s3cret" not in text and "ghp_other" not in text
+    assert redact("GET https://h/api/caches?page=2: HTTP 500", None).endswith("?page=2: HTTP 500")

@@ -190,3 +190,44 @@ def test_unsafe_archive_paths_are_refused(tmp_path):
     with pytest.raises(fetch.CIError, match="unsafe path"):
         fetch.extract(buf.getvalue(), tmp_path / "dest")
     assert not (tmp_path / "escape.json").exists()
+
+
+class EchoingServer(BaseHTTPRequestHandler):
+    """Answers 401 with the Authorization header, base64-encoded, as its reason phrase."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):  # noqa: N802 - http.server API
+        import base64
+
+        echoed = base64.b64encode((self.headers.get("Authorization") or "").encode()).decode()
+        self.send_response(401, f"bad {echoed}")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def test_a_token_echoed_back_or_inside_the_api_url_is_not_shown():
+    import base64
+
+    from ci import fetch_baseline as fetch
+    from ci._common import CIError
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), EchoingServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    secret = "ghp_" + "s3cr3tTokenValue" * 2
+    try:
+        base = f"http://127.0.0.1:{server.server_port}"
+        with pytest.raises(CIError) as raised:
+            fetch.Api(base, secret).get_json("/repos/o/r")
+        message = str(raised.value)
+        assert "HTTP 401" in message
+        assert secret not in message
+        assert base64.b64encode(f"Bearer {secret}".encode()).decode() not in message
+        assert base64.b64encode(secret.encode()).decode()[4:20] not in message
+        with pytest.raises(CIError) as raised:
+            fetch.Api(f"{base}/api?access_token={secret}", "").get_json("/repos/o/r")
+        assert secret not in str(raised.value)
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -75,9 +75,12 @@ def test_run_bundle_records_where_a_failure_is_written(made, monkeypatch, capsys
     normal = {o["case_id"]: o for o in json.loads((made / "normal.json").read_text())["outcomes"]}[
         "stablehlo-ext/wrong"
     ]
-    assert wrong["info"]["source"] == normal["info"]["source"]
-    assert wrong["info"]["source"]["path"] == str(made / "corpus" / "wrong.mlir")
-    assert wrong["info"]["manifest"] == {"path": str(made / "exp" / "llvm-cpu.toml"), "line": 2}
+    # The line a normal run records; the path as the bundle records it: relative to the
+    # checkout, or (this corpus is outside it) the file's name, never the machine's folders.
+    assert wrong["info"]["source"]["line"] == normal["info"]["source"]["line"]
+    assert normal["info"]["source"]["path"] == str(made / "corpus" / "wrong.mlir")
+    assert wrong["info"]["source"]["file"] == "wrong.mlir" and "path" not in wrong["info"]["source"]
+    assert wrong["info"]["manifest"] == {"path": str(made / "b" / "manifest.json"), "line": 2}
     # An xfail is expected: no annotation; nothing unexpected in this bundle.
     assert "::error" not in capsys.readouterr().out
 
@@ -113,6 +116,35 @@ def copy_bundle(made, tmp_path):
     return shutil.copytree(made / "b", tmp_path / "copy")
 
 
+def rewrite_manifest(b, manifest):
+    """Edits the manifest and writes its digest again, as someone who knows the format
+    can: what is checked beyond the digest must still hold."""
+    from iree_conformance.bundles.manifest_check import write_digest
+
+    data = json.dumps(manifest).encode()
+    (b / "manifest.json").write_bytes(data)
+    write_digest(b, data)
+
+
+def run_bundle_cli(b, tmp_path):
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "iree_conformance.cli.main",
+            "run-bundle",
+            str(b),
+            "--driver",
+            "local-task",
+            "--report-json",
+            str(tmp_path / "cli.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 def test_tampered_module_is_refused(made, tmp_path):
     b = copy_bundle(made, tmp_path)
     module = next((b / "modules").glob("*.vmfb"))
@@ -136,7 +168,7 @@ def test_unknown_driver_and_version_mismatch(made, tmp_path):
     b = copy_bundle(made, tmp_path)
     manifest = json.loads((b / "manifest.json").read_text())
     manifest["iree_compiler"] = "1.0.0"
-    (b / "manifest.json").write_text(json.dumps(manifest))
+    rewrite_manifest(b, manifest)
     with pytest.raises(BundleError, match="compiled with IREE 1.0.0"):
         run_bundle(b, "local-task", tmp_path / "r.json")
     assert run_bundle(b, "local-task", tmp_path / "r.json", force=True).get("fail", 0) == 0
@@ -154,3 +186,125 @@ def test_bundle_of_an_older_schema_is_refused(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps({"schema": BUNDLE_SCHEMA}))
     with pytest.raises(BundleError, match="not a bundle manifest"):
         load_manifest(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({"schema": BUNDLE_SCHEMA, "cases": []}))
+    with pytest.raises(BundleError, match=r"manifest.json.sha256 is missing"):
+        load_manifest(tmp_path)
+
+
+def test_a_tampered_manifest_is_refused_with_exit_5(made, tmp_path):
+    """Widening a tolerance (or dropping an expectation) after the bundle was written
+    turns a failure into a pass: the manifest's digest refuses the edit."""
+    b = copy_bundle(made, tmp_path)
+    manifest = json.loads((b / "manifest.json").read_text())
+    for record in manifest["cases"]:
+        record.pop("expected", None)
+        record["tolerances"] = [{"atol": 1e9, "rtol": 1e9} for _ in record["tolerances"]]
+    (b / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    proc = run_bundle_cli(b, tmp_path)
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert "does not match its digest in manifest.json.sha256" in proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "cli.json").exists()
+
+
+def _outside(tmp_path):
+    """A file outside the bundle, with its sha256, that a hostile manifest names."""
+    import hashlib
+
+    outside = tmp_path / "outside" / "outside.npz"
+    outside.parent.mkdir()
+    outside.write_bytes(b"not the bundle's")
+    return outside, hashlib.sha256(outside.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlink", "module-dotdot"])
+def test_a_bundle_never_reads_outside_its_folder(made, tmp_path, how, monkeypatch):
+    b = copy_bundle(made, tmp_path)
+    outside, digest = _outside(tmp_path)
+    manifest = json.loads((b / "manifest.json").read_text())
+    record = manifest["cases"][0]
+    if how == "dotdot":
+        record["data"], record["data_sha256"] = "../outside/outside.npz", digest
+    elif how == "absolute":
+        record["data"], record["data_sha256"] = str(outside), digest
+    elif how == "symlink":
+        (b / "data" / "link.npz").symlink_to(outside)
+        record["data"], record["data_sha256"] = "data/link.npz", digest
+    else:
+        record["module"], record["module_sha256"] = "modules/../../outside/outside.npz", digest
+    rewrite_manifest(b, manifest)
+    opened = []
+    real_read_bytes = type(outside).read_bytes
+
+    def spy(self):
+        opened.append(str(self))
+        return real_read_bytes(self)
+
+    monkeypatch.setattr(type(outside), "read_bytes", spy)
+    with pytest.raises(BundleError, match="not a path inside the bundle|outside the bundle"):
+        run_bundle(b, "local-task", tmp_path / "r.json")
+    assert not [p for p in opened if "outside" in p], opened
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_a_symlink_inside_the_bundle_is_followed(made, tmp_path):
+    b = copy_bundle(made, tmp_path)
+    manifest = json.loads((b / "manifest.json").read_text())
+    record = manifest["cases"][0]
+    (b / "data" / "alias.npz").symlink_to(b / record["data"])
+    record["data"] = "data/alias.npz"
+    rewrite_manifest(b, manifest)
+    assert run_bundle(b, "local-task", tmp_path / "r.json").get("fail", 0) == 0
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda r: r.pop("module"), "has no 'module'"),
+        (lambda r: r.update(module=7), "'module' is int, not str"),
+        (lambda r: r.update(input_sets="1"), "'input_sets' is str, not int"),
+        (lambda r: r.update(tolerances=[{"tol": 1}]), "'tolerances' must hold"),
+        (lambda r: r.update(data_sha256="x"), "'data_sha256' is not a sha256"),
+        (lambda r: r.update(expected={"reason": "r"}), "'expected' needs a 'stage'"),
+        (lambda r: r.update(case_id="a\x1b]0;owned\x07"), "'case_id' is empty or holds control"),
+    ],
+)
+def test_a_malformed_record_is_a_bundle_error(made, tmp_path, edit, message):
+    b = copy_bundle(made, tmp_path)
+    manifest = json.loads((b / "manifest.json").read_text())
+    edit(manifest["cases"][0])
+    rewrite_manifest(b, manifest)
+    with pytest.raises(BundleError, match=f"manifest.json: case 1 .*{message}"):
+        run_bundle(b, "local-task", tmp_path / "r.json")
+
+
+def test_a_malformed_record_exits_5_in_one_line(made, tmp_path):
+    b = copy_bundle(made, tmp_path)
+    manifest = json.loads((b / "manifest.json").read_text())
+    del manifest["cases"][0]["module"]
+    rewrite_manifest(b, manifest)
+    proc = run_bundle_cli(b, tmp_path)
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_bundle_names_no_folder_of_the_machine_that_made_it(made):
+    text = (made / "b" / "manifest.json").read_text()
+    assert str(made) not in text
+    for record in json.loads(text)["cases"]:
+        source = record["source"]
+        if record["case_id"].startswith("stablehlo-ext/"):  # a corpus outside the checkout
+            assert "path" not in source and source["file"].endswith(".mlir"), source
+        else:  # the checkout's own corpus
+            assert source["path"].startswith("conformance/"), source
+
+
+def test_a_source_inside_the_checkout_is_recorded_relative_to_it(tmp_path, monkeypatch):
+    from iree_conformance.bundles.bundle import _portable_source
+
+    monkeypatch.chdir(tmp_path)
+    inside = tmp_path / "conformance" / "stablehlo" / "cases" / "abs.mlir"
+    assert _portable_source({"path": str(inside), "line": 3}) == {
+        "path": "conformance/stablehlo/cases/abs.mlir",
+        "line": 3,
+    }

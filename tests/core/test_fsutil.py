@@ -114,3 +114,39 @@ def test_rename_dir_loses_when_a_rival_appears_during_the_retries(tmp_path, monk
 def test_rename_dir_reports_other_errors(tmp_path):
     with pytest.raises(FileNotFoundError):
         fsutil.rename_dir(tmp_path / "missing", tmp_path / "tree")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_written_files_get_the_umask_mode(tmp_path, umask):
+    """mkstemp alone makes 0600; a new file gets 0o666 less the umask, as open() does."""
+    old = os.umask(umask)
+    try:
+        assert fsutil.current_umask() == umask
+        written = fsutil.atomic_write_bytes(tmp_path / "new.bin", b"x")
+    finally:
+        os.umask(old)
+    assert written.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_a_replaced_file_keeps_its_mode(tmp_path):
+    target = tmp_path / "llvm-cpu.toml"
+    target.write_text("old")
+    target.chmod(0o644)
+    old = os.umask(0o077)
+    try:
+        fsutil.atomic_write_text(target, "new")
+    finally:
+        os.umask(old)
+    assert target.read_text() == "new" and target.stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_a_temporary_folder_renamed_into_a_cache_gets_the_umask_mode(tmp_path):
+    old = os.umask(0o022)
+    try:
+        made = fsutil.make_temp_dir(".x.tmp-", tmp_path)
+    finally:
+        os.umask(old)
+    assert made.parent == tmp_path and made.stat().st_mode & 0o777 == 0o755

@@ -117,6 +117,11 @@ def test_agreement_table_categories_and_explanations(config_file, tmp_path):
     }
     text = upstream.render(data)
     assert "| **we fail** | 2 | 1 |" in text and "Unexplained disagreements: 1" in text
+    # A diagnostic line or case id with markup stays text in the step summary.
+    group["line"] = "<script>alert(1)</script> `x`"
+    data["unexplained"] = ["onnx-ops/<img src=x onerror=alert(1)>"]
+    text = upstream.render(data)
+    assert "<script>" not in text and "<img" not in text and "&lt;script&gt;" in text
 
 
 def test_bad_config_names_the_file_and_line(tmp_path):

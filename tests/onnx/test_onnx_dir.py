@@ -126,3 +126,22 @@ def test_zoo_models_without_data_get_chosen_inputs_an_overlay_and_a_dynamic_twin
     expected = static.expected_sets(static.input_sets())
     assert expected[0][0].shape == (1, 4, 1, 1) and np.isfinite(expected[0][0]).all()
     assert static.outcome_info()["inputs"]["spec"]["dims"] == {"H": 32}
+
+
+def test_two_roots_with_the_same_relative_path_keep_both_cases(tmp_path: Path):
+    """--onnx-dir A --onnx-dir B, each with good.onnx: two cases with two ids (one
+    outcome each in the results), the later root's named after its folder."""
+    for name in ("A", "B", "C/B"):
+        _save(sm.reshape_model(), tmp_path / name / "good.onnx")
+    context = SuiteContext(
+        tmp_path, RunOptions(), {"onnx_dir": [tmp_path / "A", tmp_path / "B", tmp_path / "C" / "B"]}
+    )
+    cases = onnx_dir.OnnxDirSuite().collect(context)
+    ids = [c.case_id for c in cases]
+    assert len(ids) == len(set(ids)) == 3, ids
+    assert ids == ["onnx-dir/good.onnx", "onnx-dir/B/good.onnx", "onnx-dir/B-2/good.onnx"]
+    assert [c.source_path for c in cases] == [
+        tmp_path / "A" / "good.onnx",
+        tmp_path / "B" / "good.onnx",
+        tmp_path / "C" / "B" / "good.onnx",
+    ]

@@ -219,3 +219,65 @@ def test_file_url_on_posix_keeps_its_path() -> None:
     assert _local_path("file:///tmp/a%20b.onnx", unquote).as_posix() == "/tmp/a b.onnx"
     assert _local_path("file://localhost/tmp/x", unquote).as_posix() == "/tmp/x"
     assert _local_path("https://example.org/x") is None
+
+
+def _age(path: Path, seconds: float) -> None:
+    import os
+    import time
+
+    old = time.time() - seconds
+    os.utime(path, (old, old))
+
+
+def test_a_download_killed_mid_way_is_resumed_from_its_partial(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """kill -9 leaves ``.m.onnx.part-<id>``: the next fetch takes it over and asks for
+    the rest with Range; the result is verified as always."""
+    url = server.add("m.onnx", BODY)
+    orphan = tmp_path / ".m.onnx.part-0123456789ab"
+    orphan.write_bytes(BODY[:400_000])
+    _age(orphan, 600)
+    dest = downloader().fetch(url, tmp_path / "m.onnx", sha256=SHA, size=len(BODY))
+    assert dest.read_bytes() == BODY
+    assert server.requests == [("/m.onnx", "bytes=400000-", 206)]
+    assert_cache_holds_only(tmp_path, {"m.onnx": SHA})
+
+
+def test_a_partial_still_being_written_is_left_alone(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    url = server.add("m.onnx", BODY)
+    live = tmp_path / ".m.onnx.part-live00000000"
+    live.write_bytes(BODY[:1000])  # just written: another process's download
+    downloader().fetch(url, tmp_path / "m.onnx", sha256=SHA, size=len(BODY))
+    assert live.read_bytes() == BODY[:1000]
+    assert server.requests == [("/m.onnx", None, 200)]
+
+
+def test_a_corrupt_orphan_is_never_used(server: LoopbackServer, tmp_path: Path) -> None:
+    """An orphan that is not a prefix of the file fails verification once resumed: the
+    download starts over from byte 0, and only verified bytes get the name."""
+    url = server.add("m.onnx", BODY)
+    orphan = tmp_path / ".m.onnx.part-0123456789ab"
+    orphan.write_bytes(b"\xff" * 400_000)
+    _age(orphan, 600)
+    dest = downloader().fetch(url, tmp_path / "m.onnx", sha256=SHA, size=len(BODY))
+    assert dest.read_bytes() == BODY
+    assert server.requests == [("/m.onnx", "bytes=400000-", 206), ("/m.onnx", None, 200)]
+    assert_cache_holds_only(tmp_path, {"m.onnx": SHA})
+
+
+def test_orphans_of_any_file_are_swept_after_an_hour(tmp_path: Path) -> None:
+    from iree_conformance.frontends.onnx.download import sweep_partials
+
+    (tmp_path / "files").mkdir()
+    old = tmp_path / "files" / ".gone.onnx.part-0123456789ab"
+    new = tmp_path / "files" / ".other.onnx.part-0123456789ab"
+    keep = tmp_path / "files" / "model.onnx"
+    for p in (old, new, keep):
+        p.write_bytes(b"x")
+    _age(old, 7200)
+    _age(keep, 7200)
+    assert sweep_partials(tmp_path) == [old]
+    assert new.exists() and keep.exists() and not old.exists()

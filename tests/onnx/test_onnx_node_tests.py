@@ -250,3 +250,17 @@ def test_broken_index_is_reported(tmp_path: Path) -> None:
     (tmp_path / INDEX_NAME).write_text(json.dumps({"schema": 99, "cases": []}))
     with pytest.raises(NodeTestsError, match="schema 99, expected 1"):
         load_cases(tmp_path)
+
+
+@pytest.mark.parametrize("where", ["../outside.onnx", "/etc/passwd", "link/m.onnx"])
+def test_an_index_naming_a_path_outside_the_tree_is_refused(
+    tmp_path: Path, empty_wheel: Path, where: str
+) -> None:
+    root = materialize(tmp_path / "c", generated=[fake_case("test_a")], wheel_data=empty_wheel)
+    (tmp_path / "elsewhere").mkdir()
+    (root / "link").symlink_to(tmp_path / "elsewhere")
+    index = json.loads((root / INDEX_NAME).read_text())
+    index["cases"][0]["model"] = where
+    (root / INDEX_NAME).write_text(json.dumps(index))
+    with pytest.raises(NodeTestsError, match="outside the tree|not inside the tree"):
+        load_cases(root)

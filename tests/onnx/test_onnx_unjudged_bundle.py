@@ -25,6 +25,7 @@ import pytest
 from onnx import TensorProto, helper
 from onnx_testlib import run_conformance
 
+from iree_conformance.bundles.manifest_check import write_digest
 from iree_conformance.engine.attempt import Attempt
 from iree_conformance.engine.pipeline import run_case
 from iree_conformance.model.cases import Case
@@ -133,6 +134,7 @@ def test_a_run_that_fails_is_the_suites_no_verdict_error_with_iree_lines(
     (bundle / "modules" / f"{digest}.vmfb").write_bytes(garbage)
     record["module"], record["module_sha256"] = f"modules/{digest}.vmfb", digest
     manifest_path.write_text(json.dumps(manifest))
+    write_digest(bundle, manifest_path.read_bytes())  # an edit made knowingly
     ran = _run_bundle(bundle, tmp_path / "results.json", runs["store"])[CASE]
     assert (ran["status"], ran["stage"]) == ("error", "reference"), ran
     assert ran["verdict"] == runs["suite"][CASE]["verdict"]  # an unlisted error, either way

@@ -153,3 +153,11 @@ def test_real_manifest() -> None:
     assert all(len(e.model_sha) == 64 for e in entries)
     small = select_entries(entries, max_bytes=100_000)
     assert small and all(e.model_bytes <= 100_000 for e in small)
+
+
+@pytest.mark.parametrize("path", ["a\\..\\..\\x.onnx", "C:x.onnx", "c:/x.onnx", "/etc/x.onnx"])
+def test_a_path_that_could_leave_the_cache_on_any_os_is_refused(path: str) -> None:
+    broken = json.loads(json.dumps(SMALL))
+    broken[0]["model_path"] = path
+    with pytest.raises(ManifestError, match="must be relative"):
+        parse(broken)

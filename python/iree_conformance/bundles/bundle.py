@@ -11,6 +11,7 @@ expected values, and gets the suite's error at ``reference`` there too.
 Layout::
 
     DIR/manifest.json      versions, flags, targets, one record per case
+    DIR/manifest.json.sha256  the manifest's digest (bundles/manifest_check.py)
     DIR/modules/<sha256>.vmfb
     DIR/data/<key>.npz     input_<set>_<i>, expected_<set>_<i>
     DIR/cases/<key>.json   per-case fragments (pytest-xdist workers write these;
@@ -34,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from iree_conformance.bundles import manifest_check
 from iree_conformance.common import errors
 from iree_conformance.common.fsutil import atomic_write_bytes
 from iree_conformance.common.timing import time_iree_call
@@ -50,7 +52,9 @@ from iree_conformance.model.outcome import Outcome
 #    (actual, expected) pairs of returned values).
 # 4: a record of inputs that are no verdict holds "unjudged" (the reason) and no expected
 #    values; run-bundle judges it as the suite does (model/unjudged.py).
-BUNDLE_SCHEMA = 4
+# 5: manifest.json.sha256 beside the manifest; "source" and "expected" paths are relative
+#    to the checkout that made the bundle (or the file's name), never absolute.
+BUNDLE_SCHEMA = 5
 
 
 BundleError = errors.BundleError
@@ -103,7 +107,7 @@ class BundleWriter:
             "entry_function": case.entry_function,
             "input_sets": len(input_sets),
             "info": {**case.outcome_info(), **result.info},  # as the pipeline's Outcome
-            "source": case.source_location(),  # where run-bundle's annotations point
+            "source": _portable_source(case.source_location()),  # annotations point here
         }
         override = expectations.tolerance_for(case.case_id)
         tolerances = [
@@ -131,7 +135,8 @@ class BundleWriter:
             record["expected"] = {
                 "stage": list(listed.kinds) if listed.flaky else listed.kinds[0],
                 "reason": listed.reason,
-                "path": str(listed.path),
+                # Outside the checkout: none, and run-bundle points at the bundle's manifest.
+                "path": manifest_check.portable_path(listed.path, [Path.cwd()]),
                 "line": listed.line,
             }
         atomic_write_bytes(
@@ -162,46 +167,45 @@ class BundleWriter:
             ),
             "cases": sorted(cases, key=lambda c: (c["target"], c["case_id"])),
         }
-        path = self.root / "manifest.json"
-        atomic_write_bytes(path, json.dumps(manifest, indent=1).encode())
+        path = self.root / manifest_check.MANIFEST_NAME
+        encoded = json.dumps(manifest, indent=1).encode()
+        atomic_write_bytes(path, encoded)
+        manifest_check.write_digest(self.root, encoded)
         size = sum(p.stat().st_size for p in self.root.rglob("*") if p.is_file())
         print(f"\niree-conformance: bundle {self.root}: {len(cases)} cases, {size / 1e6:.1f} MB")
         return path
 
 
+def _portable_source(source: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A case's source location as a bundle records it: the path relative to the checkout
+    (the working folder), where run-bundle's annotations find it again; a file outside
+    the checkout keeps only its name (``file``), so the bundle names no folder of the
+    machine that made it."""
+    if not source or not source.get("path"):
+        return source
+    relative = manifest_check.portable_path(source["path"], [Path.cwd()])
+    if relative is not None:
+        return {**source, "path": relative}
+    rest = {k: v for k, v in source.items() if k != "path"}
+    return {**rest, "file": Path(source["path"]).name}
+
+
 def load_manifest(root: Path) -> dict[str, Any]:
-    path = Path(root) / "manifest.json"
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BundleError(
-            f"{path} not found: is {root} a bundle made by --compile-only --bundle?"
-        ) from None
-    except json.JSONDecodeError as e:
-        raise BundleError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(manifest.get("cases"), list):
-        raise BundleError(f"{path}: not a bundle manifest (no list of cases)")
+    """The bundle's manifest, after its schema, digest and records are checked
+    (bundles/manifest_check.py); nothing it names has been opened yet."""
+    root = Path(root)
+    data = manifest_check.read_manifest_bytes(root)
+    manifest = manifest_check.parse_manifest(root, data)
     if manifest.get("schema") != BUNDLE_SCHEMA:
         raise BundleError(
-            f"{path}: bundle schema {manifest.get('schema')!r}, but this iree-conformance reads schema "
+            f"{root / 'manifest.json'}: bundle schema {manifest.get('schema')!r}, but this iree-conformance reads schema "
             f"{BUNDLE_SCHEMA}; rebuild the bundle with this version (--compile-only --bundle)"
         )
+    manifest_check.check_manifest(root, data, manifest)
     return manifest
 
 
-def _read_verified(root: Path, relative: str, digest: str) -> bytes:
-    path = root / relative
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise BundleError(
-            f"bundle file {path} is missing; rebuild the bundle or copy it whole"
-        ) from None
-    if _sha256(data) != digest:
-        raise BundleError(
-            f"bundle file {path} does not match its sha256 in manifest.json (tampered or truncated)"
-        )
-    return data
+_read_verified = manifest_check.read_verified
 
 
 def _checks_from(
@@ -335,7 +339,8 @@ def run_bundle(
         )
         start = time.perf_counter()
         vmfb = _read_verified(root, record["module"], record["module_sha256"])
-        with np.load(root / record["data"]) as arrays:
+        data = _read_verified(root, record["data"], record["data_sha256"])
+        with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
             judging = _run_record(
                 executor, record, vmfb, arrays, driver, device, timing_runs, outcome
             )

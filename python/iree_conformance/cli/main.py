@@ -174,7 +174,8 @@ def cmd_compare_upstream(args: argparse.Namespace) -> int:
         if args.results:
             merged: dict = {"outcomes": []}
             for path in args.results:
-                data = report_mod.load_results(Path(path))
+                # ours_from_results reads what it needs with .get: no key is required.
+                data = report_mod.load_results(Path(path), ())
                 metadata_os = data.get("metadata", {}).get("os")
                 merged["outcomes"] += [{"os": metadata_os, **o} for o in data["outcomes"]]
             ours = upstream.ours_from_results(merged, args.target, ", ".join(args.results), args.os)

@@ -7,6 +7,10 @@ search indexer) holds the target or the source open; that clears within moments,
 move is retried with backoff for up to ``RETRY_SECONDS``. For content-addressed targets
 (``exists_ok=True``) a target that already exists is success: whoever wrote it wrote the
 same content.
+
+A written file gets the mode an ordinary ``open()`` would give it: the mode of the file it
+replaces, else ``0o666`` less the process umask (``mkstemp`` alone makes every file 0600,
+which locks other users out of a shared store, checkout or bundle).
 """
 
 from __future__ import annotations
@@ -17,7 +21,15 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["RETRY_SECONDS", "atomic_write_bytes", "atomic_write_text", "rename_dir", "replace_file"]
+__all__ = [
+    "RETRY_SECONDS",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "current_umask",
+    "make_temp_dir",
+    "rename_dir",
+    "replace_file",
+]
 
 #: How long a move is retried on ``PermissionError`` before it is an error.
 RETRY_SECONDS = 5.0
@@ -68,6 +80,38 @@ def replace_file(
     _retry(lambda: os.replace(src, dst), done, retry_for, sleep)
 
 
+def current_umask() -> int:
+    """The process umask, read without changing it where the OS allows (Linux'
+    /proc/self/status): setting it to read it would race with other threads' creates."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(path: Path) -> int:
+    """The mode ``open(path, "w")`` would leave: the existing file's, else 0o666 & ~umask."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~current_umask()
+
+
+def make_temp_dir(prefix: str, parent: str | os.PathLike[str]) -> Path:
+    """``mkdtemp`` in ``parent``, with the mode ``mkdir`` would give (0o777 less the umask)
+    rather than 0700: it is renamed into a shared cache once complete."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    if os.name == "posix":
+        tmp.chmod(0o777 & ~current_umask())
+    return tmp
+
+
 def atomic_write_bytes(
     path: str | os.PathLike[str],
     data: bytes | Iterable[bytes],
@@ -82,6 +126,8 @@ def atomic_write_bytes(
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:32]}.", suffix=".tmp", dir=path.parent)
     try:
+        if os.name == "posix":
+            os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as f:
             for chunk in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
                 f.write(chunk)

@@ -21,6 +21,27 @@ from iree_conformance.common.userdirs import STORE_ENV
 _MAGIC = b"IREE-CONFORMANCE-STORE 1\n"
 
 
+def _problem(data: bytes) -> str | None:
+    """Why an entry's bytes are not a valid entry, or None."""
+    if not data.startswith(_MAGIC):
+        return "no store header (overwritten or truncated)"
+    try:
+        header_end = data.index(b"\n", len(_MAGIC))
+        header = json.loads(data[len(_MAGIC) : header_end])
+    except ValueError:
+        return "its header is cut or not JSON (truncated)"
+    if not isinstance(header, dict):
+        return "its header is not an object"
+    payload = data[header_end + 1 :]
+    if len(payload) != header.get("size"):
+        return (
+            f"{len(payload)} payload bytes where the header says {header.get('size')} (truncated)"
+        )
+    if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
+        return "its payload does not match its sha256"
+    return None
+
+
 def default_store_dir() -> Path:
     """$IREE_CONFORMANCE_STORE, else the user cache dir (``--store-dir`` overrides both)."""
     from iree_conformance.common.userdirs import resolve_dir
@@ -57,26 +78,41 @@ class ArtifactStore:
         return self.root is not None and self._path(kind, key).is_file()
 
     def get(self, kind: str, key: str) -> tuple[dict[str, Any], bytes] | None:
-        """Returns (header, payload), or None when absent or not valid."""
+        """Returns (header, payload), or None when absent or not valid.
+
+        An entry that is there but fails its checks (truncated, overwritten) is damage:
+        it is reported once (``store_events``) and removed, so that the next writer
+        stores it again and nothing keeps pointing at it."""
         if self.root is None:
             return None
+        path = self._path(kind, key)
         try:
-            data = self._path(kind, key).read_bytes()
+            before = path.stat()
+            data = path.read_bytes()
         except OSError:
             return None
-        if not data.startswith(_MAGIC):
+        problem = _problem(data)
+        if problem is not None:
+            self._drop_damaged(path, before, kind, key, problem)
             return None
+        header_end = data.index(b"\n", len(_MAGIC))
+        header = json.loads(data[len(_MAGIC) : header_end])
+        return header.get("meta", {}), data[header_end + 1 :]
+
+    def _drop_damaged(self, path: Path, seen: Any, kind: str, key: str, problem: str) -> None:
+        from iree_conformance.common import store_events
+
+        store_events.damaged(self.root, kind, key, problem)
         try:
-            header_end = data.index(b"\n", len(_MAGIC))
-            header = json.loads(data[len(_MAGIC) : header_end])
-        except ValueError:
-            return None
-        payload = data[header_end + 1 :]
-        if len(payload) != header.get("size") or hashlib.sha256(payload).hexdigest() != header.get(
-            "sha256"
-        ):
-            return None
-        return header.get("meta", {}), payload
+            now = path.stat()
+            if (now.st_ino, now.st_mtime_ns, now.st_size) == (
+                seen.st_ino,
+                seen.st_mtime_ns,
+                seen.st_size,
+            ):  # not replaced meanwhile by a writer with a good copy
+                path.unlink()
+        except OSError:
+            pass  # a read-only store: it stays damaged, and is recompiled each time
 
     def put(
         self, kind: str, key: str, payload: bytes, meta: dict[str, Any] | None = None

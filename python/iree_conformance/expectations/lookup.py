@@ -20,6 +20,7 @@ the verdict ``flaky``, which never turns a run red and never counts as a pass.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,19 @@ def _parse_kinds(
     return (stage,)
 
 
+def _refuse_unknown_keys(spec: dict[str, Any], known: tuple[str, ...], case_id: str, where: str):
+    """A typo (``expct =``) is named as the unknown key it is, before the entry is read
+    without it (which would report the expected kind as missing)."""
+    extra = sorted(set(spec) - set(known))
+    if extra:
+        close = difflib.get_close_matches(extra[0], known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(known)}"
+        raise ExpectationsError(
+            f"{where}: unknown key{'s' if len(extra) > 1 else ''} "
+            f"{', '.join(repr(k) for k in extra)} for {case_id!r}{hint}"
+        )
+
+
 def _parse_file(
     path: Path, allow_pass: bool
 ) -> tuple[dict[str, ManifestEntry], dict[str, tuple[Tolerance, str]]]:
@@ -130,6 +144,7 @@ def _parse_file(
             raise ExpectationsError(
                 f"{where}: {case_id!r} has both {EXPECT_KEY} and {OLD_EXPECT_KEY} (its old name); keep {EXPECT_KEY} only"
             )
+        _refuse_unknown_keys(spec, (EXPECT_KEY, OLD_EXPECT_KEY, "reason"), case_id, where)
         key = OLD_EXPECT_KEY if OLD_EXPECT_KEY in spec else EXPECT_KEY
         stage, reason = spec.get(key), spec.get("reason")
         kinds = _parse_kinds(stage, allow_pass, case_id, where, key)
@@ -137,15 +152,13 @@ def _parse_file(
             raise ExpectationsError(
                 f"{where}: {case_id!r} needs a non-empty reason (first error line or issue link)"
             )
-        extra = set(spec) - {EXPECT_KEY, OLD_EXPECT_KEY, "reason"}
-        if extra:
-            raise ExpectationsError(f"{where}: unknown keys {sorted(extra)} for {case_id!r}")
         xfail[case_id] = ManifestEntry(kinds, reason, path, line)
     tolerance: dict[str, tuple[Tolerance, str]] = {}
     for case_id, spec in data.get("tolerance", {}).items():
         where = manifest.where("tolerance", case_id)
         if not isinstance(spec, dict):
             raise ExpectationsError(f"{where}: tolerance for {case_id!r} must be an inline table")
+        _refuse_unknown_keys(spec, ("rtol", "atol", "reason"), case_id, where)
         rtol, atol, reason = spec.get("rtol"), spec.get("atol"), spec.get("reason")
         for name, value in (("rtol", rtol), ("atol", atol)):
             if value is not None and (

@@ -21,6 +21,7 @@ from typing import Any
 
 from iree_conformance.common.diagnostics import normalize
 from iree_conformance.common.errors import ConfigurationError
+from iree_conformance.common.markdown_escape import md_text
 from iree_conformance.common.tomlio import TomlError, load_toml
 from iree_conformance.common.vocabulary import Status
 from iree_conformance.expectations.manifest import read_manifest
@@ -351,14 +352,18 @@ def render(data: dict[str, Any]) -> str:
                     " ..." if r["count"] > 4 else ""
                 )
                 lines.append(
-                    f"| {r['ours']} | {r['iree_ci']} | {r['why'] or '-'} | {r['line'].replace('|', '/') or '(unexplained)'} | {r['count']} | {shown} |"
+                    f"| {md_text(r['ours'])} | {md_text(r['iree_ci'])} | {md_text(r['why'] or '-')} | "
+                    f"{md_text(r['line'].replace('|', '/') or '(unexplained)')} | {r['count']} | {md_text(shown)} |"
                 )
             lines.append("")
     if data["flaky_here"]:
-        lines += [f"Declared flaky here (not counted): {', '.join(data['flaky_here'])}", ""]
+        lines += [
+            f"Declared flaky here (not counted): {md_text(', '.join(data['flaky_here']))}",
+            "",
+        ]
     if data["unexplained"]:
         lines += [
-            f"**Unexplained disagreements: {len(data['unexplained'])}**: {', '.join(data['unexplained'])}",
+            f"**Unexplained disagreements: {len(data['unexplained'])}**: {md_text(', '.join(data['unexplained']))}",
             "",
         ]
     beyond = data["beyond_iree_ci"]

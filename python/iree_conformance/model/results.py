@@ -40,8 +40,9 @@ def results_document(metadata: dict[str, Any], outcomes: list[dict[str, Any]]) -
     }
 
 
-def load_results(path: Path, outcome_keys: Iterable[str] = ()) -> dict[str, Any]:
-    """A results or merged file; outcome_keys are checked on every outcome."""
+def load_results(path: Path, outcome_keys: Iterable[str] = OUTCOME_KEYS) -> dict[str, Any]:
+    """A results or merged file; outcome_keys (by default the keys every outcome has) are
+    checked on every outcome, present and strings: every reader indexes them."""
     try:
         # utf-8-sig: a BOM written by a Windows tool must not break the load.
         data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
@@ -64,7 +65,16 @@ def load_results(path: Path, outcome_keys: Iterable[str] = ()) -> dict[str, Any]
             raise ResultsError(f"{path}: outcomes[{i}] is not an object")
         missing = [k for k in keys if k not in outcome]
         if missing:
-            raise ResultsError(f"{path}: outcomes[{i}] lacks {', '.join(missing)}")
+            raise ResultsError(
+                f"{path}: outcomes[{i}] lacks {', '.join(missing)}; "
+                "is it a results file written by pytest conformance --report-json?"
+            )
+        wrong = [k for k in keys if not isinstance(outcome[k], str)]
+        if wrong:
+            raise ResultsError(
+                f"{path}: outcomes[{i}]: {', '.join(wrong)} must be text; "
+                "is it a results file written by pytest conformance --report-json?"
+            )
     return data
 
 

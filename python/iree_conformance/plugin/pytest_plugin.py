@@ -32,9 +32,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from iree_conformance.common import store_events
 from iree_conformance.common.errors import ConformanceError
 from iree_conformance.common.platform_info import cpu_fingerprint, host_os, unsupported_host_reason
 from iree_conformance.common.store import ArtifactStore, default_store_dir
+from iree_conformance.common.userdirs import DATA_ENV, STORE_ENV, ZOO_CACHE_ENV
 from iree_conformance.common.vocabulary import RED_VERDICTS, CaseKey, Status, Verdict
 from iree_conformance.engine.attempt import AttemptSettings
 from iree_conformance.engine.batching import Batch, plan_batches
@@ -116,6 +118,18 @@ def conformance_folder(pluginmanager: pytest.PytestPluginManager) -> Path | None
     return next(iter(named), None)
 
 
+_CACHE_ENVS = (DATA_ENV, ZOO_CACHE_ENV, STORE_ENV)
+
+
+def _os_error_line(e: OSError) -> str:
+    """One line for a folder the suite cannot create, read or write, with the next step."""
+    where = e.filename or "a cache folder"
+    return (
+        f"{where}: {e.strerror or e}; point the folder at a writable place "
+        f"(the suite's option or {', '.join(_CACHE_ENVS)}, else XDG_CACHE_HOME)"
+    )
+
+
 def _stop(error: ConformanceError, prefix: str = "") -> NoReturn:
     """Ends the run with the error's status from the one exit-status table (2 a target or
     durations file, 3 a manifest), not pytest's 4, which stays pytest's own bad option."""
@@ -162,6 +176,7 @@ class ConformanceRun:
         except ShardError as e:
             _stop(e, "--durations-file: ")
         self.batches: dict[tuple[str, str], Batch] = {}
+        self.store_events: Path | None = None  # set by configure() in the controller
         self.engine = Engine(
             self.store.root,
             EngineSettings(
@@ -183,6 +198,7 @@ class ConformanceRun:
 
     def close(self) -> None:
         self.engine.close()
+        store_events.end(self.store_events)
 
     def cases(self, suite: str) -> list[Case]:
         if suite not in self._cases:
@@ -220,10 +236,15 @@ class ConformanceRun:
             return
         params = []
         for suite in self.selected_suites():
+            problem = None
             try:
                 cases = self.cases(suite)
+            except OSError as e:  # an unwritable or missing cache folder: say which, and what to do
+                problem = f"cannot collect suite {suite}: {_os_error_line(e)}"
             except Exception as e:  # noqa: BLE001 - a broken suite is a collection error with its reason
-                pytest.fail(f"cannot collect suite {suite}: {e}", pytrace=False)
+                problem = f"cannot collect suite {suite}: {e}"
+            if problem is not None:  # failed outside the except: no "During handling" chain
+                pytest.fail(problem, pytrace=False)
             wanted = self.options.cases
             if (
                 wanted is not None
@@ -346,6 +367,11 @@ class ConformanceRun:
     def pytest_terminal_summary(
         self, terminalreporter, exitstatus: int, config: pytest.Config
     ) -> None:
+        problems = store_events.summary(self.store_events)
+        if problems:
+            terminalreporter.section("artifact store", yellow=True)
+            for line in problems:
+                terminalreporter.write_line(f"iree-conformance: {line}")
         flaky = [o for o in self.outcomes.values() if o.get("verdict") == "flaky"]
         if flaky:
             terminalreporter.section("flaky cases (never red, never a pass)", yellow=True)
@@ -514,6 +540,8 @@ def configure(config: pytest.Config, conformance_dir: Path) -> None:
         # A batch is one unit of scheduling: with the default --dist load, pytest-xdist
         # would spread a batch's cases over workers and each would compile it.
         config.option.dist = "loadgroup"
+    # What the store could not do (full, damaged), from every worker, told at the end.
+    run.store_events = None if hasattr(config, "workerinput") else store_events.begin()
     config.stash[_RUN_KEY] = run
     config.pluginmanager.register(run, "iree-conformance-run")
     if options.compile_only and options.bundle is not None:

@@ -22,7 +22,7 @@ from iree_conformance.model.results import (  # noqa: F401 - the schema's names,
 )
 from iree_conformance.report import model as report_model
 from iree_conformance.report.model import ReportModel
-from iree_conformance.report.tables import funnel_table
+from iree_conformance.report.tables import funnel_table, md_code, md_text
 
 #: The results file's errors (the name the reports and the CLI have always used).
 ReportError = ResultsError
@@ -80,10 +80,11 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
     """The Markdown rendering of the report model (the HTML and the CI tables render the same one)."""
     meta = model.metadata
     lines = ["## IREE conformance results", ""]
+    m = {k: md_text(str(v)) for k, v in meta.items() if not isinstance(v, (dict, list))}
     lines.append(
-        f"IREE compiler {meta.get('iree_compiler')}, runtime {meta.get('iree_runtime')}; onnx {meta.get('onnx')}, "
-        f"onnxruntime {meta.get('onnxruntime')}; Python {meta.get('python')} on {meta.get('os')}/{meta.get('arch')} "
-        f"({meta.get('platform')}); started {meta.get('started')}, finished {meta.get('finished')}."
+        f"IREE compiler {m.get('iree_compiler')}, runtime {m.get('iree_runtime')}; onnx {m.get('onnx')}, "
+        f"onnxruntime {m.get('onnxruntime')}; Python {m.get('python')} on {m.get('os')}/{m.get('arch')} "
+        f"({m.get('platform')}); started {m.get('started')}, finished {m.get('finished')}."
     )
     columns = model.columns
     lines += [
@@ -93,7 +94,7 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
     ]
     for suite, target, c in model.by_suite_target():
         lines.append(
-            f"| {suite} | {target} | "
+            f"| {md_text(suite)} | {md_text(target)} | "
             + " | ".join(str(c[v]) for v in columns)
             + f" | {sum(c.values())} |"
         )
@@ -102,7 +103,8 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
         for o in model.unexpected[:max_listed]:
             expected = f", expected {o['expected']}" if o.get("expected") else ""
             lines.append(
-                f"- `{o['case_id']}` ({o['target']}): {o['verdict']}, {o.get('status')} at {o.get('stage')}{expected}"
+                f"- {md_code(o['case_id'])} ({md_text(o['target'])}): {md_text(o['verdict'])}, "
+                f"{md_text(o.get('status'))} at {md_text(o.get('stage'))}{md_text(expected)}"
             )
         if len(model.unexpected) > max_listed:
             lines.append(f"- …and {len(model.unexpected) - max_listed} more")
@@ -116,33 +118,39 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
         ]
         for g in groups[:max_groups]:
             ids = ", ".join(
-                f"`{m['case_id']}` ({m['target']}{_inputs_note(m)})" for m in g.members[:10]
+                f"{md_code(m['case_id'])} ({md_text(m['target'])}{md_text(_inputs_note(m))})"
+                for m in g.members[:10]
             )
             more = f" and {len(g.members) - 10} more" if len(g.members) > 10 else ""
             lines.append(
-                f"- **{g.stage}** x{len(g.members)} ({g.unexpected} unexpected): `{g.line}`: {ids}{more}"
+                f"- **{md_text(g.stage)}** x{len(g.members)} ({g.unexpected} unexpected): "
+                f"{md_code(g.line)}: {ids}{more}"
             )
         if len(groups) > max_groups:
             lines.append(f"- …and {len(groups) - max_groups} more groups")
     if model.flaky:
         lines += ["", f"### Flaky ({len(model.flaky)}): never red, never counted as a pass", ""]
-        lines += [f"- `{f.case_id}` ({f.target}): {f.seen}" for f in model.flaky]
+        lines += [
+            f"- {md_code(f.case_id)} ({md_text(f.target)}): {md_text(f.seen)}" for f in model.flaky
+        ]
     if model.differs:
         targets = model.targets
         lines += [
             "",
             f"### Differs across targets ({len(model.differs)})",
             "",
-            "| case | " + " | ".join(targets) + " |",
+            "| case | " + " | ".join(md_text(t) for t in targets) + " |",
             "|---|" + "---|" * len(targets),
         ]
         for d in model.differs:
             lines.append(
-                f"| `{d.case_id}` | " + " | ".join(d.by_target.get(t, "-") for t in targets) + " |"
+                f"| {md_code(d.case_id)} | "
+                + " | ".join(md_text(d.by_target.get(t, "-")) for t in targets)
+                + " |"
             )
     if model.expected_failures:
         lines += ["", "### Expected failures by stage", ""]
-        lines += [f"- {kind}: {n}" for kind, n in model.expected_failures]
+        lines += [f"- {md_text(kind)}: {n}" for kind, n in model.expected_failures]
     lines += funnel_table(model, "Stage funnel (runnable cases that got through each stage)")
     if model.timing:
         lines += [
@@ -158,7 +166,7 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
             t = o["metrics"]["timing"]
             ort = t.get("onnxruntime_median_s")
             lines.append(
-                f"| `{o['case_id']}` | {o['target']} | {t['iree_median_s'] * 1e3:.3f} | {t.get('iree_upload_median_s', 0.0) * 1e3:.3f} | "
+                f"| {md_code(o['case_id'])} | {md_text(o['target'])} | {t['iree_median_s'] * 1e3:.3f} | {t.get('iree_upload_median_s', 0.0) * 1e3:.3f} | "
                 + (f"{ort * 1e3:.3f} |" if ort is not None else "- |")
             )
     if model.slowest:
@@ -171,7 +179,7 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
         ]
         for o in model.slowest:
             lines.append(
-                f"| `{o['case_id']}` | {o['target']} | {o.get('duration', 0.0):.2f} | {(o.get('stage_times') or {}).get('compile', 0.0):.2f} |"
+                f"| {md_code(o['case_id'])} | {md_text(o['target'])} | {o.get('duration', 0.0):.2f} | {(o.get('stage_times') or {}).get('compile', 0.0):.2f} |"
             )
     return "\n".join(lines) + "\n"
 

@@ -1,5 +1,7 @@
 """Markdown tables rendered from the report model, shared by the report's Markdown
-(``report.markdown``) and the CI job summary (``ci.merge_results``).
+(``report.markdown``) and the CI job summary (``ci.merge_results``), and the escaping of
+untrusted text (case ids, targets, diagnostics) they all use: ``md_text`` for prose and
+cells, ``md_code`` for a case id or a diagnostic line shown as code.
 
 Standard library only: ci/ imports it from the source tree before any install.
 """
@@ -8,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from iree_conformance.common.markdown_escape import md_code, md_text
 from iree_conformance.report import model as report_model
+
+__all__ = ["funnel_table", "md_code", "md_text"]
 
 
 def funnel_table(
-    model: report_model.ReportModel, title: str, escape: Callable[[str], str] = str
+    model: report_model.ReportModel, title: str, escape: Callable[[str], str] = md_text
 ) -> list[str]:
     """The stage funnel (runnable cases that got through each stage) as Markdown lines,
     a blank line and the heading first; no lines when the model has no funnel."""

@@ -86,6 +86,12 @@ def load_model_header(path: Path):
     from iree_conformance.frontends.onnx.prepare import PrepareError
 
     try:
+        empty = Path(path).stat().st_size == 0
+    except OSError:
+        empty = False  # onnx.load says what is wrong with it
+    if empty:  # protobuf parses 0 bytes as an empty model: refuse it here, not at reference
+        raise PrepareError(f"{path}: empty file (0 bytes), not an ONNX model; export it again")
+    try:
         return onnx.load(str(path), load_external_data=False)
     except Exception as e:  # google.protobuf DecodeError and friends
         first = str(e).splitlines()[0] if str(e) else type(e).__name__

@@ -160,5 +160,26 @@ class OnnxDirSuite:
         """Every --onnx-dir folder's cases (none without the option)."""
         cases: list[Case] = []
         for root in context.values.get("onnx_dir") or ():
-            cases += dir_cases(Path(root), context.options)
+            cases += distinct_ids(dir_cases(Path(root), context.options), cases, Path(root))
         return cases
+
+
+def distinct_ids(found: list[Case], earlier: list[Case], root: Path) -> list[Case]:
+    """``found`` (one --onnx-dir root's cases) with ids that no earlier root's case has:
+    two roots holding ``good.onnx`` are two cases, and two outcomes in the results. When
+    a root repeats an earlier id, all its cases get the root's folder name after the
+    prefix (``onnx-dir/B/good.onnx``; ``B-2``, ... while that is taken too), so each
+    root keeps one naming; a root without a clash keeps the plain ids."""
+    taken = {c.case_id for c in earlier}
+    if not any(c.case_id in taken for c in found):
+        return found
+    name = root.resolve().name or "root"
+    label, n = name, 1
+
+    def relabel(case: Case) -> str:
+        return f"{CASE_PREFIX}{label}/{case.case_id.removeprefix(CASE_PREFIX)}"
+
+    while any(relabel(c) in taken for c in found):
+        n += 1
+        label = f"{name}-{n}"
+    return [dataclasses.replace(c, case_id=relabel(c)) for c in found]

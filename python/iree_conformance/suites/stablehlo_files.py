@@ -252,6 +252,8 @@ def external_cases(root: Path) -> list[Case]:
     for path in sorted(root.rglob("*.mlir")):
         if any(part.startswith(".") for part in path.relative_to(root).parts):
             continue
+        if not path.is_file():  # a FIFO (reading it would block), a folder, a socket
+            continue
         found = file_cases(path, path.relative_to(root).with_suffix("").as_posix())
         cases += found
         count = sum(1 for c in found if _is_test(c))

@@ -95,7 +95,7 @@ class Batches:
             except StageError as e:
                 left_out[program.case_id] = "; ".join(e.lines[:1])
                 continue
-            if not job.bypass_store and self.cache.store.has("failure", compile_key):
+            if not job.bypass_store and self.cache.get("failure", compile_key) is not None:
                 left_out[program.case_id] = "its import or compile failed before"
                 continue
             entries.append(_Entry(program, source, import_key, compile_key))

@@ -7,10 +7,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
+from iree_conformance.common import store_events
 from iree_conformance.common.platform_info import cpu_fingerprint, host_arch
 from iree_conformance.common.store import ArtifactStore, make_key
 from iree_conformance.engine.worker.compiler import compiler_version
@@ -44,6 +44,7 @@ class ModuleCache:
 
     def __init__(self, store: ArtifactStore):
         self.store = store
+        self._whole: set[str] = set()  # batch modules read whole once by this worker
 
     @staticmethod
     def keys(program: Program, source: bytes, flags: tuple[str, ...], host: str) -> tuple[str, str]:
@@ -85,8 +86,8 @@ class ModuleCache:
         """The store is a cache: a full disk or a locked file costs speed, not the case."""
         try:
             self.store.put(kind, key, payload, meta)
-        except OSError as e:
-            print(f"iree-conformance: not cached ({kind} {key[:12]}): {e}", file=sys.stderr)
+        except OSError as e:  # told once at the run's end (store_events), not lost
+            store_events.not_stored(self.store.root, kind, key, e)
 
     def put_failure(self, key: str, error: StageError, **extra: Any) -> None:
         self.put("failure", key, b"", {"stage": error.stage, "lines": error.lines, **extra})
@@ -133,4 +134,15 @@ class ModuleCache:
             entry = MemberEntry(str(meta["batch_key"]), str(meta["member_id"]), int(meta["size"]))
         except (KeyError, TypeError, ValueError):
             return None
-        return entry if self.store.has("vmfb", entry.batch_key) else None
+        return entry if self.batch_module_whole(entry.batch_key) else None
+
+    def batch_module_whole(self, batch_key: str) -> bool:
+        """Whether the batch module is in the store and passes its checks (read once per
+        worker): a damaged one is dropped (``ArtifactStore.get``) and its members are
+        compiled again, not run against a module that cannot load."""
+        if batch_key in self._whole:
+            return self.store.has("vmfb", batch_key)
+        if self.store.get("vmfb", batch_key) is None:
+            return False
+        self._whole.add(batch_key)
+        return True

@@ -68,7 +68,8 @@ def case_files(root: Path) -> list[Path]:
     return sorted(
         p
         for p in root.rglob("*.py")
-        if not p.name.startswith("_")
+        if p.is_file()  # not a FIFO, which would block the export
+        and not p.name.startswith("_")
         and not any(part.startswith(".") for part in p.relative_to(root).parts)
     )
 

@@ -16,11 +16,10 @@ import posixpath
 import re
 import shutil
 import tarfile
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from iree_conformance.common.fsutil import rename_dir
+from iree_conformance.common.fsutil import make_temp_dir, rename_dir
 
 __all__ = ["ArchiveError", "ModelData", "check_members", "find_model_data", "safe_extract"]
 
@@ -74,7 +73,7 @@ def safe_extract(archive: Path, dest: Path) -> Path:
     if dest.is_dir():
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    tmp = make_temp_dir(f".{dest.name}.tmp-", dest.parent)
     try:
         try:
             with tarfile.open(archive, "r:*") as tar:

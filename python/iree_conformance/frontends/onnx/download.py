@@ -32,15 +32,18 @@ import urllib3.exceptions
 
 from iree_conformance.common.fsutil import replace_file
 from iree_conformance.frontends.onnx.progress import NullProgress, Progress, make_progress
-from iree_conformance.frontends.onnx.stale import remove_stale
+from iree_conformance.frontends.onnx.stale import STALE_AFTER, remove_stale
 
 __all__ = [
     "DownloadError",
     "DownloadSkipped",
     "Downloader",
+    "ADOPT_AFTER",
     "RetryPolicy",
+    "adopt_partial",
     "file_digest",
     "is_partial_name",
+    "sweep_partials",
 ]
 
 _CHUNK = 1 << 20
@@ -86,6 +89,46 @@ class RetryPolicy:
 def is_partial_name(name: str) -> bool:
     """Whether a cache file name is a download still in progress (or abandoned)."""
     return _PARTIAL_MARK in name
+
+
+#: A partial download untouched for this long belongs to no live download (a live one
+#: writes a chunk at least every read timeout), so a new fetch may resume from it.
+ADOPT_AFTER = 120.0
+
+
+def adopt_partial(dest: Path, partial: Path, idle: float = ADOPT_AFTER) -> int:
+    """Takes over the largest abandoned partial download of ``dest`` (left by a process
+    killed mid-download, untouched for ``idle`` seconds) by renaming it to ``partial``,
+    so the download resumes from its bytes; returns how many bytes it holds (0: none).
+    The rename is atomic: of two processes that try, one gets it. What it holds is
+    verified like any download (sha256 and size) before it is used."""
+    cutoff = time.time() - idle
+    candidates = []
+    for path in dest.parent.glob(f".{dest.name}{_PARTIAL_MARK}*"):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        if is_partial_name(path.name) and path.is_file() and stat.st_mtime < cutoff:
+            candidates.append((stat.st_size, path))
+    for size, path in sorted(candidates, reverse=True):
+        try:
+            path.rename(partial)
+        except OSError:
+            continue  # another process took it first
+        return size
+    return 0
+
+
+def sweep_partials(folder: Path, max_age: float = STALE_AFTER) -> list[Path]:
+    """Deletes abandoned partial downloads anywhere under ``folder`` (a cache), also
+    those of files that are never fetched again."""
+    removed: list[Path] = []
+    if not folder.is_dir():
+        return removed
+    for sub in {p.parent for p in folder.rglob(f".*{_PARTIAL_MARK}*") if is_partial_name(p.name)}:
+        removed += remove_stale(sub, f".*{_PARTIAL_MARK}*", max_age)
+    return removed
 
 
 def file_digest(path: Path) -> tuple[str, int]:
@@ -181,6 +224,9 @@ class Downloader:
         remove_stale(dest.parent, f".{dest.name}{_PARTIAL_MARK}*")
         partial = dest.parent / f".{dest.name}{_PARTIAL_MARK}{uuid.uuid4().hex[:12]}"
         local = _local_path(url)
+        adopted = 0
+        if local is None and not self.offline:
+            adopted = adopt_partial(dest, partial)  # a killed run's bytes: resumed with Range
         reporter: Progress = NullProgress()
         ok = False
         try:
@@ -191,7 +237,15 @@ class Downloader:
             else:
                 reporter = self.progress()
                 self._download(url, partial, size, reporter, dest.name)
-            self._verify(url, partial, sha256, size)
+            try:
+                self._verify(url, partial, sha256, size)
+            except DownloadError:
+                if not adopted:
+                    raise
+                # The killed run's bytes were not a prefix of this file: start over once.
+                partial.unlink(missing_ok=True)
+                self._download(url, partial, size, reporter, dest.name)
+                self._verify(url, partial, sha256, size)
             replace_file(partial, dest, exists_ok=True)  # only verified files get this name
             ok = True
             return dest

@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import uuid
 import warnings
 from collections import defaultdict
@@ -33,7 +32,7 @@ from typing import Any
 
 import onnx
 
-from iree_conformance.common.fsutil import atomic_write_text, rename_dir
+from iree_conformance.common.fsutil import atomic_write_text, make_temp_dir, rename_dir
 from iree_conformance.frontends.onnx.stale import remove_stale
 from iree_conformance.frontends.onnx.values import (
     UnsupportedValue,
@@ -261,7 +260,7 @@ def materialize(
         return root
     cache_dir.mkdir(parents=True, exist_ok=True)
     remove_stale(cache_dir, f".{root.name}.tmp-*")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.tmp-", dir=cache_dir))
+    tmp = make_temp_dir(f".{root.name}.tmp-", cache_dir)
     try:
         _build(
             tmp,
@@ -306,6 +305,20 @@ def _read_index(root: Path) -> dict[str, Any]:
     return index
 
 
+def _inside(root: Path, relative: str) -> Path:
+    """``root / relative`` for a path the index names, refused (ValueError) unless it is
+    relative, has no ``..`` and stays inside ``root`` with symlinks resolved."""
+    if not isinstance(relative, str):
+        raise TypeError(f"path {relative!r} is not text")
+    rel = Path(relative)
+    if rel.is_absolute() or rel.drive or ".." in rel.parts or "\\" in relative:
+        raise ValueError(f"path {relative!r} is not inside the tree")
+    path = root / rel
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise ValueError(f"path {relative!r} leads outside the tree")
+    return path
+
+
 def load_cases(root: Path) -> list[NodeTestCase]:
     """The cases listed in ``root/index.json``, sorted by name."""
     root = Path(root)
@@ -316,8 +329,8 @@ def load_cases(root: Path) -> list[NodeTestCase]:
             cases.append(
                 NodeTestCase(
                     name=entry["name"],
-                    model_path=root / entry["model"],
-                    data_set_dirs=tuple(root / d for d in entry["data_sets"]),
+                    model_path=_inside(root, entry["model"]),
+                    data_set_dirs=tuple(_inside(root, d) for d in entry["data_sets"]),
                     rtol=float(entry["rtol"]),
                     atol=float(entry["atol"]),
                     source=entry["source"],

@@ -23,7 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from iree_conformance.frontends.onnx.archive import ModelData, find_model_data, safe_extract
-from iree_conformance.frontends.onnx.download import Downloader, DownloadError, DownloadSkipped
+from iree_conformance.frontends.onnx.download import (
+    Downloader,
+    DownloadError,
+    DownloadSkipped,
+    sweep_partials,
+)
 from iree_conformance.frontends.onnx.zoo_manifest import ZooEntry, load_manifest, select_entries
 
 __all__ = [
@@ -135,6 +140,7 @@ class ZooStore:
         ``keep_archives`` keeps tarballs after unpacking (off: the unpacked folder is
         enough and the zoo is large)."""
         self.root = Path(cache_dir) / "onnx-zoo"
+        sweep_partials(self.root)  # downloads killed over an hour ago, of any file
         self.template = mirror_template(mirror)
         self.downloader = downloader or Downloader()
         self.keep_archives = keep_archives

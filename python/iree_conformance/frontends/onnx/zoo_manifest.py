@@ -96,8 +96,16 @@ def _parse_entry(raw: Any, index: int, source: str) -> ZooEntry:
         data_sha = _require(meta, "model_with_data_sha", str, where + " metadata")
         data_bytes = _require(meta, "model_with_data_bytes", int, where + " metadata")
     for path in (model_path, data_path):
-        if path is not None and (path.startswith("/") or ".." in PurePosixPath(path).parts):
-            raise ManifestError(f"{where}: path {path!r} must be relative without '..'")
+        if path is not None and (
+            path.startswith("/")
+            or ".." in PurePosixPath(path).parts
+            or "\\" in path  # a Windows separator: "..\\x" would climb there
+            or ":" in path  # a drive ("C:x") or a URL scheme
+            or "\x00" in path
+        ):
+            raise ManifestError(
+                f"{where}: path {path!r} must be relative, '/'-separated, without '..'"
+            )
     tags = meta.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise ManifestError(f"{where}: metadata field 'tags' must be a list of strings")

@@ -1,0 +1,45 @@
+"""Untrusted text (case ids, targets, diagnostics, metadata) made inert in Markdown that
+GitHub renders: the report, the job summary, the pull-request comment's neighbours and
+``compare-upstream``'s tables. ``md_text`` for prose and table cells, ``md_code`` for a
+case id or a diagnostic line shown as code.
+
+Standard library only: ci/ imports it (through ``report.tables``) before any install.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+__all__ = ["md_code", "md_text"]
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|~])")  # not _: intraword (onnx_ops) is no emphasis in GFM
+
+
+def _one_line(value: Any, limit: int | None) -> str:
+    text = " ".join(_CONTROL.sub(" ", str(value if value is not None else "")).split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def md_text(value: Any, limit: int | None = None) -> str:
+    """Untrusted text as inert Markdown on one line, safe in a table cell: HTML escaped
+    (``<script>`` shows as text), Markdown's emphasis, link, code and ``|`` characters
+    backslash-escaped."""
+    text = html.escape(_one_line(value, limit), quote=False)
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def md_code(value: Any, limit: int | None = None) -> str:
+    """Untrusted text shown as inline code, safe in a table cell and in a list: a plain
+    code span when it can hold it (no backtick, ``|`` or markup character), else
+    ``<code>`` with the text HTML-escaped and ``|`` and backticks as character
+    references: the raw text never reaches the page."""
+    text = _one_line(value, limit)
+    if text.strip() and not any(c in text for c in "`|<>&"):
+        return f"`{text}`"
+    escaped = html.escape(text, quote=False).replace("|", "&#124;").replace("`", "&#96;")
+    return f"<code>{escaped}</code>"
