@@ -28,6 +28,8 @@ code  class                   meaning
 6     (cache-tools audit)     ``cache-tools audit --fail-over`` tripped
 7     ApiError (cache_tools)  the GitHub API failed or answered nonsense
 8     CIError (ci/_common)    a ci/ script met a problem the user can fix
+9     EnvironmentBuildError   a per-version environment could not be made (network
+                              failure, install failure; ``iree-conformance versions``)
 ====  ======================  =========================================================
 """
 
@@ -44,12 +46,14 @@ __all__ = [
     "EXIT_CODES",
     "EXIT_CONFIGURATION",
     "EXIT_CORPUS",
+    "EXIT_ENVIRONMENT",
     "EXIT_MANIFEST",
     "EXIT_THRESHOLD",
     "BundleError",
     "ConfigurationError",
     "ConformanceError",
     "CorpusError",
+    "EnvironmentBuildError",
     "ManifestError",
     "run_cli",
 ]
@@ -61,6 +65,7 @@ EXIT_BUNDLE = 5
 EXIT_THRESHOLD = 6  # cache-tools audit --fail-over
 EXIT_API = 7  # cache-tools: the GitHub API
 EXIT_CI = 8  # ci/ scripts: CIError
+EXIT_ENVIRONMENT = 9  # iree-conformance versions/bisect: an environment could not be made
 
 # Every error kind of every CLI, by name, with its exit status (0 and 1 are not errors).
 EXIT_CODES: dict[str, int] = {
@@ -71,6 +76,7 @@ EXIT_CODES: dict[str, int] = {
     "threshold": EXIT_THRESHOLD,
     "api": EXIT_API,
     "ci": EXIT_CI,
+    "environment": EXIT_ENVIRONMENT,
 }
 
 
@@ -106,6 +112,13 @@ class BundleError(ConformanceError):
     """A bundle that cannot be run here: incomplete, tampered, another IREE version, no driver."""
 
     return_code = EXIT_BUNDLE
+
+
+class EnvironmentBuildError(ConformanceError):
+    """A per-version environment could not be made (network failure, failed install);
+    nothing half-made is kept."""
+
+    return_code = EXIT_ENVIRONMENT
 
 
 def run_cli(main: Callable[[], int], prog: str, stderr: TextIO | None = None) -> int:
