@@ -395,6 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
     from iree_conformance.cli import versions as versions_command
 
     versions_command.add_parser(sub)
+    from iree_conformance.cli import bisect as bisect_command
+
+    bisect_command.add_parser(sub)
     return parser
 
 
