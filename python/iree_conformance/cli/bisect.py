@@ -12,7 +12,7 @@ there is reported as such, never bisected on noise.
 
 It prints, per changed case, the last version with the old verdict and the first with the
 new one, their IREE revisions and GitHub's compare link, and writes into ``--bundle-dir``
-the case on the first new version: a ``--compile-only`` bundle (when it compiles), its
+the case on its failing version (the first new one; for a fix the last old one): a ``--compile-only`` bundle (when it compiles), its
 results and log, and ``repro.txt``. Exit status: 0 found, 2 bad arguments (good equal to
 bad, an unknown or too old version, no change between the ends, a selection matching
 nothing), 9 an environment could not be made (docs/versions.md).
@@ -184,7 +184,8 @@ class Bisector:
         )  # fmt: skip
 
     def bundle(self, found: Found, spec: iree_index.VersionSpec) -> Path:
-        """The case on the first new version, for the bug report."""
+        """The case on its failing version (the first new one; for a fix the last old one), for
+        the bug report."""
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", found.case_id)
         folder = Path(self.args.bundle_dir) / slug
         if folder.exists():
@@ -216,7 +217,7 @@ class Bisector:
         what = (
             f"iree-conformance check-model {self.args.check_model}"
             if self.args.check_model
-            else f"pytest conformance -k '{found.case_id.split('/')[-1]}' {' '.join(self.selection)}"
+            else f"pytest conformance --cases-file case.txt {' '.join(self.selection)}"
         )
         (folder / "repro.txt").write_text(
             f"# {found.case_id} on {found.target}: {found.old_kind} on IREE {found.last_old}, "
@@ -285,7 +286,9 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     for case in changed:
         found = bisector.search(case, old_end.kinds[case], new_end.kinds[case], changed)
         if found.first_new and args.bundle_dir:
-            spec = next(c for c in candidates if c.label == found.first_new)
+            # the failing end: the first new version, or for a fix the last old one
+            failing = found.last_old if found.direction == "fix" else found.first_new
+            spec = next(c for c in candidates if c.label == failing)
             found.bundle = str(bisector.bundle(found, spec))
         results.append(found)
     print(render(results))

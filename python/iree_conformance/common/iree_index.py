@@ -32,7 +32,7 @@ IREE_PACKAGES = (COMPILER, RUNTIME)
 INDEX_ENV = "IREE_CONFORMANCE_INDEX_URL"
 DEFAULT_INDEX = "https://pypi.org/simple"
 INSTALLED = "installed"
-_WHEEL = re.compile(r"iree_base_compiler-([^-]+)-[^/\"'<>]*\.whl")
+_WHEEL = re.compile(r"iree_base_compiler-([^-\s]+)-[^/\"'<>\s]*\.whl")
 
 
 class VersionError(ConfigurationError):
@@ -155,9 +155,9 @@ def nearest(version: str, versions: list[str], count: int = 4) -> list[str]:
     """The count versions closest to version in the ordered list (for an error message)."""
     target = parse_version(version)
     ordered = sorted(versions, key=Version)
-    below = [v for v in ordered if Version(v) < target][-count // 2 :]
-    above = [v for v in ordered if Version(v) > target][: count - len(below)]
-    return below + above
+    split = sum(1 for v in ordered if Version(v) < target)  # where version would go
+    start = max(0, min(split - count // 2, len(ordered) - count))
+    return [v for v in ordered[start : start + count] if Version(v) != target]
 
 
 def check_supported(version: str) -> None:
