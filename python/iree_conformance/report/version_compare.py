@@ -227,8 +227,8 @@ def markdown(columns: list[Column], rows: list[Row], max_listed: int = 100) -> s
             "|---|---|---|" + "---|" * len(columns),
         ]
         for r in changed[:max_listed]:
-            cells = " | ".join(_cell_text(r.cells.get(c.label)) for c in columns)
-            lines.append(f"| `{_esc(r.case_id)}` | {r.target} | {r.change} | {cells} |")
+            row_text = " | ".join(_cell_text(r.cells.get(c.label)) for c in columns)
+            lines.append(f"| `{_esc(r.case_id)}` | {r.target} | {r.change} | {row_text} |")
         if len(changed) > max_listed:
             lines.append(f"\n… and {len(changed) - max_listed} more (see the JSON).")
     return "\n".join(lines) + "\n"
