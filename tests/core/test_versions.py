@@ -215,3 +215,11 @@ def test_bisect_searches_binary_and_reruns_a_flaky_probe(monkeypatch, tmp_path):
     assert (found.last_old, found.first_new, found.direction) == ("3.13.0rc2", "3.13.0rc3", "fix")
     assert ("3.13.0rc2", 1) in calls  # the flaky probe ran again
     assert len({label for label, _ in calls}) <= 3  # binary: log2(6) probes, not 6
+
+
+def test_previous_is_the_newest_older_version(monkeypatch):
+    monkeypatch.setattr(iree_index, "installed_version", lambda: "3.13.0")
+    assert iree_index.resolve("previous", (), False, RELEASES).version == "3.12.0"
+    assert iree_index.previous_of("3.14.0rc20261201", RELEASES) == "3.13.0"
+    with pytest.raises(iree_index.VersionError, match="no version older"):
+        iree_index.previous_of("3.9.0", RELEASES)

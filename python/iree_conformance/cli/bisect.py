@@ -92,7 +92,7 @@ class Bisector:
         self.folder = (
             versions_command.conformance_dir(args.conformance_dir) if not args.check_model else None
         )
-        self.selection = [a for a in args.pytest_args if a != "--"]
+        self.selection = versions_command.selection_of(args)
         self.out = Path(args.out)
         self.probes: dict[tuple[str, int], Probe] = {}
         self.envs: dict[str, version_envs.VersionEnv] = {}
@@ -252,7 +252,7 @@ def candidates_between(
 def cmd_bisect(args: argparse.Namespace) -> int:
     if args.check_model and not Path(args.check_model).is_file():
         raise ConfigurationError(f"--check-model {args.check_model}: no such file")
-    if not args.check_model and not [a for a in args.pytest_args if a != "--"]:
+    if not args.check_model and not versions_command.selection_of(args):
         raise ConfigurationError(
             "bisect needs a selection after --, e.g. -- -m onnx_ops -k test_reduce_l2_empty_set"
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -53,6 +54,12 @@ def add_index_arguments(p: argparse.ArgumentParser) -> None:
         help="root of the per-version artifact stores (default: $IREE_CONFORMANCE_VERSION_STORES, else <user cache>/version-stores)",
     )
     p.add_argument("--conformance-dir", help="the conformance folder (default ./conformance)")
+    p.add_argument(
+        "--selection",
+        default="",
+        help="the pytest selection as one string (a workflow input), split as a shell would; "
+        "joined before the arguments after --",
+    )
     p.add_argument(
         "--out",
         default="versions-out",
@@ -164,8 +171,17 @@ def prepare_envs(
     return envs
 
 
+def selection_of(args: argparse.Namespace) -> list[str]:
+    """--selection (split as a shell would) and the arguments after --."""
+    try:
+        words = shlex.split(args.selection or "")
+    except ValueError as e:
+        raise ConfigurationError(f"--selection {args.selection!r}: {e}") from None
+    return words + [a for a in args.pytest_args if a != "--"]
+
+
 def cmd_versions(args: argparse.Namespace) -> int:
-    pytest_args = [a for a in args.pytest_args if a != "--"]
+    pytest_args = selection_of(args)
     if len(args.versions) < 2:
         raise ConfigurationError(
             "versions needs two or more versions to compare, e.g. 3.12.0 3.13.0"
@@ -242,7 +258,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "versions",
         nargs="*",
-        help="IREE versions: 3.12.0, 3.13.0rc20261016 (with --pre), a folder of wheels, or installed",
+        help="IREE versions: 3.12.0, 3.13.0rc20261016 (with --pre), a folder of wheels, installed, or previous (the newest on the index older than the installed one)",
     )
     add_index_arguments(p)
     p.add_argument("--json", help="also write the comparison as JSON here")

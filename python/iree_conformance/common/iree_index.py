@@ -32,6 +32,7 @@ IREE_PACKAGES = (COMPILER, RUNTIME)
 INDEX_ENV = "IREE_CONFORMANCE_INDEX_URL"
 DEFAULT_INDEX = "https://pypi.org/simple"
 INSTALLED = "installed"
+PREVIOUS = "previous"  # the newest version on the index older than the installed one
 _WHEEL = re.compile(r"iree_base_compiler-([^-\s]+)-[^/\"'<>\s]*\.whl")
 
 
@@ -168,12 +169,24 @@ def check_supported(version: str) -> None:
         )
 
 
+def previous_of(version: str | None, offered: list[str]) -> str:
+    """The newest offered version older than version (the installed IREE)."""
+    if version is None:
+        raise VersionError(f"{PREVIOUS}: no IREE is installed here to be previous to")
+    older = [v for v in offered if Version(v) < parse_version(version)]
+    if not older:
+        raise VersionError(f"{PREVIOUS}: the index offers no version older than IREE {version}")
+    return max(older, key=Version)
+
+
 def resolve(
     text: str, find_links: tuple[str, ...], pre: bool, offered: list[str] | None
 ) -> VersionSpec:
     """The VersionSpec of one argument; offered: the index's versions (None: not checked)."""
     if text == INSTALLED:
         return VersionSpec(INSTALLED, "installed", installed_version(), find_links, pre)
+    if text == PREVIOUS:
+        text = previous_of(installed_version(), offered or [])
     folder = Path(text)
     if folder.is_dir():
         version = wheels_in(folder)
