@@ -223,3 +223,13 @@ def test_previous_is_the_newest_older_version(monkeypatch):
     assert iree_index.previous_of("3.14.0rc20261201", RELEASES) == "3.13.0"
     with pytest.raises(iree_index.VersionError, match="no version older"):
         iree_index.previous_of("3.9.0", RELEASES)
+
+
+def test_a_flaky_cell_is_listed_but_never_worse():
+    flaky = outcome("x", "fail", "compare") | {
+        "verdict": "flaky",
+        "attempts": [{"kind": "pass", "status": "pass", "stage": "compare"}],
+    }
+    cols = [column("3.12.0", outcome("x")), column("3.13.0", flaky)]
+    (row,) = vc.compare(cols)
+    assert row.change == vc.FLAKY and not row.worse

@@ -11,7 +11,9 @@ Changes between two versions, oldest first:
 - ``newly-passing``: failed in the older, passes in the newer;
 - ``other-kind``: fails in both, at another stage or of another kind;
 - ``message-changed``: fails the same way, with another first diagnostic line (numbers,
-  locations and SSA names folded as the report groups them).
+  locations and SSA names folded as the report groups them);
+- ``flaky``: its tries disagreed in one of the two (the flaky policy's retries): listed,
+  never counted as worse.
 
 A newer version is *worse* on a case when it fails where an older one passed; the
 ``versions`` command's exit status is 1 then (a gate).
@@ -29,8 +31,9 @@ NEWLY_FAILING = "newly-failing"
 NEWLY_PASSING = "newly-passing"
 OTHER_KIND = "other-kind"
 MESSAGE_CHANGED = "message-changed"
+FLAKY = "flaky"  # tries disagreed in a version (the flaky policy): shown, never a gate
 # The row's change is its most telling step's, in this order.
-CHANGE_ORDER = (NEWLY_FAILING, OTHER_KIND, NEWLY_PASSING, MESSAGE_CHANGED)
+CHANGE_ORDER = (NEWLY_FAILING, OTHER_KIND, NEWLY_PASSING, MESSAGE_CHANGED, FLAKY)
 
 
 @dataclasses.dataclass
@@ -51,6 +54,7 @@ class Cell:
     message: str
     duration: float
     timing_s: float | None  # median call time, where --timing-runs (or issue V) recorded one
+    flaky: bool = False  # its tries disagreed (retried in a fresh worker)
 
 
 @dataclasses.dataclass
@@ -72,6 +76,8 @@ class Row:
         for cell in self.cells.values():
             if cell is None:
                 continue
+            if cell.flaky:
+                continue
             if cell.kind == "pass":
                 seen_pass = True
             elif seen_pass:
@@ -92,10 +98,14 @@ def _cell(data: dict[str, Any]) -> Cell | None:
         message=normalize(outcome.diagnostics[0]) if outcome.diagnostics else "",
         duration=float(outcome.duration or 0.0),
         timing_s=float(median) if isinstance(median, (int, float)) else None,
+        flaky=outcome.verdict == "flaky"
+        or len({a.get("kind") for a in outcome.attempts} | {outcome.observed}) > 1,
     )
 
 
 def step_change(old: Cell, new: Cell) -> str | None:
+    if old.flaky or new.flaky:
+        return FLAKY if old.kind != new.kind or old.flaky != new.flaky else None
     if old.kind == "pass" and new.kind != "pass":
         return NEWLY_FAILING
     if old.kind != "pass" and new.kind == "pass":
@@ -186,6 +196,8 @@ def _esc(text: str) -> str:
 def _cell_text(cell: Cell | None) -> str:
     if cell is None:
         return "—"
+    if cell.flaky:
+        return f"flaky ({cell.kind} last)"
     if cell.kind == "pass":
         return "pass"
     message = f": {_esc(cell.message[:80])}" if cell.message else ""
