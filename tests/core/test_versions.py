@@ -233,3 +233,39 @@ def test_a_flaky_cell_is_listed_but_never_worse():
     cols = [column("3.12.0", outcome("x")), column("3.13.0", flaky)]
     (row,) = vc.compare(cols)
     assert row.change == vc.FLAKY and not row.worse
+
+
+def installed_env():
+    from iree_conformance.common import version_envs
+
+    spec = iree_index.VersionSpec("installed", "installed", iree_index.installed_version())
+    return version_envs.ensure(spec)
+
+
+def test_a_selection_matching_nothing_is_a_one_line_error(tmp_path):
+    from iree_conformance.cli import versions as versions_command
+
+    with pytest.raises(versions_command.SelectionError, match="matches nothing") as info:
+        versions_command.run_selection(
+            installed_env(),
+            REPO / "conformance",
+            ["-m", "stablehlo", "-k", "no_case_is_named_like_this", "--offline"],
+            tmp_path / "r.json",
+            tmp_path / "store",
+        )
+    assert info.value.return_code == EXIT_CONFIGURATION and "\n" not in str(info.value)
+
+
+def test_another_version_names_the_manifests_version():
+    from dataclasses import replace
+
+    from iree_conformance.cli import versions as versions_command
+
+    env = installed_env()
+    other = replace(
+        env, info={**env.info, "iree_compiler": "3.12.0"}, spec=replace(env.spec, label="3.12.0")
+    )
+    assert versions_command.manifest_note(env) is None
+    note = versions_command.manifest_note(other) or ""
+    assert f"recorded for IREE {iree_index.MANIFESTS_RECORDED_FOR}" in note
+    assert iree_index.installed_version() == iree_index.MANIFESTS_RECORDED_FOR
