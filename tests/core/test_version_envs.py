@@ -120,3 +120,26 @@ def test_the_minimum_version_runs_a_selection(tmp_path):
     assert data["versions"][0]["iree_compiler"] == iree_index.MINIMUM_IREE
     assert data["versions"][0]["cases_run"] > 0
     assert all(c["verdicts"][iree_index.MINIMUM_IREE] == "pass" for c in data["cases"])
+
+
+@pytest.mark.skipif(not pypi_reachable(), reason="needs PyPI for IREE 3.12.0's wheels")
+def test_bisect_a_check_model_file(tmp_path):
+    """The ONNX test model of reduce_l2 on an empty set (onnx's own generator): the compiler
+    dies with SIGFPE on 3.12.0 and passes on 3.13.0 (docs/versions.md)."""
+    from iree_conformance.frontends.onnx import node_tests
+    from iree_conformance.suites.onnx_ops import data_dir
+
+    model = node_tests.materialize(data_dir(None)) / "test_reduce_l2_empty_set" / "model.onnx"
+    command = [
+        sys.executable, "-m", "iree_conformance.cli.main", "bisect", "--good", "3.12.0",
+        "--bad", "3.13.0", "--check-model", str(model), "--stores-dir", str(tmp_path / "stores"),
+        "--out", str(tmp_path / "out"), "--bundle-dir", str(tmp_path / "bundle"),
+        "--json", str(tmp_path / "b.json"), "--no-step-summary",
+        "--conformance-dir", str(REPO / "conformance"),
+    ]  # fmt: skip
+    proc = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (found,) = json.loads((tmp_path / "b.json").read_text())["cases"]
+    assert (found["last_old"], found["first_new"]) == ("3.12.0", "3.13.0")
+    assert (found["old_kind"], found["new_kind"], found["direction"]) == ("crash", "pass", "fix")
+    assert (tmp_path / "bundle" / "onnx-dir_model.onnx" / "repro.txt").exists()
