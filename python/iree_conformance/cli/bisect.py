@@ -351,7 +351,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--bundle-dir",
         default="bisect-bundle",
-        help="write the case on the first new version here (default bisect-bundle; '' for none)",
+        help="write the case on its failing version here (default bisect-bundle; empty: none)",
     )
     p.add_argument("--json", help="also write the findings as JSON here")
     p.add_argument(
