@@ -148,12 +148,13 @@ def manifest_note(env: version_envs.VersionEnv) -> str | None:
     return None
 
 
-def version_order(column: version_compare.Column) -> tuple[Version, int]:
+def version_order(column: version_compare.Column) -> Version:
+    """Oldest first: the compiler's build version (a nightly's rc date orders it)."""
     text = str(column.info.get("build") or column.info.get("iree_compiler") or "0")
     try:
-        return (Version(text), 0)
+        return Version(text)
     except InvalidVersion:
-        return (Version("0"), 0)
+        return Version("0")
 
 
 def prepare_envs(

@@ -73,6 +73,19 @@ def installed_version() -> str | None:
         return None
 
 
+def installed_revision() -> str | None:
+    """The IREE commit of the installed compiler (its version.py, read without importing
+    the compiler), or None."""
+    import runpy
+
+    try:
+        path = importlib.metadata.distribution(COMPILER).locate_file("iree/compiler/version.py")
+        revisions = runpy.run_path(str(path)).get("REVISIONS") or {}
+    except (importlib.metadata.PackageNotFoundError, OSError):
+        return None
+    return revisions.get("IREE") if isinstance(revisions, dict) else None
+
+
 def wheels_in(folder: Path) -> str:
     """The iree-base-compiler version of a folder of wheels (one version, runtime beside it)."""
     names = [p.name for p in folder.glob("*.whl")]
