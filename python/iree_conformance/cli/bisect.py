@@ -117,7 +117,7 @@ class Bisector:
                 listing = report.with_suffix(".cases")
                 listing.parent.mkdir(parents=True, exist_ok=True)
                 listing.write_text(
-                    "\n".join(sorted({c for _, c in cases})) + "\n", encoding="utf-8"
+                    "\n".join(sorted({c for _, c in cases})) + "\n", encoding="utf-8", newline="\n"
                 )
                 extra = ["--cases-file", str(listing)]
             outcomes = versions_command.run_selection(
@@ -137,7 +137,7 @@ class Bisector:
             "--json", str(report), "--store-dir", str(store), "--timing-runs", "0", "--no-bisect",
             *self.selection,
         ]  # fmt: skip
-        with open(report.with_suffix(".log"), "w", encoding="utf-8") as out:
+        with open(report.with_suffix(".log"), "w", encoding="utf-8", newline="\n") as out:
             proc = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, cwd=Path.cwd())
         if not report.exists():
             raise ConfigurationError(
@@ -199,7 +199,7 @@ class Bisector:
         else:
             assert self.folder is not None
             listing = folder / "case.txt"
-            listing.write_text(found.case_id + "\n", encoding="utf-8")
+            listing.write_text(found.case_id + "\n", encoding="utf-8", newline="\n")
             versions_command.run_selection(
                 env, self.folder, self.selection, runs, store, ["--cases-file", str(listing)]
             )
@@ -226,6 +226,7 @@ class Bisector:
             f"# {compare_link(*found.revisions) or ''}\n"
             f"{install} {links}{' --pre' if spec.pre else ''}\n{what}\n",
             encoding="utf-8",
+            newline="\n",
         )
         return folder
 

@@ -112,7 +112,7 @@ def run_selection(
         "--report-json", str(report), "--store-dir", str(store), *(extra or []), *pytest_args,
     ]  # fmt: skip
     log_path = report.with_suffix(".log")
-    with open(log_path, "w", encoding="utf-8") as out:
+    with open(log_path, "w", encoding="utf-8", newline="\n") as out:
         out.write("$ " + " ".join(command) + "\n")
         out.flush()
         proc = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT)

@@ -212,7 +212,7 @@ def ensure(
         info = _make(spec, temp, pins, root, log)
         info["seconds"] = round(time.monotonic() - started, 1)
         info["label"] = spec.label
-        (temp / READY).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+        (temp / READY).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8", newline="\n")
         try:
             temp.rename(final)
         except OSError:
