@@ -402,13 +402,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-cache", action="store_true", help="export afresh, without the store")
     p.set_defaults(func=cmd_export_jax)
+    from iree_conformance.cli import versions as versions_command
+
+    versions_command.add_parser(sub)
+    from iree_conformance.cli import bisect as bisect_command
+
+    bisect_command.add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Runs one subcommand. Every expected failure is a ConformanceError, caught here once:
     ``error: <message>`` on stderr and the error's exit status (errors.py lists them)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    after: list[str] | None = None
+    if argv[:1] in (["versions"], ["bisect"]) and "--" in argv:  # pytest's arguments follow --
+        argv, after = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
     args = build_parser().parse_args(argv)
+    if after is not None:
+        args.pytest_args = after
     try:
         if args.func in (
             cmd_devices,

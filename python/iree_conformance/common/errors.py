@@ -33,6 +33,7 @@ __all__ = [
     "EXIT_CODES",
     "EXIT_CONFIGURATION",
     "EXIT_CORPUS",
+    "EXIT_ENVIRONMENT",
     "EXIT_MANIFEST",
     "EXIT_TABLE",
     "EXIT_THRESHOLD",
@@ -41,6 +42,7 @@ __all__ = [
     "ConfigurationError",
     "ConformanceError",
     "CorpusError",
+    "EnvironmentBuildError",
     "ManifestError",
     "exit_help",
     "run_cli",
@@ -54,6 +56,7 @@ EXIT_THRESHOLD = 6  # cache-tools audit --fail-over
 EXIT_API = 7  # cache-tools: the GitHub API
 EXIT_CI = 8  # ci/ scripts: CIError
 EXIT_UNJUDGED = 9  # check-model: the harness cannot judge the model
+EXIT_ENVIRONMENT = 10  # iree-conformance versions/bisect: an environment could not be made
 
 # Every error kind of every CLI, by name, with its exit status (0 and 1 are not errors).
 EXIT_CODES: dict[str, int] = {
@@ -65,6 +68,7 @@ EXIT_CODES: dict[str, int] = {
     "api": EXIT_API,
     "ci": EXIT_CI,
     "unjudged": EXIT_UNJUDGED,
+    "environment": EXIT_ENVIRONMENT,
 }
 
 # Every status with what it means, for the README's table and the help texts.
@@ -88,6 +92,11 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
         EXIT_UNJUDGED,
         "`check-model`: the harness cannot judge the model (no usable reference, or a skip; "
         "the message says what to specify)",
+    ),
+    (
+        EXIT_ENVIRONMENT,
+        "`versions`/`bisect`: a per-version environment could not be made (network, install; "
+        "nothing half-made is kept)",
     ),
 )
 
@@ -133,6 +142,13 @@ class BundleError(ConformanceError):
     """A bundle that cannot be run here: incomplete, tampered, another IREE version, no driver."""
 
     return_code = EXIT_BUNDLE
+
+
+class EnvironmentBuildError(ConformanceError):
+    """A per-version environment could not be made (network failure, failed install);
+    nothing half-made is kept."""
+
+    return_code = EXIT_ENVIRONMENT
 
 
 def run_cli(main: Callable[[], int], prog: str, stderr: TextIO | None = None) -> int:

@@ -35,10 +35,18 @@ def _version(dist: str) -> str | None:
         return None
 
 
+def _iree_revision() -> str | None:
+    # imported here: the results jobs render reports without packaging (iree_index needs it)
+    from iree_conformance.common.iree_index import installed_revision
+
+    return installed_revision()
+
+
 def run_metadata(targets: list[str], started: datetime.datetime, argv: list[str]) -> dict[str, Any]:
     return {
         "iree_compiler": _version("iree-base-compiler"),
         "iree_runtime": _version("iree-base-runtime"),
+        "iree_revision": _iree_revision(),
         "onnx": _version("onnx"),
         "onnxruntime": _version("onnxruntime"),
         "jax": _version("jax"),

@@ -148,3 +148,36 @@ def write_html(path: Path, page: Page) -> int:
     data = page.html.encode("utf-8")
     path.write_bytes(data)
     return len(data)
+
+
+def render_versions(columns: list[Any], rows: list[Any]) -> str:
+    """The page of ``iree-conformance versions --html``: a column per version, a row per
+    changed case (report/version_compare.py makes the columns and rows)."""
+    from iree_conformance.report import version_compare
+
+    data = version_compare.to_json(columns, rows)
+    versions = [
+        {**v, "passed": sum(1 for r in rows if (c := r.cells.get(v["label"])) and c.kind == "pass")}
+        for v in data["versions"]
+    ]
+    links = [
+        {"old": a.label, "new": b.label, "url": url}
+        for a, b in zip(columns, columns[1:])
+        if (url := version_compare.compare_link(a.info.get("revision"), b.info.get("revision")))
+    ]
+    changed = [r for r in rows if r.change]
+    text = (
+        importlib.resources.files(__package__)
+        .joinpath("versions.html.j2")
+        .read_text(encoding="utf-8")
+    )
+    return (
+        _environment()
+        .from_string(text)
+        .render(
+            versions=versions,
+            links=links,
+            changed=changed,
+            worse=sum(1 for r in changed if r.worse),
+        )
+    )

@@ -1,0 +1,294 @@
+"""``iree-conformance versions``: one selection under several IREE versions, compared.
+
+Each version runs in its own cached environment (common/version_envs.py) with its own
+artifact store; the comparison (report/version_compare.py) goes to stdout (Markdown, and the
+step summary in a workflow), ``--json`` and ``--html``. Exit status: 0 no newer version is
+worse on any case, 1 one is (a gate), 2 bad arguments, an unknown or too old version, or a
+selection that matches nothing, 10 an environment could not be made (docs/versions.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from iree_conformance.common import iree_index, version_envs
+from iree_conformance.common.errors import (
+    EXIT_CONFIGURATION,
+    EXIT_ENVIRONMENT,
+    ConfigurationError,
+    exit_help,
+)
+from iree_conformance.common.userdirs import STORE_ENV, resolve_dir
+from iree_conformance.report import version_compare
+
+STORES_ENV = "IREE_CONFORMANCE_VERSION_STORES"
+
+
+class SelectionError(ConfigurationError):
+    """The selection ran no case under a version (nothing matched, or everything skipped)."""
+
+
+def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def add_index_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--find-links",
+        action="append",
+        default=[],
+        metavar="URL_OR_DIR",
+        help="also take IREE wheels from this folder or page (nightlies), as pip's --find-links (repeatable)",
+    )
+    p.add_argument("--pre", action="store_true", help="admit pre-releases (nightlies)")
+    p.add_argument(
+        "--envs-dir",
+        help="environments folder (default: $IREE_CONFORMANCE_ENVS, else <user cache>/envs)",
+    )
+    p.add_argument(
+        "--stores-dir",
+        help="root of the per-version artifact stores (default: $IREE_CONFORMANCE_VERSION_STORES, else <user cache>/version-stores)",
+    )
+    p.add_argument("--conformance-dir", help="the conformance folder (default ./conformance)")
+    p.add_argument(
+        "--selection",
+        default="",
+        help="the pytest selection as one string (a workflow input), split as a shell would; "
+        "joined before the arguments after --",
+    )
+    p.add_argument(
+        "--out",
+        default="versions-out",
+        help="folder for each version's results and logs (default versions-out)",
+    )
+
+
+def conformance_dir(value: str | None) -> Path:
+    folder = Path(value) if value else Path.cwd() / "conformance"
+    if not (folder / "targets.toml").exists():
+        raise ConfigurationError(
+            f"{folder} holds no targets.toml; pass --conformance-dir (the folder `pytest conformance` runs)"
+        )
+    return folder
+
+
+def resolve_all(
+    texts: list[str], find_links: tuple[str, ...], pre: bool
+) -> list[iree_index.VersionSpec]:
+    """Each argument's spec; the index is read once, and only for index versions."""
+    needs_index = [t for t in texts if t != iree_index.INSTALLED and not Path(t).is_dir()]
+    offered = iree_index.available(find_links, pre) if needs_index else None
+    specs = [iree_index.resolve(t, find_links, pre, offered) for t in texts]
+    labels = [s.label for s in specs]
+    if len(set(labels)) != len(labels):
+        raise ConfigurationError(f"a version is named twice: {' '.join(labels)}")
+    return specs
+
+
+def store_for(spec: iree_index.VersionSpec, stores_dir: str | None) -> Path:
+    if spec.kind == "installed":
+        return resolve_dir(None, STORE_ENV, "store")
+    root = Path(stores_dir) if stores_dir else resolve_dir(None, STORES_ENV, "version-stores")
+    return root / spec.slug
+
+
+def run_selection(
+    env: version_envs.VersionEnv,
+    folder: Path,
+    pytest_args: list[str],
+    report: Path,
+    store: Path,
+    extra: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Runs pytest on the selection in env's Python; its outcomes (the log beside report)."""
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.unlink(missing_ok=True)
+    command = [
+        str(env.python), "-m", "pytest", str(folder), "-p", "no:cacheprovider", "-q",
+        "--report-json", str(report), "--store-dir", str(store), *(extra or []), *pytest_args,
+    ]  # fmt: skip
+    log_path = report.with_suffix(".log")
+    with open(log_path, "w", encoding="utf-8", newline="\n") as out:
+        out.write("$ " + " ".join(command) + "\n")
+        out.flush()
+        proc = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT)
+    lines = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    tail = [x for x in lines if "error" in x.lower()][-1:] or lines[-1:]
+    if proc.returncode == 5:
+        raise SelectionError(
+            f"the selection matches nothing under IREE {env.spec.label} ({' '.join(pytest_args) or 'no arguments'}); "
+            f"check -k/-m (see {log_path})"
+        )
+    if proc.returncode not in (0, 1) or not report.exists():
+        raise ConfigurationError(
+            f"pytest under IREE {env.spec.label} exited {proc.returncode} without results: "
+            f"{' '.join(tail)} (the whole log: {log_path})"
+        )
+    outcomes: list[dict[str, Any]] = json.loads(report.read_text(encoding="utf-8"))["outcomes"]
+    if not any(o.get("status") != "skip" for o in outcomes):
+        raise SelectionError(
+            f"the selection ran no case under IREE {env.spec.label}: all {len(outcomes)} skipped "
+            f"(see {log_path})"
+        )
+    return outcomes
+
+
+def manifest_note(env: version_envs.VersionEnv) -> str | None:
+    version = env.info.get("iree_compiler")
+    if version and version != iree_index.MANIFESTS_RECORDED_FOR:
+        return (
+            f"IREE {env.spec.label}: the expectations manifests were recorded for IREE "
+            f"{iree_index.MANIFESTS_RECORDED_FOR}; their verdicts here are informative, the "
+            "comparison is between the versions"
+        )
+    return None
+
+
+def version_order(column: version_compare.Column) -> Version:
+    """Oldest first: the compiler's build version (a nightly's rc date orders it)."""
+    text = str(column.info.get("build") or column.info.get("iree_compiler") or "0")
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return Version("0")
+
+
+def prepare_envs(
+    specs: list[iree_index.VersionSpec], envs_dir: str | None, say: Callable[[str], None] = log
+) -> list[version_envs.VersionEnv]:
+    envs = []
+    for spec in specs:
+        env = version_envs.ensure(spec, version_envs.envs_dir(envs_dir), lambda line: None)
+        state = "made" if env.created else "cached"
+        say(
+            f"IREE {spec.label}: environment {state} in {env.seconds:.1f} s "
+            f"(compiler {env.info.get('iree_compiler')}, revision {env.revision})"
+        )
+        envs.append(env)
+    return envs
+
+
+def selection_of(args: argparse.Namespace) -> list[str]:
+    """--selection (split as a shell would) and the arguments after --."""
+    try:
+        words = shlex.split(args.selection or "")
+    except ValueError as e:
+        raise ConfigurationError(f"--selection {args.selection!r}: {e}") from None
+    return words + [a for a in args.pytest_args if a != "--"]
+
+
+def cmd_versions(args: argparse.Namespace) -> int:
+    pytest_args = selection_of(args)
+    if len(args.versions) < 2:
+        raise ConfigurationError(
+            "versions needs two or more versions to compare, e.g. 3.12.0 3.13.0"
+        )
+    folder = conformance_dir(args.conformance_dir)
+    specs = resolve_all(args.versions, tuple(args.find_links), args.pre)
+    envs = prepare_envs(specs, args.envs_dir)
+    out = Path(args.out)
+    columns = []
+    for env in envs:
+        note = manifest_note(env)
+        if note:
+            log(note)
+        log(f"IREE {env.spec.label}: running the selection")
+        report = out / f"{env.spec.slug}.json"
+        outcomes = run_selection(
+            env, folder, pytest_args, report, store_for(env.spec, args.stores_dir)
+        )
+        metadata = json.loads(report.read_text(encoding="utf-8")).get("metadata", {})
+        columns.append(version_compare.Column(env.spec.label, env.info, outcomes, metadata))
+    columns.sort(key=version_order)
+    return write_comparison(args, columns)
+
+
+def write_comparison(args: argparse.Namespace, columns: list[version_compare.Column]) -> int:
+    from iree_conformance.report import markdown as report_markdown
+
+    rows = version_compare.compare(columns)
+    text = version_compare.markdown(columns, rows)
+    sys.stdout.write(text)
+    if not args.no_step_summary:
+        report_markdown.append_step_summary(text)
+    if args.json:
+        data = version_compare.to_json(columns, rows)
+        Path(args.json).write_text(
+            json.dumps(data, indent=1) + "\n", encoding="utf-8", newline="\n"
+        )
+    if args.html:
+        from iree_conformance.report.html.render import render_versions
+
+        Path(args.html).write_text(render_versions(columns, rows), encoding="utf-8", newline="\n")
+    return 1 if any(r.worse for r in rows) else 0
+
+
+def cmd_compare_results(args: argparse.Namespace) -> int:
+    """The comparison of results files already made (``versions --results``)."""
+    from iree_conformance.report.markdown import load_results
+
+    columns = []
+    for path in args.results:
+        data = load_results(Path(path))
+        meta = data.get("metadata", {})
+        info = {
+            "iree_compiler": meta.get("iree_compiler"),
+            "iree_runtime": meta.get("iree_runtime"),
+            "revision": meta.get("iree_revision"),
+        }
+        columns.append(
+            version_compare.Column(meta.get("iree_compiler") or path, info, data["outcomes"], meta)
+        )
+    columns.sort(key=version_order)
+    return write_comparison(args, columns)
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "versions",
+        help="run one selection under several IREE versions (releases, nightlies, wheel folders, installed) and list every changed verdict",
+        description=exit_help(
+            {0: "no newer version is worse than an older one on any case", 1: "one is"},
+            EXIT_CONFIGURATION,
+            EXIT_ENVIRONMENT,
+        )
+        + " docs/versions.md. The pytest selection follows --, e.g. -- -m stablehlo -n 2.",
+    )
+    p.add_argument(
+        "versions",
+        nargs="*",
+        help="IREE versions: 3.12.0, 3.13.0rc20261016 (with --pre), a folder of wheels, installed, or previous (the newest on the index older than the installed one)",
+    )
+    add_index_arguments(p)
+    p.add_argument("--json", help="also write the comparison as JSON here")
+    p.add_argument(
+        "--html", help="also write the comparison as an HTML page here (a column per version)"
+    )
+    p.add_argument(
+        "--no-step-summary", action="store_true", help="do not append to $GITHUB_STEP_SUMMARY"
+    )
+    p.add_argument(
+        "--results",
+        nargs="+",
+        help="compare these results files (one per version, from --report-json) instead of running",
+    )
+    p.set_defaults(func=_dispatch, pytest_args=[])
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.results:
+        if args.versions:
+            raise ConfigurationError(
+                "give versions to run, or --results files to compare, not both"
+            )
+        return cmd_compare_results(args)
+    return cmd_versions(args)

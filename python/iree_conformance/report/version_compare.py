@@ -1,0 +1,247 @@
+"""The comparison of one selection's results under several IREE versions.
+
+Each version's results file (``--report-json``) is a column; a case's cell is what it did
+there (its failure kind or pass, the stage, the first diagnostic line). Versions compare
+with each other, never with the expectations manifests, which describe the default
+version only: the kind a case shows (``Outcome.observed``) is compared, not its verdict.
+
+Changes between two versions, oldest first:
+
+- ``newly-failing``: passed in the older version, fails (any kind) in the newer;
+- ``newly-passing``: failed in the older, passes in the newer;
+- ``other-kind``: fails in both, at another stage or of another kind;
+- ``message-changed``: fails the same way, with another first diagnostic line (numbers,
+  locations and SSA names folded as the report groups them);
+- ``flaky``: its tries disagreed in one of the two (the flaky policy's retries): listed,
+  never counted as worse.
+
+A newer version is *worse* on a case when it fails where an older one passed; the
+``versions`` command's exit status is 1 then (a gate).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from iree_conformance.common.diagnostics import normalize
+from iree_conformance.common.vocabulary import Status, Verdict
+from iree_conformance.model.outcome import Outcome
+
+NEWLY_FAILING = "newly-failing"
+NEWLY_PASSING = "newly-passing"
+OTHER_KIND = "other-kind"
+MESSAGE_CHANGED = "message-changed"
+FLAKY = "flaky"  # tries disagreed in a version (the flaky policy): shown, never a gate
+# The row's change is its most telling step's, in this order.
+CHANGE_ORDER = (NEWLY_FAILING, OTHER_KIND, NEWLY_PASSING, MESSAGE_CHANGED, FLAKY)
+
+
+@dataclasses.dataclass
+class Column:
+    """One version: its label, what its environment recorded, its results' outcomes."""
+
+    label: str
+    info: dict[str, Any]  # iree_compiler, iree_runtime, revision, build
+    outcomes: list[dict[str, Any]]
+    metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class Cell:
+    kind: str  # "pass", "fail-compile", "crash", ... (Outcome.observed)
+    status: str
+    stage: str
+    message: str
+    duration: float
+    timing_s: float | None  # median call time, where --timing-runs (or issue V) recorded one
+    flaky: bool = False  # its tries disagreed (retried in a fresh worker)
+
+
+@dataclasses.dataclass
+class Row:
+    case_id: str
+    target: str
+    cells: dict[str, Cell | None]  # by version label; None: not run (skipped or absent)
+    steps: list[dict[str, str]]  # {"from", "to", "change"} for each step that changed
+
+    @property
+    def change(self) -> str:
+        found = {s["change"] for s in self.steps}
+        return next((c for c in CHANGE_ORDER if c in found), "")
+
+    @property
+    def worse(self) -> bool:
+        """A newer version fails where an older one passed."""
+        seen_pass = False
+        for cell in self.cells.values():
+            if cell is None:
+                continue
+            if cell.flaky:
+                continue
+            if cell.kind == "pass":
+                seen_pass = True
+            elif seen_pass:
+                return True
+        return False
+
+
+def _cell(data: dict[str, Any]) -> Cell | None:
+    outcome = Outcome.from_json(data)
+    if outcome.status == Status.SKIP:
+        return None
+    timing = outcome.metrics.get("timing") if isinstance(outcome.metrics, dict) else None
+    median = timing.get("iree_median_s") if isinstance(timing, dict) else None
+    return Cell(
+        kind=outcome.observed,
+        status=str(outcome.status),
+        stage=str(outcome.stage),
+        message=normalize(outcome.diagnostics[0]) if outcome.diagnostics else "",
+        duration=float(outcome.duration or 0.0),
+        timing_s=float(median) if isinstance(median, (int, float)) else None,
+        flaky=outcome.verdict == Verdict.FLAKY
+        or len({a.get("kind") for a in outcome.attempts} | {outcome.observed}) > 1,
+    )
+
+
+def step_change(old: Cell, new: Cell) -> str | None:
+    if old.flaky or new.flaky:
+        return FLAKY if old.kind != new.kind or old.flaky != new.flaky else None
+    if old.kind == "pass" and new.kind != "pass":
+        return NEWLY_FAILING
+    if old.kind != "pass" and new.kind == "pass":
+        return NEWLY_PASSING
+    if old.kind != new.kind or old.stage != new.stage:
+        return OTHER_KIND
+    if old.kind != "pass" and old.message != new.message:
+        return MESSAGE_CHANGED
+    return None
+
+
+def compare(columns: list[Column]) -> list[Row]:
+    """A row per (target, case) run in any version; columns oldest first."""
+    table: dict[tuple[str, str], dict[str, Cell | None]] = {}
+    for column in columns:
+        for data in column.outcomes:
+            key = (str(data.get("target")), str(data.get("case_id")))
+            table.setdefault(key, {c.label: None for c in columns})[column.label] = _cell(data)
+    rows = []
+    for (target, case_id), cells in sorted(table.items()):
+        steps = []
+        previous: tuple[str, Cell] | None = None
+        for label, cell in cells.items():
+            if cell is None:
+                continue
+            if previous is not None:
+                change = step_change(previous[1], cell)
+                if change:
+                    steps.append({"from": previous[0], "to": label, "change": change})
+            previous = (label, cell)
+        rows.append(Row(case_id, target, cells, steps))
+    return rows
+
+
+def to_json(columns: list[Column], rows: list[Row], changed_only: bool = False) -> dict[str, Any]:
+    """``{"versions": [...], "cases": [{"case_id", "target", "verdicts", "stages", "change"}]}``
+    (docs/versions.md); each case also carries its kinds, messages, steps and timings."""
+
+    def per(row: Row, field: str) -> dict[str, Any]:
+        return {label: getattr(c, field) if c else None for label, c in row.cells.items()}
+
+    return {
+        "versions": [
+            {
+                "label": c.label,
+                "iree_compiler": c.info.get("iree_compiler"),
+                "iree_runtime": c.info.get("iree_runtime"),
+                "revision": c.info.get("revision"),
+                "build": c.info.get("build"),
+                "cases_run": sum(1 for r in rows if r.cells.get(c.label)),
+                "seconds": round(
+                    sum(cell.duration for r in rows if (cell := r.cells.get(c.label))), 1
+                ),
+            }
+            for c in columns
+        ],
+        "cases": [
+            {
+                "case_id": r.case_id,
+                "target": r.target,
+                "verdicts": per(r, "status"),
+                "stages": per(r, "stage"),
+                "kinds": per(r, "kind"),
+                "messages": per(r, "message"),
+                "durations": per(r, "duration"),
+                "timings": per(r, "timing_s"),
+                "change": r.change,
+                "steps": r.steps,
+                "worse": r.worse,
+            }
+            for r in rows
+            if r.change or not changed_only
+        ],
+    }
+
+
+def compare_link(old: str | None, new: str | None) -> str | None:
+    """GitHub's compare page between two IREE revisions."""
+    if not old or not new:
+        return None
+    return f"https://github.com/iree-org/iree/compare/{old}...{new}"
+
+
+def _esc(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ").replace("`", "'")
+
+
+def _cell_text(cell: Cell | None) -> str:
+    if cell is None:
+        return "—"
+    if cell.flaky:
+        return f"flaky ({cell.kind} last)"
+    if cell.kind == "pass":
+        return "pass"
+    message = f": {_esc(cell.message[:80])}" if cell.message else ""
+    return f"{cell.kind}{message}"
+
+
+def markdown(columns: list[Column], rows: list[Row], max_listed: int = 100) -> str:
+    """The step summary: each version with its revision, then every changed case."""
+    lines = ["## IREE versions compared", ""]
+    lines += [
+        "| version | IREE compiler | revision | cases run | pass | seconds |",
+        "|---|---|---|---:|---:|---:|",
+    ]
+    for c in columns:
+        cells = [r.cells.get(c.label) for r in rows]
+        run = [x for x in cells if x]
+        revision = c.info.get("revision") or "?"
+        lines.append(
+            f"| {_esc(c.label)} | {c.info.get('iree_compiler') or '?'} | `{revision[:12]}` | "
+            f"{len(run)} | {sum(1 for x in run if x.kind == 'pass')} | "
+            f"{sum(x.duration for x in run):.0f} |"
+        )
+    for old, new in zip(columns, columns[1:]):
+        link = compare_link(old.info.get("revision"), new.info.get("revision"))
+        if link:
+            lines.append(f"\n{_esc(old.label)} → {_esc(new.label)}: [IREE changes]({link})")
+    changed = [r for r in rows if r.change]
+    worse = [r for r in changed if r.worse]
+    lines += [
+        "",
+        f"**{len(changed)} case(s) changed**, {len(worse)} worse in a newer version"
+        + (" (the gate fails)." if worse else "."),
+    ]
+    if changed:
+        head = " | ".join(_esc(c.label) for c in columns)
+        lines += [
+            "",
+            f"| case | target | change | {head} |",
+            "|---|---|---|" + "---|" * len(columns),
+        ]
+        for r in changed[:max_listed]:
+            row_text = " | ".join(_cell_text(r.cells.get(c.label)) for c in columns)
+            lines.append(f"| `{_esc(r.case_id)}` | {r.target} | {r.change} | {row_text} |")
+        if len(changed) > max_listed:
+            lines.append(f"\n… and {len(changed) - max_listed} more (see the JSON).")
+    return "\n".join(lines) + "\n"
