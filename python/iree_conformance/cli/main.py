@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from iree_conformance.cli import bench as bench_command
+from iree_conformance.cli import compare as compare_command
 from iree_conformance.common.errors import ConfigurationError, ConformanceError
 from iree_conformance.report import markdown as report_mod
 from iree_conformance.report.html import command as html_command
@@ -256,6 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     html_command.add_arguments(p)
     p.set_defaults(func=cmd_report)
     history_command.add_parser(sub)
+    compare_command.add_parser(sub)
+    bench_command.add_parser(sub)
     p = sub.add_parser(
         "update-expectations",
         help="apply a results JSON to the expectations manifests (like --update-expectations)",

@@ -1,0 +1,373 @@
+"""Speed and memory figures of a results file, and the comparison of two files.
+
+An outcome's figures are ``metrics["benchmark"]`` (written by engine/benchmark.py)::
+
+    {"iree": {"samples_s": [...], "loops": 1, "summary": {...}},
+     "reference": {"name": "onnxruntime", "settings": {...}, "samples_s": [...], ...},
+     "reference_missing": "why there is no reference timing",   # instead of "reference"
+     "ratio": IREE median / reference median,
+     "compile": {"cpu_s": ..., "module_bytes": ...}, "load_s": ...,
+     "memory": {"run_peak_rss_bytes": ..., "device_peak_bytes": ...}, "sampling": {...}}
+
+A case that was asked for figures but failed has ``info["benchmark"]``: why it has none.
+
+The comparison (``compare_results``) judges a speed change on the raw samples with a
+two-sided Mann-Whitney U test (no assumption of normal latencies; robust to the long
+right tail of a loaded machine) *and* a minimum effect size on the medians: a change is
+reported only when p < alpha and the medians differ by at least min_effect (10 %). pyperf's
+``compare_to`` is the model (a t-test there). When both sides timed the case's reference
+interleaved with IREE (one sample of each per round), the test runs on the per-round
+ratios IREE/reference instead of IREE's seconds: a machine that is busier during one run
+than the other moves both figures of a round, and the ratio cancels it (on a loaded
+2-core machine, raw seconds of two runs of the same build differ "significantly" in a
+third of the cases; benchmarks/speed_compare_aa.py measures both). Memory and module size are one figure per
+run: they are reported when they change by at least min_effect and 1 MiB / 1 KiB.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from iree_conformance.common.stats import Summary, format_duration, summarize
+
+Key = tuple[str, str]  # (target, case_id)
+
+ALPHA = 0.01
+MIN_EFFECT = 0.10
+MEMORY_FLOOR_BYTES = 1 << 20
+SIZE_FLOOR_BYTES = 1 << 10
+
+
+def figures(outcome: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The outcome's benchmark figures, or None when it has no IREE samples."""
+    bench = (outcome.get("metrics") or {}).get("benchmark")
+    if not isinstance(bench, dict):
+        return None
+    iree = bench.get("iree")
+    if not isinstance(iree, dict) or not iree.get("samples_s"):
+        return None
+    return bench
+
+
+def iree_samples(bench: Mapping[str, Any]) -> list[float]:
+    return [float(x) for x in bench["iree"]["samples_s"]]
+
+
+def reference_samples(bench: Mapping[str, Any]) -> list[float] | None:
+    ref = bench.get("reference")
+    if isinstance(ref, dict) and ref.get("samples_s"):
+        return [float(x) for x in ref["samples_s"]]
+    return None
+
+
+def ratio_samples(bench: Mapping[str, Any]) -> list[float] | None:
+    """IREE's seconds over the reference's, round by round, when they were interleaved
+    (the same number of samples, taken in alternation); else None."""
+    ref = bench.get("reference")
+    if not isinstance(ref, dict) or not ref.get("interleaved"):
+        return None
+    iree, other = iree_samples(bench), reference_samples(bench)
+    if not other or len(other) != len(iree) or min(other) <= 0:
+        return None
+    return [a / b for a, b in zip(iree, other)]
+
+
+def reference_name(bench: Mapping[str, Any]) -> str:
+    ref = bench.get("reference")
+    return str(ref.get("name", "reference")) if isinstance(ref, dict) else "reference"
+
+
+def iree_summary(bench: Mapping[str, Any]) -> Summary:
+    return summarize(iree_samples(bench))
+
+
+def not_timed_reason(outcome: Mapping[str, Any]) -> str | None:
+    reason = (outcome.get("info") or {}).get("benchmark")
+    return reason if isinstance(reason, str) else None
+
+
+def p_value(base: list[float], new: list[float]) -> float:
+    """Two-sided Mann-Whitney U p-value (1.0 when either side has under 3 samples)."""
+    if len(base) < 3 or len(new) < 3:
+        return 1.0
+    from scipy.stats import mannwhitneyu
+
+    if min(base) == max(base) == min(new) == max(new):
+        return 1.0
+    return float(mannwhitneyu(base, new, alternative="two-sided").pvalue)
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    key: Key
+    kind: str  # time | memory | module size
+    base: float
+    new: float
+    p: float | None  # None for one-figure measures (memory, size)
+    basis: str = ""  # time: "" (IREE seconds) or the reference's name (IREE/reference ratio)
+
+    @property
+    def relative(self) -> float:
+        return self.new / self.base - 1.0
+
+    @property
+    def worse(self) -> bool:
+        return self.new > self.base
+
+    def describe(self) -> str:
+        word = {
+            ("time", True): "slower",
+            ("time", False): "faster",
+            ("memory", True): "more memory",
+            ("memory", False): "less memory",
+            ("module size", True): "larger module",
+            ("module size", False): "smaller module",
+        }[(self.kind, self.worse)]
+        pct = abs(self.relative) * 100
+        if self.kind == "time":
+            if self.basis:
+                figures_ = f"IREE/{self.basis} median {self.base:.3g}x -> {self.new:.3g}x"
+            else:
+                figures_ = f"median {format_duration(self.base)} -> {format_duration(self.new)}"
+            p = f"p < {ALPHA:g}" if self.p is not None and self.p < ALPHA else f"p = {self.p:.3g}"
+            return f"{word} by {pct:.1f} % ({p}; {figures_})"
+        return f"{word} by {pct:.1f} % ({_bytes(self.base)} -> {_bytes(self.new)})"
+
+
+def _bytes(n: float) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+@dataclasses.dataclass
+class Comparison:
+    verdicts: list[tuple[Key, str, str]] = dataclasses.field(default_factory=list)
+    changes: list[Change] = dataclasses.field(default_factory=list)
+    unchanged: int = 0  # timed on both sides, no significant change
+    no_data: list[tuple[Key, str]] = dataclasses.field(default_factory=list)
+    only_one_side: int = 0
+    base_runs: int = 1
+
+    @property
+    def slowdowns(self) -> list[Change]:
+        return [c for c in self.changes if c.kind == "time" and c.worse]
+
+    @property
+    def timed(self) -> int:
+        return self.unchanged + len({c.key for c in self.changes if c.kind == "time"})
+
+
+def _index(outcomes: Iterable[Mapping[str, Any]]) -> dict[Key, Mapping[str, Any]]:
+    return {(str(o["target"]), str(o["case_id"])): o for o in outcomes}
+
+
+def _median(values: list[float]) -> float:
+    import statistics
+
+    return statistics.median(values)
+
+
+PRIOR_DF = 4  # how many runs' worth of weight the pooled spread gets (limma's d0)
+
+
+def log_spread(medians: list[float]) -> float | None:
+    """The standard deviation of the runs' log medians (None for one run)."""
+    import math
+    import statistics
+
+    return statistics.stdev([math.log(m) for m in medians]) if len(medians) > 1 else None
+
+
+def between_runs_ok(
+    base_medians: list[float],
+    new_median: float,
+    alpha: float,
+    prior_sd: float | None = None,
+    prior_df: int = PRIOR_DF,
+) -> bool:
+    """Whether the new run's median lies outside the baseline runs' (1 - alpha) prediction
+    interval, in logs: the runs' own spread is the noise a single run cannot show (a
+    loaded machine moves a whole run by 2x). Three runs estimate a spread poorly, so it is
+    moderated towards prior_sd, a quiet case's spread (empirical Bayes, as limma does). True with one baseline run: nothing to measure it on (the report says so)."""
+    import math
+    import statistics
+
+    if len(base_medians) < 2:
+        return True
+    from scipy.stats import t
+
+    logs = [math.log(m) for m in base_medians]
+    k = len(logs)
+    var, df = statistics.variance(logs), k - 1
+    if prior_sd is not None:
+        var = (df * var + prior_df * prior_sd**2) / (df + prior_df)
+        df += prior_df
+    half_width = t.ppf(1 - alpha / 2, df) * math.sqrt(var) * math.sqrt(1 + 1 / k)
+    return abs(math.log(new_median) - statistics.fmean(logs)) > half_width
+
+
+def compare_time(
+    key: Key,
+    base_runs: list[list[float]],
+    new: list[float],
+    alpha: float,
+    min_effect: float,
+    basis: str = "",
+    prior_sd: float | None = None,
+) -> tuple[Change, bool]:
+    """The change of the medians (the baseline runs' samples pooled), and whether it is
+    significant within the runs (Mann-Whitney U), beyond the baseline runs' spread, and
+    at least min_effect."""
+    pooled = [x for run in base_runs for x in run]
+    change = Change(key, "time", _median(pooled), _median(new), p_value(pooled, new), basis)
+    assert change.p is not None
+    significant = (
+        change.p < alpha
+        and abs(change.relative) >= min_effect
+        and between_runs_ok([_median(run) for run in base_runs], change.new, alpha, prior_sd)
+    )
+    return change, significant
+
+
+def _one_figure(
+    key: Key, kind: str, base: Any, new: Any, min_effect: float, floor: int
+) -> Change | None:
+    if not isinstance(base, (int, float)) or not isinstance(new, (int, float)) or base <= 0:
+        return None
+    change = Change(key, kind, float(base), float(new), None)
+    if abs(change.relative) >= min_effect and abs(new - base) >= floor:
+        return change
+    return None
+
+
+def _time_samples(
+    base_figures: Sequence[Mapping[str, Any]], new_figures: Mapping[str, Any]
+) -> tuple[list[list[float]], list[float], str]:
+    """The samples to test: the interleaved IREE/reference ratios when every run has them
+    against the same reference, else IREE's seconds."""
+    ratios = [ratio_samples(f) for f in base_figures]
+    new_ratio = ratio_samples(new_figures)
+    names = {reference_name(f) for f in [*base_figures, new_figures]}
+    if new_ratio and all(ratios) and len(names) == 1:
+        return [r for r in ratios if r], new_ratio, names.pop()
+    return [iree_samples(f) for f in base_figures], iree_samples(new_figures), ""
+
+
+def _typical_spread(
+    base: Mapping[Key, Mapping[str, Any]], extra: list[dict[Key, Mapping[str, Any]]]
+) -> float | None:
+    """The lower quartile, over the cases timed in every baseline run, of the spread of
+    their runs' log medians (None with one baseline run): what a quiet case's runs vary by,
+    a floor under a spread that three runs happened to underestimate. (The median would
+    let the noisy cases, IREE's threads on a loaded machine, blind the quiet ones.)"""
+    import statistics
+
+    spreads = []
+    for key, outcome in base.items():
+        first = figures(outcome)
+        others = [figures(run[key]) for run in extra if key in run]
+        if first is None or not others or any(f is None for f in others):
+            continue
+        runs, _, _ = _time_samples([first, *[f for f in others if f]], first)
+        spread = log_spread([_median(r) for r in runs])
+        if spread is not None:
+            spreads.append(spread)
+    if len(spreads) >= 4:
+        return statistics.quantiles(spreads, n=4)[0]
+    return statistics.median(spreads) if spreads else None
+
+
+def compare_results(
+    base_outcomes: Iterable[Mapping[str, Any]],
+    new_outcomes: Iterable[Mapping[str, Any]],
+    alpha: float = ALPHA,
+    min_effect: float = MIN_EFFECT,
+    more_base: Sequence[Iterable[Mapping[str, Any]]] = (),
+) -> Comparison:
+    """Compares NEW with BASE (and with the further baseline runs of more_base, whose
+    spread is the between-run noise; pyperf's values from several processes)."""
+    base, new = _index(base_outcomes), _index(new_outcomes)
+    extra = [_index(run) for run in more_base]
+    result = Comparison(base_runs=1 + len(extra))
+    result.only_one_side = len(base.keys() ^ new.keys())
+    prior_sd = _typical_spread(base, extra)
+    for key in sorted(base.keys() & new.keys()):
+        b, n = base[key], new[key]
+        if b.get("status") != n.get("status"):
+            result.verdicts.append((key, str(b.get("status")), str(n.get("status"))))
+        fb, fn = figures(b), figures(n)
+        if fb is None or fn is None:
+            if fb is not None or fn is not None or (b.get("status") == n.get("status") == "pass"):
+                side = "base" if fb is None else "new"
+                why = not_timed_reason(b if fb is None else n) or "no figures"
+                result.no_data.append((key, f"{side}: {why}"))
+            continue
+        base_figures = [fb] + [f for f in (figures(run[key]) for run in extra if key in run) if f]
+        base_runs, new_samples, basis = _time_samples(base_figures, fn)
+        change, significant = compare_time(
+            key, base_runs, new_samples, alpha, min_effect, basis, prior_sd
+        )
+        if significant:
+            result.changes.append(change)
+        else:
+            result.unchanged += 1
+        mem = _one_figure(
+            key,
+            "memory",
+            (fb.get("memory") or {}).get("run_peak_rss_bytes"),
+            (fn.get("memory") or {}).get("run_peak_rss_bytes"),
+            min_effect,
+            MEMORY_FLOOR_BYTES,
+        )
+        size = _one_figure(
+            key,
+            "module size",
+            (fb.get("compile") or {}).get("module_bytes"),
+            (fn.get("compile") or {}).get("module_bytes"),
+            min_effect,
+            SIZE_FLOOR_BYTES,
+        )
+        result.changes += [c for c in (mem, size) if c is not None]
+    return result
+
+
+def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
+    """The comparison as text: verdict changes, significant changes, what had no data."""
+    bullet = "- " if markdown else "  "
+    tick = "`" if markdown else ""
+    lines: list[str] = []
+    if c.verdicts:
+        lines.append(f"Verdict changes ({len(c.verdicts)}):")
+        lines += [f"{bullet}{tick}{k[1]}{tick} on {k[0]}: {a} -> {b}" for k, a, b in c.verdicts]
+    worse = [x for x in c.changes if x.worse]
+    better = [x for x in c.changes if not x.worse]
+    for title, items in (("Significantly worse", worse), ("Significantly better", better)):
+        if items:
+            lines.append(f"{title} ({len(items)}):")
+            lines += [
+                f"{bullet}{tick}{x.key[1]}{tick} on {x.key[0]}: {x.describe()}" for x in items
+            ]
+    lines.append(
+        f"{c.timed} case(s) timed on both sides; {c.unchanged} without a significant speed "
+        f"change (p >= {ALPHA:g} or under {MIN_EFFECT:.0%})."
+    )
+    if c.no_data:
+        lines.append(f"No data ({len(c.no_data)}: not compared, not counted as zero):")
+        lines += [f"{bullet}{tick}{k[1]}{tick} on {k[0]}: {why}" for k, why in c.no_data[:50]]
+        if len(c.no_data) > 50:
+            lines.append(f"{bullet}... and {len(c.no_data) - 50} more")
+    if c.only_one_side:
+        lines.append(f"{c.only_one_side} case(s) present on one side only.")
+    if c.base_runs == 1 and c.timed:
+        lines.append(
+            "One baseline run: the noise between runs is not measured, and on a loaded "
+            "machine a whole run can move by more than 10 %; give several baseline files "
+            "(docs/speed.md)."
+        )
+    else:
+        lines.append(f"{c.base_runs} baseline runs: a change must also leave their spread.")
+    return lines
