@@ -94,7 +94,8 @@ def iree_softmax(n: int) -> tuple[Callable[[np.ndarray], np.ndarray], dict[str, 
     }
 
 
-def bench_size(n: int, sampling: Sampling, out=sys.stdout) -> dict[str, Any]:
+def bench_size(n: int, sampling: Sampling, out=None) -> dict[str, Any]:
+    out = out or sys.stdout
     x = softmax_input(n)
     expected = numpy_softmax(x)
     iree_call, iree_info = iree_softmax(n)
