@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from iree_conformance.engine import benchmark
 from iree_conformance.engine.batching import Placement
 from iree_conformance.engine.worker.parent import WorkerClient
 from iree_conformance.model.cases import (
@@ -44,6 +45,7 @@ def build_job(
         input_sets=tuple(input_sets),
         compile_only=compile_only,
         timing_runs=timing_runs,
+        reference_model=benchmark.reference_model(case, timing_runs),
         bypass_store=retry,
         alone=alone,
         stage_timeouts=dict(target.stage_timeouts),
@@ -223,9 +225,6 @@ def _run_stages(
         outcome.status = "fail"
         outcome.diagnostics = messages[:8]
     elif timing_runs and result.timing is not None:
-        outcome.metrics["timing"] = dict(result.timing)
-        reference_time = case.time_reference(input_sets[0], timing_runs) if input_sets else None
-        if reference_time is not None:
-            outcome.metrics["timing"][f"{case.reference_name}_median_s"] = reference_time
+        benchmark.attach(case, outcome, result, timing_runs)
     outcome.duration = time.perf_counter() - start
     return outcome, result, checks[comparison.failed[0]] if comparison.failed else None

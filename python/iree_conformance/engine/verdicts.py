@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from iree_conformance.common.vocabulary import STAGE_ORDER, ExpectationKind, Stage, Status, Verdict
-from iree_conformance.engine import pipeline
+from iree_conformance.engine import benchmark, pipeline
 from iree_conformance.engine.batching import Batch, BatchCoordinator
 from iree_conformance.engine.worker.parent import WorkerClient
 from iree_conformance.expectations.lookup import Expectations
@@ -148,6 +148,7 @@ class EngineSettings:
     retries: int = 0  # tries again of an unexpected result, each in a fresh worker
     bisect_numerics: bool = False
     timing_runs: int = 0
+    benchmark: bool | None = None  # --benchmark / --no-benchmark; None: models only
     fresh_worker: bool = False  # a fresh worker for every case
     # --batch-size 1 (and bundles, --fresh-worker): each case compiled alone, never in the
     # module of a batch the store remembers.
@@ -211,16 +212,22 @@ class Engine:
                 if batch is not None
                 else None
             )
+            timing_runs = (
+                0
+                if settings.compile_only
+                else benchmark.timing_runs_for(case, settings.timing_runs, settings.benchmark)
+            )
             outcome, result = pipeline.run_case(
                 case,
                 target,
                 self.worker,
                 expectations.tolerance_for(case.case_id),
                 settings.compile_only,
-                settings.timing_runs,
+                timing_runs,
                 placement=placement,
                 alone=settings.alone,
             )
+            benchmark.note_untimed(outcome, timing_runs)
         if outcome.status == "fail" and settings.bisect_numerics and isinstance(case, Bisectable):
             outcome.diagnostics.append(self.bisect(case, target))
         judgement = judge(expectations, outcome, settings.compile_only)

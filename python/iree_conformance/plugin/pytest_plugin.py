@@ -161,6 +161,7 @@ class ConformanceRun:
                 retries=options.effective_retries,
                 bisect_numerics=options.bisect_numerics,
                 timing_runs=options.timing_runs,
+                benchmark=False if options.no_benchmark else (True if options.benchmark else None),
                 fresh_worker=options.fresh_worker,
                 alone=options.effective_batch_size < 2,
             ),

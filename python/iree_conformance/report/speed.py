@@ -371,3 +371,65 @@ def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
     else:
         lines.append(f"{c.base_runs} baseline runs: a change must also leave their spread.")
     return lines
+
+
+def format_bytes(n: float | None) -> str:
+    return "-" if n is None else _bytes(n)
+
+
+def benchmark_lines(bench: Mapping[str, Any]) -> list[str]:
+    """A case's figures as check-model prints them: Benchee's table of IREE and its
+    reference, then compile, load and memory."""
+    from iree_conformance.common.stats import benchee_table
+
+    rows = {"iree": summarize(iree_samples(bench))}
+    ref = reference_samples(bench)
+    if ref:
+        rows[reference_name(bench)] = summarize(ref)
+    lines = benchee_table(rows)
+    sampling = bench.get("sampling") or {}
+    lines.append(
+        f"({rows['iree'].n} samples of {bench['iree'].get('loops', 1)} call(s) each"
+        + (", interleaved with the reference" if ref else "")
+        + (
+            f"; sampling {sampling.get('min_runs')} runs / {sampling.get('min_time_s')} s minimum"
+            if sampling
+            else ""
+        )
+        + "; inputs already on the device)"
+    )
+    if ref:
+        lines.append(f"ratio IREE/{reference_name(bench)} (medians): {bench.get('ratio', 0):.2f}x")
+        settings = (bench.get("reference") or {}).get("settings")
+        if settings:
+            lines.append(f"{reference_name(bench)} settings: {settings}")
+    else:
+        lines.append(f"no reference timing: {bench.get('reference_missing', 'none recorded')}")
+    compiled = bench.get("compile") or {}
+    if "cpu_s" in compiled:
+        lines.append(
+            f"compile: {compiled['cpu_s']:.2f} CPU s, module {format_bytes(compiled.get('module_bytes'))}, "
+            f"peak memory {format_bytes(compiled.get('peak_rss_bytes'))}"
+        )
+    elif compiled.get("note"):
+        lines.append(f"compile: {compiled['note']}")
+    if bench.get("load_s") is not None:
+        lines.append(f"load: {format_duration(bench['load_s'])}")
+    if bench.get("cost_ratio"):
+        lines.append(
+            f"cost of timing: {bench['cost_s']:.2f} s; the case took {bench['cost_ratio']:.2f}x "
+            f"its untimed {bench['untimed_s']:.2f} s (budget: 1.5x)"
+        )
+    memory = bench.get("memory") or {}
+    device = memory.get("device") or {}
+    lines.append(
+        f"run peak memory: {format_bytes(memory.get('run_peak_rss_bytes'))} (worker, "
+        f"{memory.get('run_peak_rss_how', 'unknown')})"
+        + (
+            f"; IREE device allocator peak {format_bytes(device.get('device_bytes_peak'))}, "
+            f"host {format_bytes(device.get('host_bytes_peak'))}"
+            if device
+            else ""
+        )
+    )
+    return lines
