@@ -433,3 +433,82 @@ def benchmark_lines(bench: Mapping[str, Any]) -> list[str]:
         )
     )
     return lines
+
+
+@dataclasses.dataclass(frozen=True)
+class SpeedRow:
+    """One timed case in the reports' speed table."""
+
+    case_id: str
+    target: str
+    iree_median_s: float
+    iree_p99_s: float
+    samples: int
+    reference: str | None
+    reference_median_s: float | None
+    ratio: float | None
+    run_peak_rss_bytes: int | None
+    compile_cpu_s: float | None
+    module_bytes: int | None
+    note: str
+
+
+def speed_rows(outcomes: Iterable[Mapping[str, Any]]) -> list[SpeedRow]:
+    """The timed cases, highest IREE/reference ratio first (then those without one)."""
+    rows = []
+    for o in outcomes:
+        bench = figures(o)
+        if bench is None:
+            continue
+        iree = summarize(iree_samples(bench))
+        ref = reference_samples(bench)
+        ref_median = summarize(ref).median_s if ref else None
+        compiled = bench.get("compile") or {}
+        rows.append(
+            SpeedRow(
+                case_id=str(o["case_id"]),
+                target=str(o["target"]),
+                iree_median_s=iree.median_s,
+                iree_p99_s=iree.p99_s,
+                samples=iree.n,
+                reference=reference_name(bench) if ref else None,
+                reference_median_s=ref_median,
+                ratio=iree.median_s / ref_median if ref_median else None,
+                run_peak_rss_bytes=(bench.get("memory") or {}).get("run_peak_rss_bytes"),
+                compile_cpu_s=compiled.get("cpu_s"),
+                module_bytes=compiled.get("module_bytes"),
+                note="" if ref else str(bench.get("reference_missing") or "no reference timing"),
+            )
+        )
+    return sorted(rows, key=lambda r: (r.ratio is None, -(r.ratio or 0.0), r.case_id, r.target))
+
+
+def markdown_speed_section(outcomes: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The Markdown report's speed table (empty without timed cases)."""
+    rows = speed_rows(outcomes)
+    if not rows:
+        return []
+    lines = [
+        "",
+        "### Speed and memory (informative, not pass/fail)",
+        "",
+        "medians of calibrated samples, the reference interleaved with IREE in the same worker; "
+        "on a shared machine read the ratio, not the times (docs/speed.md)",
+        "",
+        "| case | target | IREE median | reference median | ratio | IREE p99 | run peak memory | compile CPU s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        ref = (
+            f"{format_duration(r.reference_median_s)} ({r.reference})"
+            if r.reference_median_s is not None
+            else f"- ({r.note})"
+        )
+        lines.append(
+            f"| `{r.case_id}` | {r.target} | {format_duration(r.iree_median_s)} | {ref} | "
+            + (f"{r.ratio:.2f}x" if r.ratio is not None else "-")
+            + f" | {format_duration(r.iree_p99_s)} | {format_bytes(r.run_peak_rss_bytes)} | "
+            + (f"{r.compile_cpu_s:.2f}" if r.compile_cpu_s is not None else "-")
+            + " |"
+        )
+    return lines
