@@ -108,3 +108,27 @@ def test_html_table_sorts_in_chromium(tmp_path):
     body = dom[dom.index('id="speed-table"') :]
     order = [name for name in ("alone", "fast", "slow") if f'data-v="{name}"' in body]
     assert sorted(order, key=lambda n: body.index(f'data-v="{n}"')) == ["alone", "fast", "slow"]
+
+
+def test_history_site_shows_three_nights_of_speed_trends(tmp_path):
+    files = []
+    for day, factor in (("2026-11-30", 1.0), ("2026-12-01", 1.5), ("2026-12-02", 2.0)):
+        doc = _document()
+        doc["metadata"] = {"started": f"{day}T02:00:00+00:00", "iree_compiler": "3.13.0"}
+        for o in doc["outcomes"]:
+            bench = o["metrics"]["benchmark"]
+            bench["iree"]["samples_s"] = [x * factor for x in bench["iree"]["samples_s"]]
+        path = tmp_path / f"{day}.json"
+        path.write_text(json.dumps(doc))
+        files.append(str(path))
+    site, state = tmp_path / "site", tmp_path / "state.json"
+    assert main(["history", *files, "--state", str(state), "--site", str(site)]) == 0
+    cell = next(iter(json.loads(state.read_text())["cases"]["slow"]["cells"].values()))
+    assert [p["ratio"] for p in cell["speed"].values()] == pytest.approx([4.0, 6.0, 8.0])
+    page = next((site / "cases").glob("slow-*.html")).read_text()
+    for series in ("trend-ratio", "trend-compile_cpu_s", "trend-run_peak_rss_bytes"):
+        assert f'class="{series}"' in page
+    ratio_chart = page[page.index('class="trend-ratio"') :].split("</svg>")[0]
+    assert ratio_chart.count("<circle") == 3 and "8 x" in ratio_chart
+    alone = next((site / "cases").glob("alone-*.html")).read_text()
+    assert "trend-ratio" not in alone and "trend-compile_cpu_s" in alone  # no reference: no ratio

@@ -512,3 +512,61 @@ def markdown_speed_section(outcomes: Iterable[Mapping[str, Any]]) -> list[str]:
             + " |"
         )
     return lines
+
+
+def trend_point(outcome: Mapping[str, Any]) -> dict[str, float] | None:
+    """What the history keeps of a night's figures for one case: the IREE/reference ratio,
+    IREE's median, the compile's CPU seconds and the run's peak memory (None: not timed)."""
+    bench = figures(outcome)
+    if bench is None:
+        return None
+    iree = summarize(iree_samples(bench)).median_s
+    ref = reference_samples(bench)
+    point = {
+        "iree_median_s": iree,
+        "ratio": iree / summarize(ref).median_s if ref else None,
+        "compile_cpu_s": (bench.get("compile") or {}).get("cpu_s"),
+        "run_peak_rss_bytes": (bench.get("memory") or {}).get("run_peak_rss_bytes"),
+    }
+    return {k: float(v) for k, v in point.items() if isinstance(v, (int, float))}
+
+
+TREND_SERIES = (
+    ("ratio", "IREE / reference (median)", "x"),
+    ("compile_cpu_s", "compile CPU seconds", "s"),
+    ("run_peak_rss_bytes", "run peak memory (MiB)", "MiB"),
+)
+
+
+def trend_charts(points: list[tuple[str, Mapping[str, float]]]) -> list[dict[str, Any]]:
+    """Inline SVG line charts, one per series, over the nights (oldest first) that have it."""
+    charts = []
+    width, height, pad = 320, 90, 8
+    for key, title, unit in TREND_SERIES:
+        series = [(night, p[key]) for night, p in points if key in p]
+        if not series:
+            continue
+        values = [v / (1 << 20) if unit == "MiB" else v for _, v in series]
+        low, high = min(values), max(values)
+        span = (high - low) or max(abs(high), 1e-12)
+        step = (width - 2 * pad) / max(len(values) - 1, 1)
+        xy = [
+            (pad + i * step, height - pad - (v - low) / span * (height - 2 * pad))
+            for i, v in enumerate(values)
+        ]
+        charts.append(
+            {
+                "key": key,
+                "title": title,
+                "width": width,
+                "height": height,
+                "polyline": " ".join(f"{x:.1f},{y:.1f}" for x, y in xy),
+                "dots": [
+                    {"x": x, "y": y, "label": f"{night}: {v:.3g} {unit}"}
+                    for (x, y), (night, _), v in zip(xy, series, values)
+                ],
+                "last": f"{values[-1]:.3g} {unit}",
+                "range": f"{low:.3g} to {high:.3g} {unit}",
+            }
+        )
+    return charts
