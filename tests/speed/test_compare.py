@@ -167,3 +167,42 @@ def test_cli_takes_several_baseline_files(tmp_path, capsys):
     assert main(["compare", files[0], files[3]]) == 1
     assert "One baseline run" in capsys.readouterr().out
     assert main(["compare", files[0]]) == 2
+
+
+def test_the_standard_library_tests_agree_with_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(0)
+    for n1, n2, shift in ((20, 20, 0.0), (50, 80, 0.05), (200, 150, 0.01), (5, 7, 0.5)):
+        a = [round(x, 2) for x in rng.lognormal(0, 0.1, n1)]  # rounded: ties
+        b = [round(x, 2) for x in rng.lognormal(shift, 0.1, n2)]
+        expected = scipy_stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic")
+        assert speed.p_value(a, b) == pytest.approx(expected.pvalue, rel=1e-9)
+    for df in (5, 6, 8, 20, 100):
+        assert speed.t_quantile(0.995, df) == pytest.approx(scipy_stats.t.ppf(0.995, df), rel=2e-3)
+
+
+def test_report_speed_is_standard_library_only():
+    """ci/diff_results runs in a job that installs nothing."""
+    import ast
+    import sys
+    from pathlib import Path
+
+    for module in ("report/speed.py", "common/stats.py"):
+        tree = ast.parse((Path(speed.__file__).parents[1] / module).read_text())
+        for node in ast.walk(tree):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for name in names:
+                top = name.split(".")[0]
+                assert top in sys.stdlib_module_names or top in (
+                    "iree_conformance",
+                    "__future__",
+                ), (
+                    module,
+                    name,
+                )

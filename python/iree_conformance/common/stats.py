@@ -122,51 +122,69 @@ def _batch(fn: Callable[[], object], loops: int) -> float:
 def calibrate_loops(fn: Callable[[], object], floor_s: float, limit: int = 1 << 20) -> int:
     """The number of calls per sample that lasts at least floor_s (1 for any call slower
     than the clock's floor; doubling, as pyperf does, for faster ones)."""
+    return _calibrate(fn, floor_s, limit)[0]
+
+
+def _calibrate(fn: Callable[[], object], floor_s: float, limit: int = 1 << 20) -> tuple[int, float]:
+    """(loops, the per-call seconds of the last calibration batch)."""
     loops = 1
     while loops < limit:
-        if _batch(fn, loops) * loops >= floor_s:
-            return loops
+        per_call = _batch(fn, loops)
+        if per_call * loops >= floor_s:
+            return loops, per_call
         loops *= 2
-    return loops
+    return loops, per_call
 
 
 def _warm_up(fn: Callable[[], object], sampling: Sampling) -> None:
-    """Warm-up calls; the calibration's first call counts as one (a model whose one call
-    takes a second must not pay for two)."""
+    """At least warmup_runs calls and warmup_s seconds of them."""
     t = CLOCK()
-    runs = 1
+    runs = 0
     while runs < sampling.warmup_runs or CLOCK() - t < sampling.warmup_s:
         fn()
         runs += 1
 
 
 def sample_interleaved(
-    fns: Mapping[str, Callable[[], object]], sampling: Sampling = Sampling()
+    fns: Mapping[str, Callable[[], object]],
+    sampling: Sampling = Sampling(),
+    warm: frozenset[str] = frozenset(),
 ) -> dict[str, Samples]:
     """Samples every callable, one sample of each per round (the order alternates each
     round, so neither always runs second), until each has min_runs and the rounds took
     min_time_s; stops at max_runs or max_time_s, which counts the warm-up and calibration
-    too (a bound on the whole cost; at least one round is taken)."""
+    too (a bound on the whole cost; at least one round is taken). The callables named in
+    ``warm`` have just run (the case's checked run): no warm-up. When no callable needs a
+    loop, the calibration calls are the first round (a model's call of a second is paid
+    once)."""
     floor = sampling.min_batch_s or clock_floor_s()
     names = list(fns)
     begun = CLOCK()
     for name in names:
-        _warm_up(fns[name], sampling)
-    loops = {name: calibrate_loops(fns[name], floor) for name in names}
+        if name not in warm:
+            _warm_up(fns[name], sampling)
+    calibrated = {name: _calibrate(fns[name], floor) for name in names}
+    loops = {name: calibrated[name][0] for name in names}
     taken: dict[str, Samples] = {name: Samples([], loops[name]) for name in names}
     start = CLOCK()
     rounds = 0
-    while True:
+    if all(n == 1 for n in loops.values()):
+        # Slow calls: the calibration calls (each after its warm-up) are the first round.
+        for name in names:
+            taken[name].values_s.append(calibrated[name][1])
+        rounds = 1
+    while not rounds or not _done(sampling, rounds, CLOCK() - start, CLOCK() - begun):
         order = names if rounds % 2 == 0 else names[::-1]
         for name in order:
             taken[name].values_s.append(_batch(fns[name], loops[name]))
         rounds += 1
-        elapsed = CLOCK() - start
-        if rounds >= sampling.max_runs or CLOCK() - begun >= sampling.max_time_s:
-            break
-        if rounds >= sampling.min_runs and elapsed >= sampling.min_time_s:
-            break
     return taken
+
+
+def _done(sampling: Sampling, rounds: int, sampled_s: float, total_s: float) -> bool:
+    if rounds >= sampling.max_runs or total_s >= sampling.max_time_s:
+        return True
+    return rounds >= sampling.min_runs and sampled_s >= sampling.min_time_s
 
 
 def sample(fn: Callable[[], object], sampling: Sampling = Sampling()) -> Samples:

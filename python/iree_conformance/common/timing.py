@@ -38,11 +38,15 @@ def median_time(fn: Callable[[], object], runs: int) -> float:
 
 def case_sampling(min_runs: int, budget_s: float) -> Sampling:
     """At least min_runs samples and 0.2 s; at most budget_s, warm-up included (never
-    under 0.2 s): the figures of a model must cost at most half its untimed run
+    under 0.05 s): the figures of a model must cost at most half its untimed run
     (docs/speed.md, "Cost"); a call slower than that gets one sample."""
-    max_time = max(0.2, budget_s)
+    max_time = max(0.05, budget_s)
     return Sampling(
-        warmup_runs=1, warmup_s=0.0, min_runs=min_runs, min_time_s=0.2, max_time_s=max_time
+        warmup_runs=1,
+        warmup_s=0.0,
+        min_runs=min_runs,
+        min_time_s=min(0.2, max_time),
+        max_time_s=max_time,
     )
 
 
@@ -121,7 +125,7 @@ def time_iree_call(
     start = time.perf_counter()
     device = context.config.device
     upload = (
-        median_time(lambda: [rt.asdevicearray(device, x) for x in inputs], min(runs, 5))
+        median_time(lambda: [rt.asdevicearray(device, x) for x in inputs], min(runs, 3))
         if inputs
         else 0.0
     )
@@ -144,7 +148,10 @@ def time_iree_call(
             figures["reference_missing"] = f"onnxruntime could not run it: {type(e).__name__}: {e}"
     sampling = case_sampling(runs, budget_s - (time.perf_counter() - start))
     reset = reset_peak_rss()
-    taken = sample_interleaved(calls, sampling)
+    taken = sample_interleaved(calls, sampling, warm=frozenset({"iree"}))
+    shortest = min(len(t.values_s) for t in taken.values())
+    for t in taken.values():  # the ratio pairs samples round by round
+        del t.values_s[shortest:]
     figures["memory"] = {
         "run_peak_rss_bytes": peak_rss_bytes(),
         "run_peak_rss_how": "VmHWM reset before the calls"
