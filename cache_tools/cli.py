@@ -8,11 +8,10 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
-from iree_conformance.common.errors import ConformanceError
-
 from . import __version__
 from .commands import audit, key, measure, plan, prune
 from .commands.common import Context
+from .errors import CacheToolsError
 
 COMMANDS = {"measure": measure, "key": key, "plan": plan, "audit": audit, "prune": prune}
 
@@ -55,7 +54,7 @@ def main(
         ctx.sleep = sleep
     try:
         return COMMANDS[args.command].run(args, ctx)
-    except ConformanceError as exc:  # CacheToolsError, or a library error it let through
+    except CacheToolsError as exc:
         sys.stderr.write(f"cache-tools {args.command}: error: {exc}\n")
         return exc.return_code
     except KeyboardInterrupt:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import fnmatch
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from iree_conformance.common.tomlio import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the backport, a dependency of cache-tools on Python 3.10 only
+    import tomli as tomllib
 
 from .errors import ConfigError
 from .forecast import ForecastInputs

@@ -2,20 +2,15 @@
 
 Every message names the thing that failed and what to do about it; none may
 contain a credential (the API client redacts tokens before raising).
-``CacheToolsError`` derives from the project's one error base,
-``iree_conformance.common.errors.ConformanceError`` (``return_code``; ``exit_code`` is
-the same number). The exit statuses come from that module's one table
-(``EXIT_CODES``), shared with ``iree-conformance`` and the ci/ scripts.
+
+cache-tools is its own distribution and runs without the conformance suite, so its error
+base is its own (``return_code``; ``exit_code`` is the same number). The numbers are the
+project's one table (``iree_conformance.common.errors.EXIT_CODES``, shared with
+``iree-conformance`` and the ci/ scripts): tests/core/test_exit_codes.py checks that
+these three equal it, and ci/ catches ``CacheToolsError`` beside its own base.
 """
 
 from __future__ import annotations
-
-from iree_conformance.common.errors import (
-    EXIT_API,  # GitHub API failed or answered nonsense
-    EXIT_CONFIGURATION,
-    EXIT_THRESHOLD,  # audit --fail-over tripped
-    ConformanceError,
-)
 
 __all__ = [
     "EXIT_API",
@@ -28,13 +23,19 @@ __all__ = [
     "MeasureError",
 ]
 
-EXIT_INPUT = EXIT_CONFIGURATION  # bad arguments, config, paths: the configuration kind
+EXIT_INPUT = 2  # bad arguments, config, paths: the table's configuration kind
+EXIT_THRESHOLD = 6  # audit --fail-over tripped
+EXIT_API = 7  # the GitHub API failed or answered nonsense
 
 
-class CacheToolsError(ConformanceError):
+class CacheToolsError(Exception):
     """Base class: an expected failure with a user-facing message."""
 
-    return_code = EXIT_INPUT
+    return_code: int = EXIT_INPUT
+
+    @property
+    def exit_code(self) -> int:
+        return self.return_code
 
 
 class ConfigError(CacheToolsError):

@@ -1,27 +1,62 @@
-"""Write results where a workflow reads them (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY: the
-library's one writer, ``iree_conformance.common.ghactions``), and tables and JSON for people."""
+"""Write results where a workflow reads them (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY), and
+tables and JSON for people.
+
+cache-tools is its own distribution, so it writes the file commands itself, byte for
+byte as the library's ``iree_conformance.common.ghactions`` does (UTF-8, ``\\n`` line ends
+on every OS, the heredoc form with a random delimiter for multi-line values);
+tests/core/test_policies.py checks that both write the same bytes.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from iree_conformance.common import ghactions
+
+def _value_text(value: Any) -> str:
+    """true/false for booleans, one item per line for lists, compact JSON for dicts."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "\n".join(_value_text(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return "" if value is None else str(value)
 
 
 def format_outputs(values: Mapping[str, Any]) -> str:
     """``name=value`` lines; multi-line values use the heredoc form with a random delimiter."""
-    return ghactions.format_pairs(values)
+    out = []
+    for name, value in values.items():
+        text = _value_text(value)
+        if "\n" in text or "\r" in text:
+            delimiter = f"ghadelimiter_{uuid.uuid4()}"
+            out.append(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")
+        else:
+            out.append(f"{name}={text}\n")
+    return "".join(out)
+
+
+def _append(variable: str, text: str, env: Mapping[str, str] | None) -> bool:
+    path = (os.environ if env is None else env).get(variable)
+    if not path:
+        return False
+    with open(path, "a", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+    return True
 
 
 def write_github_outputs(values: Mapping[str, Any], env: Mapping[str, str] | None = None) -> bool:
     """Append to $GITHUB_OUTPUT when set; returns whether anything was written."""
-    return ghactions.write_outputs(values, env)
+    return _append("GITHUB_OUTPUT", format_outputs(values), env)
 
 
 def write_step_summary(markdown: str, env: Mapping[str, str] | None = None) -> bool:
-    return ghactions.append_step_summary(markdown, env)
+    """Append Markdown (then a blank line) to $GITHUB_STEP_SUMMARY when set."""
+    return _append("GITHUB_STEP_SUMMARY", markdown.rstrip("\n") + "\n\n", env)
 
 
 def print_json(data: Any, out: TextIO) -> None:

@@ -10,7 +10,7 @@ library, and sizes from ``cache_tools/units.py``; all of those are standard libr
 Nothing here edits ``sys.path``: the scripts run as ``python -m ci.<script>`` from the
 repository root (so ``ci`` and ``cache_tools`` import from there), and a step that runs
 before the project is installed gets the source tree's ``python/`` folder on
-``PYTHONPATH`` from its workflow job (docs/ci.md, "How ci/ imports the library").
+``PYTHONPATH`` from its workflow job (docs/ci-local.md, "How ci/ imports the library").
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ except ModuleNotFoundError as _exc:
     print(
         "error: the ci/ scripts import the library (iree_conformance): run them from the "
         "repository root with the project installed, or before the install with "
-        "PYTHONPATH=python (docs/ci.md, 'How ci/ imports the library')",
+        "PYTHONPATH=python (docs/ci-local.md, 'How ci/ imports the library')",
         file=sys.stderr,
     )
     raise SystemExit(8) from None  # EXIT_CI, which is the library's
 
+from cache_tools.errors import CacheToolsError
 from cache_tools.units import parse_size as _parse_size
 from iree_conformance.common import ghactions
 from iree_conformance.common.errors import EXIT_CI, ConformanceError
@@ -57,11 +58,12 @@ class CIError(ConformanceError):
 
 
 def run_main(main, argv: list[str] | None = None) -> int:
-    """Calls main(argv), turning any ConformanceError (CIError, a manifest's or a size's
-    error from the library) into a one-line message and its exit status."""
+    """Calls main(argv), turning any ConformanceError (CIError, a manifest's error from the
+    library) or CacheToolsError (cache-tools' config, met by the source build) into a
+    one-line message and its exit status (the two share the one table's numbers)."""
     try:
         return int(main(argv) or 0)
-    except ConformanceError as exc:
+    except (ConformanceError, CacheToolsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.return_code
 
@@ -203,7 +205,7 @@ def parse_size(text: str | int | float) -> int:
     units for K/M/G/T, binary for Ki/Mi/Gi/Ti), its error as a CIError."""
     try:
         return _parse_size(text)
-    except ConformanceError as exc:
+    except CacheToolsError as exc:
         raise CIError(str(exc)) from None
 
 

@@ -2,14 +2,16 @@
 
 Modes:
 
-  (default)     pip install -e ".[EXTRAS]"  -- the suite, its console scripts and extras.
-  --bootstrap   pip install --no-deps -e . plus the few small pure-Python dependencies that
-                `cache-tools` needs, so that cache keys can be computed *before* the pip
-                download cache is restored (the full install then hits that cache).
-  --report      pip install --no-deps -e . plus what `iree-conformance report --html`
-                needs (Jinja2, onnx for the operator scoreboard, platformdirs), with the
-                versions pyproject.toml gives them: the results jobs render the page
-                without the IREE wheels.
+  (default)     pip install -e ".[EXTRAS]" -e ./cache_tools  -- the suite, its console
+                scripts and extras, and cache-tools (its own distribution).
+  --bootstrap   pip install --no-deps -e . plus pip install -e ./cache_tools, whose few
+                small pure-Python dependencies come with it (cache_tools/pyproject.toml),
+                so that cache keys can be computed *before* the pip download cache is
+                restored (the full install then hits that cache).
+  --report      pip install --no-deps -e . -e ./cache_tools plus what `iree-conformance
+                report --html` needs (Jinja2, onnx for the operator scoreboard,
+                platformdirs), with the versions pyproject.toml gives them: the results
+                jobs render the page without the IREE wheels.
   --dev-tools   only the requirements of the `dev` extra (ruff, actionlint, cibuildwheel,
                 pyyaml), read from pyproject.toml: ruff and the workflow checks (the lint job installs the package too, for mypy).
   --wheels DIR  the default install, but with iree-base-compiler / iree-base-runtime taken
@@ -36,14 +38,8 @@ from pathlib import Path
 
 from ci._common import REPO_ROOT, CIError, load_toml, run_main
 
-# What `cache-tools` imports besides the standard library. Each name must be one of the
-# project's dependencies (tests/ci checks this against pyproject.toml).
-BOOTSTRAP_REQUIREMENTS = (
-    "platformdirs>=4.0",
-    "requests>=2.31",
-    "tomli>=2.0; python_version < '3.11'",
-    "zstandard>=0.22",
-)
+# cache-tools, its own distribution in this repository (cache_tools/pyproject.toml).
+CACHE_TOOLS = "./cache_tools"
 # What `iree-conformance report --html` imports besides the standard library; the
 # version specifiers come from pyproject.toml's dependencies.
 REPORT_DISTRIBUTIONS = ("jinja2", "onnx", "platformdirs")
@@ -96,14 +92,14 @@ def plan_commands(args: argparse.Namespace) -> list[list[str]]:
         commands.append([sys.executable, "-m", "pip", "install", "--upgrade", "pip"])
     if args.bootstrap:
         commands.append([*pip, "--no-deps", "-e", "."])
-        commands.append([*pip, *BOOTSTRAP_REQUIREMENTS])
+        commands.append([*pip, "-e", CACHE_TOOLS])
         return commands
     if args.report:
         deps = {
             canonical(re.split(r"[<>=!~; \[]", d, maxsplit=1)[0]): d
             for d in load_pyproject()["project"]["dependencies"]
         }
-        commands.append([*pip, "--no-deps", "-e", "."])
+        commands.append([*pip, "--no-deps", "-e", ".", "-e", CACHE_TOOLS])
         commands.append([*pip, *(deps[name] for name in REPORT_DISTRIBUTIONS)])
         return commands
     if args.dev_tools:
@@ -111,7 +107,9 @@ def plan_commands(args: argparse.Namespace) -> list[list[str]]:
         commands.append([*pip, *dev])
         return commands
     target = extras_spec(args.extras)
-    install = [*pip, "-e", target] if args.editable else [*pip, target]
+    install = (
+        [*pip, "-e", target, "-e", CACHE_TOOLS] if args.editable else [*pip, target, CACHE_TOOLS]
+    )
     if args.wheels:
         wheel_dir = Path(args.wheels).resolve()
         versions = wheel_versions(wheel_dir)

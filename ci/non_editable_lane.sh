@@ -14,14 +14,14 @@ trap 'echo "[${SECONDS}s] removing $work"; rm -rf "$work"; echo "[${SECONDS}s] r
 # Build from a copy of the package sources, so a stale build/ folder of the checkout
 # cannot put files into the wheel that the tree no longer has.
 mkdir "$work/src"
-tar -C "$repo" --exclude=__pycache__ --exclude='*.egg-info' -cf - pyproject.toml README.md python cache_tools \
+tar -C "$repo" --exclude=__pycache__ --exclude='*.egg-info' --exclude=build -cf - pyproject.toml README.md python cache_tools \
   | tar -C "$work/src" -xf -
 
 echo "[${SECONDS}s] fresh venv, pip install (not -e)"
 "$python" -m venv "$work/venv"
 venv_python="$work/venv/bin/python"
 "$venv_python" -m pip install -q --upgrade pip
-"$venv_python" -m pip install -q --no-compile "$work/src"
+"$venv_python" -m pip install -q --no-compile "$work/src" "$work/src/cache_tools"  # two distributions
 rm -rf "$work/src"  # nothing can be imported from the sources now
 
 cd "$work"

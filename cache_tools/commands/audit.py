@@ -33,13 +33,17 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Read every cache entry (all pages), the usage, and the storage and retention limits "
             "where permitted, and report: usage against the limit, bytes per class and per ref kind, "
             "superseded entries, entries near expiry, the predicted eviction order, oversized "
-            "entries and thrash. --fail-over PCT exits 3 when usage exceeds PCT percent of the limit."
+            f"entries and thrash. --fail-over PCT exits {EXIT_THRESHOLD} when usage exceeds PCT "
+            "percent of the limit."
         ),
     )
     add_api(p)
     add_config(p)
     p.add_argument(
-        "--fail-over", type=float, metavar="PCT", help="exit 3 if usage is above PCT%% of the limit"
+        "--fail-over",
+        type=float,
+        metavar="PCT",
+        help=f"exit {EXIT_THRESHOLD} if usage is above PCT%% of the limit",
     )
     p.add_argument(
         "--top", type=int, default=10, help="rows per list in the table output (default 10)"

@@ -188,15 +188,17 @@ def requirement_name(spec: str) -> str:
     return re.split(r"[<>=!~; \[]", spec, maxsplit=1)[0].lower()
 
 
-def test_bootstrap_requirements_are_project_dependencies():
-    from ci import install
+def test_cache_tools_pins_what_the_project_pins():
+    """cache-tools (installed by --bootstrap before anything else) asks for the same versions
+    as the conformance project wherever both depend on a package."""
+    from ci._common import load_toml
 
+    own = load_toml(REPO / "cache_tools" / "pyproject.toml")["project"]["dependencies"]
     deps = {requirement_name(d): d for d in pyproject()["project"]["dependencies"]}
-    for spec in install.BOOTSTRAP_REQUIREMENTS:
-        assert requirement_name(spec) in deps, spec
-        assert spec.replace(" ", "") == deps[requirement_name(spec)].replace(" ", "").replace(
-            '"', "'"
-        ), spec
+    assert {requirement_name(d) for d in own} >= {"zstandard", "requests", "platformdirs"}
+    for spec in own:
+        if requirement_name(spec) in deps:
+            assert spec.replace(" ", "") == deps[requirement_name(spec)].replace(" ", ""), spec
 
 
 def commands(*args: str) -> list[str]:
@@ -206,13 +208,14 @@ def commands(*args: str) -> list[str]:
 
 def test_install_modes():
     assert commands("--extras", "dev,stablehlo-ref")[-1].endswith(
-        "install --disable-pip-version-check -e .[dev,stablehlo-ref]"
+        "install --disable-pip-version-check -e .[dev,stablehlo-ref] -e ./cache_tools"
     )
+    assert commands("--extras", "", "--no-editable")[-1].endswith(" . ./cache_tools")
     bootstrap = commands("--bootstrap")
-    assert bootstrap[0].endswith("--no-deps -e .") and "platformdirs" in bootstrap[1]
+    assert bootstrap[0].endswith("--no-deps -e .") and bootstrap[1].endswith("-e ./cache_tools")
     report = commands("--report")
     assert (
-        report[0].endswith("--no-deps -e .")
+        report[0].endswith("--no-deps -e . -e ./cache_tools")
         and "jinja2>=3.1" in report[1]
         and "onnx>=" in report[1]
     )

@@ -77,7 +77,7 @@ def test_a_new_failure_points_at_its_source_with_the_line_to_add(tmp_path):
     [a] = annotations_for([o], root)
     assert (a.level, a.file, a.line) == ("error", "tests/bad.mlir", 12)
     assert "add to conformance/expectations/llvm-cpu.toml" in a.message
-    assert '"stablehlo-ext/bad:f" = { stage = "fail-numerics", reason = "check 0' in a.message
+    assert '"stablehlo-ext/bad:f" = { expect = "fail-numerics", reason = "check 0' in a.message
 
 
 def test_a_source_outside_the_workspace_points_where_the_line_goes(tmp_path):
@@ -104,7 +104,8 @@ def test_a_listed_case_with_another_kind_points_at_its_line(tmp_path):
     )
     [a] = annotations_for([judged(outcome, root)], root)
     assert (a.file, a.line) == ("conformance/expectations/llvm-cpu.toml", 6)
-    assert "Change this line to" in a.message and 'stage = "fail-compile"' in a.message
+    assert "Change this line to" in a.message and 'expect = "fail-compile"' in a.message
+    assert "stage =" not in a.message
 
 
 def test_flaky_on_retry_is_a_warning_and_declared_flaky_is_silent(tmp_path):
@@ -115,7 +116,7 @@ def test_flaky_on_retry_is_a_warning_and_declared_flaky_is_silent(tmp_path):
     declared.verdict, declared.expected = "flaky", "pass|fail-numerics"
     found = annotations_for([retried.to_json(), declared.to_json()], root)
     assert [(a.level, a.title) for a in found] == [("warning", "Flaky llvm-cpu:stablehlo/a")]
-    assert 'stage = ["fail-numerics", "pass"]' in found[0].message
+    assert 'expect = ["fail-numerics", "pass"]' in found[0].message
 
 
 def test_passes_xfails_and_skips_give_nothing(tmp_path):

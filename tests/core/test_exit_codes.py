@@ -13,6 +13,12 @@ from iree_conformance.common import errors
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = ("python", "cache_tools", "ci")
+# The table, and cache-tools' copy of its three numbers (its own distribution runs without
+# the library; test_cache_tools_numbers_are_the_tables checks the copy).
+OWN_TABLES = {
+    REPO / "python" / "iree_conformance" / "common" / "errors.py",
+    REPO / "cache_tools" / "errors.py",
+}
 
 
 def duplicate_codes(table: dict[str, int]) -> dict[int, list[str]]:
@@ -27,10 +33,7 @@ def literal_codes(root: Path) -> list[str]:
     """``return_code = <int>`` or ``EXIT_X = <int>`` outside errors.py: a number off the table."""
     found = []
     for path in sorted(root.rglob("*.py")):
-        if (
-            path == REPO / "python" / "iree_conformance" / "common" / "errors.py"
-            or ".venv" in path.parts
-        ):
+        if path in OWN_TABLES or ".venv" in path.parts or "build" in path.parts:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
@@ -63,6 +66,14 @@ def test_the_literal_scan_catches_one(tmp_path):
     assert literal_codes(tmp_path / "pkg") == ["pkg/m.py:2 return_code"]
 
 
+def test_cache_tools_numbers_are_the_tables():
+    from cache_tools import errors as ct_errors
+
+    assert ct_errors.EXIT_INPUT == errors.EXIT_CODES["configuration"]
+    assert ct_errors.EXIT_THRESHOLD == errors.EXIT_CODES["threshold"]
+    assert ct_errors.EXIT_API == errors.EXIT_CODES["api"]
+
+
 def test_every_error_class_uses_a_code_of_the_table():
     from cache_tools import errors as ct_errors
 
@@ -72,9 +83,10 @@ def test_every_error_class_uses_a_code_of_the_table():
     def subclasses(cls: type) -> list[type]:
         return [c for s in cls.__subclasses__() for c in (s, *subclasses(s))]
 
-    classes = subclasses(errors.ConformanceError)
+    classes = subclasses(errors.ConformanceError) + subclasses(ct_errors.CacheToolsError)
     assert ct_errors.ApiError in classes and any(c.__name__ == "CIError" for c in classes)
     table = set(errors.EXIT_CODES.values())
     assert {c.__name__: c.return_code for c in classes if c.return_code not in table} == {}
+    assert ct_errors.CacheToolsError("x").return_code == errors.EXIT_CODES["configuration"]
     assert ct_errors.ApiError("x").return_code == errors.EXIT_CODES["api"]
     assert next(c for c in classes if c.__name__ == "CIError").return_code == errors.EXIT_CI

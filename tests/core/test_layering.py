@@ -168,6 +168,47 @@ def violations(root: Path, stdlib_only: set[str]) -> list[str]:
     return out
 
 
+def _requirement_modules(pyproject: Path) -> set[str]:
+    """The import names of a pyproject.toml's dependencies (``tomli`` for ``tomli>=2.0; ...``)."""
+    text = pyproject.read_text(encoding="utf-8")
+    block = re.search(r"^dependencies = \[(.*?)^\]", text, re.S | re.M)
+    assert block, f"{pyproject} has no dependencies list"
+    names = re.findall(r'^\s*"([A-Za-z0-9_.-]+)', block.group(1), re.M)
+    return {n.lower().replace("-", "_") for n in names}
+
+
+def cache_tools_violations(root: Path, allowed: set[str]) -> list[str]:
+    """cache_tools is its own distribution: it imports the standard library, itself and the
+    dependencies its pyproject.toml declares, and never iree_conformance or ci/."""
+    out = []
+    for imp in imports_of(root):
+        top = imp.target.split(".")[0]
+        if top in sys.stdlib_module_names | {"__future__", root.name} or top in allowed:
+            continue
+        out.append(f"{imp.module}:{imp.line} imports {imp.target}: not a dependency of cache-tools")
+    return out
+
+
+def test_cache_tools_stands_alone():
+    root = REPO / "cache_tools"
+    allowed = _requirement_modules(root / "pyproject.toml")
+    assert {"zstandard", "requests", "platformdirs", "tomli"} <= allowed
+    assert cache_tools_violations(root, allowed) == []
+
+
+def test_the_cache_tools_check_finds_a_core_import(tmp_path):
+    pkg = tmp_path / "cache_tools"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m.py").write_text(
+        "import json\nimport zstandard\nfrom . import x\n\n"
+        "def f():\n    from iree_conformance.common import errors\n"
+    )
+    assert cache_tools_violations(pkg, {"zstandard"}) == [
+        "cache_tools.m:6 imports iree_conformance.common: not a dependency of cache-tools"
+    ]
+
+
 def test_the_tree_keeps_its_layers():
     modules = stdlib_only_modules()
     assert {"common.errors", "model.results", "expectations.manifest"} <= modules

@@ -1,7 +1,9 @@
 """The wheel holds the whole source tree, and a non-editable install works.
 
 Editable installs read the source tree directly, so a package missing from the wheel
-shows only after ``pip install .``; these tests build the wheel and install it.
+shows only after ``pip install .``; these tests build the wheel and install it. cache_tools
+is its own distribution (tests/cache_tools/test_ct_distribution.py): this wheel must not
+carry it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from .conftest import ROOT
 # Installed package name -> its folder in the source tree.
 PACKAGES = {
     "iree_conformance": ROOT / "python" / "iree_conformance",
-    "cache_tools": ROOT / "cache_tools",
 }
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build", "dist")
 
@@ -44,6 +45,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, tree / name)
     shutil.copytree(ROOT / "python", tree / "python", ignore=_SKIP)
+    # A cache_tools folder beside it, as in the checkout: the build must leave it out.
     shutil.copytree(ROOT / "cache_tools", tree / "cache_tools", ignore=_SKIP)
     out = tmp_path_factory.mktemp("wheel")
     proc = subprocess.run(
@@ -76,16 +78,16 @@ def test_wheel_holds_every_module_and_data_file(wheel: Path) -> None:
     assert {
         "iree_conformance/suites/onnx_models.py",
         "iree_conformance/frontends/onnx/zoo.py",
-        "cache_tools/commands/plan.py",
         "iree_conformance/plugin/markers.toml",
         "iree_conformance/py.typed",
     } <= expected
     missing = sorted(expected - members)
     assert not missing, f"files of the source tree missing from {wheel.name}: {missing}"
+    assert not [m for m in members if m.startswith("cache_tools/")], "the wheel carries cache_tools"
     (entry_points_file,) = [m for m in members if m.endswith(".dist-info/entry_points.txt")]
     entry_points = zipfile.ZipFile(wheel).read(entry_points_file).decode()
     assert "iree-conformance = iree_conformance.cli.main:main" in entry_points
-    assert "cache-tools = cache_tools.cli:main" in entry_points
+    assert "cache-tools" not in entry_points
     assert (
         "[pytest11]\niree_conformance.plugin.pytest_plugin = iree_conformance.plugin.pytest_plugin"
         in entry_points
@@ -135,8 +137,8 @@ def test_non_editable_install_imports_and_runs(wheel: Path, tmp_path: Path) -> N
     )  # not the checkout, whose folders could be imported from the cwd
     outside.mkdir()
     probe = (
-        "import iree_conformance, iree_conformance.suites, iree_conformance.frontends.onnx, iree_conformance.suites.onnx_models, "
-        "cache_tools.commands; print(iree_conformance.__file__); print(cache_tools.commands.__file__)"
+        "import iree_conformance, iree_conformance.suites, iree_conformance.frontends.onnx, iree_conformance.suites.onnx_models; "
+        "print(iree_conformance.__file__)"
     )
     proc = subprocess.run(
         [str(python), "-c", probe], cwd=outside, capture_output=True, text=True, timeout=120
@@ -147,7 +149,8 @@ def test_non_editable_install_imports_and_runs(wheel: Path, tmp_path: Path) -> N
             f"imported from {line}, not the installed wheel"
         )
     exe = ".exe" if os.name == "nt" else ""
-    for tool in ("iree-conformance", "cache-tools"):
+    assert not (bindir / f"cache-tools{'.exe' if os.name == 'nt' else ''}").exists()
+    for tool in ("iree-conformance",):
         proc = subprocess.run(
             [str(bindir / f"{tool}{exe}"), "--help"],
             cwd=outside,

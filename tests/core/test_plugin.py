@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from iree_conformance.common import errors
+
 from .conftest import output
 from .test_stablehlo_checks import CUSTOM_CALL
 
@@ -104,15 +106,15 @@ def test_listed_case_that_passes_is_a_strict_xpass(tmp_path, corpus, store, run_
 
 def test_unknown_target_lists_known_ones(run_conformance):
     result = run_conformance("--target", "tpu-9000", "--collect-only")
-    assert result.ret == USAGE_ERROR
+    assert result.ret == errors.EXIT_CONFIGURATION  # the one table's 2, not pytest's 4
     out = output(result)
     assert "unknown target 'tpu-9000'" in out and "llvm-cpu" in out and "vmvx" in out
 
 
-def test_broken_manifest_is_a_usage_error(tmp_path, run_conformance):
+def test_broken_manifest_stops_with_the_manifest_status(tmp_path, run_conformance):
     (tmp_path / "llvm-cpu.toml").write_text('[xfail]\n"a" = { stage = "nope", reason = "x" }\n')
     result = run_conformance("--expectations-dir", str(tmp_path), "--collect-only")
-    assert result.ret == USAGE_ERROR
+    assert result.ret == errors.EXIT_MANIFEST  # the one table's 3, not pytest's 4
     out = output(result)
     assert "llvm-cpu.toml:2" in out and "stage 'nope'" in out
 

@@ -1,11 +1,13 @@
 """RunOptions: option values checked by their type callables, the parsed record, and
-the README's options table generated from the same help strings."""
+docs/suites.md's options table generated from the same help strings, and the README's
+exit-status table from errors.EXIT_TABLE."""
 
 import argparse
 
 import pytest
 
 from iree_conformance.cli import options_table
+from iree_conformance.common import errors
 from iree_conformance.suites.run_options import (
     OPTIONS,
     RunOptions,
@@ -19,19 +21,39 @@ from iree_conformance.suites.run_options import (
 from .conftest import ROOT
 
 
-def test_readme_options_table_is_generated_from_the_help_strings():
-    readme = ROOT / "README.md"
-    text = readme.read_text(encoding="utf-8")
+def test_options_table_is_generated_from_the_help_strings():
+    page = ROOT / "docs" / "suites.md"
+    text = page.read_text(encoding="utf-8")
+    assert options_table.START in text
     assert options_table.updated(text) == text, (
-        "README.md's options table differs from the plugin's help strings; "
-        "run: python -m iree_conformance.cli.options_table README.md"
+        "docs/suites.md's options table differs from the plugin's help strings; "
+        "run: python -m iree_conformance.cli.options_table"
     )
     assert all(f"`{option.name}" in text for option in OPTIONS)
+
+
+def test_readme_exit_table_is_generated_from_the_error_table():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert options_table.CODES_START in text
+    assert options_table.updated(text) == text, (
+        "README.md's exit-status table differs from errors.EXIT_TABLE; "
+        "run: python -m iree_conformance.cli.options_table"
+    )
+    for code, kind in ((2, "configuration"), (6, "threshold"), (7, "api")):
+        assert errors.EXIT_CODES[kind] == code and f"| {code} |" in text
+
+
+def test_the_exit_table_covers_every_kind_once():
+    codes = [code for code, _ in errors.EXIT_TABLE]
+    assert codes == sorted(set(codes)) and set(errors.EXIT_CODES.values()) | {0, 1} == set(codes)
+    text = errors.exit_help({0: "pass"}, errors.EXIT_CONFIGURATION, errors.EXIT_UNJUDGED)
+    assert text.startswith("Exit status: 0 pass; 2 bad arguments") and "; 9 check-model: " in text
 
 
 def test_options_table_check_mode_says_stale(tmp_path, capsys):
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n\n{options_table.START}\n| old |\n{options_table.END}\nafter\n")
+    assert options_table.main(["--check", str(readme)]) == 1
     assert options_table.main(["--check", str(readme)]) == 1
     assert "| old |" in readme.read_text()
     assert options_table.main([str(readme)]) == 0
@@ -43,6 +65,14 @@ def test_options_table_check_mode_says_stale(tmp_path, capsys):
 def test_options_table_needs_its_markers():
     with pytest.raises(ValueError, match="markers"):
         options_table.updated("no table here")
+
+
+def test_a_stale_exit_table_is_found(tmp_path):
+    page = tmp_path / "README.md"
+    page.write_text(f"{options_table.CODES_START}\n| 6 | old |\n{options_table.CODES_END}\n")
+    assert options_table.main(["--check", str(page)]) == 1
+    assert options_table.main([str(page)]) == 0
+    assert "| 6 | `cache-tools audit --fail-over` tripped |" in page.read_text()
 
 
 @pytest.mark.parametrize(

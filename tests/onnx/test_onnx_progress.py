@@ -19,13 +19,24 @@ def test_make_progress_picks_by_terminal() -> None:
 
 def test_bar_redraws_in_place() -> None:
     stream = Tty()
-    bar = BarProgress(stream, width=10, clock=iter(range(0, 100)).__next__)
-    bar.start("m.onnx", 2_000_000)
+    bar = BarProgress(stream)
+    bar.start("m.onnx", 2_000_000, done=500_000)
     bar.update(1_000_000)
+    bar.update(2_000_000)
     bar.finish(True)
     text = stream.getvalue()
-    assert text.count("\n") == 1 and text.endswith(" done\n")
-    assert "\rm.onnx [#####-----]  50.0% 1.0 MB/2.0 MB" in text
+    assert text.count("\n") == 1 and text.rstrip("\n").endswith("done]"), repr(text)
+    assert "\rm.onnx:" in text and "2.00M/2.00M" in text and "100%" in text
+    assert "m.onnx:  25%" in text  # resumed at a quarter
+
+
+def test_bar_says_failed() -> None:
+    stream = Tty()
+    bar = BarProgress(stream)
+    bar.start("m.onnx", 4_000_000)
+    bar.update(1_000_000)
+    bar.finish(False)
+    assert stream.getvalue().rstrip("\n").endswith("failed]")
 
 
 def test_lines_are_periodic() -> None:

@@ -6,10 +6,10 @@ run through the same pipeline and artifact store as ``pytest conformance``. It p
 the chosen inputs, every stage and its time, the verdict, the median time against
 onnxruntime's, and on a numerics failure the first diverging node.
 
-Exit status: 0 pass; 1 IREE failed (numerics, or an error, crash or timeout at
-prepare, import, compile, load or run); 4 (the corpus code) when the harness cannot
-judge the model (no usable reference: the message says what to specify; a skip);
-2 for bad arguments; 3 for a malformed spec file.
+Exit status (``EXIT_HELP``, from the one table in common/errors.py): 0 pass; 1 IREE failed
+(numerics, or an error, crash or timeout at prepare, import, compile, load or run); 9
+(``EXIT_UNJUDGED``) when the harness cannot judge the model (no usable reference: the
+message says what to specify; a skip); 2 for bad arguments; 3 for a malformed spec file.
 """
 
 from __future__ import annotations
@@ -19,11 +19,25 @@ import json
 from pathlib import Path
 from typing import Any
 
-from iree_conformance.common.errors import EXIT_CORPUS, ConfigurationError
+from iree_conformance.common.errors import (
+    EXIT_CONFIGURATION,
+    EXIT_MANIFEST,
+    EXIT_UNJUDGED,
+    ConfigurationError,
+    exit_help,
+)
 from iree_conformance.model.outcome import STAGE_ORDER, Outcome
 from iree_conformance.report.speed import benchmark_lines
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["EXIT_HELP", "add_arguments", "run"]
+
+# The command's help text (cli/main.py): its own 0 and 1, then the table's meanings.
+EXIT_HELP = exit_help(
+    {0: "pass", 1: "IREE failed (numerics, or an error, crash or timeout at a stage)"},
+    EXIT_CONFIGURATION,
+    EXIT_MANIFEST,
+    EXIT_UNJUDGED,
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -143,7 +157,7 @@ def exit_status(outcome: Outcome) -> int:
     if outcome.status == "pass":
         return 0
     if outcome.status == "skip" or (outcome.status == "error" and outcome.stage == "reference"):
-        return EXIT_CORPUS
+        return EXIT_UNJUDGED
     return 1
 
 

@@ -10,7 +10,13 @@ from pathlib import Path
 
 from iree_conformance.cli import bench as bench_command
 from iree_conformance.cli import compare as compare_command
-from iree_conformance.common.errors import ConfigurationError, ConformanceError
+from iree_conformance.common.errors import (
+    EXIT_CONFIGURATION,
+    EXIT_MANIFEST,
+    ConfigurationError,
+    ConformanceError,
+    exit_help,
+)
 from iree_conformance.report import markdown as report_mod
 from iree_conformance.report.html import command as html_command
 from iree_conformance.report.html import history_command
@@ -281,7 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "flakes",
         help="run a selection several times (fresh workers, shuffled order) and list cases whose result varied",
-        description="Exit status: 0 no case varied, 1 some did, 2 the runs could not be made.",
+        description=exit_help(
+            {0: "no case varied", 1: "some did"}, EXIT_CONFIGURATION, EXIT_MANIFEST
+        ),
     )
     p.add_argument(
         "--repeat",
@@ -369,12 +377,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="time each case's function N times after a warm-up (median)",
     )
     p.set_defaults(func=cmd_run_bundle)
+    from iree_conformance.cli.check_model import EXIT_HELP as check_model_exit_help
     from iree_conformance.cli.check_model import add_arguments as check_model_arguments
 
     p = sub.add_parser(
         "check-model",
         help="run one ONNX model through the suite: its inputs, every stage and its time, the verdict, the time against onnxruntime",
-        description="Exit status: 0 pass, 1 IREE failed, 4 the harness cannot judge the model (the message says what to specify), 2 bad arguments, 3 a malformed spec.",
+        description=check_model_exit_help,
     )
     check_model_arguments(p)
     p.set_defaults(func=cmd_check_model)

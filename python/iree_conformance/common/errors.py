@@ -13,22 +13,11 @@ Exit statuses: ONE table for every command-line tool of the project (``iree-conf
 ``cache-tools`` and the ci/ scripts), so that a number means one thing wherever it comes
 from. 0 and 1 keep their usual meaning (success, and "tests failed" or "findings"); 2 is
 also what argparse exits with on a usage error, so it stays "bad arguments or
-configuration" in every tool. ``EXIT_CODES`` below is the table in code; the docs copy it
-and tests/core/test_exit_codes.py checks that no two kinds share a number.
-
-====  ======================  =========================================================
-code  class                   meaning
-====  ======================  =========================================================
-2     ConfigurationError      bad arguments, targets file, shard spec, results file;
-                              cache-tools' bad arguments, config or paths
-                              (``CacheToolsError``)
-3     ManifestError           a broken expectations manifest (or other TOML input)
-4     CorpusError             a suite's cases are missing or under their floor
-5     BundleError             a bundle is incomplete, tampered or from another IREE
-6     (cache-tools audit)     ``cache-tools audit --fail-over`` tripped
-7     ApiError (cache_tools)  the GitHub API failed or answered nonsense
-8     CIError (ci/_common)    a ci/ script met a problem the user can fix
-====  ======================  =========================================================
+configuration" in every tool. ``EXIT_CODES`` below is the table in code and ``EXIT_TABLE``
+its meanings: the README's table (``python -m iree_conformance.cli.options_table``) and the
+commands' help texts (``exit_help``) are generated from them, and
+tests/core/test_exit_codes.py checks that no two kinds share a number. cache-tools, its own
+distribution, keeps a copy of its three numbers that the tests check against this one.
 """
 
 from __future__ import annotations
@@ -45,12 +34,15 @@ __all__ = [
     "EXIT_CONFIGURATION",
     "EXIT_CORPUS",
     "EXIT_MANIFEST",
+    "EXIT_TABLE",
     "EXIT_THRESHOLD",
+    "EXIT_UNJUDGED",
     "BundleError",
     "ConfigurationError",
     "ConformanceError",
     "CorpusError",
     "ManifestError",
+    "exit_help",
     "run_cli",
 ]
 
@@ -61,6 +53,7 @@ EXIT_BUNDLE = 5
 EXIT_THRESHOLD = 6  # cache-tools audit --fail-over
 EXIT_API = 7  # cache-tools: the GitHub API
 EXIT_CI = 8  # ci/ scripts: CIError
+EXIT_UNJUDGED = 9  # check-model: the harness cannot judge the model
 
 # Every error kind of every CLI, by name, with its exit status (0 and 1 are not errors).
 EXIT_CODES: dict[str, int] = {
@@ -71,7 +64,41 @@ EXIT_CODES: dict[str, int] = {
     "threshold": EXIT_THRESHOLD,
     "api": EXIT_API,
     "ci": EXIT_CI,
+    "unjudged": EXIT_UNJUDGED,
 }
+
+# Every status with what it means, for the README's table and the help texts.
+EXIT_TABLE: tuple[tuple[int, str], ...] = (
+    (0, "done"),
+    (1, "failures found (a flaky case for `flakes`, a missed target for a check)"),
+    (
+        EXIT_CONFIGURATION,
+        "bad arguments, targets file, shard spec, results file, cache-tools config or path",
+    ),
+    (
+        EXIT_MANIFEST,
+        "a broken expectations manifest or TOML file (the message names file and line)",
+    ),
+    (EXIT_CORPUS, "a suite's cases missing or under their floor"),
+    (EXIT_BUNDLE, "a bundle that is incomplete, tampered with or from another IREE version"),
+    (EXIT_THRESHOLD, "`cache-tools audit --fail-over` tripped"),
+    (EXIT_API, "`cache-tools`: the GitHub API failed or answered nonsense"),
+    (EXIT_CI, "a `ci/` script met a problem you can fix (`CIError`; the message says what)"),
+    (
+        EXIT_UNJUDGED,
+        "`check-model`: the harness cannot judge the model (no usable reference, or a skip; "
+        "the message says what to specify)",
+    ),
+)
+
+
+def exit_help(own: dict[int, str], *codes: int) -> str:
+    """A command's 'Exit status: ...' help text: its own meanings of 0 and 1 (``own``),
+    then the table's meaning of each of ``codes``, so no help text copies a number."""
+    meanings = dict(EXIT_TABLE)
+    parts = [f"{code} {text}" for code, text in own.items()]
+    parts += [f"{code} {meanings[code].replace('`', '')}" for code in codes]
+    return "Exit status: " + "; ".join(parts) + "."
 
 
 class ConformanceError(Exception):

@@ -28,10 +28,11 @@ import re
 import sys
 from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from iree_conformance.common.errors import ConformanceError
 from iree_conformance.common.platform_info import cpu_fingerprint, host_os, unsupported_host_reason
 from iree_conformance.common.store import ArtifactStore, default_store_dir
 from iree_conformance.common.vocabulary import CaseKey
@@ -114,6 +115,12 @@ def conformance_folder(pluginmanager: pytest.PytestPluginManager) -> Path | None
     return next(iter(named), None)
 
 
+def _stop(error: ConformanceError, prefix: str = "") -> NoReturn:
+    """Ends the run with the error's status from the one exit-status table (2 a target or
+    durations file, 3 a manifest), not pytest's 4, which stays pytest's own bad option."""
+    pytest.exit(f"error: {prefix}{error}", returncode=error.return_code)
+
+
 class ConformanceRun:
     """Per-process state of a conformance run: options, targets, store, manifests, the
     worker and the collected Outcomes. (Not pytest's Session, nor a compiler Session.)"""
@@ -136,7 +143,7 @@ class ConformanceRun:
             known = load_targets(conformance_dir / "targets.toml")
             self.targets: list[Target] = select_targets(known, list(options.targets))
         except TargetError as e:
-            raise pytest.UsageError(str(e)) from None
+            _stop(e)
         self.os = host_os()
         self.expectations_dir = Path(options.expectations_dir or conformance_dir / "expectations")
         try:
@@ -145,14 +152,14 @@ class ConformanceRun:
                 for t in self.targets
             }
         except ExpectationsError as e:
-            raise pytest.UsageError(f"broken expectations manifest: {e}") from None
+            _stop(e, "broken expectations manifest: ")
         self.store = ArtifactStore(
             None if options.no_cache else Path(options.store_dir or default_store_dir())
         )
         try:
             self.durations = load_durations(options.durations_file)
         except ShardError as e:
-            raise pytest.UsageError(f"--durations-file: {e}") from None
+            _stop(e, "--durations-file: ")
         self.batches: dict[tuple[str, str], Batch] = {}
         self.engine = Engine(
             self.store.root,

@@ -133,11 +133,11 @@ def _insertion_line(manifest: Path, case_id: str) -> int | None:
 
 def _entry_to_add(outcome: Mapping[str, Any], stages: list[str]) -> str:
     """The manifest line that would list this result (``manifest.entry_line``)."""
-    from iree_conformance.expectations.manifest import _reason_for, entry_line
+    from iree_conformance.expectations.manifest import EXPECT_KEY, _reason_for, entry_line
 
     reason = _reason_for(_as_outcome(outcome))
-    stage: Any = stages[0] if len(stages) == 1 else stages
-    return entry_line("xfail", str(outcome.get("case_id")), {"stage": stage, "reason": reason})
+    expect: Any = stages[0] if len(stages) == 1 else stages
+    return entry_line("xfail", str(outcome.get("case_id")), {EXPECT_KEY: expect, "reason": reason})
 
 
 def _first_line(outcome: Mapping[str, Any]) -> str:

@@ -41,7 +41,7 @@ class SuiteOption:
 
     @property
     def usage(self) -> str:
-        """The option as the README's table shows it: flag and metavar or choices."""
+        """The option as docs/suites.md's table shows it: flag and metavar or choices."""
         kw = self.kwargs
         if kw.get("action") == "store_true":
             return self.flag

@@ -95,7 +95,7 @@ class JaxSuite:
     options = (
         SuiteOption(
             "--jax-dir",
-            "also run the JAX cases of every .py file under DIR (functions with example inputs, or flax modules; see README 'Your own JAX function') against XLA (repeatable)",
+            "also run the JAX cases of every .py file under DIR (functions with example inputs, or flax modules; see docs/your-own-model.md) against XLA (repeatable)",
             {"action": "append", "default": [], "metavar": "DIR", "type": Path},
         ),
     )

@@ -197,7 +197,7 @@ class OnnxModelsSuite:
         ),
         SuiteOption(
             "--input-specs",
-            'input specs for zoo models without test data: a TOML file of [models."<name>"] tables (see README, Your own model)',
+            'input specs for zoo models without test data: a TOML file of [models."<name>"] tables (see docs/your-own-model.md)',
             {"metavar": "PATH", "type": Path},
         ),
     )

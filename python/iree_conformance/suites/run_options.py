@@ -4,7 +4,7 @@ Each option is written once, as a field of ``RunOptions`` (``option(...)``: flag
 argparse keywords, and the conversion of the parsed value into the field's type).
 ``OPTIONS`` lists them in field order: ``add_options`` registers them with pytest,
 ``RunOptions.from_config`` reads them back into the frozen record, and ``options_table``
-renders the README's table from the same help strings
+renders docs/suites.md's table from the same help strings
 (``python -m iree_conformance.cli.options_table``). A suite's own options (``--stablehlo-dir``,
 ``--zoo-manifest``, ...) are declared by the suite (``suites/base.py``).
 

@@ -1,11 +1,12 @@
-"""Download progress: a redrawn bar on a terminal, periodic plain lines in CI logs."""
+"""Download progress: tqdm's bar on a terminal, periodic plain lines in CI logs (a log
+read after the fact wants whole lines, not a bar's carriage returns)."""
 
 from __future__ import annotations
 
 import sys
 import time
 from collections.abc import Callable
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 __all__ = ["BarProgress", "LineProgress", "NullProgress", "Progress", "make_progress"]
 
@@ -34,40 +35,39 @@ class NullProgress:
 
 
 class BarProgress:
-    """A one-line bar redrawn with carriage returns, at most ten times a second."""
+    """tqdm's bar on a terminal (bytes, redrawn at most ten times a second), ending with
+    ``done`` or ``failed``."""
 
-    def __init__(
-        self, stream: TextIO, width: int = 30, clock: Callable[[], float] = time.monotonic
-    ):
-        self.stream, self.width, self.clock = stream, width, clock
-        self.label, self.total, self.done, self._last = "", 0, 0, 0.0
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self._bar: Any = None
 
     def start(self, label: str, total: int, done: int = 0) -> None:
-        self.label, self.total, self.done, self._last = label, total, done, 0.0
-        self._draw()
+        from tqdm import tqdm
 
-    def _draw(self) -> None:
-        frac = min(1.0, self.done / self.total) if self.total else 0.0
-        filled = int(frac * self.width)
-        bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(
-            f"\r{self.label} [{bar}] {frac * 100:5.1f}% {_mb(self.done)}/{_mb(self.total)}"
+        self._bar = tqdm(
+            total=total or None,
+            initial=done,
+            desc=label,
+            file=self.stream,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1000,
+            mininterval=0.1,
+            dynamic_ncols=True,
+            leave=True,
         )
-        self.stream.flush()
 
     def update(self, done: int) -> None:
-        self.done = done
-        now = self.clock()
-        if now - self._last >= 0.1:
-            self._last = now
-            self._draw()
+        if self._bar is not None:
+            self._bar.update(done - self._bar.n)
 
     def finish(self, ok: bool) -> None:
-        if not self.label:
+        if self._bar is None:
             return  # never started: no response came
-        self._draw()
-        self.stream.write(" done\n" if ok else " failed\n")
-        self.stream.flush()
+        self._bar.set_postfix_str("done" if ok else "failed", refresh=False)
+        self._bar.close()
+        self._bar = None
 
 
 class LineProgress:
