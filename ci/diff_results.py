@@ -33,6 +33,7 @@ from ci.merge_results import merge
 from iree_conformance.common.vocabulary import FAILING_STATUSES, Status, Verdict
 from iree_conformance.model.results import diff_outcomes
 from iree_conformance.report.merging import suite_of
+from iree_conformance.report.speed import compare_results as compare_speed
 
 OTHER = "other"  # a status this version does not know
 _RANK = {Status.FAIL: 3, Status.PASS: 2, Status.SKIP: 1, OTHER: 0}
@@ -151,7 +152,31 @@ def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]
         "removed": len(diff.only_before),
         "pass_counts": pass_counts(current, baseline, shared),
         "flaky": flaky_cases(current),
+        "speed": speed_changes(cur, base, shared),
     }
+
+
+def speed_changes(
+    cur: dict[Key, dict[str, Any]], base: dict[Key, dict[str, Any]], shared: set[str]
+) -> list[dict[str, str]]:
+    """Cases significantly slower or larger than the baseline, per shared platform
+    (report/speed.compare_results: Mann-Whitney U on the samples, 10 % at least; one
+    baseline run, so a loaded runner can move a whole run: docs/speed.md)."""
+    out = []
+    for platform in sorted(shared):
+        now = [o for k, o in cur.items() if k[0] == platform]
+        before = [o for k, o in base.items() if k[0] == platform]
+        for change in compare_speed(before, now).changes:
+            if change.worse:
+                out.append(
+                    {
+                        "platform": platform,
+                        "target": change.key[0],
+                        "case_id": change.key[1],
+                        "change": change.describe(),
+                    }
+                )
+    return out
 
 
 def _table(entries: list[dict[str, Any]], limit: int, with_reason: bool) -> list[str]:
@@ -194,6 +219,15 @@ def render_markdown(diff: dict[str, Any] | None, label: str, limit: int = 50) ->
         if entries:
             lines += ["", f"### {title} ({len(entries)})", ""]
             lines += _table(entries, limit, with_reason)
+    slower = diff.get("speed") or []
+    if slower:
+        lines += ["", f"### Significantly slower or larger ({len(slower)})", ""]
+        lines += ["| Platform | Target | Case | Change |", "|---|---|---|---|"]
+        lines += [
+            f"| {e['platform']} | {md_escape(e['target'])} | `{md_escape(e['case_id'], 120)}` | "
+            f"{md_escape(e['change'])} |"
+            for e in slower[:limit]
+        ]
     return "\n".join(lines) + "\n"
 
 

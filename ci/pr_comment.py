@@ -9,8 +9,9 @@ field by field; any other shape is refused. Every text that came from the run (c
 reasons, targets) is escaped for Markdown and HTML and has its @mentions broken before it
 goes into the comment, which is cut to GitHub's 65,536 characters.
 
-The comment lists new failures, new passes, flaky cases and the pass counts per suite
-and target against main's baseline, with links to the HTML report artifact and the run.
+The comment lists new failures, new passes, flaky cases, the cases significantly slower
+or larger than main's (docs/speed.md) and the pass counts per suite and target against
+main's baseline, with links to the HTML report artifact and the run.
 It carries a hidden marker: each run edits that comment in place (found among the pull
 request's comments by the marker and its author), so there is never a second one.
 
@@ -109,6 +110,13 @@ def validate_diff(data: Any) -> dict[str, Any]:
         out[name] = [
             _strings(e, _ENTRY_FIELDS, f"diff.json: {name}[{i}]") for i, e in enumerate(items)
         ]
+    speed = data.get("speed", []) if has_baseline else []
+    if not isinstance(speed, list):
+        raise CIError("diff.json: speed must be a list")
+    out["speed"] = [
+        _strings(e, ("platform", "target", "case_id", "change"), f"diff.json: speed[{i}]")
+        for i, e in enumerate(speed)
+    ]
     flaky = data.get("flaky", [])
     if not isinstance(flaky, list):
         raise CIError("diff.json: flaky must be a list")
@@ -192,6 +200,7 @@ def render(diff: dict[str, Any], run_url: str | None, report_url: str | None) ->
         ("New passes", np_, [("Before", "before")]),
         ("Changed failures", diff["changed"], [("Now", "now"), ("Before", "before")]),
         ("Flaky", flaky, [("Reason", "reason")]),
+        ("Significantly slower or larger than main", diff["speed"], [("Change", "change")]),
     ):
         if entries:
             lines += ["", f"### {title} ({len(entries)})", ""]

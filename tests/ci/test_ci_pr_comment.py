@@ -263,3 +263,25 @@ def test_check_pr_view_reads_the_summary_and_the_fake_apis_state(tmp_path):
     state.write_text(json.dumps({"comments": {"1": [comment, comment]}}), encoding="utf-8")
     two = run_ci("check_pr_view.py", "comment", "--state", state, check=False)
     assert two.returncode == 1 and "2 conformance comments" in two.stderr
+
+
+def test_the_comment_lists_cases_significantly_slower_than_main():
+    from ci import pr_comment as pc
+
+    diff = pc.validate_diff(
+        {
+            "speed": [
+                {
+                    "platform": "linux/x86_64",
+                    "target": "llvm-cpu",
+                    "case_id": "onnx-models/<b>resnet</b>",
+                    "change": "slower by 25.0 % (p < 0.01; median 1.00 ms -> 1.25 ms)",
+                }
+            ]
+        }
+    )
+    body = pc.render(diff, None, None)
+    assert "### Significantly slower or larger than main (1)" in body
+    assert "slower by 25\\.0 % \\(p &lt; 0\\.01" in body and "<b>" not in body  # escaped
+    with pytest.raises(pc.CIError, match="speed"):
+        pc.validate_diff({"speed": [{"platform": 1}]})

@@ -356,3 +356,23 @@ def test_device_matrix_has_one_column_per_target():
     assert not any(line.startswith("| `b`") for line in lines)
     single = {"runs": [], "outcomes": [o for o in merged["outcomes"] if o["target"] == "llvm-cpu"]}
     assert merge_results.device_matrix(single) == []
+
+
+def test_diff_lists_cases_significantly_slower_than_the_baseline(tmp_path):
+    """The pull-request comment's speed list (report/speed.py; docs/speed.md)."""
+    samples = [1e-3 * (1 + 0.01 * (i % 7)) for i in range(40)]
+
+    def timed(factor):
+        bench = {"iree": {"samples_s": [x * factor for x in samples]}}
+        return {"metrics": {"benchmark": bench}}
+
+    case = "llvm-cpu:stablehlo/abs_negate_f16"
+    other = "llvm-cpu:onnx-ops/test_dft"
+    base = derive(tmp_path, "base.json", edits={case: timed(1.0), other: timed(1.0)})
+    now = derive(tmp_path, "now.json", edits={case: timed(1.25), other: timed(1.02)})
+    result = diff_results.compare(merge_results.merge([now]), merge_results.merge([base]))
+    (entry,) = result["speed"]
+    assert (entry["target"], entry["case_id"]) == ("llvm-cpu", "stablehlo/abs_negate_f16")
+    assert entry["change"].startswith("slower by 25.0 % (p < 0.01")
+    markdown = diff_results.render_markdown(result, "main")
+    assert "### Significantly slower or larger (1)" in markdown

@@ -28,6 +28,7 @@ from iree_conformance.common.errors import (
 )
 from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.model.outcome import STAGE_ORDER, Outcome
+from iree_conformance.report.speed import benchmark_lines
 
 __all__ = ["EXIT_HELP", "add_arguments", "run"]
 
@@ -58,10 +59,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="compile the model as exported, symbolic dims and all",
     )
     p.add_argument(
+        "--benchmark",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="on a pass, time IREE and onnxruntime interleaved and print Benchee's table, "
+        "compile, load and memory figures (default: on; docs/speed.md)",
+    )
+    p.add_argument(
         "--timing-runs",
         type=int,
-        default=5,
-        help="timed runs on a pass, IREE and onnxruntime (default 5; 0: none)",
+        default=None,
+        help="the minimum count of timed samples (default 20; 0: no timing)",
     )
     p.add_argument("--store-dir", help="artifact store (default: as pytest conformance)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")
@@ -137,14 +145,13 @@ def _print_outcome(outcome: Outcome, out) -> None:
     print(f"verdict: {verdict}" + (f" ({outcome.reason})" if outcome.reason else ""), file=out)
     for line in outcome.diagnostics[:20]:
         print(f"  {line}", file=out)
-    timing = outcome.metrics.get("timing", {})
-    iree = timing.get("iree_median_s")
-    ort = timing.get("onnxruntime_median_s")
-    if iree is not None and ort:
-        print(
-            f"time: IREE {iree * 1e3:.2f} ms, onnxruntime {ort * 1e3:.2f} ms (median; {iree / ort:.2f}x)",
-            file=out,
-        )
+    bench = outcome.metrics.get("benchmark")
+    if isinstance(bench, dict):
+        print("", file=out)
+        for line in benchmark_lines(bench):
+            print(line, file=out)
+    elif outcome.info.get("benchmark"):
+        print(outcome.info["benchmark"], file=out)
 
 
 def exit_status(outcome: Outcome) -> int:
@@ -157,11 +164,20 @@ def exit_status(outcome: Outcome) -> int:
     return 1
 
 
+def _timing_runs(args: argparse.Namespace) -> int:
+    from iree_conformance.engine.benchmark import DEFAULT_MIN_RUNS
+
+    if not args.benchmark:
+        return 0
+    return DEFAULT_MIN_RUNS if args.timing_runs is None else max(args.timing_runs, 0)
+
+
 def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     import sys
 
     from iree_conformance.common.store import ArtifactStore, default_store_dir
     from iree_conformance.engine.attempt import Attempt, AttemptSettings
+    from iree_conformance.engine.benchmark import note_untimed
     from iree_conformance.engine.pipeline import build_job, run_case
     from iree_conformance.engine.worker.parent import WorkerClient
     from iree_conformance.model.targets import load_targets, unavailable_reason, uncompilable_reason
@@ -180,8 +196,9 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     worker = WorkerClient(store.root)
     try:
         outcome, _ = run_case(
-            Attempt(case, target, AttemptSettings(timing_runs=max(args.timing_runs, 0))), worker
+            Attempt(case, target, AttemptSettings(timing_runs=_timing_runs(args))), worker
         )
+        note_untimed(outcome, _timing_runs(args))
         if outcome.status == Status.FAIL and not args.no_bisect and hasattr(case, "bisect"):
 
             def run_candidate(model, inputs):

@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from iree_conformance.cli import bench as bench_command
+from iree_conformance.cli import compare as compare_command
 from iree_conformance.common.errors import (
     EXIT_CONFIGURATION,
     EXIT_MANIFEST,
@@ -263,6 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
     html_command.add_arguments(p)
     p.set_defaults(func=cmd_report)
     history_command.add_parser(sub)
+    compare_command.add_parser(sub)
+    bench_command.add_parser(sub)
     p = sub.add_parser(
         "update-expectations",
         help="apply a results JSON to the expectations manifests (like --update-expectations)",

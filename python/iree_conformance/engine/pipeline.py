@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from iree_conformance.common.vocabulary import Stage, Status
+from iree_conformance.engine import benchmark
 from iree_conformance.engine.after_run import RunJudging, after_run
 from iree_conformance.engine.attempt import Attempt
 from iree_conformance.engine.worker.parent import WorkerClient
@@ -28,6 +29,7 @@ def build_job(attempt: Attempt, input_sets: list) -> CaseJob:
         input_sets=tuple(input_sets),
         compile_only=attempt.compile_only,
         timing_runs=attempt.timing_runs,
+        reference_model=benchmark.reference_model(case, attempt.timing_runs),
         bypass_store=attempt.retry,
         alone=attempt.alone,
         stage_timeouts=dict(target.stage_timeouts),
@@ -118,11 +120,8 @@ def _run_stages(attempt: Attempt, worker: WorkerClient) -> tuple[Outcome, CaseRe
     def timing() -> dict[str, float] | None:
         if not attempt.timing_runs or result.timing is None:
             return None
-        measured = dict(result.timing)
-        reference = case.time_reference(input_sets[0], attempt.timing_runs) if input_sets else None
-        if reference is not None:
-            measured[f"{case.reference_name}_median_s"] = reference
-        return measured
+        benchmark.attach(case, outcome, result, attempt.timing_runs)  # figures, with samples
+        return outcome.metrics.get("timing")
 
     after_run(
         outcome,

@@ -21,7 +21,7 @@ from iree_conformance.common.vocabulary import (
     Status,
     Verdict,
 )
-from iree_conformance.engine import pipeline
+from iree_conformance.engine import benchmark, pipeline
 from iree_conformance.engine.attempt import Attempt, AttemptSettings
 from iree_conformance.engine.batching import Batch, BatchCoordinator
 from iree_conformance.engine.worker.parent import WorkerClient
@@ -156,6 +156,7 @@ class EngineSettings:
     attempt: AttemptSettings = AttemptSettings()
     retries: int = 0  # tries again of an unexpected result, each in a fresh worker
     bisect_numerics: bool = False
+    benchmark: bool | None = None  # --benchmark / --no-benchmark; None: models only
     fresh_worker: bool = False  # a fresh worker for every case
 
 
@@ -219,14 +220,22 @@ class Engine:
                 if batch is not None
                 else None
             )
+            timing_runs = (
+                0
+                if compile_only
+                else benchmark.timing_runs_for(
+                    case, settings.attempt.timing_runs, settings.benchmark
+                )
+            )
             attempt = Attempt(
                 case,
                 target,
-                settings.attempt,
+                dataclasses.replace(settings.attempt, timing_runs=timing_runs),
                 tolerance=expectations.tolerance_for(case.case_id),
                 placement=placement,
             )
             outcome, result = pipeline.run_case(attempt, self.worker)
+            benchmark.note_untimed(outcome, timing_runs)
         if (
             outcome.status == Status.FAIL
             and settings.bisect_numerics

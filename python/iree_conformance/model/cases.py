@@ -109,10 +109,6 @@ class Case:
         """The tolerance of each input set's comparison."""
         return [self.tolerance] * count
 
-    def time_reference(self, inputs: list[np.ndarray], runs: int) -> float | None:
-        """Median seconds of the reference computation, where it is a runtime (onnxruntime)."""
-        return None
-
     def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
         return [*target_flags, f"--iree-input-type={self.input_type}"]
 

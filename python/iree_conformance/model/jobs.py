@@ -47,6 +47,8 @@ class CaseJob:
     input_sets: tuple[list[np.ndarray], ...] = ()
     compile_only: bool = False
     timing_runs: int = 0
+    # With timing_runs: an ONNX file that onnxruntime times beside IREE (engine/benchmark.py).
+    reference_model: str | None = None
     bypass_store: bool = False  # a retry compiles afresh
     batch_key: str | None = None  # run in this compiled batch (Executor.compile_batch)
     batch_member: str | None = None  # its id in that batch (None: its own)
@@ -94,7 +96,7 @@ class CaseResult:
     outputs: list[list[np.ndarray]] | None = None  # one list per input set
     check_sites: list[dict[str, Any]] | None = None  # self-checking programs' sites
     check_records: list[list[tuple[int, list[np.ndarray]]]] | None = None  # per input set
-    timing: dict[str, float] | None = None
+    timing: dict[str, Any] | None = None  # common/timing.time_iree_call
     vmfb: bytes | None = None  # compile-only runs
 
 

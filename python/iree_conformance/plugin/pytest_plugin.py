@@ -187,6 +187,7 @@ class ConformanceRun:
                 ),
                 retries=options.effective_retries,
                 bisect_numerics=options.bisect_numerics,
+                benchmark=False if options.no_benchmark else (True if options.benchmark else None),
                 fresh_worker=options.fresh_worker,
             ),
             options.stage_timeouts,

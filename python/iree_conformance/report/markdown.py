@@ -22,6 +22,7 @@ from iree_conformance.model.results import (  # noqa: F401 - the schema's names,
 )
 from iree_conformance.report import model as report_model
 from iree_conformance.report.model import ReportModel
+from iree_conformance.report.speed import markdown_speed_section
 from iree_conformance.report.tables import funnel_table, md_code, md_text
 
 #: The results file's errors (the name the reports and the CLI have always used).
@@ -160,7 +161,9 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
         lines += ["", "### Expected failures by stage", ""]
         lines += [f"- {md_text(kind)}: {n}" for kind, n in model.expected_failures]
     lines += funnel_table(model, "Stage funnel (runnable cases that got through each stage)")
-    if model.timing:
+    speed_section = markdown_speed_section(model.timing)
+    lines += speed_section
+    if model.timing and not speed_section:
         lines += [
             "",
             "### Timing (informative, not pass/fail)",

@@ -45,18 +45,6 @@ def cli_spec(options: RunOptions | None) -> ModelSpec:
 class ModelCase(Case):
     """Base for model cases: onnxruntime reference and numerics bisection."""
 
-    def time_reference(self, inputs: list[np.ndarray], runs: int) -> float | None:
-        import onnxruntime
-
-        from iree_conformance.common.timing import median_time
-
-        assert self.source_path is not None
-        session = onnxruntime.InferenceSession(
-            str(self.source_path), providers=["CPUExecutionProvider"]
-        )
-        feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
-        return median_time(lambda: session.run(None, feed), runs)
-
     def bisect(self, run_candidate) -> str:
         import onnx
 

@@ -210,6 +210,20 @@ class RunOptions:
         metavar="N",
         type=non_negative_int,
     )
+    benchmark: bool = option(
+        "--benchmark",
+        "time every passing case: samples beside its reference, compile, load, memory (docs/speed.md); default for models only; never pass/fail",
+        False,
+        bool,
+        action="store_true",
+    )
+    no_benchmark: bool = option(
+        "--no-benchmark",
+        "time no case, models included",
+        False,
+        bool,
+        action="store_true",
+    )
     compile_only: bool = option(
         "--compile-only",
         "stop after compile (no device needed); with --bundle, write a bundle",

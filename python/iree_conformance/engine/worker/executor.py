@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from iree_conformance.common.store import ArtifactStore
+from iree_conformance.common.timing import compile_figures, reset_peak_rss
 from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.engine.worker.batches import Batches
 from iree_conformance.engine.worker.compiler import Compiler, compiler_version
@@ -127,9 +128,10 @@ class Executor:
             stage("compile")
             if self.announce is not None:
                 self.announce(compile_key)
-            t = time.perf_counter()
+            t, cpu, reset = time.perf_counter(), time.process_time(), reset_peak_rss()
             vmfb = self.compiler.compile(mlir, flags)
             times["compile"] = time.perf_counter() - t
+            meta = {**meta, "compile_figures": compile_figures(vmfb, cpu, reset)}
         except StageError as e:
             self.cache.put_failure(compile_key, e)
             raise
@@ -246,7 +248,16 @@ class Executor:
         result.stage_times["run"] = time.perf_counter() - t
         result.stage = Stage.RUN
         if job.timing_runs:
-            from iree_conformance.common.timing import time_iree_call
+            from iree_conformance.common.timing import time_iree_call, timing_budget_s
 
             inputs = (job.input_sets or ([],))[0]
-            result.timing = time_iree_call(self, vm_module, context, entry, inputs, job.timing_runs)
+            result.timing = time_iree_call(
+                self,
+                vm_module,
+                context,
+                entry,
+                inputs,
+                job.timing_runs,
+                job.reference_model,
+                timing_budget_s(result.stage_times),
+            )

@@ -29,6 +29,7 @@ from typing import Any
 
 from iree_conformance.common.errors import ConfigurationError
 from iree_conformance.report.merging import suite_of
+from iree_conformance.report.speed import trend_point
 
 KIND = "history"
 SCHEMA = 1
@@ -206,6 +207,9 @@ def add_night(state: dict[str, Any], night: Night) -> None:
             cell = case["cells"][key] = _new_cell(len(nights), len(state["weeks"]))
         s = cell["nights"]
         cell["nights"] = s[:pos] + code + s[pos + 1 :]
+        point = trend_point(outcome)
+        if point:  # the speed figures, keyed by night (report/speed.py)
+            cell.setdefault("speed", {})[night.id] = point
         if newest and code not in "Ps":
             cell["reason"], cell["reason_night"] = _reason_of(outcome), night.id
     _drop_empty(state)
@@ -318,6 +322,8 @@ def _fold_oldest(state: dict[str, Any]) -> None:
             else:
                 cell["weeks"] += code
             cell["nights"] = rest
+            if night["id"] in cell.get("speed", {}):  # figures are kept for kept nights only
+                del cell["speed"][night["id"]]
     del state["nights"][0]
 
 

@@ -10,10 +10,12 @@ from typing import Any
 
 import jinja2
 
+from iree_conformance.common.stats import format_duration
 from iree_conformance.report import model as report_model
 from iree_conformance.report.html import charts, operators, summary, trend
 from iree_conformance.report.html.inputs import Loaded, merge_loaded, metadata_list, split_current
 from iree_conformance.report.model import ReportModel
+from iree_conformance.report.speed import format_bytes, speed_rows
 
 TEMPLATE = "report.html.j2"
 MATRIX_ID = "matrix"  # the matrix table's id (the browser check looks for it)
@@ -127,6 +129,9 @@ def context(
         "examples": options.examples,
         "max_listed": options.max_listed,
         "slowest": model.slowest,
+        "speed": speed_rows(model.timing),
+        "format_duration": format_duration,
+        "format_bytes": format_bytes,
         "trend": _trend_charts(points),
         "trend_days": len({p["day"] for p in points}),
     }

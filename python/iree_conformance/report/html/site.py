@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from iree_conformance.report.html import charts, history
 from iree_conformance.report.html.render import _environment
+from iree_conformance.report.speed import trend_charts
 
 if TYPE_CHECKING:  # Jinja2 itself comes only through render (ARCHITECTURE.md)
     import jinja2
@@ -100,6 +101,13 @@ def _cell_view(
         "last_flaky": last_flaky,
         "reason": cell.get("reason", ""),
         "reason_night": cell.get("reason_night"),
+        "speed": trend_charts(
+            [
+                (_day(n["id"]), cell["speed"][n["id"]])
+                for n in state["nights"]
+                if n["id"] in cell.get("speed", {})
+            ]
+        ),
     }
 
 

@@ -1,0 +1,65 @@
+"""``iree-conformance compare BASE.json [BASE2.json ...] NEW.json``: verdict changes and
+significant speed and memory changes between results files (main and a pull request, or two
+IREE versions). The last file is the one judged; several baseline files (main's last
+nights) let the test measure the noise between runs, which one run cannot show.
+
+Exit status: 0 no significant slowdown, 1 a case became significantly slower, 2 a results
+file is missing or malformed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from iree_conformance.common.errors import ConfigurationError
+from iree_conformance.model.results import load_results
+from iree_conformance.report import speed
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="compare two results files: verdict changes and significant speed/memory changes "
+        "(exit 1 on a significant slowdown)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="RESULTS",
+        help="baseline results JSON file(s) (e.g. main's), then the one to judge (the last)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=speed.ALPHA,
+        help=f"significance level of the Mann-Whitney U test (default {speed.ALPHA})",
+    )
+    p.add_argument(
+        "--min-effect",
+        type=float,
+        default=speed.MIN_EFFECT,
+        help=f"smallest relative change of the median reported (default {speed.MIN_EFFECT})",
+    )
+    p.add_argument("--markdown", action="store_true", help="print Markdown (for a PR comment)")
+    p.set_defaults(func=cmd_compare)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    if not 0 < args.alpha < 1:
+        raise ConfigurationError(f"--alpha must be between 0 and 1, got {args.alpha}")
+    if args.min_effect < 0:
+        raise ConfigurationError(f"--min-effect must be 0 or more, got {args.min_effect}")
+    if len(args.files) < 2:
+        raise ConfigurationError("compare needs a baseline results file and a new one")
+    keys = ("case_id", "target", "status")
+    runs = [load_results(Path(f), keys)["outcomes"] for f in args.files]
+    result = speed.compare_results(
+        runs[0], runs[-1], args.alpha, args.min_effect, more_base=runs[1:-1]
+    )
+    for line in speed.comparison_lines(result, markdown=args.markdown):
+        print(line, file=sys.stdout)
+    return 1 if result.slowdowns else 0

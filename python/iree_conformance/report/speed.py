@@ -1,0 +1,622 @@
+"""Speed and memory figures of a results file, and the comparison of two files.
+
+An outcome's figures are ``metrics["benchmark"]`` (written by engine/benchmark.py)::
+
+    {"iree": {"samples_s": [...], "loops": 1, "summary": {...}},
+     "reference": {"name": "onnxruntime", "settings": {...}, "samples_s": [...], ...},
+     "reference_missing": "why there is no reference timing",   # instead of "reference"
+     "ratio": IREE median / reference median,
+     "compile": {"cpu_s": ..., "module_bytes": ...}, "load_s": ...,
+     "memory": {"run_peak_rss_bytes": ..., "device_peak_bytes": ...}, "sampling": {...}}
+
+A case that was asked for figures but failed has ``info["benchmark"]``: why it has none.
+
+The comparison (``compare_results``) judges a speed change on the raw samples with a
+two-sided Mann-Whitney U test (no assumption of normal latencies; robust to the long
+right tail of a loaded machine) *and* a minimum effect size on the medians: a change is
+reported only when p < alpha and the medians differ by at least min_effect (10 %). pyperf's
+``compare_to`` is the model (a t-test there). When both sides timed the case's reference
+interleaved with IREE (one sample of each per round), the test runs on the per-round
+ratios IREE/reference instead of IREE's seconds: a machine that is busier during one run
+than the other moves both figures of a round, and the ratio cancels it (on a loaded
+2-core machine, raw seconds of two runs of the same build differ "significantly" in a
+third of the cases; benchmarks/speed_compare_aa.py measures both). Memory and module size are one figure per
+run: they are reported when they change by at least min_effect and 1 MiB / 1 KiB.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from iree_conformance.common.markdown_escape import md_code, md_text
+from iree_conformance.common.stats import Summary, format_duration, summarize
+
+Key = tuple[str, str]  # (target, case_id)
+
+ALPHA = 0.01
+MIN_EFFECT = 0.10
+MEMORY_FLOOR_BYTES = 1 << 20
+SIZE_FLOOR_BYTES = 1 << 10
+
+
+def figures(outcome: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The outcome's benchmark figures, or None when it has no IREE samples."""
+    bench = (outcome.get("metrics") or {}).get("benchmark")
+    if not isinstance(bench, dict):
+        return None
+    iree = bench.get("iree")
+    if not isinstance(iree, dict) or not iree.get("samples_s"):
+        return None
+    return bench
+
+
+def iree_samples(bench: Mapping[str, Any]) -> list[float]:
+    return [float(x) for x in bench["iree"]["samples_s"]]
+
+
+def reference_samples(bench: Mapping[str, Any]) -> list[float] | None:
+    ref = bench.get("reference")
+    if isinstance(ref, dict) and ref.get("samples_s"):
+        return [float(x) for x in ref["samples_s"]]
+    return None
+
+
+def ratio_samples(bench: Mapping[str, Any]) -> list[float] | None:
+    """IREE's seconds over the reference's, round by round, when they were interleaved
+    (the same number of samples, taken in alternation); else None."""
+    ref = bench.get("reference")
+    if not isinstance(ref, dict) or not ref.get("interleaved"):
+        return None
+    iree, other = iree_samples(bench), reference_samples(bench)
+    if not other or len(other) != len(iree) or min(other) <= 0:
+        return None
+    return [a / b for a, b in zip(iree, other)]
+
+
+def reference_name(bench: Mapping[str, Any]) -> str:
+    ref = bench.get("reference")
+    return str(ref.get("name", "reference")) if isinstance(ref, dict) else "reference"
+
+
+def iree_summary(bench: Mapping[str, Any]) -> Summary:
+    return summarize(iree_samples(bench))
+
+
+def not_timed_reason(outcome: Mapping[str, Any]) -> str | None:
+    reason = (outcome.get("info") or {}).get("benchmark")
+    return reason if isinstance(reason, str) else None
+
+
+def p_value(base: list[float], new: list[float]) -> float:
+    """Two-sided Mann-Whitney U p-value, normal approximation with tie and continuity
+    corrections (scipy's ``method="asymptotic"``; standard library only, so that the CI's
+    results job, which installs nothing, can judge); 1.0 with under 3 samples a side."""
+    import math
+    from collections import Counter
+    from statistics import NormalDist
+
+    n1, n2 = len(base), len(new)
+    if n1 < 3 or n2 < 3:
+        return 1.0
+    ranked = sorted([(v, 0) for v in base] + [(v, 1) for v in new])
+    ranks: list[float] = [0.0] * len(ranked)
+    i = 0
+    while i < len(ranked):  # average ranks over ties
+        j = i
+        while j + 1 < len(ranked) and ranked[j + 1][0] == ranked[i][0]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[k] = (i + j) / 2 + 1
+        i = j + 1
+    r1 = sum(r for r, (_, side) in zip(ranks, ranked) if side == 0)
+    u1 = r1 - n1 * (n1 + 1) / 2
+    n = n1 + n2
+    ties = sum(t**3 - t for t in Counter(v for v, _ in ranked).values())
+    variance = n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1)))
+    if variance <= 0:
+        return 1.0
+    z = (abs(u1 - n1 * n2 / 2) - 0.5) / math.sqrt(variance)
+    return min(1.0, 2 * (1 - NormalDist().cdf(max(z, 0.0))))
+
+
+def t_quantile(p: float, df: float) -> float:
+    """Student's t quantile by the Cornish-Fisher expansion (Abramowitz and Stegun 26.7.5;
+    within 0.5 % of the exact value for df >= 5, which the moderated spread guarantees)."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(p)
+    return (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+        + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * df**4)
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    key: Key
+    kind: str  # time | memory | module size
+    base: float
+    new: float
+    p: float | None  # None for one-figure measures (memory, size)
+    basis: str = ""  # time: "" (IREE seconds) or the reference's name (IREE/reference ratio)
+
+    @property
+    def relative(self) -> float:
+        return self.new / self.base - 1.0
+
+    @property
+    def worse(self) -> bool:
+        return self.new > self.base
+
+    def describe(self) -> str:
+        word = {
+            ("time", True): "slower",
+            ("time", False): "faster",
+            ("memory", True): "more memory",
+            ("memory", False): "less memory",
+            ("module size", True): "larger module",
+            ("module size", False): "smaller module",
+        }[(self.kind, self.worse)]
+        pct = abs(self.relative) * 100
+        if self.kind == "time":
+            if self.basis:
+                figures_ = f"IREE/{self.basis} median {self.base:.3g}x -> {self.new:.3g}x"
+            else:
+                figures_ = f"median {format_duration(self.base)} -> {format_duration(self.new)}"
+            p = f"p < {ALPHA:g}" if self.p is not None and self.p < ALPHA else f"p = {self.p:.3g}"
+            return f"{word} by {pct:.1f} % ({p}; {figures_})"
+        return f"{word} by {pct:.1f} % ({_bytes(self.base)} -> {_bytes(self.new)})"
+
+
+def _bytes(n: float) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+@dataclasses.dataclass
+class Comparison:
+    verdicts: list[tuple[Key, str, str]] = dataclasses.field(default_factory=list)
+    changes: list[Change] = dataclasses.field(default_factory=list)
+    unchanged: int = 0  # timed on both sides, no significant change
+    no_data: list[tuple[Key, str]] = dataclasses.field(default_factory=list)
+    only_one_side: int = 0
+    base_runs: int = 1
+
+    @property
+    def slowdowns(self) -> list[Change]:
+        return [c for c in self.changes if c.kind == "time" and c.worse]
+
+    @property
+    def timed(self) -> int:
+        return self.unchanged + len({c.key for c in self.changes if c.kind == "time"})
+
+
+def _index(outcomes: Iterable[Mapping[str, Any]]) -> dict[Key, Mapping[str, Any]]:
+    return {(str(o["target"]), str(o["case_id"])): o for o in outcomes}
+
+
+def _median(values: list[float]) -> float:
+    import statistics
+
+    return statistics.median(values)
+
+
+PRIOR_DF = 4  # how many runs' worth of weight the pooled spread gets (limma's d0)
+
+
+def log_spread(medians: list[float]) -> float | None:
+    """The standard deviation of the runs' log medians (None for one run)."""
+    import math
+    import statistics
+
+    return statistics.stdev([math.log(m) for m in medians]) if len(medians) > 1 else None
+
+
+def between_runs_ok(
+    base_medians: list[float],
+    new_median: float,
+    alpha: float,
+    prior_sd: float | None = None,
+    prior_df: int = PRIOR_DF,
+) -> bool:
+    """Whether the new run's median lies outside the baseline runs' (1 - alpha) prediction
+    interval, in logs: the runs' own spread is the noise a single run cannot show (a
+    loaded machine moves a whole run by 2x). Three runs estimate a spread poorly, so it is
+    moderated towards prior_sd, a quiet case's spread (empirical Bayes, as limma does). True with one baseline run: nothing to measure it on (the report says so)."""
+    import math
+    import statistics
+
+    if len(base_medians) < 2:
+        return True
+    logs = [math.log(m) for m in base_medians]
+    k = len(logs)
+    var, df = statistics.variance(logs), k - 1
+    if prior_sd is not None:
+        var = (df * var + prior_df * prior_sd**2) / (df + prior_df)
+        df += prior_df
+    half_width = t_quantile(1 - alpha / 2, df) * math.sqrt(var) * math.sqrt(1 + 1 / k)
+    return abs(math.log(new_median) - statistics.fmean(logs)) > half_width
+
+
+def compare_time(
+    key: Key,
+    base_runs: list[list[float]],
+    new: list[float],
+    alpha: float,
+    min_effect: float,
+    basis: str = "",
+    prior_sd: float | None = None,
+) -> tuple[Change, bool]:
+    """The change of the medians (the baseline runs' samples pooled), and whether it is
+    significant within the runs (Mann-Whitney U), beyond the baseline runs' spread, and
+    at least min_effect."""
+    pooled = [x for run in base_runs for x in run]
+    change = Change(key, "time", _median(pooled), _median(new), p_value(pooled, new), basis)
+    assert change.p is not None
+    significant = (
+        change.p < alpha
+        and abs(change.relative) >= min_effect
+        and between_runs_ok([_median(run) for run in base_runs], change.new, alpha, prior_sd)
+    )
+    return change, significant
+
+
+def _one_figure(
+    key: Key, kind: str, base: Any, new: Any, min_effect: float, floor: int
+) -> Change | None:
+    if not isinstance(base, (int, float)) or not isinstance(new, (int, float)) or base <= 0:
+        return None
+    change = Change(key, kind, float(base), float(new), None)
+    if abs(change.relative) >= min_effect and abs(new - base) >= floor:
+        return change
+    return None
+
+
+def _time_samples(
+    base_figures: Sequence[Mapping[str, Any]], new_figures: Mapping[str, Any]
+) -> tuple[list[list[float]], list[float], str]:
+    """The samples to test: the interleaved IREE/reference ratios when every run has them
+    against the same reference, else IREE's seconds."""
+    ratios = [ratio_samples(f) for f in base_figures]
+    new_ratio = ratio_samples(new_figures)
+    names = {reference_name(f) for f in [*base_figures, new_figures]}
+    if new_ratio and all(ratios) and len(names) == 1:
+        return [r for r in ratios if r], new_ratio, names.pop()
+    return [iree_samples(f) for f in base_figures], iree_samples(new_figures), ""
+
+
+def _typical_spread(
+    base: Mapping[Key, Mapping[str, Any]], extra: list[dict[Key, Mapping[str, Any]]]
+) -> float | None:
+    """The lower quartile, over the cases timed in every baseline run, of the spread of
+    their runs' log medians (None with one baseline run): what a quiet case's runs vary by,
+    a floor under a spread that three runs happened to underestimate. (The median would
+    let the noisy cases, IREE's threads on a loaded machine, blind the quiet ones.)"""
+    import statistics
+
+    spreads = []
+    for key, outcome in base.items():
+        first = figures(outcome)
+        others = [figures(run[key]) for run in extra if key in run]
+        if first is None or not others or any(f is None for f in others):
+            continue
+        runs, _, _ = _time_samples([first, *[f for f in others if f]], first)
+        spread = log_spread([_median(r) for r in runs])
+        if spread is not None:
+            spreads.append(spread)
+    if len(spreads) >= 4:
+        return statistics.quantiles(spreads, n=4)[0]
+    return statistics.median(spreads) if spreads else None
+
+
+def compare_results(
+    base_outcomes: Iterable[Mapping[str, Any]],
+    new_outcomes: Iterable[Mapping[str, Any]],
+    alpha: float = ALPHA,
+    min_effect: float = MIN_EFFECT,
+    more_base: Sequence[Iterable[Mapping[str, Any]]] = (),
+) -> Comparison:
+    """Compares NEW with BASE (and with the further baseline runs of more_base, whose
+    spread is the between-run noise; pyperf's values from several processes)."""
+    base, new = _index(base_outcomes), _index(new_outcomes)
+    extra = [_index(run) for run in more_base]
+    result = Comparison(base_runs=1 + len(extra))
+    result.only_one_side = len(base.keys() ^ new.keys())
+    prior_sd = _typical_spread(base, extra)
+    for key in sorted(base.keys() & new.keys()):
+        b, n = base[key], new[key]
+        if b.get("status") != n.get("status"):
+            result.verdicts.append((key, str(b.get("status")), str(n.get("status"))))
+        fb, fn = figures(b), figures(n)
+        if fb is None or fn is None:
+            if fb is not None or fn is not None or (b.get("status") == n.get("status") == "pass"):
+                side = "base" if fb is None else "new"
+                why = not_timed_reason(b if fb is None else n) or "no figures"
+                result.no_data.append((key, f"{side}: {why}"))
+            continue
+        base_figures = [fb] + [f for f in (figures(run[key]) for run in extra if key in run) if f]
+        base_runs, new_samples, basis = _time_samples(base_figures, fn)
+        change, significant = compare_time(
+            key, base_runs, new_samples, alpha, min_effect, basis, prior_sd
+        )
+        if significant:
+            result.changes.append(change)
+        else:
+            result.unchanged += 1
+        mem = _one_figure(
+            key,
+            "memory",
+            (fb.get("memory") or {}).get("run_peak_rss_bytes"),
+            (fn.get("memory") or {}).get("run_peak_rss_bytes"),
+            min_effect,
+            MEMORY_FLOOR_BYTES,
+        )
+        size = _one_figure(
+            key,
+            "module size",
+            (fb.get("compile") or {}).get("module_bytes"),
+            (fn.get("compile") or {}).get("module_bytes"),
+            min_effect,
+            SIZE_FLOOR_BYTES,
+        )
+        result.changes += [c for c in (mem, size) if c is not None]
+    return result
+
+
+def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
+    """The comparison as text: verdict changes, significant changes, what had no data."""
+    bullet = "- " if markdown else "  "
+    lines: list[str] = []
+    if c.verdicts:
+        lines.append(f"Verdict changes ({len(c.verdicts)}):")
+        lines += [
+            f"{bullet}{md_code(k[1])} on {md_text(k[0])}: {a} -> {b}"
+            if markdown
+            else f"{bullet}{k[1]} on {k[0]}: {a} -> {b}"
+            for k, a, b in c.verdicts
+        ]
+    worse = [x for x in c.changes if x.worse]
+    better = [x for x in c.changes if not x.worse]
+    for title, items in (("Significantly worse", worse), ("Significantly better", better)):
+        if items:
+            lines.append(f"{title} ({len(items)}):")
+            lines += [
+                (
+                    f"{bullet}{md_code(x.key[1])} on {md_text(x.key[0])}: {x.describe()}"
+                    if markdown
+                    else f"{bullet}{x.key[1]} on {x.key[0]}: {x.describe()}"
+                )
+                for x in items
+            ]
+    lines.append(
+        f"{c.timed} case(s) timed on both sides; {c.unchanged} without a significant speed "
+        f"change (p >= {ALPHA:g} or under {MIN_EFFECT:.0%})."
+    )
+    if c.no_data:
+        lines.append(f"No data ({len(c.no_data)}: not compared, not counted as zero):")
+        lines += [
+            f"{bullet}{md_code(k[1])} on {md_text(k[0])}: {md_text(why)}"
+            if markdown
+            else f"{bullet}{k[1]} on {k[0]}: {why}"
+            for k, why in c.no_data[:50]
+        ]
+        if len(c.no_data) > 50:
+            lines.append(f"{bullet}... and {len(c.no_data) - 50} more")
+    if c.only_one_side:
+        lines.append(f"{c.only_one_side} case(s) present on one side only.")
+    if c.base_runs == 1 and c.timed:
+        lines.append(
+            "One baseline run: the noise between runs is not measured, and on a loaded "
+            "machine a whole run can move by more than 10 %; give several baseline files "
+            "(docs/speed.md)."
+        )
+    else:
+        lines.append(f"{c.base_runs} baseline runs: a change must also leave their spread.")
+    return lines
+
+
+def format_bytes(n: float | None) -> str:
+    return "-" if n is None else _bytes(n)
+
+
+def benchmark_lines(bench: Mapping[str, Any]) -> list[str]:
+    """A case's figures as check-model prints them: Benchee's table of IREE and its
+    reference, then compile, load and memory."""
+    from iree_conformance.common.stats import benchee_table
+
+    rows = {"iree": summarize(iree_samples(bench))}
+    ref = reference_samples(bench)
+    if ref:
+        rows[reference_name(bench)] = summarize(ref)
+    lines = benchee_table(rows)
+    sampling = bench.get("sampling") or {}
+    lines.append(
+        f"({rows['iree'].n} samples of {bench['iree'].get('loops', 1)} call(s) each"
+        + (", interleaved with the reference" if ref else "")
+        + (
+            f"; sampling {sampling.get('min_runs')} runs / {sampling.get('min_time_s')} s minimum"
+            if sampling
+            else ""
+        )
+        + "; inputs already on the device)"
+    )
+    if ref:
+        lines.append(f"ratio IREE/{reference_name(bench)} (medians): {bench.get('ratio', 0):.2f}x")
+        settings = (bench.get("reference") or {}).get("settings")
+        if settings:
+            lines.append(f"{reference_name(bench)} settings: {settings}")
+    else:
+        lines.append(f"no reference timing: {bench.get('reference_missing', 'none recorded')}")
+    compiled = bench.get("compile") or {}
+    if "cpu_s" in compiled:
+        lines.append(
+            f"compile: {compiled['cpu_s']:.2f} CPU s, module {format_bytes(compiled.get('module_bytes'))}, "
+            f"peak memory {format_bytes(compiled.get('peak_rss_bytes'))}"
+        )
+    elif compiled.get("note"):
+        lines.append(f"compile: {compiled['note']}")
+    if bench.get("load_s") is not None:
+        lines.append(f"load: {format_duration(bench['load_s'])}")
+    if bench.get("cost_ratio"):
+        lines.append(
+            f"cost of timing: {bench['cost_s']:.2f} s; the case took {bench['cost_ratio']:.2f}x "
+            f"its untimed {bench['untimed_s']:.2f} s (budget: 1.5x)"
+        )
+    memory = bench.get("memory") or {}
+    device = memory.get("device") or {}
+    lines.append(
+        f"run peak memory: {format_bytes(memory.get('run_peak_rss_bytes'))} (worker, "
+        f"{memory.get('run_peak_rss_how', 'unknown')})"
+        + (
+            f"; IREE device allocator peak {format_bytes(device.get('device_bytes_peak'))}, "
+            f"host {format_bytes(device.get('host_bytes_peak'))}"
+            if device
+            else ""
+        )
+    )
+    return lines
+
+
+@dataclasses.dataclass(frozen=True)
+class SpeedRow:
+    """One timed case in the reports' speed table."""
+
+    case_id: str
+    target: str
+    iree_median_s: float
+    iree_p99_s: float
+    samples: int
+    reference: str | None
+    reference_median_s: float | None
+    ratio: float | None
+    run_peak_rss_bytes: int | None
+    compile_cpu_s: float | None
+    module_bytes: int | None
+    note: str
+
+
+def speed_rows(outcomes: Iterable[Mapping[str, Any]]) -> list[SpeedRow]:
+    """The timed cases, highest IREE/reference ratio first (then those without one)."""
+    rows = []
+    for o in outcomes:
+        bench = figures(o)
+        if bench is None:
+            continue
+        iree = summarize(iree_samples(bench))
+        ref = reference_samples(bench)
+        ref_median = summarize(ref).median_s if ref else None
+        compiled = bench.get("compile") or {}
+        rows.append(
+            SpeedRow(
+                case_id=str(o["case_id"]),
+                target=str(o["target"]),
+                iree_median_s=iree.median_s,
+                iree_p99_s=iree.p99_s,
+                samples=iree.n,
+                reference=reference_name(bench) if ref else None,
+                reference_median_s=ref_median,
+                ratio=iree.median_s / ref_median if ref_median else None,
+                run_peak_rss_bytes=(bench.get("memory") or {}).get("run_peak_rss_bytes"),
+                compile_cpu_s=compiled.get("cpu_s"),
+                module_bytes=compiled.get("module_bytes"),
+                note="" if ref else str(bench.get("reference_missing") or "no reference timing"),
+            )
+        )
+    return sorted(rows, key=lambda r: (r.ratio is None, -(r.ratio or 0.0), r.case_id, r.target))
+
+
+def markdown_speed_section(outcomes: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The Markdown report's speed table (empty without timed cases)."""
+    rows = speed_rows(outcomes)
+    if not rows:
+        return []
+    lines = [
+        "",
+        "### Speed and memory (informative, not pass/fail)",
+        "",
+        "medians of calibrated samples, the reference interleaved with IREE in the same worker; "
+        "on a shared machine read the ratio, not the times (docs/speed.md)",
+        "",
+        "| case | target | IREE median | reference median | ratio | IREE p99 | run peak memory | compile CPU s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        ref = (
+            f"{format_duration(r.reference_median_s)} ({r.reference})"
+            if r.reference_median_s is not None
+            else f"- ({r.note})"
+        )
+        lines.append(
+            f"| {md_code(r.case_id)} | {md_text(r.target)} | {format_duration(r.iree_median_s)} | "
+            + f"{md_text(ref)} | "
+            + (f"{r.ratio:.2f}x" if r.ratio is not None else "-")
+            + f" | {format_duration(r.iree_p99_s)} | {format_bytes(r.run_peak_rss_bytes)} | "
+            + (f"{r.compile_cpu_s:.2f}" if r.compile_cpu_s is not None else "-")
+            + " |"
+        )
+    return lines
+
+
+def trend_point(outcome: Mapping[str, Any]) -> dict[str, float] | None:
+    """What the history keeps of a night's figures for one case: the IREE/reference ratio,
+    IREE's median, the compile's CPU seconds and the run's peak memory (None: not timed)."""
+    bench = figures(outcome)
+    if bench is None:
+        return None
+    iree = summarize(iree_samples(bench)).median_s
+    ref = reference_samples(bench)
+    point = {
+        "iree_median_s": iree,
+        "ratio": iree / summarize(ref).median_s if ref else None,
+        "compile_cpu_s": (bench.get("compile") or {}).get("cpu_s"),
+        "run_peak_rss_bytes": (bench.get("memory") or {}).get("run_peak_rss_bytes"),
+    }
+    return {k: float(v) for k, v in point.items() if isinstance(v, (int, float))}
+
+
+TREND_SERIES = (
+    ("ratio", "IREE / reference (median)", "x"),
+    ("compile_cpu_s", "compile CPU seconds", "s"),
+    ("run_peak_rss_bytes", "run peak memory (MiB)", "MiB"),
+)
+
+
+def trend_charts(points: list[tuple[str, Mapping[str, float]]]) -> list[dict[str, Any]]:
+    """Inline SVG line charts, one per series, over the nights (oldest first) that have it."""
+    charts = []
+    width, height, pad = 320, 90, 8
+    for key, title, unit in TREND_SERIES:
+        series = [(night, p[key]) for night, p in points if key in p]
+        if not series:
+            continue
+        values = [v / (1 << 20) if unit == "MiB" else v for _, v in series]
+        low, high = min(values), max(values)
+        span = (high - low) or max(abs(high), 1e-12)
+        step = (width - 2 * pad) / max(len(values) - 1, 1)
+        xy = [
+            (pad + i * step, height - pad - (v - low) / span * (height - 2 * pad))
+            for i, v in enumerate(values)
+        ]
+        charts.append(
+            {
+                "key": key,
+                "title": title,
+                "width": width,
+                "height": height,
+                "polyline": " ".join(f"{x:.1f},{y:.1f}" for x, y in xy),
+                "dots": [
+                    {"x": x, "y": y, "label": f"{night}: {v:.3g} {unit}"}
+                    for (x, y), (night, _), v in zip(xy, series, values)
+                ],
+                "last": f"{values[-1]:.3g} {unit}",
+                "range": f"{low:.3g} to {high:.3g} {unit}",
+            }
+        )
+    return charts

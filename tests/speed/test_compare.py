@@ -1,0 +1,208 @@
+"""report/speed.py and ``iree-conformance compare``: significance, effect size, no data."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from iree_conformance.cli.main import main
+from iree_conformance.report import speed
+
+
+def _outcome(case_id, samples=None, status="pass", memory=None, module=None, why=None):
+    o = {"case_id": case_id, "target": "cpu", "suite": "s", "status": status, "verdict": status}
+    if samples is not None:
+        o["metrics"] = {
+            "benchmark": {
+                "iree": {"samples_s": list(samples), "loops": 1},
+                "memory": {"run_peak_rss_bytes": memory},
+                "compile": {"module_bytes": module},
+            }
+        }
+    if why:
+        o["info"] = {"benchmark": why}
+    return o
+
+
+def _samples(seed, median=1e-3, n=60, spread=0.05):
+    rng = np.random.default_rng(seed)
+    return list(median * rng.lognormal(0, spread, size=n))
+
+
+def _write(tmp_path, name, outcomes):
+    path = tmp_path / name
+    path.write_text(json.dumps({"schema": 1, "metadata": {}, "outcomes": outcomes}))
+    return str(path)
+
+
+def test_same_distribution_is_not_a_change():
+    c = speed.compare_results([_outcome("a", _samples(1))], [_outcome("a", _samples(2))])
+    assert c.changes == [] and c.unchanged == 1 and c.timed == 1
+
+
+def test_a_20_percent_slowdown_is_flagged_with_its_size():
+    base = _samples(1)
+    c = speed.compare_results([_outcome("a", base)], [_outcome("a", [x * 1.2 for x in base])])
+    (change,) = c.slowdowns
+    assert change.relative == pytest.approx(0.2)
+    assert change.describe().startswith("slower by 20.0 % (p < 0.01")
+
+
+def test_a_significant_change_under_the_minimum_effect_is_noise():
+    base = _samples(1, spread=0.001)
+    c = speed.compare_results([_outcome("a", base)], [_outcome("a", [x * 1.05 for x in base])])
+    assert speed.p_value(base, [x * 1.05 for x in base]) < 0.01  # significant...
+    assert c.changes == []  # ...but inside the 10 % the report ignores
+
+
+def test_a_large_change_that_is_not_significant_is_not_reported():
+    c = speed.compare_results([_outcome("a", [1e-3, 2e-3])], [_outcome("a", [3e-3, 5e-3])])
+    assert c.changes == []  # two samples each: no test can tell
+
+
+def test_no_figures_is_no_data_not_zero():
+    c = speed.compare_results([_outcome("a")], [_outcome("a", _samples(1))])
+    assert c.changes == [] and c.timed == 0
+    assert c.no_data == [(("cpu", "a"), "base: no figures")]
+
+
+def test_verdict_changes_and_why_a_case_was_not_timed():
+    c = speed.compare_results(
+        [_outcome("a", _samples(1))],
+        [_outcome("a", status="fail", why="not timed: the case failed (fail at compare)")],
+    )
+    assert c.verdicts == [(("cpu", "a"), "pass", "fail")]
+    assert c.no_data == [(("cpu", "a"), "new: not timed: the case failed (fail at compare)")]
+
+
+def test_memory_and_module_size_growth():
+    base = _samples(1)
+    c = speed.compare_results(
+        [_outcome("a", base, memory=100 << 20, module=50_000)],
+        [_outcome("a", base, memory=130 << 20, module=50_100)],
+    )
+    (change,) = c.changes
+    assert change.kind == "memory" and change.worse
+    assert "more memory by 30.0 %" in change.describe()
+
+
+def test_cli_exits_1_on_a_significant_slowdown(tmp_path, capsys):
+    base = _samples(1)
+    a = _write(tmp_path, "a.json", [_outcome("a", base), _outcome("b", _samples(3))])
+    b = _write(
+        tmp_path, "b.json", [_outcome("a", [x * 1.2 for x in base]), _outcome("b", _samples(4))]
+    )
+    assert main(["compare", a, b]) == 1
+    out = capsys.readouterr().out
+    assert "a on cpu: slower by 20.0 % (p < 0.01" in out
+    assert "2 case(s) timed on both sides; 1 without a significant speed change" in out
+    assert main(["compare", a, a]) == 0
+
+
+def test_cli_speedup_exits_0(tmp_path):
+    base = _samples(1)
+    a = _write(tmp_path, "a.json", [_outcome("a", base)])
+    b = _write(tmp_path, "b.json", [_outcome("a", [x * 0.7 for x in base])])
+    assert main(["compare", a, b]) == 0
+
+
+def test_cli_bad_input_is_exit_2(tmp_path, capsys):
+    a = _write(tmp_path, "a.json", [])
+    assert main(["compare", a, str(tmp_path / "missing.json")]) == 2
+    assert "missing.json: results file not found" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("{")
+    assert main(["compare", str(tmp_path / "bad.json"), a]) == 2
+    assert main(["compare", a, a, "--alpha", "2"]) == 2
+
+
+def test_several_baseline_runs_absorb_a_noisy_machine():
+    """Runs that move as a whole (a busier machine) are noise once the baseline shows it."""
+    runs = [
+        [_outcome("a", _samples(seed, median=m))] for seed, m in ((1, 1e-3), (2, 2e-3), (3, 1.4e-3))
+    ]
+    new = [_outcome("a", _samples(9, median=1.7e-3))]
+    one = speed.compare_results(runs[0], new)
+    assert one.slowdowns  # one baseline run cannot tell the machine from IREE...
+    many = speed.compare_results(runs[0], new, more_base=runs[1:])
+    assert many.changes == [] and many.base_runs == 3  # ...three can
+
+
+def test_several_stable_baseline_runs_still_see_20_percent():
+    runs = [[_outcome("a", _samples(seed, spread=0.02))] for seed in (1, 2, 3)]
+    new = [_outcome("a", [x * 1.2 for x in _samples(9, spread=0.02)])]
+    (change,) = speed.compare_results(runs[0], new, more_base=runs[1:]).slowdowns
+    assert change.relative == pytest.approx(0.2, abs=0.02)
+
+
+def test_interleaved_reference_ratios_are_the_basis():
+    def with_ref(samples, ref):
+        o = _outcome("a", samples)
+        o["metrics"]["benchmark"]["reference"] = {
+            "name": "onnxruntime",
+            "interleaved": True,
+            "samples_s": ref,
+        }
+        return o
+
+    base, ref = _samples(1), _samples(2)
+    # the whole new run is 2x slower, IREE and onnxruntime alike: the ratio has not moved
+    c = speed.compare_results(
+        [with_ref(base, ref)], [with_ref([x * 2 for x in base], [x * 2 for x in ref])]
+    )
+    assert c.changes == []
+    c = speed.compare_results([with_ref(base, ref)], [with_ref([x * 1.3 for x in base], ref)])
+    (change,) = c.slowdowns
+    assert change.basis == "onnxruntime" and "IREE/onnxruntime median" in change.describe()
+
+
+def test_cli_takes_several_baseline_files(tmp_path, capsys):
+    files = [
+        _write(tmp_path, f"{i}.json", [_outcome("a", _samples(i, median=m))])
+        for i, m in enumerate((1e-3, 2e-3, 1.4e-3, 1.7e-3))
+    ]
+    assert main(["compare", *files]) == 0
+    assert "3 baseline runs" in capsys.readouterr().out
+    assert main(["compare", files[0], files[3]]) == 1
+    assert "One baseline run" in capsys.readouterr().out
+    assert main(["compare", files[0]]) == 2
+
+
+def test_the_standard_library_tests_agree_with_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(0)
+    for n1, n2, shift in ((20, 20, 0.0), (50, 80, 0.05), (200, 150, 0.01), (5, 7, 0.5)):
+        a = [round(x, 2) for x in rng.lognormal(0, 0.1, n1)]  # rounded: ties
+        b = [round(x, 2) for x in rng.lognormal(shift, 0.1, n2)]
+        expected = scipy_stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic")
+        assert speed.p_value(a, b) == pytest.approx(expected.pvalue, rel=1e-9)
+    for df in (5, 6, 8, 20, 100):
+        assert speed.t_quantile(0.995, df) == pytest.approx(scipy_stats.t.ppf(0.995, df), rel=2e-3)
+
+
+def test_report_speed_is_standard_library_only():
+    """ci/diff_results runs in a job that installs nothing."""
+    import ast
+    import sys
+    from pathlib import Path
+
+    for module in ("report/speed.py", "common/stats.py"):
+        tree = ast.parse((Path(speed.__file__).parents[1] / module).read_text())
+        for node in ast.walk(tree):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for name in names:
+                top = name.split(".")[0]
+                assert top in sys.stdlib_module_names or top in (
+                    "iree_conformance",
+                    "__future__",
+                ), (
+                    module,
+                    name,
+                )
