@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from iree_conformance.common.diagnostics import cap_outcome_diagnostics
 from iree_conformance.engine.batching import Placement
 from iree_conformance.engine.worker.parent import WorkerClient
 from iree_conformance.model.cases import (
@@ -111,6 +112,7 @@ def _run_case(
         source = case.source_location(failed_check)
         if source is not None:
             outcome.info["source"] = source
+    cap_outcome_diagnostics(outcome, getattr(worker, "store_dir", None))
     return outcome, result
 
 

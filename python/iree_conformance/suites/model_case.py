@@ -18,6 +18,8 @@ import numpy as np
 
 from iree_conformance.frontends.onnx.specs import ModelSpec
 from iree_conformance.model.cases import Case, CaseInvalid, CaseReferenceError, CaseSkipped
+from iree_conformance.model.compare import Tolerance
+from iree_conformance.model.quantization import QuantGrid
 from iree_conformance.model.unjudged import InputsNotJudged
 
 if TYPE_CHECKING:
@@ -29,6 +31,30 @@ DYNAMIC_SUFFIX = ":dynamic"
 @dataclasses.dataclass
 class ModelCase(Case):
     """Base for model cases: onnxruntime reference and numerics bisection."""
+
+    def set_tolerances(self, count: int) -> list[Tolerance]:
+        """The case's tolerance, with the quantization grid of each output that has one
+        (``onnx.quant_grid``): those outputs are judged by the grid rule."""
+        grids = self.quantization_grids()
+        if not any(grids):
+            return [self.tolerance] * count
+        return [dataclasses.replace(self.tolerance, grids=grids)] * count
+
+    def quantization_grids(self) -> tuple[QuantGrid | None, ...]:
+        from iree_conformance.frontends.onnx.quant_grid import output_grids
+
+        model = self._graph()
+        return output_grids(model) if model is not None else ()
+
+    def _graph(self):
+        """The model's graph (without external data: scales are small and inline)."""
+        import onnx
+
+        if self.source_path is not None:
+            return load_model_header(self.source_path)
+        if self.source_bytes is not None:
+            return onnx.load_from_string(self.source_bytes)
+        return None
 
     def time_reference(self, inputs: list[np.ndarray], runs: int) -> float | None:
         import onnxruntime
@@ -54,12 +80,15 @@ class ModelCase(Case):
         static = self.import_options.get(STATIC_OPTION)
         if static:  # bisect the program that was compiled: the one at static shapes
             model = fix_input_shapes(model, static)
+        from iree_conformance.frontends.onnx.quant_grid import tensor_grids
+
         report = bisect(
             model,
             inputs,
             run_candidate,
             rtol=self.tolerance.rtol or 1e-3,
             atol=self.tolerance.atol or 1e-4,
+            grids=tensor_grids(model),
         )
         return report.summary()
 
