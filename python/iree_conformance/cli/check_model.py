@@ -133,7 +133,7 @@ def guessed_dim_lines(info: dict[str, Any], model: str) -> list[str]:
     spec += (" " if spec else "") + " ".join(f'[inputs.{n}] shape = "..."' for n in unnamed)
     return [
         f"guessed dims (the shape rule chose them; the model does not say): {listed}",
-        f"  to pin them: {' '.join(pins)}, or in {stem} beside the model: {spec}",
+        f"  to pin them: {' '.join(pins)}, or in {stem} beside the model: {spec.strip()}",
     ]
 
 
@@ -155,6 +155,15 @@ def rule_lines(metrics: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _short(line: str) -> str:
+    """A line of the inputs block, cut as diagnostics are (no line over 1 KB)."""
+    from iree_conformance.common.diagnostics import KEPT_CHARS, MAX_LINE_CHARS
+
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:KEPT_CHARS]} ... [{len(line) - KEPT_CHARS} more characters]"
+
+
 def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
     inputs = outcome.info.get("inputs", {})
     if inputs.get("shapes"):
@@ -173,7 +182,7 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
         for name, how in inputs.get("values", {}).items():
             print(f"  {name}: {how}", file=out)
         for t in inputs.get("tried", []):
-            print(f"  tried {t['shapes']}: {t['why']}", file=out)
+            print(_short(f"  tried {t['shapes']}: {t['why']}"), file=out)
     for stage in ("inputs", "store", *STAGE_ORDER):
         if stage in outcome.stage_times:
             print(f"{stage:>10}  {outcome.stage_times[stage]:8.3f} s", file=out)

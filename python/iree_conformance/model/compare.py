@@ -151,6 +151,7 @@ def compare_arrays(
             rel = np.where(e != 0, diff / np.abs(np.where(e != 0, e, 1.0)), 0.0)
         if grid is not None:
             mismatch = diff > grid.bound(e, tol.steps)
+            metrics["max_grid_steps"] = float(diff.max()) / grid.step
         else:
             mismatch = actual != expected
             metrics["rule"] = "exact"
@@ -185,6 +186,8 @@ def compare_arrays(
             allowed = atol + rtol * np.abs(e)
             if grid is not None and wide is np.float64:
                 allowed = allowed + grid.bound(np.where(finite, e.real, 0.0), tol.steps)
+                apart = np.where(finite, grid.steps_apart(a.real, e.real), 0.0)
+                metrics["max_grid_steps"] = round(float(np.nanmax(apart)), 3)
             else:
                 metrics["rule"] = "tolerance"
             with np.errstate(invalid="ignore", over="ignore"):
@@ -263,7 +266,7 @@ def compare_outputs(
     for i, (a, e) in enumerate(zip(actual, expected)):
         problems, m = compare_arrays(i, a, e, tolerance)
         messages += problems
-        for key in ("rule", "grid"):  # which rule judged this output
+        for key in ("rule", "grid", "max_grid_steps"):  # which rule judged this output
             if key in m:
                 metrics["outputs"][i][key] = m[key]
         accumulate_metrics(metrics, m, output=i)

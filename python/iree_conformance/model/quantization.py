@@ -154,6 +154,16 @@ class QuantGrid:
             worst = np.maximum(np.abs(through(x + delta) - at), np.abs(through(x - delta) - at))
         return np.where(np.isfinite(worst), worst, np.inf)
 
+    def steps_apart(self, actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
+        """Per element: how many grid steps apart the two values are before the chain
+        (where the chain is flat the distance reads as 0: an estimate, for figures)."""
+        a = np.asarray(actual, dtype=np.float64)
+        e = np.asarray(expected, dtype=np.float64)
+        for op in reversed(self.chain):
+            a, e = op.inverse(a), op.inverse(e)
+        with np.errstate(invalid="ignore"):
+            return np.abs(a - e) / self.step
+
     def describe(self, steps: int) -> str:
         """``<= 2 steps of 0.00392 (DequantizeLinear 'y'), through Sigmoid``."""
         text = f"<= {steps} steps of {self.step:.3g}"
