@@ -94,3 +94,12 @@ def test_relative_error_only_over_elements_above_atol():
 def test_unknown_elementwise_op_is_refused():
     with pytest.raises(ValueError, match="Softmax"):
         Elementwise("Softmax")
+
+
+def test_tolerance_with_grids_survives_a_bundle_record():
+    import dataclasses
+    import json
+
+    tol = Tolerance(rtol=1e-3, grids=(QuantGrid(STEP, (Elementwise("Clip", (0.0, 6.0)),)), None))
+    back = Tolerance(**json.loads(json.dumps(dataclasses.asdict(tol))))
+    assert back == tol and hash(back) == hash(tol)

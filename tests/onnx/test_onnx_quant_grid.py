@@ -147,3 +147,18 @@ def test_bisection_judges_quantized_intermediates_by_their_grid():
         model, [x], _candidate_like_iree(3), rtol=1e-3, atol=1e-4, grids=tensor_grids(model)
     )
     assert far.first is not None and far.first.op_type == "DequantizeLinear"
+
+
+def test_a_model_case_judges_its_quantized_outputs_by_their_grids(tmp_path):
+    from iree_conformance.suites.onnx_dir import model_cases
+
+    path = tmp_path / "q.onnx"
+    onnx.save(quantized_sigmoid(), path)
+    (case,) = model_cases(path, tmp_path)
+    (tol,) = case.set_tolerances(1)
+    assert tol.grids == output_grids(quantized_sigmoid())
+    assert tol.rtol == case.tolerance.rtol and tol.atol == case.tolerance.atol
+    plain = tmp_path / "plain.onnx"
+    onnx.save(_model([helper.make_node("Relu", ["x"], ["y"])], [_out("y")]), plain)
+    (other,) = model_cases(plain, tmp_path)
+    assert other.set_tolerances(2) == [other.tolerance] * 2

@@ -43,6 +43,11 @@ class Tolerance:
     grids: tuple[QuantGrid | None, ...] = ()
     grid_steps: int | None = None  # k of the grid rule; None: DEFAULT_GRID_STEPS
 
+    def __post_init__(self) -> None:
+        # A bundle's record holds dataclasses.asdict of a Tolerance: grids come back as dicts.
+        grids = tuple(None if g is None else QuantGrid.from_plain(g) for g in self.grids)
+        object.__setattr__(self, "grids", grids)
+
     def merged_over(self, base: Tolerance) -> Tolerance:
         """This tolerance's fields where set, else base's (a manifest override over a case's)."""
         return Tolerance(

@@ -123,6 +123,17 @@ class QuantGrid:
     chain: tuple[Elementwise, ...] = ()
     source: str = ""
 
+    @classmethod
+    def from_plain(cls, data: QuantGrid | dict) -> QuantGrid:
+        """A grid from itself or from ``dataclasses.asdict`` of one (a bundle's record)."""
+        if isinstance(data, QuantGrid):
+            return data
+        chain = tuple(
+            Elementwise(op["op"], tuple(float(x) for x in op.get("params", ())))
+            for op in data.get("chain", ())
+        )
+        return cls(float(data["step"]), chain, str(data.get("source", "")))
+
     def then(self, op: Elementwise) -> QuantGrid:
         """The grid of this value after one more element-wise op."""
         return dataclasses.replace(self, chain=(*self.chain, op))

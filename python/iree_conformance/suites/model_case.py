@@ -41,10 +41,13 @@ class ModelCase(Case):
         return [dataclasses.replace(self.tolerance, grids=grids)] * count
 
     def quantization_grids(self) -> tuple[QuantGrid | None, ...]:
+        """Each output's grid (read once per case: a zoo model's graph can be large)."""
         from iree_conformance.frontends.onnx.quant_grid import output_grids
 
-        model = self._graph()
-        return output_grids(model) if model is not None else ()
+        if "_quant_grids" not in self.__dict__:
+            model = self._graph()
+            self.__dict__["_quant_grids"] = output_grids(model) if model is not None else ()
+        return self.__dict__["_quant_grids"]
 
     def _graph(self):
         """The model's graph (without external data: scales are small and inline)."""
