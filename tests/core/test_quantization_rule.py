@@ -103,3 +103,12 @@ def test_tolerance_with_grids_survives_a_bundle_record():
     tol = Tolerance(rtol=1e-3, grids=(QuantGrid(STEP, (Elementwise("Clip", (0.0, 6.0)),)), None))
     back = Tolerance(**json.loads(json.dumps(dataclasses.asdict(tol))))
     assert back == tol and hash(back) == hash(tol)
+
+
+def test_grid_steps_count_only_where_the_strict_tolerance_rejects():
+    x = np.array([0.0, 20.0])  # the second saturates: its logit is not readable in float32
+    e = _sigmoid(x)
+    a = np.array([_sigmoid(np.array(STEP))[()], np.float32(0.9999999)], np.float32)
+    tol = Tolerance(rtol=1e-3, atol=1e-4, grids=(QuantGrid(STEP, (Elementwise("Sigmoid"),)),))
+    c = compare_outputs([a], [e], tol)
+    assert c.ok and c.metrics["outputs"][0]["max_grid_steps"] == pytest.approx(1.0, abs=0.01)
