@@ -162,3 +162,14 @@ def test_a_model_case_judges_its_quantized_outputs_by_their_grids(tmp_path):
     onnx.save(_model([helper.make_node("Relu", ["x"], ["y"])], [_out("y")]), plain)
     (other,) = model_cases(plain, tmp_path)
     assert other.set_tolerances(2) == [other.tolerance] * 2
+
+
+def test_weights_in_external_data_are_not_read(tmp_path):
+    from iree_conformance.suites.model_case import load_model_header
+
+    model = quantized_sigmoid()
+    w = numpy_helper.from_array(np.ones((64, 64), np.float32), "w")
+    model.graph.initializer.append(w)
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, size_threshold=1024)
+    header = load_model_header(tmp_path / "m.onnx")
+    assert output_grids(header) == output_grids(quantized_sigmoid())
