@@ -145,6 +145,8 @@ def rule_lines(metrics: dict[str, Any]) -> list[str]:
         if rule is None:
             continue
         detail = f": {o['grid']}" if o.get("grid") else ""
+        if o.get("max_grid_steps"):
+            detail += f" (found {o['max_grid_steps']:g} steps apart)"
         lines.append(f"output {i}: judged by the {rule} rule{detail}")
     scope = metrics.get("rel_error_scope")
     if scope and metrics.get("compared_elements"):
