@@ -8,7 +8,7 @@ def test_equal_floats_pass_and_metrics_are_zero():
     a = np.array([1.0, 2.0, 3.0], np.float32)
     c = compare_outputs([a], [a.copy()])
     assert c.ok and c.metrics["max_abs_error"] == 0.0 and c.metrics["mismatch_count"] == 0
-    assert c.metrics["outputs"] == [{"dtype": "float32", "shape": [3]}]
+    assert c.metrics["outputs"] == [{"dtype": "float32", "shape": [3], "rule": "tolerance"}]
 
 
 def test_float_outside_tolerance_fails_with_first_index():

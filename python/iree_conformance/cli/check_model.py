@@ -3,7 +3,9 @@
 The model is the case ``--onnx-dir`` would make of it (its folder's ``models.toml``,
 its ``<stem>.inputs.toml``, ``test_data_set_N`` beside it, ``--dim``/``--input-shape``),
 run through the same pipeline and artifact store as ``pytest conformance``. It prints
-the chosen inputs, every stage and its time, the verdict, the median time against
+the chosen inputs, every stage and its time, the opset conversion the import made (with
+the ``iree-import-onnx`` line that reproduces it), the dims the shape rule guessed (and
+how to pin them), the rule that judged each output, the verdict, the median time against
 onnxruntime's, and on a numerics failure the first diverging node.
 
 Exit status (``EXIT_HELP``, from the one table in common/errors.py): 0 pass; 1 IREE failed
@@ -119,7 +121,75 @@ def _case(args: argparse.Namespace):
     return case
 
 
-def _print_outcome(outcome: Outcome, out) -> None:
+#: Shape-rule rules that a person did not choose (``onnx.shape_policy``).
+_GUESSED = ("batch", "image", "sequence", "other")
+
+
+def opset_lines(info: dict[str, Any], model: str) -> list[str]:
+    """The opset conversion the import made, and the command that reproduces it."""
+    old, new = info.get("opset_from"), info.get("opset_to")
+    if old is None or new is None or old == new:
+        return []
+    return [
+        f"opset: the model's opset {old} was converted to {new} before import "
+        "(onnx.version_converter); IREE imported the converted model",
+        f"  to reproduce: iree-import-onnx {model} --opset-version {new} -o model.mlir",
+    ]
+
+
+def guessed_dim_lines(info: dict[str, Any], model: str) -> list[str]:
+    """The dims the shape rule guessed, and how to pin them (``--dim``, a spec)."""
+    inputs = info.get("inputs") or {}
+    dims = {k: d for k, d in (inputs.get("dims") or {}).items() if d.get("rule") in _GUESSED}
+    if not dims:
+        return []
+    listed = ", ".join(f"{k} = {d['size']} ({d['rule']} rule)" for k, d in dims.items())
+    named = {k: d for k, d in dims.items() if "[" not in k}
+    pins = [f"--dim {k}=SIZE" for k in named]
+    unnamed = sorted({k.split("[")[0] for k in dims if "[" in k})
+    shapes = inputs.get("shapes") or {}
+    pins += [
+        f"--input-shape {n}={'x'.join(map(str, shapes.get(n, []))) or 'SHAPE'}" for n in unnamed
+    ]
+    stem = Path(model).with_suffix(".inputs.toml").name
+    spec = "[dims] " + ", ".join(f"{k} = SIZE" for k in named) if named else ""
+    spec += (" " if spec else "") + " ".join(f'[inputs.{n}] shape = "..."' for n in unnamed)
+    return [
+        f"guessed dims (the shape rule chose them; the model does not say): {listed}",
+        f"  to pin them: {' '.join(pins)}, or in {stem} beside the model: {spec.strip()}",
+    ]
+
+
+def rule_lines(metrics: dict[str, Any]) -> list[str]:
+    """Which comparison rule judged each output."""
+    lines = []
+    for i, o in enumerate(metrics.get("outputs") or []):
+        rule = o.get("rule")
+        if rule is None:
+            continue
+        detail = f": {o['grid']}" if o.get("grid") else ""
+        if o.get("max_grid_steps"):
+            detail += f" (found {o['max_grid_steps']:g} steps apart)"
+        lines.append(f"output {i}: judged by the {rule} rule{detail}")
+    scope = metrics.get("rel_error_scope")
+    if scope and metrics.get("compared_elements"):
+        lines.append(
+            f"max abs error {metrics.get('max_abs_error', 0.0):.3g}, max rel error "
+            f"{metrics.get('max_rel_error', 0.0):.3g} (rel over {scope})"
+        )
+    return lines
+
+
+def _short(line: str) -> str:
+    """A line of the inputs block, cut as diagnostics are (no line over 1 KB)."""
+    from iree_conformance.common.diagnostics import KEPT_CHARS, MAX_LINE_CHARS
+
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:KEPT_CHARS]} ... [{len(line) - KEPT_CHARS} more characters]"
+
+
+def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
     inputs = outcome.info.get("inputs", {})
     if inputs.get("shapes"):
         shapes = ", ".join(
@@ -137,14 +207,22 @@ def _print_outcome(outcome: Outcome, out) -> None:
         for name, how in inputs.get("values", {}).items():
             print(f"  {name}: {how}", file=out)
         for t in inputs.get("tried", []):
-            print(f"  tried {t['shapes']}: {t['why']}", file=out)
+            print(_short(f"  tried {t['shapes']}: {t['why']}"), file=out)
     for stage in ("inputs", "store", *STAGE_ORDER):
         if stage in outcome.stage_times:
             print(f"{stage:>10}  {outcome.stage_times[stage]:8.3f} s", file=out)
+    for line in (
+        opset_lines(outcome.info, model)
+        + guessed_dim_lines(outcome.info, model)
+        + rule_lines(outcome.metrics)
+    ):
+        print(line, file=out)
     verdict = outcome.status if outcome.status != Status.ERROR else f"error at {outcome.stage}"
     print(f"verdict: {verdict}" + (f" ({outcome.reason})" if outcome.reason else ""), file=out)
     for line in outcome.diagnostics[:20]:
         print(f"  {line}", file=out)
+    if outcome.info.get("diagnostics_file"):
+        print(f"  full diagnostics: {outcome.info['diagnostics_file']}", file=out)
     bench = outcome.metrics.get("benchmark")
     if isinstance(bench, dict):
         print("", file=out)
@@ -175,6 +253,7 @@ def _timing_runs(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     import sys
 
+    from iree_conformance.common.diagnostics import cap_outcome_diagnostics
     from iree_conformance.common.store import ArtifactStore, default_store_dir
     from iree_conformance.engine.attempt import Attempt, AttemptSettings
     from iree_conformance.engine.benchmark import note_untimed
@@ -223,7 +302,8 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
                 )
     finally:
         worker.close()
-    _print_outcome(outcome, out)
+    cap_outcome_diagnostics(outcome, store.root)
+    _print_outcome(outcome, out, args.model)
     if args.json:
         data: dict[str, Any] = outcome.to_json()
         Path(args.json).write_text(

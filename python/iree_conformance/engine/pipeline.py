@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from iree_conformance.common.diagnostics import cap_outcome_diagnostics
 from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.engine import benchmark
 from iree_conformance.engine.after_run import RunJudging, after_run
@@ -39,7 +40,16 @@ def build_job(attempt: Attempt, input_sets: list) -> CaseJob:
 
 
 def run_case(attempt: Attempt, worker: WorkerClient) -> tuple[Outcome, CaseResult]:
-    """Returns the Outcome and the worker's result (which holds the vmfb when compile_only).
+    """Returns the Outcome and the worker's result (which holds the vmfb when compile_only);
+    a diagnostic line too long for a console is cut, its full text kept in a file
+    (``common/diagnostics.cap_outcome_diagnostics``)."""
+    outcome, result = _run_placed(attempt, worker)
+    cap_outcome_diagnostics(outcome, getattr(worker, "store_dir", None))
+    return outcome, result
+
+
+def _run_placed(attempt: Attempt, worker: WorkerClient) -> tuple[Outcome, CaseResult]:
+    """One attempt, in its batch's module where it has one.
 
     With a placement, the case runs its function in its batch's module. Without one, the
     worker may still run it in the module of an earlier batch that compiled it (the

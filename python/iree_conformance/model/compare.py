@@ -4,7 +4,13 @@ Rules: shapes and dtypes must match; integer and boolean outputs must be exactly
 floating and complex outputs are close when ``|a - e| <= atol + rtol * |e|`` elementwise
 (or, in ULP mode, for StableHLO's ``check.expect_close``, when they are at most
 ``max_ulp`` units in the last place apart), and NaN and infinity positions (and infinity
-signs) must match.
+signs) must match. An output that comes out of quantized arithmetic (``Tolerance.grids``,
+see ``model.quantization``) may also be up to k steps of its grid away.
+
+Each output's metrics name the rule that judged it (``rule``: ``exact``, ``tolerance``,
+``ulp`` or ``quantization-grid``). The maximum relative error is taken over the elements
+whose expected magnitude is above atol only (near an exact zero a relative error says
+nothing): ``rel_error_scope`` says so.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+
+from iree_conformance.model.quantization import DEFAULT_GRID_STEPS, QuantGrid
 
 # (rtol, atol) per floating dtype; a case or a manifest may override them.
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
@@ -31,6 +39,14 @@ class Tolerance:
     rtol: float | None = None
     atol: float | None = None
     max_ulp: int | None = None  # ULP mode: overrides rtol/atol for real and complex floats
+    # Per output (by index): its quantization grid, or None (strict tolerance).
+    grids: tuple[QuantGrid | None, ...] = ()
+    grid_steps: int | None = None  # k of the grid rule; None: DEFAULT_GRID_STEPS
+
+    def __post_init__(self) -> None:
+        # A bundle's record holds dataclasses.asdict of a Tolerance: grids come back as dicts.
+        grids = tuple(None if g is None else QuantGrid.from_plain(g) for g in self.grids)
+        object.__setattr__(self, "grids", grids)
 
     def merged_over(self, base: Tolerance) -> Tolerance:
         """This tolerance's fields where set, else base's (a manifest override over a case's)."""
@@ -38,7 +54,17 @@ class Tolerance:
             self.rtol if self.rtol is not None else base.rtol,
             self.atol if self.atol is not None else base.atol,
             self.max_ulp if self.max_ulp is not None else base.max_ulp,
+            self.grids or base.grids,
+            self.grid_steps if self.grid_steps is not None else base.grid_steps,
         )
+
+    def grid(self, index: int) -> QuantGrid | None:
+        """The quantization grid of output ``index``, if it has one."""
+        return self.grids[index] if index < len(self.grids) else None
+
+    @property
+    def steps(self) -> int:
+        return self.grid_steps if self.grid_steps is not None else DEFAULT_GRID_STEPS
 
     def resolve(self, dtype: np.dtype) -> tuple[float, float]:
         rtol, atol = DEFAULT_TOLERANCES.get(np.dtype(dtype).name, FALLBACK_TOLERANCE)
@@ -95,10 +121,14 @@ def as_declared_unsigned(actual: np.ndarray, expected: np.ndarray) -> np.ndarray
     return actual
 
 
-def _compare_one(
+def compare_arrays(
     index: int, actual: np.ndarray, expected: np.ndarray, tol: Tolerance
 ) -> tuple[list[str], dict[str, Any]]:
-    """Returns (problems, metrics) for one output."""
+    """Returns (problems, metrics) for one output: the one rule for final outputs and
+    for the numerics bisection's intermediate tensors alike (unsigned results handed
+    back as the signed type of their width count as the declared type)."""
+    expected = np.asarray(expected)
+    actual = as_declared_unsigned(np.asarray(actual), expected)
     metrics: dict[str, Any] = {
         "max_abs_error": 0.0,
         "max_rel_error": 0.0,
@@ -113,13 +143,26 @@ def _compare_one(
     if actual.dtype != expected.dtype:
         return [f"output {index}: dtype {actual.dtype} != expected {expected.dtype}"], metrics
     metrics["compared_elements"] = int(actual.size)
+    grid = tol.grid(index)
+    if grid is not None:
+        metrics["rule"], metrics["grid"] = "quantization-grid", grid.describe(tol.steps)
     if actual.size == 0:
+        metrics.setdefault("rule", "exact" if not _is_inexact(expected.dtype) else "tolerance")
         return [], metrics
     if not _is_inexact(expected.dtype):
-        mismatch = actual != expected
         with np.errstate(over="ignore", invalid="ignore"):
-            diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+            e = expected.astype(np.float64)
+            diff = np.abs(actual.astype(np.float64) - e)
+            rel = np.where(e != 0, diff / np.abs(np.where(e != 0, e, 1.0)), 0.0)
+        if grid is not None:
+            mismatch = diff > grid.bound(e, tol.steps)
+            metrics["max_grid_steps"] = float(diff.max()) / grid.step
+        else:
+            mismatch = actual != expected
+            metrics["rule"] = "exact"
         metrics["max_abs_error"] = float(diff.max())
+        metrics["max_rel_error"] = float(rel.max())
+        metrics["rel_error_scope"] = "elements with expected != 0"
     else:
         wide = np.complex128 if "c" in (actual.dtype.kind, expected.dtype.kind) else np.float64
         a, e = actual.astype(wide), expected.astype(wide)
@@ -129,10 +172,13 @@ def _compare_one(
         finite = ~(a_nan | e_nan | a_inf | e_inf)
         with np.errstate(invalid="ignore", over="ignore"):
             diff = np.where(finite, np.abs(a - e), 0.0)
-            rel = np.where(finite, diff / np.maximum(np.abs(e), np.finfo(np.float64).tiny), 0.0)
+            # Relative error only where |expected| > atol: near an exact zero it says nothing.
+            scoped = finite & (np.abs(e) > atol)
+            rel = np.where(scoped, diff / np.where(scoped, np.abs(e), 1.0), 0.0)
         mismatch = (a_nan != e_nan) | (a_inf != e_inf) | (a_inf & e_inf & (a != e))
         metrics["max_abs_error"] = float(diff.max())
         metrics["max_rel_error"] = float(rel.max())
+        metrics["rel_error_scope"] = f"elements with |expected| > atol ({atol:g})"
         if (
             tol.max_ulp is not None
             and actual.dtype.itemsize // (2 if actual.dtype.kind == "c" else 1) in _INT_OF_WIDTH
@@ -140,18 +186,33 @@ def _compare_one(
             ulps = np.where(finite, _ulp_distance(actual, expected), 0.0)
             mismatch |= finite & (ulps > tol.max_ulp)
             metrics["max_ulp_error"], metrics["max_ulp"] = float(ulps.max()), tol.max_ulp
+            metrics.setdefault("rule", "ulp")
         else:
+            strict = atol + rtol * np.abs(e)
+            allowed = strict
+            if grid is not None and wide is np.float64:
+                allowed = strict + grid.bound(np.where(finite, e.real, 0.0), tol.steps)
+                # Steps apart, over the elements the strict tolerance alone would reject.
+                with np.errstate(invalid="ignore"):
+                    needed = finite & (diff > strict)
+                apart = np.where(needed, grid.steps_apart(a.real, e.real), 0.0)
+                metrics["max_grid_steps"] = round(float(np.nanmax(apart)), 3)
+            else:
+                metrics["rule"] = "tolerance"
             with np.errstate(invalid="ignore", over="ignore"):
-                mismatch |= finite & (diff > atol + rtol * np.abs(e))
+                mismatch |= finite & (diff > allowed)
             metrics["rtol"], metrics["atol"] = rtol, atol
     count = int(np.count_nonzero(mismatch))
     metrics["mismatch_count"] = count
     if count:
         first = tuple(int(i) for i in np.argwhere(mismatch)[0])
         metrics["first_mismatch_index"] = list(first)
+        rule = f" (quantization grid: {metrics['grid']})" if grid is not None else ""
         return [
-            f"output {index}: {count} of {actual.size} elements differ; first at {list(first)}: "
-            f"actual {plain(actual[first])}, expected {plain(expected[first])}; max abs error {metrics['max_abs_error']:.6g}"
+            f"output {index}: {count} of {actual.size} elements differ{rule}; first at "
+            f"{list(first)}: actual {plain(actual[first])}, expected {plain(expected[first])}; "
+            f"max abs error {metrics['max_abs_error']:.6g}, max rel error "
+            f"{metrics['max_rel_error']:.3g} (over {metrics['rel_error_scope']})"
         ], metrics
     return [], metrics
 
@@ -183,6 +244,8 @@ def accumulate_metrics(
     index of the output part describes, recorded with its first mismatch."""
     total["max_abs_error"] = max(total["max_abs_error"], part.get("max_abs_error", 0.0))
     total["max_rel_error"] = max(total["max_rel_error"], part.get("max_rel_error", 0.0))
+    if "rel_error_scope" in part:
+        total.setdefault("rel_error_scope", part["rel_error_scope"])
     total["mismatch_count"] += part.get("mismatch_count", 0)
     total["compared_elements"] += part.get("compared_elements", 0)
     if "max_ulp_error" in part:
@@ -210,8 +273,11 @@ def compare_outputs(
         return Comparison(False, [f"{len(actual)} outputs != {len(expected)} expected"], metrics)
     messages: list[str] = []
     for i, (a, e) in enumerate(zip(actual, expected)):
-        problems, m = _compare_one(i, a, e, tolerance)
+        problems, m = compare_arrays(i, a, e, tolerance)
         messages += problems
+        for key in ("rule", "grid", "max_grid_steps"):  # which rule judged this output
+            if key in m:
+                metrics["outputs"][i][key] = m[key]
         accumulate_metrics(metrics, m, output=i)
     return Comparison(not messages, messages, metrics)
 

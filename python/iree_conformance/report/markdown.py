@@ -137,6 +137,7 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
             )
         if len(groups) > max_groups:
             lines.append(f"- …and {len(groups) - max_groups} more groups")
+    lines += opset_conversion_lines(model.outcomes, max_listed)
     if model.flaky:
         lines += ["", f"### Flaky ({len(model.flaky)}): never red, never counted as a pass", ""]
         lines += [
@@ -193,6 +194,35 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
                 f"| {md_code(o['case_id'])} | {md_text(o['target'])} | {o.get('duration', 0.0):.2f} | {(o.get('stage_times') or {}).get('compile', 0.0):.2f} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def opset_conversion_lines(outcomes: list[dict[str, Any]], max_listed: int = 50) -> list[str]:
+    """The models upgraded to a newer opset before import (``info.opset_from``/``opset_to``),
+    with the ``iree-import-onnx`` option that does the same: a deployment needs it too."""
+    converted = [
+        o
+        for o in outcomes
+        if (info := o.get("info") or {}).get("opset_from") is not None
+        and info.get("opset_to") not in (None, info.get("opset_from"))
+    ]
+    if not converted:
+        return []
+    lines = [
+        "",
+        f"### Converted to a newer opset before import ({len(converted)})",
+        "",
+        "IREE imported the converted model; `iree-import-onnx MODEL --opset-version N` does the same.",
+        "",
+    ]
+    for o in converted[:max_listed]:
+        info = o["info"]
+        lines.append(
+            f"- `{o['case_id']}` ({o['target']}): opset {info['opset_from']} -> {info['opset_to']}, "
+            f"{o.get('verdict') or o.get('status')}"
+        )
+    if len(converted) > max_listed:
+        lines.append(f"- …and {len(converted) - max_listed} more")
+    return lines
 
 
 def differs_across_targets(outcomes: list[dict[str, Any]]) -> list[tuple[str, dict[str, str]]]:

@@ -19,6 +19,7 @@ import numpy as np
 from iree_conformance.frontends.onnx.specs import ModelSpec
 from iree_conformance.model.cases import Case, CaseInvalid, CaseReferenceError, CaseSkipped
 from iree_conformance.model.compare import Tolerance
+from iree_conformance.model.quantization import QuantGrid
 from iree_conformance.model.unjudged import InputsNotJudged
 
 if TYPE_CHECKING:
@@ -45,6 +46,37 @@ def cli_spec(options: RunOptions | None) -> ModelSpec:
 class ModelCase(Case):
     """Base for model cases: onnxruntime reference and numerics bisection."""
 
+    def set_tolerances(self, count: int) -> list[Tolerance]:
+        """The case's tolerance, with the quantization grid of each output that has one
+        (``onnx.quant_grid``): those outputs are judged by the grid rule."""
+        grids = self.quantization_grids()
+        if not any(grids):
+            return [self.tolerance] * count
+        return [dataclasses.replace(self.tolerance, grids=grids)] * count
+
+    def quantization_grids(self) -> tuple[QuantGrid | None, ...]:
+        """Each output's grid (read once per case: a zoo model's graph can be large)."""
+        from iree_conformance.frontends.onnx.quant_grid import output_grids
+
+        if "_quant_grids" not in self.__dict__:
+            try:
+                model = self._graph()
+                grids = output_grids(model) if model is not None else ()
+            except Exception:  # noqa: BLE001 - a graph it cannot read gets the strict rule
+                grids = ()
+            self.__dict__["_quant_grids"] = grids
+        return self.__dict__["_quant_grids"]
+
+    def _graph(self):
+        """The model's graph (without external data: scales are small and inline)."""
+        import onnx
+
+        if self.source_path is not None:
+            return load_model_header(self.source_path)
+        if self.source_bytes is not None:
+            return onnx.load_from_string(self.source_bytes)
+        return None
+
     def bisect(self, run_candidate) -> str:
         import onnx
 
@@ -57,12 +89,15 @@ class ModelCase(Case):
         static = self.import_options.get(STATIC_OPTION)
         if static:  # bisect the program that was compiled: the one at static shapes
             model = fix_input_shapes(model, static)
+        from iree_conformance.frontends.onnx.quant_grid import tensor_grids
+
         report = bisect(
             model,
             inputs,
             run_candidate,
             rtol=self.tolerance.rtol or 1e-3,
             atol=self.tolerance.atol or 1e-4,
+            grids=tensor_grids(model),
         )
         return report.summary()
 

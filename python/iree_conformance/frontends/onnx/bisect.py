@@ -4,7 +4,8 @@ When a model's final outputs mismatch, the first bad node is usually far upstrea
 Like onnx-mlir's CheckONNXModel, this makes every top-level node output a graph
 output, runs the widened model on both the candidate (the caller's IREE run, passed in
 as ``run_candidate``) and onnxruntime, and walks the nodes in topological order to the
-first output beyond ``atol + rtol * |expected|``.
+first output the final comparison would reject (``model.compare.compare_arrays``: the
+same tolerance, dtype rules and quantization grids).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import onnx.shape_inference
 
 from iree_conformance.frontends.onnx.reference import run_onnxruntime
 from iree_conformance.frontends.onnx.values import value_kind
+from iree_conformance.model.compare import Tolerance, compare_arrays
+from iree_conformance.model.quantization import QuantGrid
 
 __all__ = [
     "BisectReport",
@@ -137,38 +140,28 @@ def onnxruntime_runner(
 
 
 def compare_tensor(
-    expected: np.ndarray, actual: np.ndarray, rtol: float, atol: float
+    expected: np.ndarray,
+    actual: np.ndarray,
+    rtol: float,
+    atol: float,
+    grid: QuantGrid | None = None,
 ) -> tuple[str | None, float, float, int]:
     """(reason or None, max abs error, max rel error, mismatch count).
 
-    Floats match within ``atol + rtol * |expected|`` with NaN equal to NaN; integers
-    and bools must be equal.
+    The final comparison's rule (``model.compare.compare_arrays``), dtype rules included:
+    an unsigned tensor handed back as the signed type of its width is the same bits; a
+    tensor with a quantization grid may be up to k steps of it away.
     """
     expected, actual = np.asarray(expected), np.asarray(actual)
+    tolerance = Tolerance(rtol=rtol, atol=atol, grids=(grid,) if grid is not None else ())
+    problems, metrics = compare_arrays(0, actual, expected, tolerance)
+    if not problems:
+        return None, metrics["max_abs_error"], metrics["max_rel_error"], 0
     if expected.shape != actual.shape:
         return "shape", float("inf"), float("inf"), int(expected.size)
-    if expected.size == 0:
-        return None, 0.0, 0.0, 0
-    exp_float = np.issubdtype(expected.dtype, np.floating) or expected.dtype.kind == "V"
-    if not exp_float and np.issubdtype(actual.dtype, np.floating):
+    if metrics["compared_elements"] == 0:  # same shape, different dtype
         return "dtype", float("inf"), float("inf"), int(expected.size)
-    e = expected.astype(np.float64)
-    a = actual.astype(np.float64)
-    both_nan = np.isnan(e) & np.isnan(a)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        diff = np.where(both_nan | (e == a), 0.0, np.abs(a - e))
-        diff = np.where(np.isnan(diff), np.inf, diff)
-        rel = np.where(e != 0, diff / np.abs(e), np.where(diff == 0, 0.0, np.inf))
-        if exp_float:
-            bad = diff > atol + rtol * np.abs(e)
-        else:
-            bad = diff != 0
-    return (
-        "values" if bad.any() else None,
-        float(diff.max()),
-        float(rel.max()),
-        int(bad.sum()),
-    )
+    return "values", metrics["max_abs_error"], metrics["max_rel_error"], metrics["mismatch_count"]
 
 
 def bisect(
@@ -179,8 +172,12 @@ def bisect(
     rtol: float = 1e-3,
     atol: float = 1e-5,
     run_reference: Runner = onnxruntime_runner,
+    grids: Mapping[str, QuantGrid] | None = None,
 ) -> BisectReport:
-    """Run the widened model on both sides and report the first diverging node."""
+    """Run the widened model on both sides and report the first diverging node.
+
+    grids: the quantization grid of each tensor that has one (``quant_grid.tensor_grids``):
+    such a tensor is judged as a final output with that grid would be."""
     widened = expose_intermediates(model)
     expected = run_reference(widened, inputs)
     actual = run_candidate(widened, inputs)
@@ -196,7 +193,7 @@ def bisect(
                 missing.append(name)
                 continue
             reason, max_abs, max_rel, count = compare_tensor(
-                expected[name], actual[name], rtol, atol
+                expected[name], actual[name], rtol, atol, (grids or {}).get(name)
             )
             compared += 1
             if reason is not None:
