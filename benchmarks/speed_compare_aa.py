@@ -174,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  missed (the runs' own spread is over 20 %): {', '.join(missed)}")
     if args.json:
         Path(args.json).write_text(
-            json.dumps({"passes": passes, "aa_rate": rate, "detected": detected, "missed": missed})
+            json.dumps({"passes": passes, "aa_rate": rate, "detected": detected, "missed": missed}),
+            encoding="utf-8",
+            newline="\n",
         )
     ok = rate <= 0.01 and bool(detected)
     print(("MET" if ok else "MISSED") + ": A/A <= 1 % and an injected 20 % slowdown flagged")

@@ -163,7 +163,9 @@ def make_consumer(repo: Path, sha: str) -> None:
         shutil.rmtree(repo)
     make_models(repo / "models")
     (repo / "expectations").mkdir()
-    (repo / "expectations" / "llvm-cpu.toml").write_text(manifest(True), encoding="utf-8")
+    (repo / "expectations" / "llvm-cpu.toml").write_text(
+        manifest(True), encoding="utf-8", newline="\n"
+    )
     workflows = repo / ".github" / "workflows"
     workflows.mkdir(parents=True)
     (workflows / "conformance.yml").write_text(
@@ -281,7 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     ).returncode
     check(problems, warm == 0, "run 2 restored the artifact store and compiled nothing")
 
-    (repo / "expectations" / "llvm-cpu.toml").write_text(manifest(False), encoding="utf-8")
+    (repo / "expectations" / "llvm-cpu.toml").write_text(
+        manifest(False), encoding="utf-8", newline="\n"
+    )
     git(repo, "commit", "-q", "-am", "drop the Binarizer declaration")
     code, third = run("3 red (the declaration removed)")
     check(problems, code == 1, f"run 3 is red (act_local exit {code}, 1 expected)")
@@ -319,7 +323,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.summary:
         Path(args.summary).write_text(
-            json.dumps({"runs": runs, "problems": problems}, indent=1) + "\n", encoding="utf-8"
+            json.dumps({"runs": runs, "problems": problems}, indent=1) + "\n",
+            encoding="utf-8",
+            newline="\n",
         )
     for r in runs:
         print(f"  {r['run']}: exit {r['exit']}, {r['seconds']} s (act {r['act_seconds']} s)")

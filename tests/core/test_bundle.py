@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -83,6 +84,26 @@ def test_run_bundle_records_where_a_failure_is_written(made, monkeypatch, capsys
     assert wrong["info"]["manifest"] == {"path": str(made / "b" / "manifest.json"), "line": 2}
     # An xfail is expected: no annotation; nothing unexpected in this bundle.
     assert "::error" not in capsys.readouterr().out
+
+
+def test_run_bundle_cuts_a_huge_diagnostic_and_keeps_it_in_a_file(made, monkeypatch, tmp_path):
+    """As a suite run does: no diagnostic line over 1 KB reaches the results."""
+    from iree_conformance.bundles import bundle
+
+    real_after_run = bundle.after_run
+
+    def noisy(outcome, judging):
+        real_after_run(outcome, judging)
+        outcome.diagnostics = ["error: 'onnx.Huge' op " + "attribute " * 20_000]
+
+    monkeypatch.setattr(bundle, "after_run", noisy)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    run_bundle(made / "b", "local-task", made / "capped.json")
+    outcomes = json.loads((made / "capped.json").read_text())["outcomes"]
+    assert outcomes and all(len(d) <= 1024 for o in outcomes for d in o["diagnostics"])
+    kept = {o["info"]["diagnostics_file"] for o in outcomes}
+    assert len(kept) == 1 and "attribute " * 20_000 in Path(kept.pop()).read_text()
 
 
 def test_cli_run_bundle_with_timing(made):

@@ -42,6 +42,14 @@ def _save(model: onnx.ModelProto, path: Path) -> None:
     onnx.save(model, str(path))
 
 
+def _float64_model() -> onnx.ModelProto:
+    """Sigmoid on float64 in and out: IREE's default would demote the signature to f32."""
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.DOUBLE, [4, 5])
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.DOUBLE, [4, 5])
+    graph = onnx.helper.make_graph([onnx.helper.make_node("Sigmoid", ["x"], ["y"])], "g", [x], [y])
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+
+
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("models")
@@ -81,6 +89,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
             size_threshold=0,
         )
     (root / "ext-missing" / "model.onnx.data").unlink()
+    _save(_float64_model(), root / "f64" / "sigmoid.onnx")
     (root / "broken").mkdir()
     (root / "broken" / "corrupt.onnx").write_bytes(b"\x08\x07this is not a model")
     _save(sm.batch_model(), root / "badspec" / "batch.onnx")
@@ -115,6 +124,7 @@ def test_every_model_file_is_a_case_and_symbolic_ones_have_a_dynamic_twin(outcom
             "ext/model.onnx",
             "ext/model.onnx:dynamic",
             "ext-missing/model.onnx",
+            "f64/sigmoid.onnx",
             "image/image.onnx",
             "image/image.onnx:dynamic",
             "nan/nan.onnx",
@@ -122,6 +132,26 @@ def test_every_model_file_is_a_case_and_symbolic_ones_have_a_dynamic_twin(outcom
             "scalar/scalar.onnx",
         )
     )
+
+
+def test_a_float64_model_keeps_float64_and_passes(outcomes: dict):
+    """Demoted, its f64 inputs would not fit the module's f32 buffers (OUT_OF_RANGE at run):
+    a harness artifact, not IREE's verdict on the model."""
+    outcome = outcomes["onnx-dir/f64/sigmoid.onnx"]
+    assert outcome["status"] == "pass", outcome
+
+
+def test_only_models_declaring_float64_keep_it():
+    from iree_conformance.model.cases import ONNX_KEEP_F64
+    from iree_conformance.suites.model_case import ModelCase
+
+    class Probe(ModelCase):
+        pass
+
+    f64 = Probe("p", "onnx_dir", "onnx", source_bytes=_float64_model().SerializeToString())
+    f32 = Probe("q", "onnx_dir", "onnx", source_bytes=sm.batch_model().SerializeToString())
+    assert ONNX_KEEP_F64 in f64.compile_flags(("--iree-hal-target-device=local",))
+    assert ONNX_KEEP_F64 not in f32.compile_flags(("--iree-hal-target-device=local",))
 
 
 def test_static_case_passes_at_the_chosen_shape(outcomes: dict):

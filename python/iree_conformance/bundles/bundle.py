@@ -37,6 +37,7 @@ import numpy as np
 
 from iree_conformance.bundles import manifest_check
 from iree_conformance.common import errors
+from iree_conformance.common.diagnostics import cap_outcome_diagnostics
 from iree_conformance.common.fsutil import atomic_write_bytes
 from iree_conformance.common.timing import time_iree_call
 from iree_conformance.common.vocabulary import CaseKey, Stage, Status
@@ -345,6 +346,9 @@ def run_bundle(
                 executor, record, vmfb, arrays, driver, device, timing_runs, outcome
             )
             after_run(outcome, judging)  # the engine's after-run steps, as for a suite's run
+        # A line too long for a console is cut, its full text kept in a file (the temp
+        # folder's: a bundle may be read-only), as the pipeline does.
+        cap_outcome_diagnostics(outcome, None)
         outcome.duration = time.perf_counter() - start
         judge(bundle_expectations(root, record), outcome).record(outcome)
         assert outcome.verdict is not None  # record() set it

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -29,6 +30,7 @@ from typing import Any
 from iree_conformance.common.errors import BundleError
 from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.model.compare import Tolerance
+from iree_conformance.model.quantization import QuantGrid
 
 __all__ = [
     "DIGEST_NAME",
@@ -68,6 +70,23 @@ _FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "expected": ((dict,), False),
 }
 _TOLERANCE_KEYS = frozenset(f.name for f in dataclasses.fields(Tolerance))
+
+
+def _grids_ok(grids: Any) -> bool:
+    """A tolerance's quantization grids as ``dataclasses.asdict`` wrote them: a list of
+    None or grids with a finite positive step and known element-wise ops."""
+    if not isinstance(grids, list):
+        return False
+    for grid in grids:
+        if grid is None:
+            continue
+        try:
+            parsed = QuantGrid.from_plain(grid)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return False
+        if not math.isfinite(parsed.step) or parsed.step <= 0:
+            return False
+    return True
 
 
 def _sha256(data: bytes) -> str:
@@ -153,8 +172,10 @@ def check_record(record: Any, index: int, where: Path) -> None:
         and set(t) <= _TOLERANCE_KEYS
         and all(
             v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
-            for v in t.values()
+            for k, v in t.items()
+            if k != "grids"
         )
+        and _grids_ok(t.get("grids", []))
         for t in tolerances
     ):
         raise BundleError(

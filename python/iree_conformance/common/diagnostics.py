@@ -79,7 +79,7 @@ def cap_diagnostics(entries: list[str], spill_dir: Path | None) -> tuple[list[st
             path.parent.mkdir(parents=True, exist_ok=True)
             if not path.is_file():
                 tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(full, encoding="utf-8")
+                tmp.write_text(full, encoding="utf-8", newline="\n")
                 os.replace(tmp, path)
             where = str(path)
         except OSError:

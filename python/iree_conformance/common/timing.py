@@ -57,7 +57,7 @@ _CLEAR_REFS = Path("/proc/self/clear_refs")
 def reset_peak_rss() -> bool:
     """Resets the kernel's high-water mark of this process (Linux 4.0+); False elsewhere."""
     try:
-        _CLEAR_REFS.write_text("5")
+        _CLEAR_REFS.write_text("5", newline="\n")
         return True
     except OSError:
         return False

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iree_conformance.frontends.onnx.specs import ModelSpec
-from iree_conformance.model.cases import Case, CaseInvalid, CaseReferenceError, CaseSkipped
+from iree_conformance.model.cases import (
+    ONNX_KEEP_F64,
+    Case,
+    CaseInvalid,
+    CaseReferenceError,
+    CaseSkipped,
+)
 from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.quantization import QuantGrid
 from iree_conformance.model.unjudged import InputsNotJudged
@@ -66,6 +72,31 @@ class ModelCase(Case):
                 grids = ()
             self.__dict__["_quant_grids"] = grids
         return self.__dict__["_quant_grids"]
+
+    def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
+        """IREE's default demotes float64 to float32, which also changes the module's
+        signature: a model whose inputs or outputs are declared float64 would get f32
+        buffers for its f64 values (OUT_OF_RANGE at run, a harness artifact). Such a model
+        keeps float64 (as the onnx_ops suite does); every other model keeps the default
+        (with f64 kept, two light models with f64 inside fail to compile)."""
+        flags = super().compile_flags(target_flags)
+        if self._declares_float64():
+            flags.append(ONNX_KEEP_F64)
+        return flags
+
+    def _declares_float64(self) -> bool:
+        if "_declares_f64" not in self.__dict__:
+            import onnx
+
+            try:
+                graph = self._graph()
+            except Exception:  # noqa: BLE001 - an unreadable model fails at prepare instead
+                graph = None
+            values = [*graph.graph.input, *graph.graph.output] if graph is not None else []
+            self.__dict__["_declares_f64"] = any(
+                v.type.tensor_type.elem_type == onnx.TensorProto.DOUBLE for v in values
+            )
+        return bool(self.__dict__["_declares_f64"])
 
     def _graph(self):
         """The model's graph (without external data: scales are small and inline)."""
