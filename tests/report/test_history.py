@@ -118,6 +118,41 @@ def test_the_page_names_the_iree_version_it_started_failing_with(tmp_path):
     assert "fail-numerics: fail here" in page  # the latest failure's message
 
 
+def test_the_site_has_a_version_axis_with_what_each_version_changed(tmp_path):
+    worse, better = "onnx-ops/test_ReLU", "onnx-ops/test_abs"
+    docs = [
+        night_doc(real(), datetime.date(2026, 11, d), v)
+        for d, v in ((20, "3.12.0"), (21, "3.12.0"), (22, "3.13.0"), (23, "3.13.0"))
+    ]
+    for doc in docs[:2]:
+        set_verdict(doc, better, "fail", "fail-compile")
+    set_verdict(docs[2], worse, "fail", "fail-numerics")
+    set_verdict(docs[3], worse, "fail", "fail-numerics")
+    # absent on the first night of the new version: its first verdict there is the next one
+    docs[2]["outcomes"] = [o for o in docs[2]["outcomes"] if o["case_id"] != better]
+    state_path, site_dir = tmp_path / "h.json", tmp_path / "site"
+    paths = write_nights(tmp_path, docs)
+    assert (
+        cli.main(["history", *paths, "--state-out", str(state_path), "--site", str(site_dir)]) == 0
+    )
+    state = json.loads(state_path.read_text(encoding="utf-8"))
+    runs = history.version_runs(state)
+    assert [(r.version, r.first, r.last) for r in runs] == [("3.12.0", 0, 1), ("3.13.0", 2, 3)]
+    (step,) = history.version_steps(state)
+    cell = "llvm-cpu linux/x86_64"
+    assert step.newly_failing == [(worse, cell)] and step.newly_passing == [(better, cell)]
+    index = (site_dir / "index.html").read_text(encoding="utf-8")
+    section = index.split('id="versions"')[1].split('id="started-failing"')[0]
+    assert "3.12.0 &rarr; 3.13.0 (2026-11-22): 1 newly failing, 1 newly passing" in section
+    assert f'href="cases/{site.slug(worse)}.html"' in section.split("Newly passing")[0]
+    assert f'href="cases/{site.slug(better)}.html"' in section.split("Newly passing")[1]
+
+
+def test_one_version_has_no_step():
+    state = {"nights": [{"iree_compiler": "3.13.0"}] * 2, "cases": {}}
+    assert history.version_steps(state) == [] and len(history.version_runs(state)) == 1
+
+
 def test_state_carried_across_runs_equals_one_run(tmp_path):
     nights, _ = check.derive_nights(real())
     paths = write_nights(tmp_path, nights)

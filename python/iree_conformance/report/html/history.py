@@ -261,6 +261,68 @@ def streak(state: dict[str, Any], cell: dict[str, Any]) -> Streak:
     )
 
 
+@dataclass(frozen=True)
+class VersionRun:
+    """Consecutive kept nights that tested one IREE version."""
+
+    version: str
+    first: int  # index of its first night in ``state["nights"]``
+    last: int  # index of its last night
+
+
+@dataclass(frozen=True)
+class VersionStep:
+    """The move from one IREE version to the next among the kept nights, and the cells
+    whose verdict turned with it: each cell's last verdict on the old version against its
+    first on the new one (nights it did not run are passed over)."""
+
+    before: VersionRun
+    after: VersionRun
+    newly_failing: list[tuple[str, str]]  # (case id, cell key)
+    newly_passing: list[tuple[str, str]]
+
+
+def version_runs(state: dict[str, Any]) -> list[VersionRun]:
+    """The kept nights split where the IREE version changes, oldest first (a version that
+    comes back after another is a new run: the history's axis is time)."""
+    runs: list[VersionRun] = []
+    for i, night in enumerate(state["nights"]):
+        version = str(night.get("iree_compiler") or "?")
+        if runs and runs[-1].version == version:
+            runs[-1] = VersionRun(version, runs[-1].first, i)
+        else:
+            runs.append(VersionRun(version, i, i))
+    return runs
+
+
+def _last_seen(codes: str, run: VersionRun) -> str:
+    seen = [c for c in codes[run.first : run.last + 1] if c != ABSENT]
+    return seen[-1] if seen else ABSENT
+
+
+def _first_seen(codes: str, run: VersionRun) -> str:
+    seen = [c for c in codes[run.first : run.last + 1] if c != ABSENT]
+    return seen[0] if seen else ABSENT
+
+
+def version_steps(state: dict[str, Any]) -> list[VersionStep]:
+    """What changed at each change of IREE version among the kept nights."""
+    runs = version_runs(state)
+    steps = []
+    for before, after in zip(runs, runs[1:]):
+        worse, better = [], []
+        for case_id in sorted(state["cases"]):
+            for key, cell in sorted(state["cases"][case_id]["cells"].items()):
+                old = _last_seen(cell["nights"], before)
+                new = _first_seen(cell["nights"], after)
+                if old in PASSING and new in FAILING:
+                    worse.append((case_id, key))
+                elif old in FAILING and new in PASSING:
+                    better.append((case_id, key))
+        steps.append(VersionStep(before, after, worse, better))
+    return steps
+
+
 def night_counts(state: dict[str, Any], index: int) -> Counter[tuple[str, str, str]]:
     """(suite, cell key, "pass"|"total") -> count for kept night ``index``."""
     counts: Counter[tuple[str, str, str]] = Counter()

@@ -186,6 +186,19 @@ def build_site(
         failing_count=len(failing),
         flaky=flaky[:MAX_LISTED],
         flaky_count=len(flaky),
+        version_runs=history.version_runs(state),
+        version_steps=[
+            {
+                "step": step,
+                "worse": [(c, k, f"{CASE_DIR}/{slug(c)}.html") for c, k in step.newly_failing][
+                    :MAX_LISTED
+                ],
+                "better": [(c, k, f"{CASE_DIR}/{slug(c)}.html") for c, k in step.newly_passing][
+                    :MAX_LISTED
+                ],
+            }
+            for step in history.version_steps(state)
+        ],
     )
     written += _write(out_dir / "index.html", html)
     return SiteStats(len(index) + 1, written)
