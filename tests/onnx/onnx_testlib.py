@@ -25,6 +25,19 @@ ROOT = Path(__file__).resolve().parents[2]
 # -- running the suite ----------------------------------------------------------------
 
 
+def check_model(path: Path, store: Path, *extra: str) -> subprocess.CompletedProcess:
+    """``iree-conformance check-model PATH EXTRA`` in a child process on the store ``store``."""
+    env = {**os.environ, "IREE_CONFORMANCE_STORE": str(store)}
+    return subprocess.run(
+        [sys.executable, "-m", "iree_conformance.cli.main", "check-model", str(path), *extra],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
 def run_conformance(
     tmp: Path, env: dict[str, str], marker: str, *args: str
 ) -> tuple[subprocess.CompletedProcess, dict[str, dict]]:

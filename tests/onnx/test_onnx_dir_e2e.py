@@ -20,9 +20,6 @@ The folder this module builds holds small models of its own (symbolic_models.py)
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +27,7 @@ import onnx
 import pytest
 import symbolic_models as sm
 from onnx import numpy_helper
-from onnx_testlib import run_conformance
+from onnx_testlib import check_model, run_conformance
 
 from iree_conformance.common.errors import EXIT_UNJUDGED
 
@@ -222,39 +219,27 @@ def test_broken_files_and_specs_are_clear_errors(outcomes: dict, folder: Path):
     assert "input 'image'" in bad["diagnostics"][0]
 
 
-def _check_model(path: Path, store: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "IREE_CONFORMANCE_STORE": str(store)}
-    return subprocess.run(
-        [sys.executable, "-m", "iree_conformance.cli.main", "check-model", str(path), *extra],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 def test_check_model_gives_the_same_verdicts(folder: Path, store: Path, outcomes: dict):
-    image = _check_model(folder / "image" / "image.onnx", store, "--timing-runs", "2")
+    image = check_model(folder / "image" / "image.onnx", store, "--timing-runs", "2")
     assert image.returncode == 0, image.stdout + image.stderr
     assert "verdict: pass" in image.stdout and "dim H = 320 (image)" in image.stdout
     assert "onnxruntime" in image.stdout and "       run " in image.stdout
-    nan = _check_model(folder / "nan" / "nan.onnx", store)
+    nan = check_model(folder / "nan" / "nan.onnx", store)
     assert nan.returncode == EXIT_UNJUDGED and "verdict: error at reference" in nan.stdout, (
         nan.stdout
     )
-    corrupt = _check_model(folder / "broken" / "corrupt.onnx", store)
+    corrupt = check_model(folder / "broken" / "corrupt.onnx", store)
     assert corrupt.returncode == 2 and "not a valid ONNX protobuf" in corrupt.stderr
-    unknown = _check_model(folder / "image" / "image.onnx", store, "--dim", "depth=3")
+    unknown = check_model(folder / "image" / "image.onnx", store, "--dim", "depth=3")
     assert unknown.returncode == 3 and "dim 'depth'" in unknown.stderr
-    assert _check_model(folder / "nope.onnx", store).returncode == 2
-    badspec = _check_model(folder / "badspec" / "batch.onnx", store)
+    assert check_model(folder / "nope.onnx", store).returncode == 2
+    badspec = check_model(folder / "badspec" / "batch.onnx", store)
     assert badspec.returncode == 3 and "batch.inputs.toml:4" in badspec.stderr, badspec.stderr
-    data = _check_model(folder / "data" / "model.onnx", store)
+    data = check_model(folder / "data" / "model.onnx", store)
     assert data.returncode == 0 and "verdict: pass" in data.stdout, data.stdout + data.stderr
     assert "(static compile, from test_data_set_0): x 2x4" in data.stdout, data.stdout
     assert "test_data_set_1: other shapes, run as exported (--dynamic)" in data.stdout
-    dynamic = _check_model(folder / "data" / "model.onnx", store, "--dynamic")
+    dynamic = check_model(folder / "data" / "model.onnx", store, "--dynamic")
     assert (
         dynamic.returncode == 0
         and "(dynamic compile, from test_data_set_0, test_data_set_1)" in (dynamic.stdout)

@@ -5,15 +5,13 @@ console and the JSON (the real models these stand for: docs/real-models.md)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx_testlib import check_model
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,18 +66,6 @@ def tree_ensemble(nodes: int = 2000) -> onnx.ModelProto:
     )
 
 
-def _check_model(path: Path, store: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "IREE_CONFORMANCE_STORE": str(store)}
-    return subprocess.run(
-        [sys.executable, "-m", "iree_conformance.cli.main", "check-model", str(path), *extra],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("store")
@@ -93,7 +79,7 @@ def test_quantized_output_is_judged_by_the_grid_and_the_conversion_is_named(
     onnx.save(quantized_sigmoid_opset13(), path)
     report = tmp_path / "out.json"
     extra = ["--dynamic"] if variant == "dynamic" else []
-    run = _check_model(path, store, "--timing-runs", "0", "--json", str(report), *extra)
+    run = check_model(path, store, "--timing-runs", "0", "--json", str(report), *extra)
     out = run.stdout
     assert run.returncode == 0, out + run.stderr
     assert "opset: the model's opset 13 was converted to 17 before import" in out
@@ -116,7 +102,7 @@ def test_huge_diagnostic_is_cut_and_kept_in_a_file(tmp_path: Path, store: Path):
     path = tmp_path / "tree.onnx"
     onnx.save(tree_ensemble(), path)
     report = tmp_path / "out.json"
-    run = _check_model(path, store, "--timing-runs", "0", "--json", str(report))
+    run = check_model(path, store, "--timing-runs", "0", "--json", str(report))
     assert run.returncode == 1, run.stdout + run.stderr
     assert "verdict: error at compile" in run.stdout
     longest = max(len(line) for line in (run.stdout + run.stderr).splitlines())
