@@ -227,14 +227,20 @@ def cmd_install(args: argparse.Namespace) -> int:
         if len(versions) == 1
         else []
     )
+    # The action's own steps run cache_tools (the store's cache key and save plan): it is
+    # its own distribution beside the suite, installed from the action's checkout.
+    requirements = [requirement, str(action / "cache_tools")]
     # uv when the runner has it (parallel downloads, its cache linked, not copied), else pip.
     uv = shutil.which("uv")
     command = (
-        [uv, "pip", "install", "--python", str(python), requirement]
+        [uv, "pip", "install", "--python", str(python), *requirements]
         if uv
-        else [str(python), "-m", "pip", "install", "--disable-pip-version-check", requirement]
+        else [str(python), "-m", "pip", "install", "--disable-pip-version-check", *requirements]
     )
-    print(f"installing with {'uv' if uv else 'pip'}: {requirement} {' '.join(pins)}", flush=True)
+    print(
+        f"installing with {'uv' if uv else 'pip'}: {' '.join(requirements)} {' '.join(pins)}",
+        flush=True,
+    )
     result = subprocess.run(
         command + pins, capture_output=True, text=True, encoding="utf-8", errors="replace"
     )

@@ -18,6 +18,7 @@ import yaml
 
 from ci import user_action
 from ci.consumer_repo_proof import make_models, manifest
+from iree_conformance.common.tomlio import tomllib
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -245,3 +246,37 @@ def test_early_check_runs_on_the_standard_library_only(consumer: Path) -> None:
 def test_an_unknown_iree_release_is_recognized_in_pip_and_uv_output(log: str) -> None:
     found = user_action._NO_SUCH_VERSION.search(log)
     assert found and found["req"] == "iree-base-compiler==3.99.0"
+
+
+def test_install_brings_every_package_the_action_steps_run(tmp_path: Path, monkeypatch) -> None:
+    """Each `$IREE_CONFORMANCE_ACTION_PYTHON -m PKG` in action.yml needs PKG installed by
+    `install` (cache_tools is its own distribution: leaving it out broke the action)."""
+    calls: list[list[str]] = []
+
+    def fake_run(command: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        calls.append([str(c) for c in command])
+        return subprocess.CompletedProcess(command, 0, stdout="3.13.0\n", stderr="")
+
+    monkeypatch.setattr(user_action.subprocess, "run", fake_run)
+    monkeypatch.setattr(user_action.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(user_action, "set_outputs", lambda _outputs: None)
+    args = user_action.build_parser().parse_args(
+        ["install", "--venv", str(tmp_path / "venv"), "--action-path", str(REPO)]
+    )
+    assert user_action.cmd_install(args) == 0
+    install = next(c for c in calls if "install" in c and "pip" in " ".join(c))
+    installed: set[str] = set()
+    for argument in install:
+        pyproject = Path(argument) / "pyproject.toml"
+        if pyproject.is_file():
+            setuptools = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["setuptools"]
+            listed = setuptools.get("packages")
+            if isinstance(listed, list):
+                installed |= {name.split(".")[0] for name in listed}
+            else:  # packages.find under a folder
+                for where in listed["find"]["where"]:
+                    installed |= {p.name for p in (Path(argument) / where).iterdir() if p.is_dir()}
+    text = (REPO / "action.yml").read_text(encoding="utf-8")
+    run = {m.split(".")[0] for m in re.findall(r'ACTION_PYTHON" -m ([\w.]+)', text)}
+    # ci/ is not installed: its steps run from the action's checkout (working-directory).
+    assert run - {"ci"} and run - {"ci"} <= installed, (run, installed)
