@@ -7,7 +7,7 @@ of a small selection can be empty) or with --allow-empty; in that case a results
 with no outcomes is written so that merge_results.py still sees the run.
 
 $CI_RUN_SHARD_ARGS adds pytest arguments after the profile's (shell-style quoting; later
-options win), e.g. "--onnx-ops-sample 20": how ci/act_local.py keeps a local run small.
+options win), e.g. "--onnx-ops-sample 20": how devtools/act_local.py keeps a local run small.
 
 --durations-file is passed on only when the file exists and holds at least one duration
 (a first nightly has none; pytest then splits by count).

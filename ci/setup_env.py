@@ -12,7 +12,7 @@ Subcommands:
 
 The folders live under $RUNNER_TEMP/iree-ci (outside the checkout, so `git status` stays
 clean for the expectations patch) unless --base or $CI_CACHE_BASE says otherwise.
-CI_CACHE_BASE is for ci/act_local.py: act gives every job a new random RUNNER_TEMP, and
+CI_CACHE_BASE is for devtools/act_local.py: act gives every job a new random RUNNER_TEMP, and
 actions/cache's version hashes the absolute path, so a later run's restore would never
 match an earlier run's save; on GitHub the runner's RUNNER_TEMP is always the same. Paths may contain spaces;
 nothing here creates symlinks.

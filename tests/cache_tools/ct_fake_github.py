@@ -1,8 +1,8 @@
-"""The loopback GitHub API of the cache_tools tests; it lives in ci/fake_github_api.py,
-where ci/act_local.py serves it to workflows run under act."""
+"""The loopback GitHub API of the cache_tools tests; it lives in devtools/fake_github_api.py,
+where devtools/act_local.py serves it to workflows run under act."""
 
 from __future__ import annotations
 
-from ci.fake_github_api import TOKEN, FakeGitHub, entry
+from devtools.fake_github_api import TOKEN, FakeGitHub, entry
 
 __all__ = ["TOKEN", "FakeGitHub", "entry"]

@@ -21,8 +21,10 @@ RESULTS = FIXTURES / "results"
 
 
 def ci_module(relpath: str) -> str:
-    """'source_build/pins.py' -> 'ci.source_build.pins'."""
-    return "ci." + relpath.removesuffix(".py").replace("/", ".")
+    """'source_build/pins.py' -> 'ci.source_build.pins'; 'devtools/act_local.py' (a
+    developer tool) -> 'devtools.act_local'."""
+    module = relpath.removesuffix(".py").replace("/", ".")
+    return module if module.startswith("devtools.") else "ci." + module
 
 
 def clean_env(**extra: str) -> dict[str, str]:

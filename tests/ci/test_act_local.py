@@ -1,4 +1,4 @@
-"""ci/act_local.py's logic without act: matrix rows, event payloads, act's command line
+"""devtools/act_local.py's logic without act: matrix rows, event payloads, act's command line
 (loopback only), act's JSON log, the warm-run check and run_shard.py's overrides.
 
 The slow test at the end runs act on a tiny workflow (skipped when act is missing)."""
@@ -16,13 +16,13 @@ import pytest
 import yaml
 from ci_helpers import REPO
 
-from ci.actlocal.command import ActRun, NotLoopback, local_actions, require_local_url
-from ci.actlocal.event import event_payload, first_cron, triggers
-from ci.actlocal.logs import LogParser
-from ci.actlocal.servers import MANIFEST_NAME, StaticServer, make_tiny_zoo
-from ci.actlocal.warm import count_stages
-from ci.actlocal.workflow import expand_matrix, plan_workflow
-from ci.fake_github_api import FakeGitHub
+from devtools.actlocal.command import ActRun, NotLoopback, local_actions, require_local_url
+from devtools.actlocal.event import event_payload, first_cron, triggers
+from devtools.actlocal.logs import LogParser
+from devtools.actlocal.servers import MANIFEST_NAME, StaticServer, make_tiny_zoo
+from devtools.actlocal.warm import count_stages
+from devtools.actlocal.workflow import expand_matrix, plan_workflow
+from devtools.fake_github_api import FakeGitHub
 
 WORKFLOWS = REPO / ".github" / "workflows"
 
@@ -415,7 +415,7 @@ def test_check_warm_script(tmp_path):
         )
     )
     ok = subprocess.run(
-        [sys.executable, "-m", "ci.check_warm_run", str(warm)],
+        [sys.executable, "-m", "devtools.check_warm_run", str(warm)],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -423,7 +423,7 @@ def test_check_warm_script(tmp_path):
     assert ok.returncode == 0, ok.stderr
     assert "1 from the artifact store, 0 compiled" in ok.stdout
     bad = subprocess.run(
-        [sys.executable, "-m", "ci.check_warm_run", str(cold)],
+        [sys.executable, "-m", "devtools.check_warm_run", str(cold)],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -517,7 +517,7 @@ def test_act_local_dry_run_plans_without_act(tmp_path):
         [
             sys.executable,
             "-m",
-            "ci.act_local",
+            "devtools.act_local",
             "ci.yml",
             "--dry-run",
             "--work-dir",
@@ -537,7 +537,7 @@ def test_act_local_dry_run_plans_without_act(tmp_path):
         [
             sys.executable,
             "-m",
-            "ci.act_local",
+            "devtools.act_local",
             "ci.yml",
             "--dry-run",
             "--work-dir",
@@ -593,7 +593,7 @@ def test_act_runs_a_tiny_workflow(tmp_path):
         [
             sys.executable,
             "-m",
-            "ci.act_local",
+            "devtools.act_local",
             str(wf),
             "--work-dir",
             str(tmp_path / "w"),
@@ -623,7 +623,7 @@ def test_fake_api_serves_an_earlier_runs_artifact_to_fetch_baseline(tmp_path, gh
 
     from ci_helpers import run_ci
 
-    from ci import act_local
+    from devtools import act_local
 
     store = tmp_path / "artifacts" / "1" / "merged-results"
     store.mkdir(parents=True)
@@ -662,7 +662,7 @@ def test_fake_api_serves_an_earlier_runs_artifact_to_fetch_baseline(tmp_path, gh
 
 
 def test_tool_cache_versions_and_act_environment(monkeypatch, tmp_path):
-    from ci.actlocal.host import act_environment, stablehlo_sample, tool_cache_version
+    from devtools.actlocal.host import act_environment, stablehlo_sample, tool_cache_version
 
     assert tool_cache_version("3.12", "3.11.7") == "3.12.0"
     assert tool_cache_version("3.11", "3.11.7") == "3.11.7"
@@ -699,7 +699,7 @@ def test_tool_cache_versions_and_act_environment(monkeypatch, tmp_path):
 
 
 def test_substituted_actions_point_at_their_stand_in(tmp_path):
-    from ci.actlocal.command import with_substitutes
+    from devtools.actlocal.command import with_substitutes
 
     v7, v4 = (
         ("actions/upload-artifact@" + "b" * 40, tmp_path / "v7"),
@@ -712,7 +712,7 @@ def test_substituted_actions_point_at_their_stand_in(tmp_path):
 
 
 def test_upstream_agreement_reads_local_fixtures_never_github(tmp_path):
-    from ci import act_local
+    from devtools import act_local
 
     variables = act_local.upstream_fixtures(tmp_path)
     assert set(variables) == {"IREE_CI_ONNX_CONFIG", "IREE_CI_ONNX_TESTS"}

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from ci_helpers import CI, REPO, clean_env
 
+DEVTOOLS = REPO / "devtools"
+
 PATH_MUTATORS = {"insert", "append", "extend", "remove", "pop", "clear", "__setitem__"}
 
 
@@ -54,13 +56,35 @@ def _is_sys_path(node: ast.expr) -> bool:
 def ci_modules() -> list[str]:
     return sorted(
         ".".join(p.relative_to(REPO).with_suffix("").parts)
-        for p in CI.rglob("*.py")
+        for folder in (CI, DEVTOOLS)
+        for p in folder.rglob("*.py")
         if p.name != "__init__.py"
     )
 
 
 def test_nothing_in_ci_edits_sys_path():
-    assert sys_path_edits(CI) == []
+    assert sys_path_edits(CI) + sys_path_edits(DEVTOOLS) == []
+
+
+def test_ci_never_imports_the_developer_tools():
+    """ci/ is what the workflows call; devtools/ (act, the proofs) may use it, not the
+    other way round."""
+    found = []
+    for path in CI.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            found += [
+                f"{path.relative_to(REPO)}:{node.lineno}"
+                for n in names
+                if n.split(".")[0] == "devtools"
+            ]
+    assert found == []
 
 
 def test_the_check_finds_each_kind_of_edit(tmp_path):
@@ -77,7 +101,7 @@ def test_the_check_finds_each_kind_of_edit(tmp_path):
 
 
 def test_every_package_folder_has_an_init():
-    folders = {p.parent for p in CI.rglob("*.py")}
+    folders = {p.parent for root in (CI, DEVTOOLS) for p in root.rglob("*.py")}
     assert sorted(f for f in folders if not (f / "__init__.py").is_file()) == []
 
 
@@ -123,3 +147,12 @@ def test_before_the_install_pythonpath_python_is_enough():
     missing = _bare("ci.install", "--dry-run", "--extras", "dev")
     assert missing.returncode == 8
     assert "PYTHONPATH=python" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_the_devtools_table_in_the_docs_is_current():
+    from devtools.__main__ import END, START, markdown
+
+    text = (REPO / "docs" / "devtools.md").read_text(encoding="utf-8")
+    assert START in text and END in text
+    shown = text[text.index(START) : text.index(END) + len(END)]
+    assert shown == markdown(), "regenerate it: python -m devtools --markdown"

@@ -1,4 +1,4 @@
-"""ci/pr_comment.py against ci/fake_github_api.py: one comment, created then edited in
+"""ci/pr_comment.py against devtools/fake_github_api.py: one comment, created then edited in
 place; a hostile results artifact is escaped or refused."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from ci_helpers import clean_env, run_ci
 
 from ci import pr_comment
-from ci.fake_github_api import TOKEN, FakeGitHub
+from devtools.fake_github_api import TOKEN, FakeGitHub
 
 REPO = "octo/repo"
 SHA = "a" * 40
@@ -241,11 +241,16 @@ def test_check_pr_view_reads_the_summary_and_the_fake_apis_state(tmp_path):
         encoding="utf-8",
     )
     ok = run_ci(
-        "check_pr_view.py", "annotations", "--summary", summary, "--expect", "error:a/b.mlir:8"
+        "devtools/check_pr_view.py",
+        "annotations",
+        "--summary",
+        summary,
+        "--expect",
+        "error:a/b.mlir:8",
     )
     assert "error: a/b.mlir:8" in ok.stdout
     missing = run_ci(
-        "check_pr_view.py",
+        "devtools/check_pr_view.py",
         "annotations",
         "--summary",
         summary,
@@ -257,11 +262,13 @@ def test_check_pr_view_reads_the_summary_and_the_fake_apis_state(tmp_path):
     state = tmp_path / "fake-github.json"
     comment = {"id": 1, "body": pr_comment.MARKER + "\nhi", "created_at": "t1", "updated_at": "t1"}
     state.write_text(json.dumps({"comments": {"1": [comment]}}), encoding="utf-8")
-    assert run_ci("check_pr_view.py", "comment", "--state", state).returncode == 0
-    never = run_ci("check_pr_view.py", "comment", "--state", state, "--edited", check=False)
+    assert run_ci("devtools/check_pr_view.py", "comment", "--state", state).returncode == 0
+    never = run_ci(
+        "devtools/check_pr_view.py", "comment", "--state", state, "--edited", check=False
+    )
     assert never.returncode == 1 and "never edited" in never.stderr
     state.write_text(json.dumps({"comments": {"1": [comment, comment]}}), encoding="utf-8")
-    two = run_ci("check_pr_view.py", "comment", "--state", state, check=False)
+    two = run_ci("devtools/check_pr_view.py", "comment", "--state", state, check=False)
     assert two.returncode == 1 and "2 conformance comments" in two.stderr
 
 

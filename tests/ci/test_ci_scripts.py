@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from ci_helpers import CI, REPO, clean_env, run_ci
 
-# Scripts, not the modules of a package (ci/actlocal/ is act_local.py's library).
+# Scripts, not the modules of a package (devtools/actlocal/ is act_local.py's library).
 ALL_SCRIPTS = sorted(
     p.relative_to(CI).as_posix()
     for p in CI.rglob("*.py")

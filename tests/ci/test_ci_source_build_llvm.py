@@ -18,11 +18,11 @@ import pytest
 import yaml
 from ci_helpers import FIXTURES, REPO, clean_env, run_ci
 
-from ci import act_local
 from ci.source_build import _cache_seal as seal
 from ci.source_build import _ccache_env as ccache_env
-from ci.source_build import llvm_cache_proof as proof
 from ci.source_build import llvm_source
+from devtools import act_local
+from devtools import llvm_cache_proof as proof
 
 PROJECT = FIXTURES / "ccache_project"
 TOOLS = ("ccache", "cmake", "ninja")

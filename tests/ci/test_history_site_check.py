@@ -1,4 +1,4 @@
-"""ci/history_site_check.py: the three derived nights, the DOM probes, and (where
+"""devtools/history_site_check.py: the three derived nights, the DOM probes, and (where
 Chromium is installed) the real headless check of a site made from a real run, passing
 and failing."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from ci_helpers import RESULTS
 
-from ci import history_site_check as check
-from ci import render_html_check as rhc
+from devtools import history_site_check as check
+from devtools import render_html_check as rhc
 
 REAL = RESULTS / "linux-py3.11.json"
 has_browser = pytest.mark.skipif(

@@ -1,4 +1,4 @@
-"""ci/render_html_check.py: the PNG reader, the blank and DOM checks, and (where Chromium
+"""devtools/render_html_check.py: the PNG reader, the blank and DOM checks, and (where Chromium
 is installed) a real headless render of a report made from the real results fixture."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from ci_helpers import RESULTS
 
-from ci import render_html_check as check
+from devtools import render_html_check as check
 from iree_conformance.report.html import inputs, render
 
 

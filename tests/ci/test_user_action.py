@@ -2,7 +2,7 @@
 errors (one line, the documented exit status), its counts, and its wiring.
 
 The action itself under act, in a consumer repository (green, warm, red with the
-annotation at the model), is ci/consumer_repo_proof.py, run by .ci/run."""
+annotation at the model), is devtools/consumer_repo_proof.py, run by .ci/run."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from ci import user_action
-from ci.consumer_repo_proof import make_models, manifest
+from devtools.consumer_repo_proof import make_models, manifest
 from iree_conformance.common.tomlio import tomllib
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ import pytest
 from iree_conformance.common import errors
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCES = ("python", "cache_tools", "ci")
+SOURCES = ("python", "cache_tools", "ci", "devtools")
 # The table, and cache-tools' copy of its three numbers (its own distribution runs without
 # the library; test_cache_tools_numbers_are_the_tables checks the copy).
 OWN_TABLES = {

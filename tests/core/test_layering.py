@@ -171,8 +171,8 @@ def violations(root: Path, stdlib_only: set[str]) -> list[str]:
             out.append(f"{where}: the engine reaches a frontend through frontends/registry")
         if top == "cache_tools":
             out.append(f"{where}: the core never imports cache_tools")
-        if top == CI_PACKAGE:
-            out.append(f"{where}: {PACKAGE} never imports ci/")
+        if top in (CI_PACKAGE, "devtools"):
+            out.append(f"{where}: {PACKAGE} never imports {top}/")
         if top == "jinja2" and imp.module != f"{PACKAGE}.report.html.render":
             out.append(f"{where}: only report/html/render.py imports jinja2")
         if top in ("jax", "flax") and not (

@@ -49,7 +49,7 @@ def test_no_other_table():
     own = REPO / "python" / "iree_conformance" / "frontends" / "mlir_types.py"
     found = [
         str(path.relative_to(REPO))
-        for folder in ("python", "conformance", "benchmarks", "ci")
+        for folder in ("python", "conformance", "benchmarks", "ci", "devtools")
         for path in (REPO / folder).rglob("*.py")
         if path != own and pattern.search(path.read_text(encoding="utf-8"))
     ]

@@ -170,7 +170,7 @@ def test_tomllib_is_imported_in_one_place():
     # the one other place.
     allowed = {PKG / "common" / "tomlio.py", REPO / "cache_tools" / "config.py"}
     found = []
-    for folder in ("python", "ci", "cache_tools", "tests", "benchmarks", "conformance"):
+    for folder in ("python", "ci", "devtools", "cache_tools", "tests", "benchmarks", "conformance"):
         for path in (REPO / folder).rglob("*.py"):
             if (
                 _TOML_IMPORT.search(path.read_text(encoding="utf-8", errors="replace"))
@@ -364,7 +364,7 @@ def test_one_step_summary_writer_with_unix_newlines(tmp_path, monkeypatch):
 # A status, stage or verdict is named by its member (Status.PASS), never by a string:
 # `outcome.status == "pass"`, `status="error"`, `{"stage": "compile"}`.
 _VOCABULARY_FIELDS = {"status", "stage", "verdict"}
-_VOCABULARY_SCANNED = ("python/iree_conformance", "ci", "benchmarks", "conformance")
+_VOCABULARY_SCANNED = ("python/iree_conformance", "ci", "devtools", "benchmarks", "conformance")
 
 
 def _vocabulary_words() -> set[str]:
@@ -469,7 +469,7 @@ def test_outcome_fields_hold_the_vocabulary_members():
 def test_every_comparison_of_two_runs_uses_diff_outcomes():
     for name in (
         "ci/diff_results.py",
-        "ci/check_batch_equivalence.py",
+        "devtools/check_batch_equivalence.py",
         "benchmarks/suite_speed.py",
     ):
         text = (REPO / name).read_text(encoding="utf-8")
@@ -479,8 +479,8 @@ def test_every_comparison_of_two_runs_uses_diff_outcomes():
 
 def test_the_three_comparisons_agree():
     from benchmarks.suite_speed import compare_verdicts
-    from ci.check_batch_equivalence import differences
     from ci.diff_results import compare
+    from devtools.check_batch_equivalence import differences
     from iree_conformance.model.results import diff_outcomes
 
     def outcome(case_id, status, stage, verdict):

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ci import history_site_check as check
+from devtools import history_site_check as check
 from iree_conformance.cli import main as cli
 from iree_conformance.report.html import history, history_command, site
 

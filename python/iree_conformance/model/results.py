@@ -119,7 +119,7 @@ def diff_outcomes(
 ) -> ResultsDiff:
     """The one case-by-case comparison of two runs' outcomes (each indexed by the caller:
     by ``CaseKey``, case id, or platform and case): which differ on ``fields`` and which
-    are on one side only. ci/diff_results.py, ci/check_batch_equivalence.py and
+    are on one side only. ci/diff_results.py, devtools/check_batch_equivalence.py and
     benchmarks/suite_speed.py all compare through it."""
     names = tuple(fields)
     shared = before.keys() & after.keys()

@@ -10,9 +10,9 @@ CPU seconds of both runs, and every difference; exit status 1 when any case diff
 a run did not produce results, 0 otherwise.
 
 Examples:
-  python -m ci.check_batch_equivalence --onnx-ops-sample 200 \\
+  python -m devtools.check_batch_equivalence --onnx-ops-sample 200 \\
       --stablehlo-dir ../shared/stablehlo-testdata --stablehlo-files 200
-  python -m ci.check_batch_equivalence --onnx-ops-sample 20 --batch-size 4 -- -k "add or abs"
+  python -m devtools.check_batch_equivalence --onnx-ops-sample 20 --batch-size 4 -- -k "add or abs"
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ results files: the run itself moved two days and one day back, and the run as it
 one case that passes in the run (the first passing llvm-cpu case, by id) is made to
 fail on the second and third nights (verdict fail, status fail-numerics, the reason
 saying it was derived). `iree-conformance history` turns the three files into the
-site; then, in Chromium (`--dump-dom`, `--screenshot`, as ci/render_html_check.py):
+site; then, in Chromium (`--dump-dom`, `--screenshot`, as devtools/render_html_check.py):
 
 - the index is not blank;
 - the search box, filled from `?q=<case id>`, lists the case and links to its page;
@@ -16,7 +16,7 @@ Exit status: 0 when the checks pass, 1 when one fails, 2 when Chromium or an inp
 missing.
 
 Example:
-  python -m ci.history_site_check .ci-cache/results.json --work .ci-cache/history
+  python -m devtools.history_site_check .ci-cache/results.json --work .ci-cache/history
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from ci import render_html_check as rhc
 from ci._common import CIError, load_results, run_main
+from devtools import render_html_check as rhc
 from iree_conformance.common.vocabulary import Stage, Verdict
 
 NIGHTS = 3
-DERIVED_REASON = "derived by ci/history_site_check.py: made to fail from this night on"
+DERIVED_REASON = "derived by devtools/history_site_check.py: made to fail from this night on"
 
 
 def pick_case(results: dict[str, Any]) -> dict[str, Any]:

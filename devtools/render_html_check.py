@@ -12,7 +12,7 @@ missing.
 
 Example:
   iree-conformance report results.json --html report.html
-  python -m ci.render_html_check report.html --screenshot report.png
+  python -m devtools.render_html_check report.html --screenshot report.png
 """
 
 from __future__ import annotations

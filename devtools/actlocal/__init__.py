@@ -1,4 +1,4 @@
-"""The pieces of ci/act_local.py (running the workflows under act on this host).
+"""The pieces of devtools/act_local.py (running the workflows under act on this host).
 
 - workflow.py: which jobs and matrix rows can run here, and which Python versions the
   tool cache must offer (mapped to the host's interpreter).

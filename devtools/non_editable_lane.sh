@@ -4,7 +4,7 @@
 # the installed package, as a user of the wheel does. An editable install reads the
 # source tree and would hide a module missing from the wheel.
 #
-# Usage: ci/non_editable_lane.sh [PYTHON]   (default python3; needs PyPI or a pip cache)
+# Usage: devtools/non_editable_lane.sh [PYTHON]   (default python3; needs PyPI or a pip cache)
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 python="${1:-python3}"

@@ -8,14 +8,14 @@ Builds a small repository of its own (git, one commit per change) in --work-dir/
                                          'torch.operator' ... onnx.Binarizer")
   expectations/llvm-cpu.toml             declares that failure
   .github/workflows/conformance.yml      `uses: local/iree-conformance@<this commit>`, which
-                                         ci/act_local.py serves from this checkout
+                                         devtools/act_local.py serves from this checkout
 
-and runs that workflow with ci/act_local.py (--repo-dir, --action) four times on one
+and runs that workflow with devtools/act_local.py (--repo-dir, --action) four times on one
 cache server:
 
   1. green, cold: the failure is declared; the artifact store is saved;
   2. green, warm: the store comes back from the cache server and nothing is imported or
-     compiled (ci/check_warm_run.py on the results the action uploaded);
+     compiled (devtools/check_warm_run.py on the results the action uploaded);
   3. red: the declaration removed, the job fails with an error annotation at
      models/binarizer.onnx (where GitHub shows it in the user's pull request);
   4. bad input: onnx-dir names no folder; the job fails before the install with one
@@ -24,7 +24,7 @@ cache server:
 The models are made with onnx.helper here (no third-party files). Exit status 0 when all
 four hold, 1 when one does not, 8 on a setup problem.
 
-  python -m ci.consumer_repo_proof --work-dir .ci-cache/consumer-proof --summary proof.json
+  python -m devtools.consumer_repo_proof --work-dir .ci-cache/consumer-proof --summary proof.json
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ def act_run(
     argv = [
         sys.executable,
         "-m",
-        "ci.act_local",
+        "devtools.act_local",
         "conformance.yml",
         "--repo-dir",
         str(repo),
@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         [
             sys.executable,
             "-m",
-            "ci.check_warm_run",
+            "devtools.check_warm_run",
             "--summary",
             str(work / "2-summary.json"),
             "--restored",

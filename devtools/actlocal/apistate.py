@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ci.fake_github_api import FakeGitHub, entry
+from devtools.fake_github_api import FakeGitHub, entry
 
 REPO = "local/iree-conformance"
 

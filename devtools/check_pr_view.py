@@ -1,4 +1,4 @@
-"""Check what a pull request shows after a local run under act (ci/act_local.py).
+"""Check what a pull request shows after a local run under act (devtools/act_local.py).
 
   annotations  the run's annotations (act_local's summary, `annotations`) include each
                --expect LEVEL:FILE:LINE (FILE relative to the workspace, as GitHub links it)
@@ -9,9 +9,9 @@
 Exit status 1 when a check fails (each failure is named), 2 on unreadable input.
 
 Examples:
-  python -m ci.check_pr_view annotations --summary .ci-cache/act-ci-pr.json \\
+  python -m devtools.check_pr_view annotations --summary .ci-cache/act-ci-pr.json \\
       --expect error:tests/ci/fixtures/annotations/stablehlo/wrong_sum.mlir:8
-  python -m ci.check_pr_view comment --state .ci-cache/act-local/fake-github.json --pr 1 --edited
+  python -m devtools.check_pr_view comment --state .ci-cache/act-local/fake-github.json --pr 1 --edited
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="what", required=True)
     ann = sub.add_parser("annotations", help="the run's annotations")
-    ann.add_argument("--summary", required=True, help="ci/act_local.py's summary JSON")
+    ann.add_argument("--summary", required=True, help="devtools/act_local.py's summary JSON")
     ann.add_argument(
         "--expect", action="append", default=[], metavar="LEVEL:FILE:LINE", help="repeatable"
     )

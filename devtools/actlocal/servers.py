@@ -16,7 +16,7 @@ from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from ci._loopback import LoopbackServer
+from devtools._loopback import LoopbackServer
 
 # Stand-ins for the smoke profile's two zoo models, under their names, so that the
 # profile's selection (--zoo-models mnist-12,squeezenet1.1-7) runs unchanged.

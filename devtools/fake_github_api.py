@@ -8,11 +8,11 @@ ci/pr_comment.py writes; bodies over GitHub's 65,536 characters are refused with
 and scripted failures (401, 403 with rate-limit headers, 429 with retry-after, 500)
 queued per (method, path).
 
-Used by the cache_tools tests and by ci/act_local.py, which serves it on 127.0.0.1 to
+Used by the cache_tools tests and by devtools/act_local.py, which serves it on 127.0.0.1 to
 the workflows it runs under act (GITHUB_API_URL) with a fake token. It binds to
 127.0.0.1 only. Run alone, it serves until interrupted. Example:
 
-  python -m ci.fake_github_api --port 8765 --repo octo/repo
+  python -m devtools.fake_github_api --port 8765 --repo octo/repo
   GITHUB_TOKEN=<the printed fake token> cache-tools audit --repo octo/repo --api-url http://127.0.0.1:8765
 """
 
@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ci._loopback import LoopbackServer
+from devtools._loopback import LoopbackServer
 
 TOKEN = "ghp_FAKEtokenValue0123456789abcdefSECRET"
 
@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     api = FakeGitHub(owner_repo=args.repo, port=args.port)
     print(
-        f"fake GitHub API for {args.repo} at {api.url} (credentials: see TOKEN in ci/fake_github_api.py); Ctrl-C stops it",
+        f"fake GitHub API for {args.repo} at {api.url} (credentials: see TOKEN in devtools/fake_github_api.py); Ctrl-C stops it",
         flush=True,
     )
     try:

@@ -1,8 +1,8 @@
 """Prove the llvm-mlir cache on a real LLVM/MLIR build: build-from-source.yml's llvm-mlir
-job under act (ci/act_local.py), offline, on one cache server, and a remote store.
+job under act (devtools/act_local.py), offline, on one cache server, and a remote store.
 
 Example (what .ci/run runs; about 15 minutes on 2 cores, the cold build most of it):
-  python -m ci.source_build.llvm_cache_proof --summary .ci-cache/llvm-cache-proof.json
+  python -m devtools.llvm_cache_proof --summary .ci-cache/llvm-cache-proof.json
 
 1. Debian's llvm-toolchain source into --source-cache (fetched once, llvm_source.py).
 2. redis-server on 127.0.0.1 (a free port, a random password: the secret
@@ -134,7 +134,7 @@ def act_run(
     argv = [
         sys.executable,
         "-m",
-        "ci.act_local",
+        "devtools.act_local",
         "build-from-source.yml",
         "--event",
         "workflow_dispatch",

@@ -1,7 +1,7 @@
 """Check that a conformance run compiled nothing: every outcome that reached the compile
 stage took its module (or cached failure) from the artifact store.
 
-With --summary (ci/act_local.py's summary of a ci.yml run) it also checks the wiring: the
+With --summary (devtools/act_local.py's summary of a ci.yml run) it also checks the wiring: the
 artifact store was restored by an exact or prefix hit (--restored CLASS), every cache
 save of the run was decided by `cache-tools plan`, and it takes the results JSON from the
 run's artifact files (--artifact NAME, default results-*).
@@ -12,12 +12,12 @@ server and GitHub both store uploads as zip archives), counts per outcome what i
 when any outcome imported or compiled, or when none came from the store (an empty or
 skipped run proves nothing); 2 when the file cannot be read.
 
-Used by .ci/run on the second of two ci.yml runs under act (ci/act_local.py): the second
+Used by .ci/run on the second of two ci.yml runs under act (devtools/act_local.py): the second
 run restored the artifact store the first one saved.
 
 Examples:
-  python -m ci.check_warm_run results-ubuntu-latest-py3.12.json
-  python -m ci.check_warm_run --summary .ci-cache/act-ci-2.json --restored iree-artifacts
+  python -m devtools.check_warm_run results-ubuntu-latest-py3.12.json
+  python -m devtools.check_warm_run --summary .ci-cache/act-ci-2.json --restored iree-artifacts
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ci._common import CIError, run_main
-from ci.actlocal.warm import count_stages
+from devtools.actlocal.warm import count_stages
 
 
 def read_results(path: Path) -> dict[str, Any]:
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("results", nargs="?", help="results JSON, or a zip artifact holding one")
-    parser.add_argument("--summary", help="ci/act_local.py's summary JSON of the run")
+    parser.add_argument("--summary", help="devtools/act_local.py's summary JSON of the run")
     parser.add_argument(
         "--artifact", default="results-*", help="with --summary: the results artifact's name"
     )
