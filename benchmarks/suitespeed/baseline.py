@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sample import (
+
+from iree_conformance.common.vocabulary import Stage, Status
+
+from .sample import (
     CONFORMANCE,
     ONNX_PREFIX,
     STABLEHLO_PREFIX,
@@ -24,8 +27,6 @@ from sample import (
     onnx_index,
     stablehlo_index,
 )
-
-from iree_conformance.common.vocabulary import Stage, Status
 
 
 # ---------------------------------------------------------------------------
