@@ -94,7 +94,7 @@ def _save_sets(
 ) -> list[tuple[list[str], list[str]]]:
     out = []
     for n, (inputs, expected) in enumerate(sets):
-        names = ([], [])
+        names: tuple[list[str], list[str]] = ([], [])
         for role, arrays, acc in (("input", inputs, names[0]), ("expected", expected, names[1])):
             for i, array in enumerate(arrays):
                 path = case_dir / f"{role}_{n}_{i}.npy"

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from iree_conformance.model.jobs import BatchJob, CaseJob
+
 from .machine import process_cpu, read_proc_status, worker_pid
 from .sample import _target, largest_group
 
@@ -45,6 +47,7 @@ def measure_batch_rss(
             cpu0, t0 = process_cpu(pid), time.perf_counter()
             for start in range(0, len(group), size):
                 chunk = group[start : start + size]
+                job: CaseJob | BatchJob
                 if len(chunk) == 1:
                     job = build_job(
                         Attempt(chunk[0], target, AttemptSettings(compile_only=True)), []
@@ -56,7 +59,7 @@ def measure_batch_rss(
             wall = time.perf_counter() - t0
             now = worker_pid(client)
             cpu1 = process_cpu(now) if now == pid else None
-            mem = read_proc_status(pid) if now == pid else {}
+            mem = read_proc_status(pid) if pid is not None and now == pid else {}
         finally:
             client.close()
             shutil.rmtree(store, ignore_errors=True)

@@ -89,9 +89,8 @@ def measure_bisection(cases: list[Any], work_dir: Path, size: int) -> dict[str, 
             cpu0, t0 = process_cpu(pid), time.perf_counter()
             coordinator = BatchCoordinator()
             batch = Batch(f"bench-{label}", target.name, tuple(batch_cases))
-            placed = coordinator._compile(
-                list(batch.cases), target, _NoCulprits(client) if hide else client
-            )
+            runner: Any = _NoCulprits(client) if hide else client  # duck-typed client
+            placed = coordinator._compile(list(batch.cases), target, runner)
             wall = time.perf_counter() - t0
             cpu1 = process_cpu(worker_pid(client))
             same_worker = worker_pid(client) == pid

@@ -11,9 +11,10 @@ import pstats
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from iree_conformance.common.vocabulary import Status
+from iree_conformance.model.jobs import BatchResult
 
 from .outcome_stats import overhead_stats
 from .sample import _target, cold_variant
@@ -115,7 +116,10 @@ def profile_warm(cases: list[Any], store_dir: Path, rounds: int, batch_size: int
         for case, job, batch in jobs:
             if batch is not None:
                 if batch.batch_id not in keys:
-                    r = executor.execute(batch_job(batch.cases, target), lambda stage: None)
+                    r = cast(
+                        BatchResult,
+                        executor.execute(batch_job(batch.cases, target), lambda stage: None),
+                    )
                     keys[batch.batch_id] = (
                         r.batch_key if r.status == Status.PASS else None,
                         list(r.placed),
