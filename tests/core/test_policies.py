@@ -470,7 +470,7 @@ def test_every_comparison_of_two_runs_uses_diff_outcomes():
     for name in (
         "ci/diff_results.py",
         "devtools/check_batch_equivalence.py",
-        "benchmarks/suite_speed.py",
+        "benchmarks/suitespeed/outcome_stats.py",
     ):
         text = (REPO / name).read_text(encoding="utf-8")
         assert "diff_outcomes(" in text, name
@@ -478,7 +478,7 @@ def test_every_comparison_of_two_runs_uses_diff_outcomes():
 
 
 def test_the_three_comparisons_agree():
-    from benchmarks.suite_speed import compare_verdicts
+    from benchmarks.suitespeed.outcome_stats import compare_verdicts
     from ci.diff_results import compare
     from devtools.check_batch_equivalence import differences
     from iree_conformance.model.results import diff_outcomes

@@ -120,7 +120,7 @@ def diff_outcomes(
     """The one case-by-case comparison of two runs' outcomes (each indexed by the caller:
     by ``CaseKey``, case id, or platform and case): which differ on ``fields`` and which
     are on one side only. ci/diff_results.py, devtools/check_batch_equivalence.py and
-    benchmarks/suite_speed.py all compare through it."""
+    benchmarks/suitespeed/outcome_stats.py all compare through it."""
     names = tuple(fields)
     shared = before.keys() & after.keys()
     differ = {}

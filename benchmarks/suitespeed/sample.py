@@ -1,14 +1,16 @@
-"""suite_speed.py's case sample: the fixed list of case ids, the suites' indexes, and
-the suites' own Case objects and target for them."""
+"""suite_speed.py's case sample: the fixed list of case ids, the suites' indexes, the
+suites' own Case objects and target for them, and the variants and groups of those cases
+that the in-process measurements use."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT / "python") not in sys.path:
     sys.path.insert(0, str(ROOT / "python"))
 
@@ -55,6 +57,25 @@ def write_case_list(path: Path, onnx_ids: list[str], shlo_ids: list[str], note: 
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
 
 
+def pick(cases_file: Path, n_onnx: int, n_shlo: int) -> tuple[list[str], list[str]]:
+    """The first `n_onnx` ONNX and `n_shlo` StableHLO ids of `cases_file`; past the
+    verified list, more cases are taken in the same hashed order."""
+    onnx_ids, shlo_ids = read_case_list(cases_file)
+    if n_onnx > len(onnx_ids):  # more than the verified list: extend in hashed order
+        known = set(onnx_ids)
+        onnx_ids += [
+            c
+            for c in hashed_order(
+                [cid for cid, c in onnx_index(onnx_data_root()).items() if not c.unsupported_reason]
+            )
+            if c not in known
+        ]
+    if n_shlo > len(shlo_ids):
+        known = set(shlo_ids)
+        shlo_ids += [c for c in hashed_order(list(stablehlo_index())) if c not in known]
+    return onnx_ids[:n_onnx], shlo_ids[:n_shlo]
+
+
 def onnx_data_root() -> Path:
     from iree_conformance.frontends.onnx import node_tests
     from iree_conformance.suites.onnx_ops import data_dir
@@ -96,3 +117,31 @@ def _target():
     from iree_conformance.model.targets import load_targets
 
     return load_targets(CONFORMANCE / "targets.toml")[TARGET]
+
+
+def cold_variant(case: Any, nonce: str) -> Any:
+    """The same case with source bytes that hash differently (so it compiles again)."""
+    source = case.source_path.read_bytes()
+    if case.kind == "onnx":
+        import onnx
+
+        model = onnx.ModelProto()
+        model.ParseFromString(source)
+        model.doc_string = f"suite_speed {nonce}"
+        source = model.SerializeToString()
+    else:
+        source = source + f"\n// suite_speed {nonce}\n".encode()
+    return dataclasses.replace(case, source_bytes=source)
+
+
+def largest_group(cases: list[Any], kind: str | None = None) -> list[Any]:
+    """The sample's cases that may share a module (one suite, kind and flag set), biggest
+    group (of that source kind when given)."""
+    from iree_conformance.engine.batching import group_key
+
+    target = _target()
+    groups: dict[tuple[str, ...], list[Any]] = {}
+    for case in cases:
+        if case.batchable and not case.skip_reason_for(target) and kind in (None, case.kind):
+            groups.setdefault(group_key(case, target), []).append(case)
+    return max(groups.values(), key=len) if groups else []

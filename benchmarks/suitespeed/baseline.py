@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sample import (
+
+from iree_conformance.common.vocabulary import Stage, Status
+
+from .sample import (
     CONFORMANCE,
     ONNX_PREFIX,
     STABLEHLO_PREFIX,
@@ -24,8 +27,6 @@ from sample import (
     onnx_index,
     stablehlo_index,
 )
-
-from iree_conformance.common.vocabulary import Stage, Status
 
 
 # ---------------------------------------------------------------------------
@@ -93,7 +94,7 @@ def _save_sets(
 ) -> list[tuple[list[str], list[str]]]:
     out = []
     for n, (inputs, expected) in enumerate(sets):
-        names = ([], [])
+        names: tuple[list[str], list[str]] = ([], [])
         for role, arrays, acc in (("input", inputs, names[0]), ("expected", expected, names[1])):
             for i, array in enumerate(arrays):
                 path = case_dir / f"{role}_{n}_{i}.npy"

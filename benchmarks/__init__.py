@@ -1,0 +1,1 @@
+"""The project's measurements (benchmarks/README.md); each script runs on its own."""
