@@ -1,4 +1,4 @@
-"""Helpers shared by the scripts in ci/: GitHub Actions file commands, platform names,
+"""Helpers shared by the commands of ci/: GitHub Actions file commands, platform names,
 sizes and results-JSON loading.
 
 Standard library only: these scripts run before the project is installed (install.py,
@@ -7,7 +7,7 @@ particular line ending. The policies the library already implements are not copi
 here: the error base (``iree_conformance.common.errors``), TOML reading (``tomlio``), atomic
 writes (``fsutil``) and the GitHub Actions file commands (``ghactions``) come from the
 library, and sizes from ``cache_tools/units.py``; all of those are standard library only.
-Nothing here edits ``sys.path``: the scripts run as ``python -m ci.<script>`` from the
+Nothing here edits ``sys.path``: the commands run as ``python -m ci COMMAND`` from the
 repository root (so ``ci`` and ``cache_tools`` import from there), and a step that runs
 before the project is installed gets the source tree's ``python/`` folder on
 ``PYTHONPATH`` from its workflow job (docs/ci-local.md, "How ci/ imports the library").
@@ -29,7 +29,7 @@ except ModuleNotFoundError as _exc:
     if _exc.name != "iree_conformance":
         raise
     print(
-        "error: the ci/ scripts import the library (iree_conformance): run them from the "
+        "error: python -m ci imports the library (iree_conformance): run it from the "
         "repository root with the project installed, or before the install with "
         "PYTHONPATH=python (docs/ci-local.md, 'How ci/ imports the library')",
         file=sys.stderr,
@@ -53,7 +53,7 @@ RESULTS_SCHEMA = results.SCHEMA
 
 
 class CIError(ConformanceError):
-    """A problem the user can fix; scripts print it without a traceback and exit
+    """A problem the user can fix; commands print it without a traceback and exit
     ``EXIT_CI`` (8, from the project's one table in ``iree_conformance.common.errors``)."""
 
     return_code = EXIT_CI
