@@ -46,6 +46,23 @@ from iree_conformance.report import annotations as gh_annotations
 from iree_conformance.report.tables import md_code as _md_code
 from iree_conformance.report.tables import md_text
 
+
+def _refuse_a_module_as_entry_point() -> None:
+    """`python -m ci.run_shard` (the entry points before ci/cli.py) would import the
+    module and exit 0 having done nothing, a green CI step; it is a usage error instead."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    name = getattr(spec, "name", None) or ""
+    if name.startswith("ci.") and name not in ("ci.__main__", "ci.cli"):
+        print(
+            f"error: python -m {name} is not an entry point: run `python -m ci COMMAND` "
+            "(python -m ci --help lists the commands)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+
+
+_refuse_a_module_as_entry_point()
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 OS_NAMES = ("linux", "macos", "windows")

@@ -196,7 +196,7 @@ def test_no_module_of_ci_builds_its_own_parser_or_runs_as_a_script():
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("ArgumentParser"):
                 found.append(f"{where}:{node.lineno}: ArgumentParser(...)")
-            if isinstance(node, ast.Compare) and "__main__" in ast.unparse(node):
+            if isinstance(node, ast.Compare) and ast.unparse(node.left) == "__name__":
                 found.append(f"{where}:{node.lineno}: a __main__ block")
         if "add_arguments" in names and "run" not in names:
             found.append(f"{where}: add_arguments without run")
@@ -237,6 +237,15 @@ def test_an_unknown_or_missing_command_is_a_usage_error():
     assert "unknown command 'no-such-command'" in unknown.stderr
     assert "Traceback" not in unknown.stderr
     assert _bare("ci").returncode == 2
+
+
+def test_a_module_run_by_itself_is_a_usage_error_not_a_silent_success():
+    """`python -m ci.install` (the form before the one CLI) must not exit 0 doing nothing."""
+    for args in (("ci.install", "--dry-run"), ("ci.source_build.pins", "show")):
+        result = _bare(*args, PYTHONPATH="python")
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        assert f"python -m {args[0]} is not an entry point" in result.stderr
+        assert "python -m ci COMMAND" in result.stderr and result.stdout == ""
 
 
 def test_a_commands_error_keeps_the_exit_table(tmp_path):
