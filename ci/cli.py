@@ -29,18 +29,28 @@ COMMANDS: dict[str, Command] = {
     # set-up and the conformance run
     "install": Command("ci.install", "install the project, or only what a step needs"),
     "setup-env": Command("ci.setup_env", "export the platform names, cache folders and versions"),
-    "run-shard": Command("ci.run_shard", "run one conformance shard of a profile the way CI does"),
+    "run-shard": Command(
+        "ci.run_shard", "pytest conformance from a profile of ci/profiles.toml, one shard"
+    ),
     # results
-    "merge-results": Command("ci.merge_results", "merge a matrix's results into one file"),
-    "fetch-baseline": Command("ci.fetch_baseline", "download an artifact of the latest run"),
-    "diff-results": Command("ci.diff_results", "compare results with a baseline"),
+    "merge-results": Command(
+        "ci.merge_results", "merge a matrix's results into one file and the summary tables"
+    ),
+    "fetch-baseline": Command(
+        "ci.fetch_baseline", "download an artifact of a workflow's last run (the baseline)"
+    ),
+    "diff-results": Command(
+        "ci.diff_results", "compare results with a baseline: new failures, new passes"
+    ),
     "flaky-recheck": Command("ci.flaky_recheck", "re-run the changed cases with the flakes finder"),
     "durations": Command("ci.durations", "turn results into the shard-balancing durations file"),
-    "expectations-patch": Command("ci.expectations_patch", "collect and combine updated manifests"),
+    "expectations-patch": Command(
+        "ci.expectations_patch", "the shards' rewritten manifests as one patch"
+    ),
     "pr-comment": Command("ci.pr_comment", "post or update a pull request's results comment"),
     # caches
     "cache-shards": Command("ci.cache_shards", "restore and save a sharded cache class"),
-    "prune-caches": Command("ci.prune_caches", "run cache-tools prune as the event allows"),
+    "prune-caches": Command("ci.prune_caches", "cache-tools prune in the mode the event allows"),
     # the source build (ci/source_build/)
     "pins": Command("ci.source_build.pins", "show, verify and bump the source-build pins"),
     "msvc-env": Command("ci.source_build.msvc_env", "export the MSVC build environment"),
@@ -50,8 +60,12 @@ COMMANDS: dict[str, Command] = {
         "ci.source_build.build_wheels", "build IREE's wheels with cibuildwheel"
     ),
     "find-wheels": Command("ci.source_build.find_wheels", "find and check the built wheels"),
-    "llvm-source": Command("ci.source_build.llvm_source", "fetch the pinned llvm-project source"),
-    "llvm-build": Command("ci.source_build.llvm_build", "build LLVM/MLIR through ccache"),
+    "llvm-source": Command(
+        "ci.source_build.llvm_source", "the pinned llvm-project source, offline (Debian's)"
+    ),
+    "llvm-build": Command(
+        "ci.source_build.llvm_build", "build LLVM/MLIR through ccache, and report what it did"
+    ),
     # the workflows themselves and the action for other repositories
     "check-workflows": Command("ci.check_workflows", "static checks of the workflows and ci/"),
     "user-action": Command("ci.user_action", "the steps of action.yml, for other repositories"),
@@ -76,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing = "\n".join(f"  {name:<{width}}  {c.help}" for name, c in COMMANDS.items())
     parser = argparse.ArgumentParser(
         prog="python -m ci",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description="What the workflows call, one command per CI step (ci/cli.py's table).",
         epilog=f"commands:\n{listing}\n\n`python -m ci COMMAND --help` shows a command's options.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
