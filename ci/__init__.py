@@ -1,2 +1,3 @@
-"""The CI scripts, a package: each runs as ``python -m ci.<script>`` from the repository
-root (docs/ci.md). Nothing in ci/ edits ``sys.path`` (tests/ci/test_ci_package.py)."""
+"""What the workflows call, one CLI: ``python -m ci COMMAND`` from the repository root
+(ci/cli.py holds the command table; docs/ci-local.md). Nothing in ci/ edits ``sys.path``
+(tests/ci/test_ci_package.py)."""

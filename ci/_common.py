@@ -1,4 +1,4 @@
-"""Helpers shared by the scripts in ci/: GitHub Actions file commands, platform names,
+"""Helpers shared by the commands of ci/: GitHub Actions file commands, platform names,
 sizes and results-JSON loading.
 
 Standard library only: these scripts run before the project is installed (install.py,
@@ -7,7 +7,7 @@ particular line ending. The policies the library already implements are not copi
 here: the error base (``iree_conformance.common.errors``), TOML reading (``tomlio``), atomic
 writes (``fsutil``) and the GitHub Actions file commands (``ghactions``) come from the
 library, and sizes from ``cache_tools/units.py``; all of those are standard library only.
-Nothing here edits ``sys.path``: the scripts run as ``python -m ci.<script>`` from the
+Nothing here edits ``sys.path``: the commands run as ``python -m ci COMMAND`` from the
 repository root (so ``ci`` and ``cache_tools`` import from there), and a step that runs
 before the project is installed gets the source tree's ``python/`` folder on
 ``PYTHONPATH`` from its workflow job (docs/ci-local.md, "How ci/ imports the library").
@@ -29,7 +29,7 @@ except ModuleNotFoundError as _exc:
     if _exc.name != "iree_conformance":
         raise
     print(
-        "error: the ci/ scripts import the library (iree_conformance): run them from the "
+        "error: python -m ci imports the library (iree_conformance): run it from the "
         "repository root with the project installed, or before the install with "
         "PYTHONPATH=python (docs/ci-local.md, 'How ci/ imports the library')",
         file=sys.stderr,
@@ -46,6 +46,23 @@ from iree_conformance.report import annotations as gh_annotations
 from iree_conformance.report.tables import md_code as _md_code
 from iree_conformance.report.tables import md_text
 
+
+def _refuse_a_module_as_entry_point() -> None:
+    """`python -m ci.run_shard` (the entry points before ci/cli.py) would import the
+    module and exit 0 having done nothing, a green CI step; it is a usage error instead."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    name = getattr(spec, "name", None) or ""
+    if name.startswith("ci.") and name not in ("ci.__main__", "ci.cli"):
+        print(
+            f"error: python -m {name} is not an entry point: run `python -m ci COMMAND` "
+            "(python -m ci --help lists the commands)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+
+
+_refuse_a_module_as_entry_point()
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 OS_NAMES = ("linux", "macos", "windows")
@@ -53,7 +70,7 @@ RESULTS_SCHEMA = results.SCHEMA
 
 
 class CIError(ConformanceError):
-    """A problem the user can fix; scripts print it without a traceback and exit
+    """A problem the user can fix; commands print it without a traceback and exit
     ``EXIT_CI`` (8, from the project's one table in ``iree_conformance.common.errors``)."""
 
     return_code = EXIT_CI

@@ -26,9 +26,9 @@ Subcommands:
             to save.
 
 Examples:
-  python -m ci.cache_shards keys --class zoo-models --count 6 --slots 6 --os Linux --arch X64
-  python -m ci.cache_shards unstage --stage-dir .cache-shards/zoo-models --into /tmp/ci/zoo-models
-  python -m ci.cache_shards plan --class zoo-models --path /tmp/ci/zoo-models \\
+  python -m ci cache-shards keys --class zoo-models --count 6 --slots 6 --os Linux --arch X64
+  python -m ci cache-shards unstage --stage-dir .cache-shards/zoo-models --into /tmp/ci/zoo-models
+  python -m ci cache-shards plan --class zoo-models --path /tmp/ci/zoo-models \\
       --members 'onnx-zoo/*' --key zoo-models-v1-Linux-X64 --ref refs/heads/main --offline
 """
 
@@ -44,7 +44,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ci._common import CIError, format_size, notice, run_main, set_outputs
+from ci._common import CIError, format_size, notice, set_outputs
 
 CONFIG = "cache_tools.toml"
 FILE_COMMANDS = ("GITHUB_OUTPUT", "GITHUB_ENV")
@@ -58,7 +58,7 @@ def cache_tools(args: list[str], *, json_out: bool = False, outputs: bool = Fals
     """
     exe = shutil.which("cache-tools")
     if exe is None:
-        raise CIError("cache-tools is not on PATH (python -m ci.install --bootstrap installs it)")
+        raise CIError("cache-tools is not on PATH (python -m ci install --bootstrap installs it)")
     env = dict(os.environ)
     if not outputs:
         for name in FILE_COMMANDS:
@@ -298,12 +298,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 # -- command line ----------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="cache_shards.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
 
     k = sub.add_parser("keys", help="restore keys and stage folders of each shard slot")
@@ -359,13 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--config", default=CONFIG, help=f"cache classes config (default {CONFIG})")
     p.set_defaults(func=cmd_plan)
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

@@ -14,9 +14,9 @@
                  cache saves with !cancelled() (not always()) and, in a matrix, the
                  job count and the restore step's matched-key, scheduled cache-saving
                  workflows at most retention_days - 1 days apart, the nightly baseline
-                 uploaded right after its merge, every ci/ script that a run: calls
-                 runs as `python -m ci.x`, exists and answers --help, and its job puts
-                 the source tree's python/ on PYTHONPATH
+                 uploaded right after its merge, every ci/ command that a run: calls
+                 runs as `python -m ci COMMAND` with a COMMAND of ci/cli.py, answers
+                 --help, and its job puts the source tree's python/ on PYTHONPATH
   cibuildwheel   `cibuildwheel --print-build-identifiers --platform P` with
                  ci/cibuildwheel.toml lists exactly the intended builds for linux,
                  macos and windows, for both IREE package folders
@@ -25,8 +25,8 @@ Needs pyyaml; the actionlint and cibuildwheel checks need those tools (all three
 the `dev` extra). Exit status 1 when any check fails. tests/ci runs the same functions.
 
 Examples:
-  python -m ci.check_workflows
-  python -m ci.check_workflows --skip-actionlint --skip-cibuildwheel
+  python -m ci check-workflows
+  python -m ci check-workflows --skip-actionlint --skip-cibuildwheel
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ci._common import REPO_ROOT, CIError, load_toml, run_main
+from ci._common import REPO_ROOT, CIError, load_toml
+from ci.cli import COMMANDS
 
 WORKFLOWS_DIR = REPO_ROOT / ".github" / "workflows"
 ACTIONS_DIR = REPO_ROOT / ".github" / "actions"
@@ -62,23 +63,26 @@ EXPECTED_BUILDS = {
 # The only write permissions allowed: each scope, the script that needs it and the one
 # workflow it may be in.
 WRITE_PERMISSIONS = {
-    "actions": ("-m ci.prune_caches", "cache-audit.yml"),
-    "pull-requests": ("-m ci.pr_comment", "pr-comment.yml"),
+    "actions": ("-m ci prune-caches", "cache-audit.yml"),
+    "pull-requests": ("-m ci pr-comment", "pr-comment.yml"),
 }
 # The one other writer: a job whose only step deploys the Pages artifact (nightly.yml).
 PAGES_DEPLOY = ("actions/deploy-pages", {"pages", "id-token"})
 
 _SHA_REF = re.compile(r"^[0-9a-f]{40}$")
 _USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>[^\s#]+)\s*(?:#\s*(?P<comment>.*))?$")
-# A ci/ script runs as a module from the repository root (`python -m ci.run_shard`); one
-# named by its path (`python ci/run_shard.py`) would need sys.path edits to import its
-# siblings, so check_scripts_exist reports it.
+# ci/ runs as one CLI from the repository root (`python -m ci run-shard`, ci/cli.py's
+# COMMANDS); a module run by itself (`python -m ci.run_shard`, no longer an entry point) or
+# a file named by its path (`python ci/run_shard.py`, which would need sys.path edits to
+# import its siblings) is reported by check_scripts_exist, and so is an unknown command.
+_CI_RUN = re.compile(r"(?<![\w.-])-m\s+ci\b")
+_CI_COMMAND = re.compile(r"(?<![\w.-])-m\s+ci\s+([\w-]+)")
 _CI_MODULE = re.compile(r"(?<![\w.-])-m\s+(ci(?:\.\w+)+)")
 _CI_SCRIPT_PATH = re.compile(r"(?<![\w/.-])(ci/[\w./-]+\.py)\b")
 _STEP_OUTPUT = re.compile(r"^\$\{\{\s*steps\.([\w-]+)\.outputs\.([\w-]+)\s*\}\}$")
 # Sharded classes: the per-shard outputs of ci/cache_shards.py (keys: from `cache-tools key
 # --shard I`; plan: from `cache-tools plan`), one actions/cache step per shard index.
-SHARD_SCRIPT = "-m ci.cache_shards"
+SHARD_SCRIPT = "-m ci cache-shards"
 _SHARD_KEY = re.compile(r"^s(\d+)-key$")
 _SHARD_RESTORE_KEYS = re.compile(r"^s(\d+)-restore-keys$")
 _SLOTS_ARG = re.compile(r"--slots\s+(\d+)")
@@ -247,7 +251,7 @@ def check_pr_comment_workflow() -> list[str]:
                     "(ci/pr_comment.py reads it as data)"
                 )
             run = str(step.get("run", ""))
-            if run and not run.strip().startswith("python -m ci.pr_comment"):
+            if run and not run.strip().startswith("python -m ci pr-comment"):
                 problems.append(
                     f"pr-comment.yml:{job_id}: runs more than ci/pr_comment.py: {run!r}"
                 )
@@ -480,48 +484,49 @@ def check_shard_slots() -> list[str]:
     return problems
 
 
-def module_path(module: str) -> str:
-    """'ci.source_build.pins' -> 'ci/source_build/pins.py'."""
-    return module.replace(".", "/") + ".py"
-
-
-def scripts_called() -> dict[str, list[str]]:
-    """{ci/... script: [where]} for every ci/ script a run: step calls, as `-m ci.x` or by
-    its path."""
+def commands_called() -> dict[str, list[str]]:
+    """{command: [where]} for every `python -m ci COMMAND` of a run: step."""
     found: dict[str, list[str]] = {}
     for where, step in steps_everywhere():
-        run = str(step.get("run", ""))
-        for module in _CI_MODULE.findall(run):
-            found.setdefault(module_path(module), []).append(where)
-        for script in _CI_SCRIPT_PATH.findall(run):
-            found.setdefault(script, []).append(where)
+        for command in _CI_COMMAND.findall(str(step.get("run", ""))):
+            found.setdefault(command, []).append(where)
     return found
 
 
+def _command_for(module_or_path: str) -> str:
+    """'ci.source_build.pins' or 'ci/source_build/pins.py' -> 'pins' (or a hint)."""
+    module = module_or_path.removesuffix(".py").replace("/", ".")
+    names = [name for name, c in COMMANDS.items() if c.module == module]
+    return f"python -m ci {names[0]}" if names else "python -m ci COMMAND (python -m ci --help)"
+
+
 def check_scripts_exist(run_help: bool = True) -> list[str]:
-    """Every ci/ script a run: step calls exists, is called as `python -m ci.x` and
-    (run_help) answers --help."""
+    """Every ci/ command a run: step calls is `python -m ci COMMAND` with a COMMAND of
+    ci/cli.py's table, its module exists and (run_help) it answers --help."""
     problems = []
-    by_path = {
-        script: where
-        for where, step in steps_everywhere()
-        for script in _CI_SCRIPT_PATH.findall(str(step.get("run", "")))
-    }
-    for script, where in sorted(by_path.items()):
-        module = script[: -len(".py")].replace("/", ".")
-        problems.append(
-            f"{where}: runs {script} by its path: run it as `python -m {module}` "
-            "from the repository root"
-        )
-    for script, places in sorted(scripts_called().items()):
-        path = REPO_ROOT / script
-        if not path.is_file():
-            problems.append(f"{script} (called in {places[0]}) does not exist")
+    for where, step in steps_everywhere():
+        run = str(step.get("run", ""))
+        for script in _CI_SCRIPT_PATH.findall(run):
+            problems.append(
+                f"{where}: runs {script} by its path: run `{_command_for(script)}` "
+                "from the repository root"
+            )
+        for module in _CI_MODULE.findall(run):
+            problems.append(f"{where}: runs `python -m {module}`: run `{_command_for(module)}`")
+    for command, places in sorted(commands_called().items()):
+        if command not in COMMANDS:
+            problems.append(
+                f"{places[0]}: `python -m ci {command}`: no such command "
+                "(ci/cli.py's COMMANDS; python -m ci --help lists them)"
+            )
             continue
-        if run_help and script not in by_path:
-            module = script[: -len(".py")].replace("/", ".")
+        path = REPO_ROOT / (COMMANDS[command].module.replace(".", "/") + ".py")
+        if not path.is_file():
+            problems.append(f"{command} (called in {places[0]}): {path.name} does not exist")
+            continue
+        if run_help:
             result = subprocess.run(
-                [sys.executable, "-m", module, "--help"],
+                [sys.executable, "-m", "ci", command, "--help"],
                 capture_output=True,
                 text=True,
                 cwd=REPO_ROOT,
@@ -529,7 +534,8 @@ def check_scripts_exist(run_help: bool = True) -> list[str]:
             )
             if result.returncode != 0 or "usage:" not in result.stdout:
                 problems.append(
-                    f"{script} --help exited {result.returncode}: {result.stderr.strip()[:200]}"
+                    f"python -m ci {command} --help exited {result.returncode}: "
+                    f"{result.stderr.strip()[:200]}"
                 )
     return problems
 
@@ -691,7 +697,7 @@ def check_nightly_baseline_uploaded_early() -> list[str]:
         return []
     steps = (jobs_of(wf).get("results") or {}).get("steps") or []
     for i, step in enumerate(steps):
-        if "-m ci.merge_results" in str(step.get("run", "")):
+        if "-m ci merge-results" in str(step.get("run", "")):
             nxt = steps[i + 1] if i + 1 < len(steps) else {}
             if (
                 str(nxt.get("uses", "")).startswith("actions/upload-artifact@")
@@ -706,7 +712,7 @@ def check_nightly_baseline_uploaded_early() -> list[str]:
     return ["nightly.yml:results: no ci/merge_results.py step"]
 
 
-# What a job that runs ci/ sets, so that `python -m ci.x` imports the library's
+# What a job that runs ci/ sets, so that `python -m ci` imports the library's
 # standard-library-only modules before the project is installed (docs/ci.md).
 CI_PYTHONPATH = "${{ github.workspace }}/python"
 
@@ -719,7 +725,7 @@ def check_ci_jobs_set_pythonpath() -> list[str]:
         for job_id, job in jobs_of(wf).items():
             steps = job.get("steps") or []
             runs_ci = any(
-                _CI_MODULE.search(str(s.get("run", "")))
+                _CI_RUN.search(str(s.get("run", "")))
                 or str(s.get("uses", "")).startswith("./.github/actions/")
                 for s in steps
             )
@@ -822,27 +828,20 @@ def check_cibuildwheel(iree_dir: Path = IREE_FIXTURE) -> list[str]:
     return problems
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="check_workflows.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-actionlint", action="store_true", help="do not run actionlint")
     parser.add_argument("--skip-cibuildwheel", action="store_true", help="do not run cibuildwheel")
     parser.add_argument(
-        "--skip-help", action="store_true", help="do not run each called script's --help"
+        "--skip-help", action="store_true", help="do not run each called command's --help"
     )
     parser.add_argument(
         "--iree-dir",
         default=str(IREE_FIXTURE),
         help="folder with compiler/ and runtime/ package dirs (default: the test fixture)",
     )
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     sections: list[tuple[str, list[str]]] = []
     for check in STRUCTURE_CHECKS:
         if check is check_scripts_exist:
@@ -861,7 +860,3 @@ def main(argv: list[str] | None = None) -> int:
         failed += bool(problems)
     print(f"{len(sections) - failed} passed, {failed} failed")
     return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

@@ -17,18 +17,17 @@ Without a baseline (first run, expired artifact) the report says so and, with
 --missing-baseline-ok, exits 0.
 
 Examples:
-  python -m ci.diff_results --current merged.json --baseline baseline/ --markdown diff.md
-  python -m ci.diff_results --current results/ --baseline old.json --fail-on-new-failures
+  python -m ci diff-results --current merged.json --baseline baseline/ --markdown diff.md
+  python -m ci diff-results --current results/ --baseline old.json --fail-on-new-failures
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from ci._common import CIError, expand_json_inputs, md_code, md_escape, run_main, write_report
+from ci._common import CIError, expand_json_inputs, md_code, md_escape, write_report
 from ci.merge_results import merge
 from iree_conformance.common.vocabulary import FAILING_STATUSES, Status, Verdict
 from iree_conformance.model.results import diff_outcomes
@@ -239,12 +238,7 @@ def load_side(inputs: list[str]) -> dict[str, Any] | None:
     return merge(paths) if paths else None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="diff_results.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--current",
         nargs="+",
@@ -274,11 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fail-on-new-failures", action="store_true", help="exit 1 when there are new failures"
     )
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     current = load_side(args.current)
     if current is None:
         raise CIError("no current results in " + ", ".join(args.current))
@@ -302,7 +294,3 @@ def main(argv: list[str] | None = None) -> int:
     if diff is not None and args.fail_on_new_failures and diff["new_failures"]:
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

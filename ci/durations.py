@@ -11,19 +11,18 @@ must read the same file, or cases would be dropped or run twice.
 not run this time (a failed shard) keep their last known duration.
 
 Examples:
-  python -m ci.durations baseline/ --per-os durations/
-  python -m ci.durations merged.json --os linux --output durations-linux.json
+  python -m ci durations baseline/ --per-os durations/
+  python -m ci durations merged.json --os linux --output durations-linux.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import defaultdict
 from pathlib import Path
 
-from ci._common import CIError, expand_json_inputs, load_json, normalize_os, run_main
+from ci._common import CIError, expand_json_inputs, load_json, normalize_os
 from ci.merge_results import merge
 from iree_conformance.common.vocabulary import CaseKey
 
@@ -59,12 +58,7 @@ def write(path: Path, data: dict[str, float]) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="durations.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "inputs", nargs="*", metavar="RESULTS", help="results JSON files or folders (may be none)"
     )
@@ -81,11 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="older durations kept for cases missing now (with --per-os: a folder of durations-<os>.json)",
     )
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     existing = [p for p in args.inputs if Path(p).exists()]
     paths = expand_json_inputs(existing) if existing else []
     by_os = durations_by_os(merge(paths)) if paths else {}
@@ -112,7 +104,3 @@ def main(argv: list[str] | None = None) -> int:
     write(Path(args.output), data)
     print(f"{len(data)} case durations -> {args.output}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

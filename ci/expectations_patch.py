@@ -20,8 +20,8 @@ conformance/expectations/<target>.toml (Linux: the base manifest) or
 Needs git on PATH and a checkout of the commit the shards ran on.
 
 Examples:
-  python -m ci.expectations_patch collect --out expectations-out --label linux-1of4
-  python -m ci.expectations_patch combine shards/ --output expectations.patch --summary
+  python -m ci expectations-patch collect --out expectations-out --label linux-1of4
+  python -m ci expectations-patch combine shards/ --output expectations.patch --summary
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ci._common import REPO_ROOT, CIError, append_summary, load_json, notice, run_main, set_outputs
+from ci._common import REPO_ROOT, CIError, append_summary, load_json, notice, set_outputs
 
 # The manifest format has one reader: the library's manifest module (standard library
 # only for reading and merging, so it imports before the full install).
@@ -279,12 +279,7 @@ def render_summary(
     return "\n".join(lines) + "\n"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="expectations_patch.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repo", default=str(REPO_ROOT), help="repository root (default: this checkout)"
     )
@@ -302,13 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--files-out", metavar="DIR", help="also copy the merged manifests here")
     m.add_argument("--summary", action="store_true", help="append a report to $GITHUB_STEP_SUMMARY")
     m.set_defaults(func=cmd_combine)
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

@@ -13,7 +13,7 @@ Outputs (when $GITHUB_OUTPUT is set): found (true|false), run-id, run-url, path.
 No baseline is not an error unless --required: the first run of a workflow has none.
 
 Example:
-  GITHUB_TOKEN=... python -m ci.fetch_baseline --repo OWNER/NAME --workflow ci.yml \\
+  GITHUB_TOKEN=... python -m ci fetch-baseline --repo OWNER/NAME --workflow ci.yml \\
       --artifact merged-results --branch main --dest baseline
 """
 
@@ -23,7 +23,6 @@ import argparse
 import io
 import json
 import os
-import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -32,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from cache_tools.credentials import redact
-from ci._common import CIError, notice, run_main, set_outputs
+from ci._common import CIError, notice, set_outputs
 
 DEFAULT_API = "https://api.github.com"
 MAX_ARCHIVE_BYTES = 512 * 1024 * 1024
@@ -163,12 +162,7 @@ def extract(data: bytes, dest: Path) -> list[Path]:
     return written
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="fetch_baseline.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repo",
         default=os.environ.get("GITHUB_REPOSITORY"),
@@ -191,11 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--api-url", default=os.environ.get("GITHUB_API_URL") or DEFAULT_API, help="REST API root"
     )
     parser.add_argument("--required", action="store_true", help="exit 1 when no artifact is found")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     if not args.repo or "/" not in args.repo:
         raise CIError("--repo OWNER/NAME is required (or set GITHUB_REPOSITORY)")
     token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or ""
@@ -231,7 +223,3 @@ def main(argv: list[str] | None = None) -> int:
         f"baseline: run {run['id']} ({run.get('html_url', '')}), {len(files)} file(s) in {args.dest}"
     )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

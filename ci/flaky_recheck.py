@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Re-runs the cases whose verdict changed against the last baseline with the flake finder.
 
 Reads the diff of ci/diff_results.py, keeps the cases of one platform (the runner's own,
@@ -6,7 +5,7 @@ by default), writes them to a cases file per target, and runs
 ``iree-conformance flakes --repeat N`` on each target's cases, so that a verdict that
 changed by chance is named as flaky before anyone chases it as a regression.
 
-  python -m ci.flaky_recheck nightly/diff.json --platform linux/x86_64 --repeat 3 \
+  python -m ci flaky-recheck nightly/diff.json --platform linux/x86_64 --repeat 3 \
       --json nightly/flakes.json -- -m "stablehlo or onnx_ops" --stablehlo-dir DIR
 
 Exit status: 0 nothing varied (or nothing to recheck), 1 some case varied, 2 bad input.
@@ -22,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ci._common import current_arch, current_os, run_main
+from ci._common import current_arch, current_os
 
 KINDS = ("new_failures", "new_passes", "changed")
 
@@ -37,12 +36,18 @@ def changed_cases(diff: dict[str, Any], platform: str) -> dict[str, list[str]]:
     return {t: sorted(ids) for t, ids in sorted(by_target.items())}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Example:\n  python -m ci.flaky_recheck nightly/diff.json --repeat 3 --json flakes.json -- -m onnx_ops --offline\n"
-        "Arguments after -- go to pytest (the selection the flake finder re-runs).",
+# `python -m ci` puts the arguments after `--` in this attribute of args: the pytest
+# selection the flake finder re-runs.
+AFTER_DASHDASH = "pytest_args"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    p = parser
+    p.description = (__doc__ or "").split("\n\n")[0]
+    p.epilog = (
+        "Example:\n  python -m ci flaky-recheck nightly/diff.json --repeat 3 --json flakes.json "
+        "-- -m onnx_ops --offline\n"
+        "Arguments after -- go to pytest (the selection the flake finder re-runs)."
     )
     p.add_argument("diff", help="diff JSON written by ci/diff_results.py --output")
     p.add_argument("--platform", help="os/arch whose cases to recheck (default: this runner's)")
@@ -57,19 +62,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--dry-run", action="store_true", help="print the commands instead of running them"
     )
-    return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    cut = argv.index("--") if "--" in argv else len(argv)
-    args = build_parser().parse_args(argv[:cut])
-    args.pytest_args = argv[cut + 1 :]  # the pytest selection after --
+def run(args: argparse.Namespace) -> int:
     try:
         diff = json.loads(Path(args.diff).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as e:
         print(
-            f"error: {args.diff}: cannot read the diff ({e}); run python -m ci.diff_results --output first",
+            f"error: {args.diff}: cannot read the diff ({e}); run python -m ci diff-results --output first",
             file=sys.stderr,
         )
         return 2
@@ -121,7 +121,3 @@ def main(argv: list[str] | None = None) -> int:
             newline="\n",
         )
     return worst
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

@@ -23,9 +23,9 @@ Pure standard library and no shell: the same command works on Linux, macOS and W
 --dry-run prints the pip commands instead of running them.
 
 Examples:
-  python -m ci.install --extras dev
-  python -m ci.install --extras dev,stablehlo-ref
-  python -m ci.install --extras dev --wheels wheelhouse
+  python -m ci install --extras dev
+  python -m ci install --extras dev,stablehlo-ref
+  python -m ci install --extras dev --wheels wheelhouse
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ci._common import REPO_ROOT, CIError, load_toml, run_main
+from ci._common import REPO_ROOT, CIError, load_toml
 
 # cache-tools, its own distribution in this repository (cache_tools/pyproject.toml).
 CACHE_TOOLS = "./cache_tools"
@@ -136,10 +136,7 @@ def check_versions(expected: dict[str, str]) -> None:
     print("installed from wheels: " + ", ".join(f"{d} {v}" for d, v in sorted(installed.items())))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="install.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
         "--bootstrap", action="store_true", help="only what cache-tools needs (no heavy wheels)"
@@ -157,11 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--upgrade-pip", action="store_true", help="upgrade pip first")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     if args.wheels and (args.bootstrap or args.dev_tools or args.report):
         raise CIError("--wheels goes with the full install only")
     commands = plan_commands(args)
@@ -174,7 +169,3 @@ def main(argv: list[str] | None = None) -> int:
     if args.wheels and not args.dry_run:
         check_versions(wheel_versions(Path(args.wheels)))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

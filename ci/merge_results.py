@@ -15,14 +15,13 @@ failures by stage, flaky cases, cases that differ across targets, the stage funn
 the worst verdict per case and target.
 
 Examples:
-  python -m ci.merge_results results/ --output merged.json --markdown merged.md
-  python -m ci.merge_results a.json b.json --summary        # also to the step summary
+  python -m ci merge-results results/ --output merged.json --markdown merged.md
+  python -m ci merge-results a.json b.json --summary        # also to the step summary
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,6 @@ from ci._common import (
     load_results,
     md_code,
     md_escape,
-    run_main,
     write_report,
 )
 
@@ -207,12 +205,7 @@ def device_matrix(merged: dict[str, Any], max_listed: int = 50) -> list[str]:
     return lines
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="merge_results.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "inputs", nargs="+", metavar="RESULTS", help="results JSON files or folders of them"
     )
@@ -225,11 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--summary", action="store_true", help="append the Markdown to $GITHUB_STEP_SUMMARY"
     )
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     paths = expand_json_inputs(args.inputs)
     if args.output:
         out = Path(args.output).resolve()
@@ -243,7 +234,3 @@ def main(argv: list[str] | None = None) -> int:
     markdown = render_markdown(merged, args.title, args.max_listed)
     write_report(merged, markdown, args.output, args.markdown, args.summary)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

@@ -20,8 +20,8 @@ branches) or, for a fork, the number in the artifact; either way it must be open
 its head at the run's ``head_sha``, or nothing is posted (a notice says why; exit 0).
 
 Examples:
-  GITHUB_TOKEN=... python -m ci.pr_comment --event-path event.json --repo OWNER/NAME
-  python -m ci.pr_comment --diff merged/diff.json --render-only      # print the body
+  GITHUB_TOKEN=... python -m ci pr-comment --event-path event.json --repo OWNER/NAME
+  python -m ci pr-comment --diff merged/diff.json --render-only      # print the body
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ci._common import CIError, load_json, notice, run_main, set_outputs
+from ci._common import CIError, load_json, notice, set_outputs
 from ci.fetch_baseline import DEFAULT_API, Api
 
 MARKER = "<!-- iree-conformance:pr-comment -->"
@@ -310,12 +310,7 @@ def upsert(api: CommentApi, repo: str, number: int, body: str, bot: str) -> tupl
 # -- the command -------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="pr_comment.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--event-path",
         default=os.environ.get("GITHUB_EVENT_PATH"),
@@ -336,11 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--diff", metavar="FILE", help="render this diff.json instead (no API)")
     parser.add_argument("--render-only", action="store_true", help="print the body, post nothing")
     parser.add_argument("--output", metavar="FILE", help="also write the body here")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     if args.diff:
         body = render(validate_diff(load_json(Path(args.diff))), None, None)
         return _finish(body, args, None)
@@ -404,7 +397,3 @@ def _finish(body: str, args: argparse.Namespace, outputs: dict[str, Any] | None)
     else:
         set_outputs(outputs)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

@@ -17,9 +17,9 @@ variables > Actions > Variables); anything but "on" keeps scheduled runs dry.
 Extra arguments after -- go to cache-tools unchanged.
 
 Examples:
-  python -m ci.prune_caches --event schedule --policy on --print-only
-  python -m ci.prune_caches --event pull_request --pull-number 42 --print-only
-  python -m ci.prune_caches --event workflow_dispatch -- --class zoo-models
+  python -m ci prune-caches --event schedule --policy on --print-only
+  python -m ci prune-caches --event pull_request --pull-number 42 --print-only
+  python -m ci prune-caches --event workflow_dispatch -- --class zoo-models
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import shutil
 import subprocess
 import sys
 
-from ci._common import CIError, append_summary, run_main
+from ci._common import CIError, append_summary
 
 APPLY_EVENTS = ("pull_request",)
 
@@ -60,12 +60,7 @@ def prune_command(
     return cmd + extra
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="prune_caches.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--event",
         default=os.environ.get("GITHUB_EVENT_NAME", ""),
@@ -87,11 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--summary", action="store_true", help="append the prune report to $GITHUB_STEP_SUMMARY"
     )
     parser.add_argument("extra", nargs="*", help="arguments for cache-tools prune (after --)")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     cmd = prune_command(args.event, args.policy, args.repo, args.extra, args.pull_number)
     mode = "delete" if "--yes" in cmd else "dry run"
     print(f"event={args.event or '?'} policy={args.policy}: {mode}")
@@ -100,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     exe = shutil.which("cache-tools")
     if exe is None:
-        raise CIError("cache-tools is not on PATH (python -m ci.install --bootstrap installs it)")
+        raise CIError("cache-tools is not on PATH (python -m ci install --bootstrap installs it)")
     result = subprocess.run([exe, *cmd[1:]], capture_output=True, text=True)
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
@@ -108,7 +101,3 @@ def main(argv: list[str] | None = None) -> int:
         report = (result.stdout + result.stderr).strip() or "(no output)"
         append_summary(f"## Cache prune ({mode}, event {args.event or '?'})\n\n```\n{report}\n```")
     return result.returncode
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

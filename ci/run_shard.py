@@ -13,11 +13,11 @@ options win), e.g. "--onnx-ops-sample 20": how devtools/act_local.py keeps a loc
 (a first nightly has none; pytest then splits by count).
 
 Examples:
-  python -m ci.run_shard --profile smoke --report-json results.json
-  python -m ci.run_shard --profile nightly --shard 2/4 --durations-file durations.json \\
+  python -m ci run-shard --profile smoke --report-json results.json
+  python -m ci run-shard --profile nightly --shard 2/4 --durations-file durations.json \\
       --corpus stablehlo=external/stablehlo --update-expectations --report-json r.json
-  python -m ci.run_shard --profile smoke --dry-run -- -k add      # print, run nothing
-  python -m ci.run_shard --profile nightly --describe             # corpora as step outputs
+  python -m ci run-shard --profile smoke --dry-run -- -k add      # print, run nothing
+  python -m ci run-shard --profile nightly --describe             # corpora as step outputs
 
 URLs come from the profile and can be overridden for a local run (act):
 $IREE_CONFORMANCE_ZOO_MANIFEST and $IREE_CONFORMANCE_ZOO_MIRROR replace the profile's
@@ -50,7 +50,6 @@ from ci._common import (
     load_toml,
     normalize_os,
     notice,
-    run_main,
     set_outputs,
 )
 
@@ -229,12 +228,7 @@ def describe(profile: dict[str, Any], corpora: dict[str, Any]) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="run_shard.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile", default="smoke", help="profile in ci/profiles.toml (default: smoke)"
     )
@@ -282,11 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="print the pytest command, run nothing"
     )
     parser.add_argument("pytest_args", nargs="*", help="further pytest arguments (after --)")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     profile, corpora = load_profile(args.profile, Path(args.profiles))
     if args.describe:
         return describe(profile, corpora)
@@ -329,7 +321,3 @@ def finish(rc: int, args: argparse.Namespace, profile: dict[str, Any], cmd: list
     if rc == NO_TESTS_COLLECTED:
         notice("pytest collected no tests: check the profile's selection", "error")
     return rc
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

@@ -18,8 +18,8 @@ match an earlier run's save; on GitHub the runner's RUNNER_TEMP is always the sa
 nothing here creates symlinks.
 
 Examples (what CI would use, locally):
-  python -m ci.setup_env paths --base /tmp/ci
-  python -m ci.setup_env versions
+  python -m ci setup-env paths --base /tmp/ci
+  python -m ci setup-env versions
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from ci._common import current_arch, current_os, run_main, set_env, set_outputs
+from ci._common import current_arch, current_os, set_env, set_outputs
 
 # output name -> (environment variable read by the tools, folder name under the base)
 CACHE_DIRS = {
@@ -98,12 +98,7 @@ def cmd_versions(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="setup_env.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("paths", help="create and export the cache folders and platform names")
     p.add_argument(
@@ -112,13 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_paths)
     v = sub.add_parser("versions", help="export installed package versions used in cache keys")
     v.set_defaults(func=cmd_versions)
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

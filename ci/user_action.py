@@ -26,9 +26,9 @@ A list of IREE versions (`3.12.0 3.13.0`) is the version comparison of `iree-con
 versions`; `run` hands it over when that command exists and says so when it does not.
 
 Examples (what the action runs):
-  python -m ci.user_action install --venv "$RUNNER_TEMP/venv" --action-path . --iree-version 3.13.0
-  python -m ci.user_action check --onnx-dir models --targets llvm-cpu --expectations-dir expectations
-  python -m ci.user_action run --onnx-dir models --targets llvm-cpu --expectations-dir expectations \\
+  python -m ci user-action install --venv "$RUNNER_TEMP/venv" --action-path . --iree-version 3.13.0
+  python -m ci user-action check --onnx-dir models --targets llvm-cpu --expectations-dir expectations
+  python -m ci user-action run --onnx-dir models --targets llvm-cpu --expectations-dir expectations \\
       --results "$RUNNER_TEMP/results.json" --html "$RUNNER_TEMP/report.html"
 """
 
@@ -47,7 +47,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ci._common import CIError, notice, run_main, set_outputs
+from ci._common import CIError, notice, set_outputs
 from iree_conformance.common.errors import ConfigurationError, CorpusError, ManifestError
 
 ACTION_PATH = Path(__file__).resolve().parent.parent
@@ -393,12 +393,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 # -- command line ------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="user_action.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("install", help="a venv with this project and the IREE release")
     p.add_argument("--venv", required=True)
@@ -428,13 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--results", required=True)
             p.add_argument("--html", default="")
         p.set_defaults(func=func)
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     return int(args.func(args))
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

@@ -188,12 +188,13 @@ def act_run(
 def local_build(
     name: str, source: Path, ccache_dir: Path, targets: list[str], reports: Path, ccache: str
 ) -> dict[str, Any]:
-    """llvm_build.py build outside act, from an empty build folder beside the source."""
+    """`python -m ci llvm-build build` outside act, from an empty build folder beside the source."""
     report = reports / f"{name}.json"
     argv = [
         sys.executable,
         "-m",
-        "ci.source_build.llvm_build",
+        "ci",
+        "llvm-build",
         "build",
         "--source-dir",
         str(source),

@@ -1,2 +1,2 @@
-"""The source-build lane's scripts (build-from-source.yml): ``python -m
-ci.source_build.<script>`` from the repository root."""
+"""The source-build lane's commands (build-from-source.yml): ``python -m ci pins``,
+``build-wheels``, ``llvm-build`` and the others of ci/cli.py's table."""

@@ -13,8 +13,8 @@ ccache settings come from the environment that cibw_env.py exported.
 how tests check the configuration against an IREE-shaped folder.
 
 Examples:
-  python -m ci.source_build.build_wheels --iree-dir iree-src --output-dir wheelhouse
-  python -m ci.source_build.build_wheels --iree-dir iree-src --print-build-identifiers --platform windows
+  python -m ci build-wheels --iree-dir iree-src --output-dir wheelhouse
+  python -m ci build-wheels --iree-dir iree-src --print-build-identifiers --platform windows
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ci._common import CIError, run_main
+from ci._common import CIError
 from ci.source_build.pins import PINS_FILE, git, load_pins, package_version
 
 CIBW_CONFIG = Path(__file__).resolve().parents[1] / "cibuildwheel.toml"
@@ -63,12 +63,7 @@ def write_version(package_dir: Path, version: str) -> Path:
     return path
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="build_wheels.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--iree-dir", required=True, help="IREE checkout holding compiler/ and runtime/"
     )
@@ -88,11 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--print-build-identifiers", action="store_true", help="list the builds, build nothing"
     )
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     iree = Path(args.iree_dir).resolve()
     packages = [p.strip() for p in args.packages.split(",") if p.strip()]
     for package in packages:
@@ -125,7 +118,3 @@ def main(argv: list[str] | None = None) -> int:
         if rc:
             return rc
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

@@ -14,18 +14,17 @@ never outgrows its slot and the next run still finds the newest objects.
 Defaults come from the [ccache] table of ci/source_build/pins.toml.
 
 Examples:
-  python -m ci.source_build.ccache_budget --config cache_tools.toml
-  python -m ci.source_build.ccache_budget --budget 6GiB --entries 3
+  python -m ci ccache-budget --config cache_tools.toml
+  python -m ci ccache-budget --budget 6GiB --entries 3
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci._common import CIError, format_size, parse_size, run_main, set_outputs
+from ci._common import CIError, format_size, parse_size, set_outputs
 from ci.source_build.pins import PINS_FILE, load_pins, load_toml
 
 DEFAULT_LIMIT = 10 * 2**30
@@ -132,18 +131,11 @@ def budget_from_args(args: argparse.Namespace) -> Budget:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="ccache_budget.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_budget_args(parser)
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     b = budget_from_args(args)
     set_outputs({"max-size": b.ccache_max_size, "max-bytes": b.max_bytes})
     print(
@@ -151,7 +143,3 @@ def main(argv: list[str] | None = None) -> int:
         f" -> CCACHE_MAXSIZE={b.ccache_max_size} ({format_size(b.max_bytes)})"
     )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

@@ -19,18 +19,17 @@ Exports to $GITHUB_ENV: CIBW_ENVIRONMENT_<PLATFORM>, CCACHE_DIR (host folder, fo
 ccache-dir-build, max-size, config-hash, platform.
 
 Example:
-  python -m ci.source_build.cibw_env --ccache-dir "$RUNNER_TEMP/ccache" \\
+  python -m ci cibw-env --ccache-dir "$RUNNER_TEMP/ccache" \\
       --source-dir iree-src --llvm-commit 0123...cdef
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ci._common import CIError, current_os, normalize_os, run_main, set_env, set_outputs
+from ci._common import CIError, current_os, normalize_os, set_env, set_outputs
 from ci.source_build.ccache_budget import add_budget_args, budget_from_args
 from ci.source_build.pins import PINS_FILE, load_pins, load_toml
 
@@ -112,12 +111,7 @@ def prepare(
     }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="cibw_env.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--platform", default="auto", help="linux | macos | windows | auto (this runner)"
     )
@@ -129,11 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cibw-config", default=str(CIBW_CONFIG), help="cibuildwheel config file")
     parser.add_argument("--pins", default=str(PINS_FILE), help="pins file")
     add_budget_args(parser)
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     platform = current_os() if args.platform == "auto" else normalize_os(args.platform)
     pins = load_pins(Path(args.pins))
     budget = budget_from_args(args)
@@ -154,7 +146,3 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in {**values, **outputs}.items():
         print(f"{name}: {value}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

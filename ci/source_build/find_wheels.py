@@ -8,7 +8,7 @@ that version. Prints a table and exports outputs `wheels` (one path per line) an
 passes for a build.
 
 Example:
-  python -m ci.source_build.find_wheels --dir wheelhouse \\
+  python -m ci find-wheels --dir wheelhouse \\
       --expect iree-base-compiler --expect iree-base-runtime --platform linux
 """
 
@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci._common import CIError, current_os, normalize_os, run_main, set_outputs
+from ci._common import CIError, current_os, normalize_os, set_outputs
 
 _WHEEL = re.compile(
     r"^(?P<name>[^-]+)-(?P<version>[^-]+)(?:-(?P<build>\d[^-]*))?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$"
@@ -93,12 +93,7 @@ def missing(
     return problems
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="find_wheels.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dir", default="wheelhouse", help="folder with the built wheels (default wheelhouse)"
     )
@@ -111,11 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--platform", default="auto", help="linux | macos | windows | auto | any")
     parser.add_argument("--version", help="required version")
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     platform = (
         None
         if args.platform == "any"
@@ -133,7 +126,3 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"{len(wheels)} wheel(s) in {args.dir}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

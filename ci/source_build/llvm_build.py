@@ -23,9 +23,9 @@ What `build` does when the cache is not usable (the build goes on, cold, and the
 Outputs: save-ok, objects, hit-rate, remote-hit-rate, build-seconds, report.
 
 Examples:
-  python -m ci.source_build.llvm_build build --source-dir llvm-project --build-dir llvm-build \\
+  python -m ci llvm-build build --source-dir llvm-project --build-dir llvm-build \\
       --ccache-dir "$RUNNER_TEMP/ccache-llvm" --report llvm-build-report.json
-  python -m ci.source_build.llvm_build build --preset none --cmake-dir tests/fixture \\
+  python -m ci llvm-build build --preset none --cmake-dir tests/fixture \\
       --source-dir tests/fixture --build-dir /tmp/b --ccache-dir /tmp/cc --target all
 """
 
@@ -36,7 +36,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -49,7 +48,6 @@ from ci._common import (
     append_summary,
     format_size,
     parse_size,
-    run_main,
     set_env,
     set_outputs,
 )
@@ -456,12 +454,7 @@ def summary_markdown(report: dict[str, Any], forecast: Forecast | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="llvm_build.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pins", default=str(PINS_FILE), help="pins file")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, func, text in (
@@ -516,17 +509,11 @@ def build_parser() -> argparse.ArgumentParser:
                 action="store_false",
                 help="keep an existing build folder",
             )
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     if not Path(args.config).is_absolute():
         args.config = (
             str(REPO_ROOT / args.config) if not Path(args.config).exists() else args.config
         )
     return int(args.func(args))
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

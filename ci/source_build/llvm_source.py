@@ -17,7 +17,7 @@ Outputs (and prints): source-dir (the monorepo root: it holds llvm/ and mlir/),
 version, pin (the package and version, for the cache key).
 
 Example:
-  python -m ci.source_build.llvm_source debian --dest .ci-cache/llvm-source
+  python -m ci llvm-source debian --dest .ci-cache/llvm-source
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-from ci._common import CIError, run_main, set_outputs
+from ci._common import CIError, set_outputs
 from ci.source_build.pins import PINS_FILE, load_pins
 
 SOURCES_DIR = Path("/etc/apt/sources.list.d")
@@ -91,7 +90,7 @@ def deb_src_entry(sources_dir: Path = SOURCES_DIR, sources_list: Path | None = N
     return "Types: deb-src\n" + body
 
 
-def run(argv: list[str], cwd: Path | None = None) -> None:
+def run_logged(argv: list[str], cwd: Path | None = None) -> None:
     print("+ " + " ".join(argv), flush=True)
     try:
         result = subprocess.run(argv, cwd=cwd)
@@ -108,7 +107,7 @@ def ensure_deb_src() -> None:
     target = SOURCES_DIR / DEB_SRC_FILE
     print(f"adding {target}:\n{entry}", flush=True)
     target.write_text(entry, encoding="utf-8", newline="\n")
-    run(["apt-get", "update", "-qq"])
+    run_logged(["apt-get", "update", "-qq"])
 
 
 def download(package: str, folder: Path) -> Path:
@@ -117,7 +116,7 @@ def download(package: str, folder: Path) -> Path:
     tarballs = sorted(folder.glob(f"{package}_*.orig.tar.*"))
     if not tarballs:
         ensure_deb_src()
-        run(["apt-get", "source", "--download-only", "-qq", package], cwd=folder)
+        run_logged(["apt-get", "source", "--download-only", "-qq", package], cwd=folder)
         tarballs = sorted(folder.glob(f"{package}_*.orig.tar.*"))
     if not tarballs:
         raise CIError(f"apt-get source {package} left no .orig tarball in {folder}")
@@ -145,7 +144,7 @@ def unpack(tarball: Path, dest: Path) -> Path:
         shutil.rmtree(dest)  # a half-unpacked folder from an interrupted run
     dest.mkdir(parents=True)
     root = tarball_root(tarball)
-    run(["tar", "-xf", str(tarball), "-C", str(dest), *(f"{root}/{f}" for f in FOLDERS)])
+    run_logged(["tar", "-xf", str(tarball), "-C", str(dest), *(f"{root}/{f}" for f in FOLDERS)])
     source = (dest / root).resolve()
     if not (source / "llvm" / "CMakeLists.txt").is_file():
         raise CIError(f"{tarball}: no llvm/CMakeLists.txt under {root}/")
@@ -170,25 +169,14 @@ def cmd_debian(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="llvm_source.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pins", default=str(PINS_FILE), help="pins file")
     sub = parser.add_subparsers(dest="command", required=True)
     d = sub.add_parser("debian", help="Debian's llvm-toolchain source package, unpacked")
     d.add_argument("--dest", required=True, help="cache folder (download/ and src/ inside)")
     d.add_argument("--package", help="source package (default [llvm.debian] package)")
     d.set_defaults(func=cmd_debian)
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     return int(args.func(args))
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

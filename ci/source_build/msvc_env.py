@@ -8,7 +8,7 @@ Elsewhere it does nothing and says so.
 
 --parse FILE reads the output of `set` from a file instead (for tests).
 
-Example (on Windows):  python -m ci.source_build.msvc_env --arch x64
+Example (on Windows):  python -m ci msvc-env --arch x64
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ci._common import CIError, run_main, set_env
+from ci._common import CIError, set_env
 
 MARKER = "===IREE-CI-ENV==="
 
@@ -84,21 +84,14 @@ def vcvars_environment(arch: str) -> dict[str, str]:
     return parse_set_output(result.stdout)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="msvc_env.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--arch", default="x64", help="vcvarsall architecture (default x64)")
     parser.add_argument(
         "--parse", metavar="FILE", help="read `set` output from FILE instead of running vcvarsall"
     )
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     if args.parse:
         after = parse_set_output(Path(args.parse).read_text(encoding="utf-8", errors="replace"))
     elif sys.platform != "win32":
@@ -111,7 +104,3 @@ def main(argv: list[str] | None = None) -> int:
     for name in sorted(values):
         print(f"{name}={values[name][:120]}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

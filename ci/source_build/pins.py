@@ -14,9 +14,9 @@ Subcommands:
 Only git is needed; the submodule itself need not be checked out for verify/update.
 
 Examples:
-  python -m ci.source_build.pins show
-  python -m ci.source_build.pins verify --iree-dir iree-src
-  python -m ci.source_build.pins update --iree-dir ~/src/iree
+  python -m ci pins show
+  python -m ci pins verify --iree-dir iree-src
+  python -m ci pins update --iree-dir ~/src/iree
 """
 
 from __future__ import annotations
@@ -24,11 +24,10 @@ from __future__ import annotations
 import argparse
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from ci._common import CIError, load_toml, notice, run_main, set_outputs
+from ci._common import CIError, load_toml, notice, set_outputs
 
 PINS_FILE = Path(__file__).resolve().parent / "pins.toml"
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -168,10 +167,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="pins.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pins", default=str(PINS_FILE), help="pins file (default ci/source_build/pins.toml)"
     )
@@ -187,13 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--iree-dir", required=True, help="the IREE checkout")
     u.add_argument("--version", help="also set iree.version (the release the commit belongs to)")
     u.set_defaults(func=cmd_update)
-    return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
     return args.func(args)
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

@@ -1,7 +1,7 @@
 """Helpers for the tests of the CI layer (ci/, .github/); conftest.py exposes the fixtures.
 
-The scripts in ci/ are run the way the workflows run them (`python -m ci.X ...` in a
-subprocess, from the repository root) and, for finer checks, imported as modules of the
+The commands of ci/ are run the way the workflows run them (`python -m ci COMMAND ...` in
+a subprocess, from the repository root) and, for finer checks, imported as modules of the
 `ci` package (pyproject's pytest `pythonpath` puts the repository root on sys.path).
 """
 
@@ -20,11 +20,15 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RESULTS = FIXTURES / "results"
 
 
-def ci_module(relpath: str) -> str:
-    """'source_build/pins.py' -> 'ci.source_build.pins'; 'devtools/act_local.py' (a
-    developer tool) -> 'devtools.act_local'."""
-    module = relpath.removesuffix(".py").replace("/", ".")
-    return module if module.startswith("devtools.") else "ci." + module
+def ci_argv(command: str) -> list[str]:
+    """'pins' (a command of ci/cli.py's table) -> ['-m', 'ci', 'pins'];
+    'devtools/act_local.py' (a developer tool) -> ['-m', 'devtools.act_local']."""
+    if command.startswith("devtools/"):
+        return ["-m", command.removesuffix(".py").replace("/", ".")]
+    from ci.cli import COMMANDS
+
+    assert command in COMMANDS, f"{command!r} is not a command of ci/cli.py"
+    return ["-m", "ci", command]
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -55,20 +59,21 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def run_ci(
-    relpath: str,
+    command: str,
     *args: str,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     check: bool = True,
 ) -> subprocess.CompletedProcess:
-    """Runs ci/<relpath> (e.g. 'source_build/pins.py') as `python -m ci.source_build.pins`.
+    """Runs a ci/ command (e.g. 'pins') as `python -m ci pins`; 'devtools/X.py' as
+    `python -m devtools.X`.
     From another folder than the repository root (cwd), the root goes on PYTHONPATH, as a
     workflow step in another working directory would need."""
     env = dict(env or clean_env())
     if cwd is not None and Path(cwd).resolve() != REPO:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     result = subprocess.run(
-        [sys.executable, "-m", ci_module(relpath), *map(str, args)],
+        [sys.executable, *ci_argv(command), *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd or REPO,
@@ -77,7 +82,7 @@ def run_ci(
     )
     if check and result.returncode != 0:
         raise AssertionError(
-            f"ci/{relpath} {' '.join(map(str, args))} exited {result.returncode}\n"
+            f"{command} {' '.join(map(str, args))} exited {result.returncode}\n"
             f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
         )
     return result

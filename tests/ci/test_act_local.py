@@ -436,6 +436,7 @@ def test_check_warm_script(tmp_path):
 
 def test_run_shard_extra_args_come_after_the_profile_and_its_url_settings(monkeypatch):
     from ci import run_shard
+    from ci.cli import command_parser
 
     assert run_shard.extra_args({"CI_RUN_SHARD_ARGS": "--onnx-ops-sample 20 -k 'not slow'"}) == [
         "--onnx-ops-sample",
@@ -448,7 +449,7 @@ def test_run_shard_extra_args_come_after_the_profile_and_its_url_settings(monkey
         run_shard.extra_args({"CI_RUN_SHARD_ARGS": "-k 'unclosed"})
     monkeypatch.setenv("CI_RUN_SHARD_ARGS", "--onnx-ops-sample 7")
     monkeypatch.setenv("IREE_CONFORMANCE_ZOO_MANIFEST", "http://127.0.0.1:1/m.json")
-    args = run_shard.build_parser().parse_args(["--profile", "smoke", "--dry-run"])
+    args = command_parser("run-shard", run_shard).parse_args(["--profile", "smoke", "--dry-run"])
     profile, corpora = run_shard.load_profile("smoke")
     cmd = run_shard.build_command(args, profile, corpora, "linux")
     assert cmd.index("--onnx-ops-sample", cmd.index("100")) > cmd.index("--zoo-manifest")
@@ -638,7 +639,7 @@ def test_fake_api_serves_an_earlier_runs_artifact_to_fetch_baseline(tmp_path, gh
     try:
         env = gh.env(GITHUB_TOKEN="tok", GITHUB_REPOSITORY=act_local.REPO, GITHUB_RUN_ID="2")
         result = run_ci(
-            "fetch_baseline.py",
+            "fetch-baseline",
             "--api-url",
             api.url,
             "--workflow",

@@ -77,7 +77,7 @@ def files_under(root: Path) -> dict[str, bytes]:
 
 def test_keys_for_each_restore_slot_of_the_repository_config(gh):
     run_ci(
-        "cache_shards.py",
+        "cache-shards",
         "keys",
         "--class",
         "zoo-models",
@@ -101,7 +101,7 @@ def test_keys_for_each_restore_slot_of_the_repository_config(gh):
 
 def test_keys_beyond_the_slots_are_left_out_with_a_warning(gh, workspace):
     result = run_ci(
-        "cache_shards.py",
+        "cache-shards",
         "keys",
         "--class",
         "zoo-models",
@@ -130,7 +130,7 @@ def test_plan_stages_the_shards_and_unstage_puts_them_back(gh, workspace, tmp_pa
     before = files_under(zoo)
     env = tool_env(gh, RUNNER_OS="Linux", RUNNER_ARCH="X64")
     run_ci(
-        "cache_shards.py",
+        "cache-shards",
         "plan",
         "--class",
         "zoo-models",
@@ -171,7 +171,7 @@ def test_plan_stages_the_shards_and_unstage_puts_them_back(gh, workspace, tmp_pa
     # The restore slots look for exactly these entries: prefix of each key, same folder.
     gh.output.write_text("", encoding="utf-8")
     run_ci(
-        "cache_shards.py",
+        "cache-shards",
         "keys",
         "--class",
         "zoo-models",
@@ -191,7 +191,7 @@ def test_plan_stages_the_shards_and_unstage_puts_them_back(gh, workspace, tmp_pa
     fresh = tmp_path / "fresh zoo"
     gh.output.write_text("", encoding="utf-8")
     run_ci(
-        "cache_shards.py",
+        "cache-shards",
         "unstage",
         "--stage-dir",
         keys["stage-dir"],
@@ -214,7 +214,7 @@ def test_unstage_keeps_what_is_already_there(gh, tmp_path):
     into = tmp_path / "zoo"
     (into / "onnx-zoo" / "files").mkdir(parents=True)
     (into / "onnx-zoo" / "files" / "a.onnx").write_bytes(b"downloaded")
-    run_ci("cache_shards.py", "unstage", "--stage-dir", stage, "--into", into, env=gh.env())
+    run_ci("cache-shards", "unstage", "--stage-dir", stage, "--into", into, env=gh.env())
     assert files_under(into) == {
         "onnx-zoo/files/a.onnx": b"downloaded",
         "onnx-zoo/files/b.onnx": b"new",
@@ -226,7 +226,7 @@ def test_plan_of_an_empty_zoo_saves_nothing(gh, workspace):
     empty = workspace / "empty zoo"
     empty.mkdir()
     run_ci(
-        "cache_shards.py",
+        "cache-shards",
         "plan",
         "--class",
         "zoo-models",
@@ -247,7 +247,7 @@ def test_plan_of_an_empty_zoo_saves_nothing(gh, workspace):
 
 def test_plan_of_a_pull_request_stages_nothing(gh, workspace):
     run_ci(
-        "cache_shards.py",
+        "cache-shards",
         "plan",
         "--class",
         "zoo-models",
@@ -273,7 +273,7 @@ def test_plan_of_a_class_without_shards_is_cache_tools_plan(gh, workspace):
     (workspace / "wheels").mkdir()
     (workspace / "wheels" / "x.whl").write_bytes(b"wheel " * 1000)
     run_ci(
-        "cache_shards.py",
+        "cache-shards",
         "plan",
         "--class",
         "pip",
@@ -294,7 +294,7 @@ def test_plan_of_a_class_without_shards_is_cache_tools_plan(gh, workspace):
     assert re.fullmatch(r"pip-v1-Linux-X64-f00-h[0-9a-f]{16}", out["key"])
     # the same content, restored under that key: nothing to save
     run_ci(
-        "cache_shards.py",
+        "cache-shards",
         "plan",
         "--class",
         "pip",

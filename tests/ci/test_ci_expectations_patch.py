@@ -81,7 +81,7 @@ def edit(
 
 def collect(repo: Path, out: Path, label: str, gh=None) -> None:
     run_ci(
-        "expectations_patch.py",
+        "expectations-patch",
         "--repo",
         repo,
         "collect",
@@ -149,7 +149,7 @@ def test_combine_merges_shards_into_one_patch_that_applies(origin, tmp_path, gh)
     final = clone(origin, "final")
     patch = tmp_path / "update" / "expectations.patch"
     run_ci(
-        "expectations_patch.py",
+        "expectations-patch",
         "--repo",
         final,
         "combine",
@@ -195,7 +195,7 @@ def test_combine_reports_a_real_conflict(origin, tmp_path, gh):
         collect(repo, shards / name, f"linux-{name}")
     final = clone(origin, "final")
     run_ci(
-        "expectations_patch.py",
+        "expectations-patch",
         "--repo",
         final,
         "combine",
@@ -211,7 +211,7 @@ def test_combine_reports_a_real_conflict(origin, tmp_path, gh):
 def test_combine_with_nothing_changed(origin, tmp_path, gh):
     collect(clone(origin, "a"), tmp_path / "shards" / "a", "linux-1of4")
     run_ci(
-        "expectations_patch.py",
+        "expectations-patch",
         "--repo",
         clone(origin, "final"),
         "combine",
@@ -237,7 +237,7 @@ def test_crlf_copies_merge_like_lf(origin, tmp_path, gh):
     edit(b, MANIFEST, add=(entry("onnx-ops/test_relu", "fail-run", "y"),))
     collect(b, shards / "b", "windows-2of4")
     run_ci(
-        "expectations_patch.py",
+        "expectations-patch",
         "--repo",
         clone(origin, "final"),
         "combine",

@@ -116,7 +116,7 @@ def test_fetches_the_newest_unexpired_artifact_of_another_push_run(api, tmp_path
     dest = tmp_path / "base line"
     env = gh.env(GITHUB_TOKEN=TOKEN, GITHUB_REPOSITORY="o/r", GITHUB_RUN_ID="30")
     result = run_ci(
-        "fetch_baseline.py",
+        "fetch-baseline",
         "--api-url",
         api,
         "--workflow",
@@ -155,15 +155,15 @@ def test_no_baseline_is_not_an_error(api, tmp_path, gh):
         "--dest",
         tmp_path / "b",
     ]
-    result = run_ci("fetch_baseline.py", *args, env=env)
+    result = run_ci("fetch-baseline", *args, env=env)
     assert "no artifact 'merged-results'" in result.stderr and gh.outputs()["found"] == "false"
     assert not (tmp_path / "b").exists()
-    assert run_ci("fetch_baseline.py", *args, "--required", env=env, check=False).returncode == 8
+    assert run_ci("fetch-baseline", *args, "--required", env=env, check=False).returncode == 8
 
 
 def test_bad_token_is_reported(api, tmp_path, gh):
     result = run_ci(
-        "fetch_baseline.py",
+        "fetch-baseline",
         "--api-url",
         api,
         "--repo",

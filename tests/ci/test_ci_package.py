@@ -1,5 +1,5 @@
-"""ci/ is a package: its scripts run as `python -m ci.<script>` and nothing in it edits
-sys.path (issue 21, item 4)."""
+"""ci/ is a package and one CLI: its commands run as `python -m ci COMMAND` (ci/cli.py's
+table) and nothing in it edits sys.path (issue 21, item 4; issue 33, item 3)."""
 
 from __future__ import annotations
 
@@ -113,20 +113,20 @@ def test_every_module_imports_as_part_of_the_package(module):
     importlib.import_module(module)
 
 
-def test_a_script_runs_with_dash_m_from_the_root():
+def test_a_command_runs_with_dash_m_from_the_root():
     result = subprocess.run(
-        [sys.executable, "-m", "ci.source_build.pins", "--help"],
+        [sys.executable, "-m", "ci", "pins", "--help"],
         capture_output=True,
         text=True,
         cwd=REPO,
         env=clean_env(),
         timeout=60,
     )
-    assert result.returncode == 0 and "usage:" in result.stdout, result.stderr
+    assert result.returncode == 0 and "usage: python -m ci pins" in result.stdout, result.stderr
 
 
 def _bare(*args: str, **extra: str) -> subprocess.CompletedProcess:
-    """A ci/ script under `python -S` (no site-packages: the project is not installed)."""
+    """`python -S -m ARGS` (no site-packages: the project is not installed)."""
     env = clean_env(**extra)
     env.pop("PYTHONPATH", None) if "PYTHONPATH" not in extra else None
     return subprocess.run(
@@ -140,11 +140,11 @@ def _bare(*args: str, **extra: str) -> subprocess.CompletedProcess:
 
 
 def test_before_the_install_pythonpath_python_is_enough():
-    """What the workflows' jobs do before `ci.install` (docs/ci.md): PYTHONPATH=python."""
-    ok = _bare("ci.install", "--dry-run", "--extras", "dev", PYTHONPATH="python")
+    """What the workflows' jobs do before `python -m ci install` (docs/ci.md): PYTHONPATH=python."""
+    ok = _bare("ci", "install", "--dry-run", "--extras", "dev", PYTHONPATH="python")
     assert ok.returncode == 0, ok.stderr
     assert "pip install" in ok.stdout and "-e" in ok.stdout
-    missing = _bare("ci.install", "--dry-run", "--extras", "dev")
+    missing = _bare("ci", "install", "--dry-run", "--extras", "dev")
     assert missing.returncode == 8
     assert "PYTHONPATH=python" in missing.stderr and "Traceback" not in missing.stderr
 
@@ -156,3 +156,128 @@ def test_the_devtools_table_in_the_docs_is_current():
     assert START in text and END in text
     shown = text[text.index(START) : text.index(END) + len(END)]
     assert shown == markdown(), "regenerate it: python -m devtools --markdown"
+
+
+# -- the one CLI (ci/cli.py) ----------------------------------------------------------------
+
+
+def _command_modules() -> list[Path]:
+    """Every module of ci/ that defines add_arguments: a command's module."""
+    return sorted(
+        p
+        for p in CI.rglob("*.py")
+        if any(
+            isinstance(n, ast.FunctionDef) and n.name == "add_arguments"
+            for n in ast.parse(p.read_text(encoding="utf-8")).body
+        )
+    )
+
+
+def test_the_command_table_and_the_command_modules_match():
+    from ci.cli import COMMANDS
+
+    in_table = {REPO / (c.module.replace(".", "/") + ".py") for c in COMMANDS.values()}
+    assert sorted(in_table) == _command_modules()
+    for name, command in COMMANDS.items():
+        assert name == command.module.rsplit(".", 1)[1].replace("_", "-"), name
+
+
+def test_no_module_of_ci_builds_its_own_parser_or_runs_as_a_script():
+    """Only ci/cli.py makes parsers; a command module has add_arguments and run, and no
+    main, build_parser or `if __name__ == "__main__"` block."""
+    found = []
+    for path in sorted(CI.rglob("*.py")):
+        if path.name in ("cli.py", "__main__.py"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        where = path.relative_to(REPO).as_posix()
+        names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        found += [f"{where}: def {n}" for n in sorted(names & {"main", "build_parser"})]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("ArgumentParser"):
+                found.append(f"{where}:{node.lineno}: ArgumentParser(...)")
+            if isinstance(node, ast.Compare) and ast.unparse(node.left) == "__name__":
+                found.append(f"{where}:{node.lineno}: a __main__ block")
+        if "add_arguments" in names and "run" not in names:
+            found.append(f"{where}: add_arguments without run")
+    assert found == []
+
+
+def test_help_lists_the_commands_without_importing_any():
+    """`python -m ci --help` under -S without PYTHONPATH: the library is not importable,
+    so importing any command (which imports ci._common, then the library) would fail."""
+    from ci.cli import COMMANDS
+
+    result = _bare("ci", "--help")
+    assert result.returncode == 0, result.stderr
+    for name, command in COMMANDS.items():
+        assert f"  {name}" in result.stdout and command.help in result.stdout, name
+    imported = subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            "-c",
+            "import sys, contextlib, io\nfrom ci.cli import main\n"
+            "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['--help'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('ci.', 'iree_conformance'))))",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=clean_env(),
+        timeout=60,
+    )
+    assert imported.stdout.strip() == "['ci.cli']", imported.stderr
+
+
+def test_an_unknown_or_missing_command_is_a_usage_error():
+    unknown = _bare("ci", "no-such-command")
+    assert unknown.returncode == 2
+    assert "unknown command 'no-such-command'" in unknown.stderr
+    assert "Traceback" not in unknown.stderr
+    assert _bare("ci").returncode == 2
+
+
+def test_a_module_run_by_itself_is_a_usage_error_not_a_silent_success():
+    """`python -m ci.install` (the form before the one CLI) must not exit 0 doing nothing."""
+    for args in (("ci.install", "--dry-run"), ("ci.source_build.pins", "show")):
+        result = _bare(*args, PYTHONPATH="python")
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        assert f"python -m {args[0]} is not an entry point" in result.stderr
+        assert "python -m ci COMMAND" in result.stderr and result.stdout == ""
+
+
+def test_a_commands_error_keeps_the_exit_table(tmp_path):
+    """A CIError inside a command: one line and EXIT_CI (8), through run_main."""
+    from iree_conformance.common.errors import EXIT_CI
+
+    result = subprocess.run(
+        [sys.executable, "-m", "ci", "diff-results", "--current", str(tmp_path / "missing.json")]
+        + ["--baseline", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=clean_env(),
+        timeout=60,
+    )
+    assert (result.returncode, result.stderr.count("\n")) == (EXIT_CI, 1), result.stderr
+    assert result.stderr.startswith("error: ") and "missing.json" in result.stderr
+
+
+def test_every_command_answers_help():
+    from ci.cli import COMMANDS, command_parser
+
+    pytest.importorskip("yaml", reason="check-workflows needs pyyaml (the dev extra)")
+    for name, command in COMMANDS.items():
+        text = command_parser(name, importlib.import_module(command.module)).format_help()
+        assert text.startswith(f"usage: python -m ci {name}"), name
+
+
+def test_the_command_table_in_the_docs_is_current():
+    from ci.cli import END, START, markdown
+
+    text = (REPO / "docs" / "ci-local.md").read_text(encoding="utf-8")
+    assert START in text and END in text
+    shown = text[text.index(START) : text.index(END) + len(END)]
+    assert shown == markdown(), "regenerate it: python -m ci --markdown"

@@ -85,7 +85,7 @@ def serve(api: FakeGitHub, zip_path: Path, report: bool = True) -> None:
 def post(api: FakeGitHub, event_path: Path, check: bool = True):
     env = clean_env(GITHUB_TOKEN=TOKEN, GITHUB_SERVER_URL="https://github.com")
     return run_ci(
-        "pr_comment.py",
+        "pr-comment",
         "--event-path",
         event_path,
         "--repo",
@@ -215,7 +215,7 @@ def test_no_baseline_says_so(tmp_path):
         ),
         encoding="utf-8",
     )
-    out = run_ci("pr_comment.py", "--diff", path).stdout
+    out = run_ci("pr-comment", "--diff", path).stdout
     assert "No results of `main` were found" in out and "| s | t |  | 3 |  |" in out
 
 

@@ -95,7 +95,7 @@ def test_merge_script_writes_json_markdown_and_summary(tmp_path, gh):
     )  # not results
     out = tmp_path / "merged out"
     run_ci(
-        "merge_results.py",
+        "merge-results",
         folder,
         "--output",
         out / "merged.json",
@@ -136,7 +136,7 @@ def test_merged_file_can_be_merged_again(tmp_path):
 def test_merge_rejects_a_broken_file(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"schema": 2, "outcomes": []}', encoding="utf-8")
-    result = run_ci("merge_results.py", bad, check=False)
+    result = run_ci("merge-results", bad, check=False)
     assert result.returncode == 2 and "unsupported results schema 2" in result.stderr
 
 
@@ -269,7 +269,7 @@ def test_diff_script(tmp_path, gh):
         tmp_path / "diff.md",
         "--summary",
     ]
-    run_ci("diff_results.py", *args, env=gh.env())
+    run_ci("diff-results", *args, env=gh.env())
     markdown = (tmp_path / "diff.md").read_text(encoding="utf-8")
     assert "**1 new failure(s)**, **0 new pass(es)**" in markdown
     assert (
@@ -278,17 +278,17 @@ def test_diff_script(tmp_path, gh):
     )
     assert "### New failures (1)" in gh.summary_text()
     assert load(tmp_path / "diff.json")["new_failures"][0]["case_id"] == "stablehlo/abs_negate_f16"
-    failing = run_ci("diff_results.py", *args, "--fail-on-new-failures", env=gh.env(), check=False)
+    failing = run_ci("diff-results", *args, "--fail-on-new-failures", env=gh.env(), check=False)
     assert failing.returncode == 1
 
 
 def test_diff_without_a_baseline(tmp_path):
     missing = tmp_path / "no baseline"
     result = run_ci(
-        "diff_results.py", "--current", LINUX, "--baseline", missing, "--missing-baseline-ok"
+        "diff-results", "--current", LINUX, "--baseline", missing, "--missing-baseline-ok"
     )
     assert "No baseline results were found" in result.stdout
-    strict = run_ci("diff_results.py", "--current", LINUX, "--baseline", missing, check=False)
+    strict = run_ci("diff-results", "--current", LINUX, "--baseline", missing, check=False)
     assert strict.returncode == 8
 
 
@@ -297,7 +297,7 @@ def test_diff_without_a_baseline(tmp_path):
 
 def test_durations_file_is_what_the_shard_plugin_reads(tmp_path):
     out = tmp_path / "durations"
-    run_ci("durations.py", LINUX, "--per-os", out)
+    run_ci("durations", LINUX, "--per-os", out)
     linux = load(out / "durations-linux.json")
     assert load(out / "durations-windows.json") == {}
     case = next(o for o in load(LINUX)["outcomes"] if o["target"] == "llvm-cpu")
@@ -316,14 +316,14 @@ def test_durations_average_runs_and_keep_previous(tmp_path):
     previous = tmp_path / "previous.json"
     previous.write_text(json.dumps({"llvm-cpu:gone/case": 7.5, key: 100.0}), encoding="utf-8")
     out = tmp_path / "d.json"
-    run_ci("durations.py", slow, fast, "--os", "Linux", "--output", out, "--previous", previous)
+    run_ci("durations", slow, fast, "--os", "Linux", "--output", out, "--previous", previous)
     data = load(out)
     assert data[key] == 2.0 and data["llvm-cpu:gone/case"] == 7.5
 
 
 def test_durations_without_any_results_writes_empty_files(tmp_path):
     run_ci(
-        "durations.py",
+        "durations",
         tmp_path / "no baseline",
         "--per-os",
         tmp_path / "d",

@@ -30,7 +30,7 @@ def test_every_script_has_help(script):
 
 
 def dry_run(*args: str) -> str:
-    out = run_ci("run_shard.py", "--dry-run", *args).stdout
+    out = run_ci("run-shard", "--dry-run", *args).stdout
     return next(line for line in out.splitlines() if line.startswith("+ "))
 
 
@@ -98,12 +98,12 @@ def test_empty_durations_are_not_passed(tmp_path):
     ],
 )
 def test_run_shard_usage_errors(args, message):
-    result = run_ci("run_shard.py", "--dry-run", *args, check=False)
+    result = run_ci("run-shard", "--dry-run", *args, check=False)
     assert result.returncode == 8 and message in result.stderr
 
 
 def test_describe_exports_the_corpus(gh):
-    run_ci("run_shard.py", "--profile", "nightly", "--describe", env=gh.env())
+    run_ci("run-shard", "--profile", "nightly", "--describe", env=gh.env())
     out = gh.outputs()
     assert out["stablehlo-repository"] == "openxla/stablehlo"
     assert (
@@ -137,7 +137,7 @@ def no_tests(tmp_path):
 def test_empty_shard_exits_0_and_writes_empty_results(no_tests):
     report = no_tests / "out dir" / "results.json"
     result = run_ci(
-        "run_shard.py",
+        "run-shard",
         "--profiles",
         no_tests / "profiles.toml",
         "--profile",
@@ -163,7 +163,7 @@ def test_empty_shard_exits_0_and_writes_empty_results(no_tests):
 
 def test_no_tests_without_a_shard_is_an_error(no_tests):
     result = run_ci(
-        "run_shard.py",
+        "run-shard",
         "--profiles",
         no_tests / "profiles.toml",
         "--profile",
@@ -202,7 +202,7 @@ def test_cache_tools_pins_what_the_project_pins():
 
 
 def commands(*args: str) -> list[str]:
-    out = run_ci("install.py", *args, "--dry-run").stdout
+    out = run_ci("install", *args, "--dry-run").stdout
     return [line[2:] for line in out.splitlines() if line.startswith("+ ")]
 
 
@@ -247,7 +247,7 @@ def test_install_from_built_wheels(tmp_path):
 
 def test_install_refuses_incomplete_wheel_dirs(tmp_path):
     (tmp_path / "iree_base_compiler-3.13.0-cp312-abi3-win_amd64.whl").write_bytes(b"")
-    result = run_ci("install.py", "--wheels", tmp_path, "--dry-run", check=False)
+    result = run_ci("install", "--wheels", tmp_path, "--dry-run", check=False)
     assert result.returncode == 8 and "no wheel for iree-base-runtime" in result.stderr
 
 
@@ -267,7 +267,7 @@ def test_setup_env_paths(tmp_path, gh, runner_os, runner_arch, want):
     env = gh.env(
         RUNNER_OS=runner_os, RUNNER_ARCH=runner_arch, GITHUB_WORKSPACE=str(tmp_path / "work space")
     )
-    run_ci("setup_env.py", "paths", "--base", base, env=env)
+    run_ci("setup-env", "paths", "--base", base, env=env)
     out, exported = gh.outputs(), gh.exported()
     assert (out["os"], out["arch"]) == want == (exported["CI_OS"], exported["CI_ARCH"])
     for name, var in (
@@ -283,19 +283,19 @@ def test_setup_env_paths(tmp_path, gh, runner_os, runner_arch, want):
 
 def test_setup_env_base_from_runner_temp_or_ci_cache_base(tmp_path, gh):
     env = gh.env(RUNNER_TEMP=str(tmp_path / "rt"), GITHUB_WORKSPACE=str(tmp_path / "ws"))
-    run_ci("setup_env.py", "paths", env=env)
+    run_ci("setup-env", "paths", env=env)
     assert Path(gh.outputs()["store"]) == tmp_path / "rt" / "iree-ci" / "iree-artifacts"
     env = gh.env(
         RUNNER_TEMP=str(tmp_path / "rt"),
         CI_CACHE_BASE=str(tmp_path / "fixed"),
         GITHUB_WORKSPACE=str(tmp_path / "ws"),
     )
-    run_ci("setup_env.py", "paths", env=env)
+    run_ci("setup-env", "paths", env=env)
     assert Path(gh.outputs()["store"]).parent == tmp_path / "fixed"
 
 
 def test_setup_env_versions(gh):
-    run_ci("setup_env.py", "versions", env=gh.env())
+    run_ci("setup-env", "versions", env=gh.env())
     out = gh.outputs()
     assert out["python"] == ".".join(map(str, sys.version_info[:3]))
     assert set(out) >= {"iree-compiler", "iree-runtime", "onnx", "onnxruntime"}
@@ -364,7 +364,7 @@ def test_prune_command_flags_exist_in_the_real_cli():
 
 def test_prune_print_only():
     result = run_ci(
-        "prune_caches.py",
+        "prune-caches",
         "--event",
         "schedule",
         "--policy",
@@ -405,7 +405,7 @@ def test_zoo_urls_can_be_overridden_by_environment(tmp_path):
     env = clean_env()
     env["IREE_CONFORMANCE_ZOO_MANIFEST"] = str(tmp_path / "manifest.json")
     env["IREE_CONFORMANCE_ZOO_MIRROR"] = "http://127.0.0.1:8765/{model_path}"
-    out = run_ci("run_shard.py", "--dry-run", "--profile", "smoke", env=env).stdout
+    out = run_ci("run-shard", "--dry-run", "--profile", "smoke", env=env).stdout
     line = next(x for x in out.splitlines() if x.startswith("+ "))
     assert str(tmp_path / "manifest.json") in line and "githubusercontent" not in line
     assert "--zoo-mirror http://127.0.0.1:8765/{model_path}" in line and "huggingface" not in line
@@ -418,7 +418,7 @@ def test_describe_applies_corpus_overrides(gh, tmp_path):
         IREE_CONFORMANCE_STABLEHLO_SERVER_URL="http://127.0.0.1:3000",
         IREE_CONFORMANCE_STABLEHLO_DIR=str(tmp_path),
     )
-    run_ci("run_shard.py", "--profile", "nightly", "--describe", env=env)
+    run_ci("run-shard", "--profile", "nightly", "--describe", env=env)
     out = gh.outputs()
     assert out["stablehlo-repository"] == "local/stablehlo"
     assert out["stablehlo-server-url"] == "http://127.0.0.1:3000"

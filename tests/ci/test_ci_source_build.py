@@ -63,20 +63,20 @@ def test_pins_file_is_valid():
 
 
 def test_pins_show(gh):
-    run_ci("source_build/pins.py", "show", "--iree-commit", "", env=gh.env())
+    run_ci("pins", "show", "--iree-commit", "", env=gh.env())
     out = gh.outputs()
     assert out["iree-commit"] == "89ece87b89852100c0a4ac3d515e14842d090967"
     assert out["package-version"] == "3.13.0+src.89ece87b8985"
-    run_ci("source_build/pins.py", "show", "--iree-commit", "v3.14.0", env=gh.env())
+    run_ci("pins", "show", "--iree-commit", "v3.14.0", env=gh.env())
     assert gh.outputs()["iree-commit"] == "v3.14.0"
-    bad = run_ci("source_build/pins.py", "show", "--iree-commit", "x; rm -rf /", check=False)
+    bad = run_ci("pins", "show", "--iree-commit", "x; rm -rf /", check=False)
     assert bad.returncode == 8
 
 
 def test_pins_update_then_verify(iree_checkout, pins_copy, gh):
     head = git(iree_checkout, "rev-parse", "HEAD")
     mismatch = run_ci(
-        "source_build/pins.py",
+        "pins",
         "--pins",
         pins_copy,
         "verify",
@@ -85,12 +85,12 @@ def test_pins_update_then_verify(iree_checkout, pins_copy, gh):
         check=False,
     )
     assert mismatch.returncode == 8 and "pins.toml pins 89ece87b" in mismatch.stderr
-    run_ci("source_build/pins.py", "--pins", pins_copy, "update", "--iree-dir", iree_checkout)
+    run_ci("pins", "--pins", pins_copy, "update", "--iree-dir", iree_checkout)
     text = pins_copy.read_text(encoding="utf-8")
     assert f'commit = "{head}"' in text and f'commit = "{LLVM_SHA}"' in text
     assert "# The commit the iree-base-compiler" in text  # comments kept
     run_ci(
-        "source_build/pins.py",
+        "pins",
         "--pins",
         pins_copy,
         "verify",
@@ -103,11 +103,11 @@ def test_pins_update_then_verify(iree_checkout, pins_copy, gh):
 
 
 def test_pins_verify_catches_an_llvm_mismatch(iree_checkout, pins_copy):
-    run_ci("source_build/pins.py", "--pins", pins_copy, "update", "--iree-dir", iree_checkout)
+    run_ci("pins", "--pins", pins_copy, "update", "--iree-dir", iree_checkout)
     git(iree_checkout, "update-index", "--cacheinfo", f"160000,{'e' * 40},third_party/llvm-project")
     git(iree_checkout, "commit", "-q", "-m", "bump llvm")
     result = run_ci(
-        "source_build/pins.py",
+        "pins",
         "--pins",
         pins_copy,
         "verify",
@@ -147,7 +147,7 @@ def test_budget_fallbacks_and_limits(tmp_path):
 
 def test_budget_script(gh):
     run_ci(
-        "source_build/ccache_budget.py",
+        "ccache-budget",
         "--budget",
         "3GB",
         "--entries",
@@ -180,7 +180,7 @@ def test_cibw_env_exports_a_parseable_environment(tmp_path, gh, platform):
     ccache = tmp_path / "runner temp" / "cc ache"
     source = tmp_path / "iree src"
     run_ci(
-        "source_build/cibw_env.py",
+        "cibw-env",
         "--platform",
         platform,
         "--ccache-dir",
@@ -246,7 +246,7 @@ def effective_environment(platform: str, identifier: str, env: dict[str, str]) -
 @posix_host
 def test_cibuildwheel_sees_config_and_ccache_settings_together(tmp_path, gh, monkeypatch):
     run_ci(
-        "source_build/cibw_env.py",
+        "cibw-env",
         "--platform",
         "linux",
         "--ccache-dir",
@@ -300,7 +300,7 @@ def test_build_wheels_lists_builds_for_both_packages():
         PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     )
     result = run_ci(
-        "source_build/build_wheels.py",
+        "build-wheels",
         "--iree-dir",
         IREE_LAYOUT,
         "--print-build-identifiers",
@@ -314,7 +314,7 @@ def test_build_wheels_lists_builds_for_both_packages():
 
 def test_build_wheels_writes_the_version_and_runs_cibuildwheel_per_package(iree_checkout, tmp_path):
     result = run_ci(
-        "source_build/build_wheels.py",
+        "build-wheels",
         "--iree-dir",
         iree_checkout,
         "--output-dir",
@@ -354,15 +354,13 @@ def test_find_wheels(tmp_path, gh):
         "--version",
         "3.13.0+src.89ece87b8985",
     ]
-    run_ci("source_build/find_wheels.py", *args, "--platform", "linux", env=gh.env())
+    run_ci("find-wheels", *args, "--platform", "linux", env=gh.env())
     assert gh.outputs()["count"] == "3"
-    mac = run_ci("source_build/find_wheels.py", *args, "--platform", "macos", check=False)
+    mac = run_ci("find-wheels", *args, "--platform", "macos", check=False)
     assert (
         mac.returncode == 1 and "iree-base-runtime 3.13.0+src.89ece87b8985 for macos" in mac.stderr
     )
-    wrong_version = run_ci(
-        "source_build/find_wheels.py", *args[:-1], "3.14.0", "--platform", "linux", check=False
-    )
+    wrong_version = run_ci("find-wheels", *args[:-1], "3.14.0", "--platform", "linux", check=False)
     assert wrong_version.returncode == 1
 
 
@@ -395,7 +393,7 @@ def test_msvc_env_exports_what_vcvarsall_changed(tmp_path, gh):
         encoding="utf-8",
     )
     env = gh.env()
-    run_ci("source_build/msvc_env.py", "--parse", set_output, env=env)
+    run_ci("msvc-env", "--parse", set_output, env=env)
     exported = gh.exported()
     assert (
         exported["INCLUDE"] == "C:\\VS\\include;C:\\Kits\\include"

@@ -124,7 +124,7 @@ def build(
 ) -> tuple[dict, object]:
     report = tmp_path / f"report-{len(list(tmp_path.glob('report-*')))}.json"
     result = run_ci(
-        "source_build/llvm_build.py",
+        "llvm-build",
         "build",
         "--preset",
         "none",
@@ -286,7 +286,7 @@ def test_remote_store_alone_serves_a_fresh_folder(tmp_path, gh):
 
 def test_env_exports_settings_and_config_hash(tmp_path, gh):
     run_ci(
-        "source_build/llvm_build.py",
+        "llvm-build",
         "env",
         "--source-dir",
         tmp_path / "w" / "llvm-project",

@@ -77,15 +77,10 @@ def test_structure(check):
     assert getattr(cw, check)() == []
 
 
-def test_every_called_ci_script_exists_and_has_help():
-    called = cw.scripts_called()
-    assert {
-        "ci/run_shard.py",
-        "ci/merge_results.py",
-        "ci/diff_results.py",
-        "ci/install.py",
-        "ci/source_build/build_wheels.py",
-    } <= set(called)
+def test_every_called_ci_command_exists_and_has_help():
+    called = cw.commands_called()
+    assert {"run-shard", "merge-results", "diff-results", "install", "build-wheels"} <= set(called)
+    assert set(called) <= set(cw.COMMANDS)
     assert cw.check_scripts_exist(run_help=True) == []
 
 
@@ -112,7 +107,7 @@ def test_the_comment_workflow_never_runs_the_pull_requests_code(tmp_path, monkey
         "          persist-credentials: false",
         "          persist-credentials: false\n"
         "          ref: ${{ github.event.workflow_run.head_sha }}",
-    ).replace("run: python -m ci.pr_comment", "run: pip install . && python -m ci.pr_comment")
+    ).replace("run: python -m ci pr-comment", "run: pip install . && python -m ci pr-comment")
     folder = tmp_path / "workflows"
     folder.mkdir()
     for path in WORKFLOWS:
@@ -146,7 +141,7 @@ def test_nightly_shards_every_os_and_updates_expectations():
 
 def test_source_build_puts_ccache_under_the_host_mount():
     wf = (REPO / ".github/workflows/build-from-source.yml").read_text(encoding="utf-8")
-    assert "-m ci.source_build.cibw_env" in wf and "class: llvm-mlir" in wf
+    assert "-m ci cibw-env" in wf and "class: llvm-mlir" in wf
     assert "cache-tools measure" in wf
     from ci.source_build import cibw_env
 
@@ -171,7 +166,8 @@ jobs:
         with:
           path: x
           key: ${{ steps.k.outputs.key }}
-      - run: python -m ci.no_such_script
+      - run: python -m ci no-such-command
+      - run: python -m ci.install --bootstrap
       - run: python ci/install.py --bootstrap
 """
 
@@ -231,10 +227,10 @@ def test_checks_catch_a_bad_workflow(bad_repo):
     assert "actions/checkout is not pinned" in joined(cw.check_pinned_actions())
     assert "persist-credentials" in joined(cw.check_checkout_credentials())
     assert "does not come from a `cache-tools key` step" in joined(cw.check_cache_keys())
-    assert "ci/no_such_script.py" in joined(cw.check_scripts_exist(run_help=False))
-    assert "runs ci/install.py by its path: run it as `python -m ci.install`" in joined(
-        cw.check_scripts_exist(run_help=False)
-    )
+    scripts = joined(cw.check_scripts_exist(run_help=False))
+    assert "`python -m ci no-such-command`: no such command" in scripts
+    assert "runs `python -m ci.install`: run `python -m ci install`" in scripts
+    assert "runs ci/install.py by its path: run `python -m ci install`" in scripts
     assert cw.check_ci_jobs_set_pythonpath() == [
         "bad.yml:build: runs ci/ scripts but its env does not set PYTHONPATH: "
         "${{ github.workspace }}/python (the library, before the install)"
@@ -259,7 +255,7 @@ def test_check_workflows_script_passes():
     args = ["--skip-help", "--skip-cibuildwheel"]
     if cw.find_tool("actionlint") is None:
         args.append("--skip-actionlint")
-    result = run_ci("check_workflows.py", *args)
+    result = run_ci("check-workflows", *args)
     assert "0 failed" in result.stdout
 
 
@@ -359,7 +355,7 @@ def test_closed_pr_pruning_works_on_private_repositories():
     wf = cw.workflows()["cache-audit.yml"]
     assert wf["jobs"]["prune"]["permissions"].get("pull-requests") == "read"
     step = next(
-        s for s in wf["jobs"]["closed-pr"]["steps"] if "-m ci.prune_caches" in str(s.get("run", ""))
+        s for s in wf["jobs"]["closed-pr"]["steps"] if "-m ci prune-caches" in str(s.get("run", ""))
     )
     assert "--pull-number" in step["run"] and "pull_request.number" in step["env"]["PR_NUMBER"]
 

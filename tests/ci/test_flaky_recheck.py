@@ -29,7 +29,7 @@ def test_changed_cases_of_one_platform_per_target():
 
 def run(*args):
     return subprocess.run(
-        [sys.executable, "-m", "ci.flaky_recheck", *map(str, args)],
+        [sys.executable, "-m", "ci", "flaky-recheck", *map(str, args)],
         cwd=ROOT,
         capture_output=True,
         text=True,

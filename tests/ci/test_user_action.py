@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from ci import user_action
+from ci.cli import command_parser
 from devtools.consumer_repo_proof import make_models, manifest
 from iree_conformance.common.tomlio import tomllib
 
@@ -35,7 +36,7 @@ def consumer(tmp_path: Path) -> Path:
 def check(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {"GITHUB_WORKSPACE": str(root), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [sys.executable, "-m", "ci.user_action", "check", *args],
+        [sys.executable, "-m", "ci", "user-action", "check", *args],
         cwd=root,
         env=env,
         capture_output=True,
@@ -194,7 +195,7 @@ def test_run_annotates_the_users_model_and_manifest_line(consumer: Path, tmp_pat
     summary = tmp_path / "summary.md"
     env["GITHUB_STEP_SUMMARY"] = str(summary)
     result = subprocess.run(
-        [sys.executable, "-m", "ci.user_action", "run", "--onnx-dir", "models"]
+        [sys.executable, "-m", "ci", "user-action", "run", "--onnx-dir", "models"]
         + ["--expectations-dir", "expectations", "--results", str(tmp_path / "r.json")]
         + ["--html", str(tmp_path / "r.html")],
         cwd=consumer,
@@ -220,7 +221,7 @@ def test_run_annotates_the_users_model_and_manifest_line(consumer: Path, tmp_pat
 def test_early_check_runs_on_the_standard_library_only(consumer: Path) -> None:
     """Before the install: -S leaves site-packages out, so numpy, onnx, IREE are absent."""
     env = {"GITHUB_WORKSPACE": str(consumer), "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'python'}"}
-    base = [sys.executable, "-S", "-m", "ci.user_action", "check", "--early"]
+    base = [sys.executable, "-S", "-m", "ci", "user-action", "check", "--early"]
     good = subprocess.run(
         base + ["--onnx-dir", "models"], cwd=consumer, env=env, capture_output=True, text=True
     )
@@ -260,7 +261,7 @@ def test_install_brings_every_package_the_action_steps_run(tmp_path: Path, monke
     monkeypatch.setattr(user_action.subprocess, "run", fake_run)
     monkeypatch.setattr(user_action.shutil, "which", lambda _name: None)
     monkeypatch.setattr(user_action, "set_outputs", lambda _outputs: None)
-    args = user_action.build_parser().parse_args(
+    args = command_parser("user-action", user_action).parse_args(
         ["install", "--venv", str(tmp_path / "venv"), "--action-path", str(REPO)]
     )
     assert user_action.cmd_install(args) == 0

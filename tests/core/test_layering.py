@@ -18,7 +18,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = "iree_conformance"
-# The CI scripts are one package, `ci` (run as `python -m ci.x`): its modules import only
+# The CI commands are one package, `ci` (`python -m ci COMMAND`): its modules import only
 # as `ci.<name>`, so the top-level name is the whole rule.
 CI_PACKAGE = "ci"
 # Third-party imports a standard-library-only module may still make, and why.

@@ -54,7 +54,7 @@ EXIT_CORPUS = 4
 EXIT_BUNDLE = 5
 EXIT_THRESHOLD = 6  # cache-tools audit --fail-over
 EXIT_API = 7  # cache-tools: the GitHub API
-EXIT_CI = 8  # ci/ scripts: CIError
+EXIT_CI = 8  # python -m ci (ci/): CIError
 EXIT_UNJUDGED = 9  # check-model: the harness cannot judge the model
 EXIT_ENVIRONMENT = 10  # iree-conformance versions/bisect: an environment could not be made
 
@@ -87,7 +87,10 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
     (EXIT_BUNDLE, "a bundle that is incomplete, tampered with or from another IREE version"),
     (EXIT_THRESHOLD, "`cache-tools audit --fail-over` tripped"),
     (EXIT_API, "`cache-tools`: the GitHub API failed or answered nonsense"),
-    (EXIT_CI, "a `ci/` script met a problem you can fix (`CIError`; the message says what)"),
+    (
+        EXIT_CI,
+        "a `python -m ci` command met a problem you can fix (`CIError`; the message says what)",
+    ),
     (
         EXIT_UNJUDGED,
         "`check-model`: the harness cannot judge the model (no usable reference, or a skip; "
