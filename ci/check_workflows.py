@@ -16,7 +16,7 @@
                  retention_days - 1 days apart, the nightly baseline uploaded right after
                  its merge, every ci/ script that a run: calls runs as `python -m ci.x`,
                  exists and answers --help, and its job puts the source tree's python/ on
-                 PYTHONPATH
+                 PYTHONPATH (and installs cache-tools before a script that calls the API)
   cibuildwheel   `cibuildwheel --print-build-identifiers --platform P` with
                  ci/cibuildwheel.toml lists exactly the intended builds for linux,
                  macos and windows, for both IREE package folders
@@ -71,6 +71,9 @@ WRITE_PERMISSIONS = {
     "actions": ("-m ci.prune_caches", "cache-audit.yml"),
     "pull-requests": ("-m ci.pr_comment", "pr-comment.yml"),
 }
+# The one step pr-comment.yml runs besides ci/pr_comment.py: cache-tools (its REST client)
+# installed from the default branch's own checkout.
+PR_COMMENT_INSTALL = "python -m ci.install --bootstrap"
 # The one other writer: a job whose only step deploys the Pages artifact (nightly.yml).
 PAGES_DEPLOY = ("actions/deploy-pages", {"pages", "id-token"})
 
@@ -247,8 +250,8 @@ def check_pr_comment_workflow() -> list[str]:
                     f"pr-comment.yml:{job_id}: downloads an artifact into the workspace "
                     "(ci/pr_comment.py reads it as data)"
                 )
-            run = str(step.get("run", ""))
-            if run and not run.strip().startswith("python -m ci.pr_comment"):
+            run = str(step.get("run", "")).strip()
+            if run and run != PR_COMMENT_INSTALL and not run.startswith("python -m ci.pr_comment"):
                 problems.append(
                     f"pr-comment.yml:{job_id}: runs more than ci/pr_comment.py: {run!r}"
                 )
@@ -708,6 +711,32 @@ def check_ci_jobs_set_pythonpath() -> list[str]:
     return problems
 
 
+# ci/ scripts that talk to the REST API through cache-tools' client (requests, which the
+# PYTHONPATH of a job before the install does not give): their job installs first.
+API_SCRIPTS = ("-m ci.fetch_baseline", "-m ci.pr_comment")
+# Every ci/install.py mode but --dev-tools installs cache-tools with its dependencies.
+_INSTALLS_CACHE_TOOLS = re.compile(r"-m\s+ci\.install\b(?![^\n]*--dev-tools)")
+
+
+def check_api_scripts_run_after_install() -> list[str]:
+    """A job runs ci/fetch_baseline.py or ci/pr_comment.py only after a step that runs
+    `python -m ci.install` (cache-tools and requests)."""
+    problems = []
+    for name, wf in workflows().items():
+        for job_id, job in jobs_of(wf).items():
+            installed = False
+            for step in job.get("steps") or []:
+                run = str(step.get("run", ""))
+                problems += [
+                    f"{name}:{job_id}: runs {script.split()[-1]} before `python -m ci.install` "
+                    "(it needs cache-tools' REST client and requests)"
+                    for script in API_SCRIPTS
+                    if script in run and not installed
+                ]
+                installed = installed or bool(_INSTALLS_CACHE_TOOLS.search(run))
+    return problems
+
+
 STRUCTURE_CHECKS = (
     check_workflow_set,
     check_ci_matrix,
@@ -724,6 +753,7 @@ STRUCTURE_CHECKS = (
     check_nightly_baseline_uploaded_early,
     check_scripts_exist,
     check_ci_jobs_set_pythonpath,
+    check_api_scripts_run_after_install,
 )
 
 

@@ -540,3 +540,19 @@ def test_nightly_deploys_the_history_site_from_a_job_that_only_deploys():
     )
     assert history < final and "--state-out nightly/history.json" in steps[history]["run"]
     assert "pages" not in nightly["jobs"]["results"]["permissions"]
+
+
+def test_the_api_scripts_run_after_the_install(monkeypatch):
+    # fetch_baseline and pr_comment use cache-tools' REST client (requests): a job that
+    # runs one before `python -m ci.install` fails on the import.
+    assert cw.check_api_scripts_run_after_install() == []
+    _patched_workflows(
+        monkeypatch,
+        "pr-comment.yml",
+        "run: python -m ci.install --bootstrap",
+        "run: python -m ci.install --dev-tools",
+    )
+    assert cw.check_api_scripts_run_after_install() == [
+        "pr-comment.yml:comment: runs ci.pr_comment before `python -m ci.install` "
+        "(it needs cache-tools' REST client and requests)"
+    ]
