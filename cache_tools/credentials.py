@@ -103,3 +103,13 @@ def redact(text: str, token: Token | str | None) -> str:
         for form in _forms(secret):
             text = text.replace(form, REDACTED)
     return redact_url(text)
+
+
+def url_secrets(url: str) -> list[str]:
+    """What of a URL a user gave (``--api-url``) is a credential: its user and password and
+    the values of query parameters that name a secret. An HTTP library's error may show the
+    URL's path and query without the scheme, where :func:`redact_url` cannot see it is one."""
+    parts = urllib.parse.urlsplit(url)
+    found = [parts.username or "", parts.password or ""]
+    found += [v for k, v in urllib.parse.parse_qsl(parts.query) if _SECRET_PARAM.search(k)]
+    return [secret for secret in found if secret]

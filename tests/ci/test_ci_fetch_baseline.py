@@ -193,7 +193,8 @@ def test_unsafe_archive_paths_are_refused(tmp_path):
 
 
 class EchoingServer(BaseHTTPRequestHandler):
-    """Answers 401 with the Authorization header, base64-encoded, as its reason phrase."""
+    """Answers 401 with the Authorization header, base64-encoded, as its reason phrase and
+    in its JSON message (which the client shows)."""
 
     def log_message(self, *args):
         pass
@@ -202,12 +203,15 @@ class EchoingServer(BaseHTTPRequestHandler):
         import base64
 
         echoed = base64.b64encode((self.headers.get("Authorization") or "").encode()).decode()
+        body = json.dumps({"message": f"bad {echoed}"}).encode()
         self.send_response(401, f"bad {echoed}")
-        self.send_header("Content-Length", "0")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        self.wfile.write(body)
 
 
-def test_a_token_echoed_back_or_inside_the_api_url_is_not_shown():
+def test_a_token_echoed_back_or_inside_the_api_url_is_not_shown(monkeypatch):
     import base64
 
     from ci import fetch_baseline as fetch
@@ -218,16 +222,26 @@ def test_a_token_echoed_back_or_inside_the_api_url_is_not_shown():
     secret = "ghp_" + "s3cr3tTokenValue" * 2
     try:
         base = f"http://127.0.0.1:{server.server_port}"
+        monkeypatch.delenv("GH_TOKEN", raising=False)
+        monkeypatch.setenv("GITHUB_TOKEN", secret)
         with pytest.raises(CIError) as raised:
-            fetch.Api(base, secret).get_json("/repos/o/r")
+            fetch.get_json(fetch.github_client(base), "/repos/o/r")
         message = str(raised.value)
-        assert "HTTP 401" in message
+        assert "HTTP 401" in message and "***" in message  # the echo was there, redacted
         assert secret not in message
         assert base64.b64encode(f"Bearer {secret}".encode()).decode() not in message
         assert base64.b64encode(secret.encode()).decode()[4:20] not in message
+        monkeypatch.delenv("GITHUB_TOKEN")
         with pytest.raises(CIError) as raised:
-            fetch.Api(f"{base}/api?access_token={secret}", "").get_json("/repos/o/r")
+            fetch.get_json(fetch.github_client(f"{base}/api?access_token={secret}"), "/repos/o/r")
         assert secret not in str(raised.value)
-    finally:
+        # An --api-url that nothing answers: the connection error names the URL, redacted.
         server.shutdown()
+        server.server_close()
+        with pytest.raises(CIError) as raised:
+            api = fetch.github_client(f"http://user:{secret}@{base[7:]}/api?access_token={secret}")
+            api.max_retries, api.sleep = 0, lambda s: None
+            fetch.get_json(api, "/repos/o/r")
+        assert "could not reach" in str(raised.value) and secret not in str(raised.value)
+    finally:
         server.server_close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 from ci_helpers import REPO, run_ci
@@ -64,10 +65,7 @@ def test_ci_matrix_covers_three_oses_and_two_pythons():
     [
         "check_jobs_have_timeouts_and_permissions",
         "check_least_privilege",
-        "check_no_pull_request_target",
-        "check_no_expressions_in_scripts",
         "check_pinned_actions",
-        "check_checkout_credentials",
         "check_cache_keys",
         "check_cache_classes",
         "check_shard_slots",
@@ -220,12 +218,7 @@ def test_class_check_catches_an_undefined_class(tmp_path, monkeypatch):
 def test_checks_catch_a_bad_workflow(bad_repo):
     joined = lambda problems: "\n".join(problems)  # noqa: E731
     assert "no timeout-minutes" in joined(cw.check_jobs_have_timeouts_and_permissions())
-    assert "no top-level permissions" in joined(cw.check_jobs_have_timeouts_and_permissions())
     assert "contents: write" in joined(cw.check_least_privilege())
-    assert cw.check_no_pull_request_target() == ["bad.yml: uses pull_request_target"]
-    assert "inside run:" in joined(cw.check_no_expressions_in_scripts())
-    assert "actions/checkout is not pinned" in joined(cw.check_pinned_actions())
-    assert "persist-credentials" in joined(cw.check_checkout_credentials())
     assert "does not come from a `cache-tools key` step" in joined(cw.check_cache_keys())
     scripts = joined(cw.check_scripts_exist(run_help=False))
     assert "`python -m ci no-such-command`: no such command" in scripts
@@ -235,6 +228,115 @@ def test_checks_catch_a_bad_workflow(bad_repo):
         "bad.yml:build: runs ci/ scripts but its env does not set PYTHONPATH: "
         "${{ github.workspace }}/python (the library, before the install)"
     ]
+
+
+# -- what check_workflows leaves to zizmor ----------------------------------------------
+
+# A workflow zizmor (auditor persona) finds nothing in; each case below breaks one rule
+# that check_workflows no longer checks itself, and zizmor must flag it with that audit.
+ZIZMOR_CLEAN = """\
+name: Clean
+on:
+  push:
+    branches: [main]
+concurrency:
+  group: clean-${{ github.ref }}
+  cancel-in-progress: true
+permissions: {}
+jobs:
+  build:
+    name: Build
+    runs-on: ubuntu-latest
+    timeout-minutes: 10
+    permissions:
+      contents: read # check out
+    steps:
+      - name: Check out
+        uses: actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1
+        with:
+          persist-credentials: false
+      - name: Run
+        env:
+          OS: ${{ runner.os }}
+        run: echo "$OS"
+"""
+CHECKOUT = "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1"
+LEFT_TO_ZIZMOR = {
+    "pull-request-target": (
+        "dangerous-triggers",
+        "  push:\n    branches: [main]\n",
+        "  pull_request_target:\n",
+    ),
+    "expression-in-run": ("template-injection", 'run: echo "$OS"', 'run: echo "${{ runner.os }}"'),
+    "tag-pin": ("unpinned-uses", CHECKOUT, "actions/checkout@v4"),
+    "persisted-credentials": (
+        "artipacked",
+        "        with:\n          persist-credentials: false\n",
+        "",
+    ),
+    "no-top-level-permissions": ("excessive-permissions", "permissions: {}\n", ""),
+    "top-level-write": (
+        "excessive-permissions",
+        "permissions: {}\n",
+        "permissions:\n  contents: write # x\n",
+    ),
+    "job-read-all": (
+        "excessive-permissions",
+        "    permissions:\n      contents: read # check out\n",
+        "    permissions: read-all\n",
+    ),
+}
+
+
+def test_zizmor_flags_what_check_workflows_leaves_to_it(tmp_path):
+    import json
+    import subprocess
+
+    exe = cw.find_tool("zizmor")
+    if exe is None:
+        pytest.skip("zizmor missing: pip install zizmor (dev extra)")
+    folder = tmp_path / ".github" / "workflows"
+    folder.mkdir(parents=True)
+    (folder / "clean.yml").write_text(ZIZMOR_CLEAN, encoding="utf-8")
+    for name, (_, old, new) in LEFT_TO_ZIZMOR.items():
+        assert old in ZIZMOR_CLEAN, name
+        (folder / f"{name}.yml").write_text(ZIZMOR_CLEAN.replace(old, new), encoding="utf-8")
+    action = tmp_path / ".github" / "actions" / "inject"
+    action.mkdir(parents=True)
+    (action / "action.yml").write_text(
+        textwrap.dedent("""\
+        name: Inject
+        description: an input expanded inside run
+        inputs:
+          key:
+            description: a key
+        runs:
+          using: composite
+          steps:
+            - name: Run
+              shell: bash
+              run: echo "${{ inputs.key }}"
+        """),
+        encoding="utf-8",
+    )
+    # As the lint job and .ci/run run it, with the project's configuration.
+    result = subprocess.run(
+        [exe, "--persona", "auditor", "--offline", "--format", "json"]
+        + ["--config", str(REPO / ".github" / "zizmor.yml"), str(tmp_path / ".github")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    found: dict[str, set[str]] = {}
+    for finding in json.loads(result.stdout):
+        path = Path(finding["locations"][0]["symbolic"]["key"]["Local"]["verbatim_path"])
+        name = path.parent.name if path.name == "action.yml" else path.stem
+        found.setdefault(name, set()).add(finding["ident"])
+    assert "clean" not in found, found
+    for name, (audit, _, _) in LEFT_TO_ZIZMOR.items():
+        assert audit in found.get(name, set()), (name, found)
+    assert "template-injection" in found["inject"], found
+    assert result.returncode != 0  # any finding fails the lint step
 
 
 def test_pinned_sha_needs_a_version_comment(bad_repo):
@@ -434,3 +536,19 @@ def test_nightly_deploys_the_history_site_from_a_job_that_only_deploys():
     )
     assert history < final and "--state-out nightly/history.json" in steps[history]["run"]
     assert "pages" not in nightly["jobs"]["results"]["permissions"]
+
+
+def test_the_api_scripts_run_after_the_install(monkeypatch):
+    # fetch_baseline and pr_comment use cache-tools' REST client (requests): a job that
+    # runs one before `python -m ci install` fails on the import.
+    assert cw.check_api_scripts_run_after_install() == []
+    _patched_workflows(
+        monkeypatch,
+        "pr-comment.yml",
+        "run: python -m ci install --bootstrap",
+        "run: python -m ci install --dev-tools",
+    )
+    assert cw.check_api_scripts_run_after_install() == [
+        "pr-comment.yml:comment: runs pr-comment before `python -m ci install` "
+        "(it needs cache-tools' REST client and requests)"
+    ]
