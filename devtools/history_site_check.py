@@ -184,11 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         problems.append(
             f"the trend of {case.get('suite')} on {cell} shows {points} point(s), not {NIGHTS}"
         )
-    for p in problems:
-        print(f"FAIL: {p}", file=sys.stderr)
-    if not problems:
-        print("OK: the history site renders, finds the case and names the night it started failing")
-    return 1 if problems else 0
+    return rhc.verdict(
+        problems, "the history site renders, finds the case and names the night it started failing"
+    )
 
 
 if __name__ == "__main__":

@@ -183,6 +183,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def verdict(problems: list[str], ok: str) -> int:
+    """Prints each problem as FAIL (stderr), or OK with what was shown; exit 1 or 0."""
+    for p in problems:
+        print(f"FAIL: {p}", file=sys.stderr)
+    if not problems:
+        print(f"OK: {ok}")
+    return 1 if problems else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     page = Path(args.page)
@@ -206,11 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         problems.append(
             f"the DOM has no verdict matrix (table #{MATRIX_ID} with a header and a row)"
         )
-    for p in problems:
-        print(f"FAIL: {p}", file=sys.stderr)
-    if not problems:
-        print("OK: the report renders")
-    return 1 if problems else 0
+    return verdict(problems, "the report renders")
 
 
 if __name__ == "__main__":
