@@ -255,3 +255,26 @@ def test_only_judges_the_named_cases():
     ]
     c = speed.compare_results(base[0], new, more_base=base[1:], only={("cpu", "b")})
     assert [x.key for x in c.slowdowns] == [("cpu", "b")]
+
+
+def _with_confirm(outcome, *confirm):
+    outcome["metrics"]["benchmark"]["confirm_runs"] = [
+        {"iree": {"samples_s": list(s), "loops": 1}} for s in confirm
+    ]
+    return outcome
+
+
+def test_confirm_runs_inside_one_file_count_as_runs():
+    """A results file whose timed cases were timed again (confirm_runs) judges as
+    several runs: two files of two runs each compare as 2 + 2."""
+    base = _with_confirm(_outcome("a", _samples(1, spread=0.02)), _samples(2, spread=0.02))
+    moved = _samples(9, median=1.5e-3, spread=0.02)
+    unconfirmed = _with_confirm(_outcome("a", moved), _samples(10, spread=0.02))
+    c = speed.compare_results([base], [unconfirmed])
+    assert c.changes == [] and (c.base_runs, c.new_runs) == (2, 2)
+    confirmed = _with_confirm(_outcome("a", moved), _samples(11, median=1.5e-3, spread=0.02))
+    (change,) = speed.compare_results([base], [confirmed]).slowdowns
+    assert change.relative == pytest.approx(0.5, abs=0.05)
+    broken = _outcome("a", moved)
+    broken["metrics"]["benchmark"]["confirm_runs"] = [{"iree": {}}, "x"]  # ignored, not fatal
+    assert speed.runs_of(broken["metrics"]["benchmark"]) == [broken["metrics"]["benchmark"]]

@@ -52,6 +52,18 @@ def figures(outcome: Mapping[str, Any]) -> dict[str, Any] | None:
     return bench
 
 
+def runs_of(bench: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The figures' timing runs: the case's own, then its ``confirm_runs`` (the same case
+    timed again later in the job, each with IREE's samples and the reference's)."""
+    confirm = bench.get("confirm_runs")
+    more = [
+        r
+        for r in (confirm if isinstance(confirm, list) else [])
+        if isinstance(r, dict) and isinstance(r.get("iree"), dict) and r["iree"].get("samples_s")
+    ]
+    return [bench, *more]
+
+
 def iree_samples(bench: Mapping[str, Any]) -> list[float]:
     return [float(x) for x in bench["iree"]["samples_s"]]
 
@@ -325,9 +337,12 @@ def _typical_spread(
     for key, outcome in base.items():
         first = figures(outcome)
         others = [figures(run[key]) for run in extra if key in run]
-        if first is None or not others or any(f is None for f in others):
+        if first is None or any(f is None for f in others):
             continue
-        runs, _, _ = _time_samples([first, *[f for f in others if f]], [])
+        every = [r for f in (first, *others) if f for r in runs_of(f)]
+        if len(every) < 2:
+            continue
+        runs, _, _ = _time_samples(every, [])
         spread = log_spread([_median(r) for r in runs])
         if spread is not None:
             spreads.append(spread)
@@ -368,8 +383,10 @@ def compare_results(
                 why = not_timed_reason(b if fb is None else n) or "no figures"
                 result.no_data.append((key, f"{side}: {why}"))
             continue
-        base_figures = [fb, *_figures_of(extra, key)]
-        new_figures = [fn, *_figures_of(extra_new, key)]
+        base_figures = [r for f in (fb, *_figures_of(extra, key)) for r in runs_of(f)]
+        new_figures = [r for f in (fn, *_figures_of(extra_new, key)) for r in runs_of(f)]
+        result.base_runs = max(result.base_runs, len(base_figures))
+        result.new_runs = max(result.new_runs, len(new_figures))
         base_runs, new_runs, basis = _time_samples(base_figures, new_figures)
         change, significant = compare_time(
             key, base_runs, new_runs, alpha, min_effect, basis, prior_sd
