@@ -7,21 +7,22 @@ An outcome's figures are ``metrics["benchmark"]`` (written by engine/benchmark.p
      "reference_missing": "why there is no reference timing",   # instead of "reference"
      "ratio": IREE median / reference median,
      "compile": {"cpu_s": ..., "module_bytes": ...}, "load_s": ...,
-     "memory": {"run_peak_rss_bytes": ..., "device_peak_bytes": ...}, "sampling": {...}}
+     "memory": {"run_peak_rss_bytes": ..., "device_peak_bytes": ...}, "sampling": {...},
+     "confirm_runs": [{"iree": {"samples_s": ...}, "reference": {...}}, ...]}  # optional
 
 A case that was asked for figures but failed has ``info["benchmark"]``: why it has none.
 
 The comparison (``compare_results``) judges a speed change on the raw samples with a
 two-sided Mann-Whitney U test (no assumption of normal latencies; robust to the long
-right tail of a loaded machine) *and* a minimum effect size on the medians: a change is
-reported only when p < alpha and the medians differ by at least min_effect (10 %). pyperf's
-``compare_to`` is the model (a t-test there). When both sides timed the case's reference
-interleaved with IREE (one sample of each per round), the test runs on the per-round
-ratios IREE/reference instead of IREE's seconds: a machine that is busier during one run
-than the other moves both figures of a round, and the ratio cancels it (on a loaded
-2-core machine, raw seconds of two runs of the same build differ "significantly" in a
-third of the cases; benchmarks/speed_compare_aa.py measures both). Memory and module size are one figure per
-run: they are reported when they change by at least min_effect and 1 MiB / 1 KiB.
+right tail of a loaded machine) *and* a minimum effect size on the medians (10 %). When
+both sides timed the case's reference interleaved with IREE (one sample of each per
+round), the test runs on the per-round ratios IREE/reference instead of IREE's seconds.
+One run cannot show the noise between runs (a loaded 2-core machine moves a whole run of
+the same build by 2x), so a change must also leave the baseline runs' spread and show in
+every new run: a run is a results file or a case's ``confirm_runs`` inside one (pyperf's
+values from several processes; benchmarks/speed_compare_aa.py measures the false-alarm
+rate). Memory and module size are one figure per run: they are reported when their
+median changes by at least min_effect and 1 MiB / 1 KiB.
 """
 
 from __future__ import annotations
