@@ -41,6 +41,7 @@ from iree_conformance.common.diagnostics import cap_outcome_diagnostics
 from iree_conformance.common.fsutil import atomic_write_bytes
 from iree_conformance.common.timing import time_iree_call
 from iree_conformance.common.vocabulary import CaseKey, Stage, Status
+from iree_conformance.engine import benchmark
 from iree_conformance.engine.after_run import RunJudging, after_run
 from iree_conformance.engine.verdicts import judge
 from iree_conformance.expectations.lookup import Expectations, ManifestEntry
@@ -286,7 +287,9 @@ def _run_record(
         if timing_runs <= 0:
             return None
         vm_module, context = loaded
-        return time_iree_call(executor, vm_module, context, entry, input_sets[0], timing_runs)
+        raw = time_iree_call(executor, vm_module, context, entry, input_sets[0], timing_runs)
+        benchmark.attach_timing(outcome, raw, benchmark.BUNDLE_MISSING)  # samples, as the suite
+        return outcome.metrics.get("timing")
 
     return RunJudging(
         checks=lambda: _checks_from(record, arrays, outputs, records),

@@ -1,7 +1,9 @@
-"""``iree-conformance compare BASE.json [BASE2.json ...] NEW.json``: verdict changes and
-significant speed and memory changes between results files (main and a pull request, or two
-IREE versions). The last file is the one judged; several baseline files (main's last
-nights) let the test measure the noise between runs, which one run cannot show.
+"""``iree-conformance compare BASE.json [BASE2.json ...] NEW.json [NEW2.json ...]``: verdict
+changes and significant speed and memory changes between results files (main and a pull
+request, or two IREE versions). The last file is the one judged (the last M with
+``--new-runs M``); several baseline files (main's last nights) let the test measure the
+noise between runs, which one run cannot show, and several new runs (the same build timed
+again) confirm a change: it must be seen in each of them.
 
 Exit status: 0 no significant slowdown, 1 a case became significantly slower, 2 a results
 file is missing or malformed.
@@ -30,7 +32,15 @@ def add_parser(sub) -> None:
         "files",
         nargs="+",
         metavar="RESULTS",
-        help="baseline results JSON file(s) (e.g. main's), then the one to judge (the last)",
+        help="baseline results JSON file(s) (e.g. main's), then the one(s) to judge (the last)",
+    )
+    p.add_argument(
+        "--new-runs",
+        type=int,
+        default=1,
+        metavar="M",
+        help="the last M files are runs of the build judged (default 1); a change must be "
+        "significant in each",
     )
     p.add_argument(
         "--alpha",
@@ -53,12 +63,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.min_effect < 0:
         raise ConfigurationError(f"--min-effect must be 0 or more, got {args.min_effect}")
-    if len(args.files) < 2:
-        raise ConfigurationError("compare needs a baseline results file and a new one")
+    if args.new_runs < 1:
+        raise ConfigurationError(f"--new-runs must be 1 or more, got {args.new_runs}")
+    if len(args.files) < args.new_runs + 1:
+        raise ConfigurationError(
+            f"compare needs a baseline results file and {args.new_runs} new one(s), "
+            f"got {len(args.files)} file(s)"
+        )
     keys = ("case_id", "target", "status")
     runs = [load_results(Path(f), keys)["outcomes"] for f in args.files]
+    base, new = runs[: -args.new_runs], runs[-args.new_runs :]
     result = speed.compare_results(
-        runs[0], runs[-1], args.alpha, args.min_effect, more_base=runs[1:-1]
+        base[0], new[0], args.alpha, args.min_effect, more_base=base[1:], more_new=new[1:]
     )
     for line in speed.comparison_lines(result, markdown=args.markdown):
         print(line, file=sys.stdout)

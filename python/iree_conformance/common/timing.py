@@ -1,8 +1,8 @@
 """Informative timings of a passing case, taken in the worker. Never pass/fail.
 
 ``time_iree_call`` samples the case's function with device-resident inputs (calibrated:
-common/stats.py), and, when the job names an ONNX model, onnxruntime on the same inputs
-interleaved with it, one sample of each per round, so that their ratio survives a noisy
+common/stats.py), and, when the case's frontend gives a reference (onnxruntime on an ONNX
+model, XLA on a JAX case: frontends/base.TimingReference), that reference interleaved with it, one sample of each per round, so that their ratio survives a noisy
 machine. It also records the worker's peak memory over the calls (Linux: the VmHWM high-water
 mark, reset first through /proc/self/clear_refs) and IREE's device allocation statistics
 where the runtime exposes them. engine/benchmark.py turns the answer into the outcome's
@@ -15,15 +15,9 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from iree_conformance.common.stats import Sampling, sample_interleaved
-
-ORT_SETTINGS = {
-    "providers": ["CPUExecutionProvider"],
-    "graph_optimization_level": "ORT_ENABLE_ALL (default)",
-    "intra_op_num_threads": "0 (default: one per core)",
-}
 
 
 def median_time(fn: Callable[[], object], runs: int) -> float:
@@ -100,12 +94,15 @@ def timing_budget_s(stage_times: dict[str, float]) -> float:
     return 0.5 * sum(stage_times.values())
 
 
-def _onnxruntime_call(model_path: str, inputs: list) -> Callable[[], object]:
-    import onnxruntime
+class Reference(Protocol):
+    """A reference timed beside IREE (frontends/base.TimingReference)."""
 
-    session = onnxruntime.InferenceSession(model_path, providers=ORT_SETTINGS["providers"])
-    feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
-    return lambda: session.run(None, feed)
+    @property
+    def name(self) -> str: ...
+    @property
+    def info(self) -> dict[str, Any]: ...
+    @property
+    def call(self) -> Callable[[], object]: ...
 
 
 def time_iree_call(
@@ -115,14 +112,19 @@ def time_iree_call(
     entry,
     inputs,
     runs: int,
-    reference_model: str | None = None,
+    reference: Reference | None = None,
+    reference_missing: str | None = None,
     budget_s: float = 10.0,
+    begun: float | None = None,
+    iree_warm: bool = True,
 ) -> dict[str, Any]:
-    """IREE's call with device-resident inputs (and onnxruntime's on reference_model,
-    interleaved): medians (the old keys), raw samples, peak memory."""
+    """IREE's call with device-resident inputs (and the reference's, interleaved): medians
+    (the old keys), raw samples, peak memory. ``begun``: when the timing's cost started
+    (the reference's set-up counts in it); ``iree_warm``: the checked run was this very
+    call (no warm-up needed)."""
     import iree.runtime as rt
 
-    start = time.perf_counter()
+    start = time.perf_counter() if begun is None else begun
     device = context.config.device
     upload = (
         median_time(lambda: [rt.asdevicearray(device, x) for x in inputs], min(runs, 3))
@@ -134,21 +136,15 @@ def time_iree_call(
         "iree": lambda: executor.run(vm_module, context, entry, resident)
     }
     figures: dict[str, Any] = {"runs": runs, "iree_upload_median_s": upload}
-    if reference_model is not None:
-        try:
-            calls["reference"] = _onnxruntime_call(reference_model, list(inputs))
-            import onnxruntime
-
-            figures["reference"] = {
-                "name": "onnxruntime",
-                "version": onnxruntime.__version__,
-                "settings": ORT_SETTINGS,
-            }
-        except Exception as e:  # noqa: BLE001 - the reference's failure costs only its figures
-            figures["reference_missing"] = f"onnxruntime could not run it: {type(e).__name__}: {e}"
+    if reference is not None:
+        calls["reference"] = reference.call
+        figures["reference"] = {"name": reference.name, **reference.info}
+    elif reference_missing:
+        figures["reference_missing"] = reference_missing
     sampling = case_sampling(runs, budget_s - (time.perf_counter() - start))
     reset = reset_peak_rss()
-    taken = sample_interleaved(calls, sampling, warm=frozenset({"iree"}))
+    warm = frozenset({"iree"} if iree_warm else ())
+    taken = sample_interleaved(calls, sampling, warm=warm)
     shortest = min(len(t.values_s) for t in taken.values())
     for t in taken.values():  # the ratio pairs samples round by round
         del t.values_s[shortest:]
@@ -167,6 +163,7 @@ def time_iree_call(
         figures["reference"]["samples_s"] = taken["reference"].values_s
         figures["reference"]["loops"] = taken["reference"].loops
         figures["reference"]["interleaved"] = True
-        figures["onnxruntime_median_s"] = statistics.median(taken["reference"].values_s)
+        if reference is not None and reference.name == "onnxruntime":
+            figures["onnxruntime_median_s"] = statistics.median(taken["reference"].values_s)
     figures["cost_s"] = time.perf_counter() - start
     return figures

@@ -40,11 +40,9 @@ def timing_runs_for(case: Case, timing_runs: int, benchmark: bool | None) -> int
     return 0
 
 
-def reference_model(case: Case, timing_runs: int) -> str | None:
-    """The ONNX file onnxruntime times beside IREE in the worker, for an onnxruntime case."""
-    if timing_runs and case.reference_name == "onnxruntime" and case.source_path is not None:
-        return str(case.source_path)
-    return None
+def timed_reference(case: Case, timing_runs: int) -> str | None:
+    """What the case's frontend times beside IREE in the worker (Case.timed_reference)."""
+    return case.timed_reference() if timing_runs else None
 
 
 def note_untimed(outcome: Outcome, timing_runs: int) -> None:
@@ -56,7 +54,7 @@ def note_untimed(outcome: Outcome, timing_runs: int) -> None:
         bench["untimed_s"] = untimed
         bench["cost_ratio"] = outcome.duration / untimed if untimed > 0 else None
         return
-    if not timing_runs or bench is not None:
+    if not timing_runs or bench is not None or "benchmark" in outcome.info:
         return
     if outcome.status == Status.PASS:
         why = "not timed: the case's worker returned no timing"
@@ -67,10 +65,9 @@ def note_untimed(outcome: Outcome, timing_runs: int) -> None:
     outcome.info["benchmark"] = why
 
 
-def figures(case: Case, outcome: Outcome, result: CaseResult) -> dict[str, Any] | None:
-    """The results schema's figures from the worker's timing (None without one)."""
-    timing = result.timing
-    if not timing or not timing.get("iree_samples_s"):
+def figures(timing: dict[str, Any], outcome: Outcome, missing_reason: str) -> dict[str, Any] | None:
+    """The results schema's figures from the worker's timing (None without samples)."""
+    if not timing.get("iree_samples_s"):
         return None
     samples = list(timing["iree_samples_s"])
     bench: dict[str, Any] = {
@@ -99,26 +96,36 @@ def figures(case: Case, outcome: Outcome, result: CaseResult) -> dict[str, Any] 
         bench["reference"] = {**reference, "summary": ref_summary.as_dict()}
         bench["ratio"] = summarize(samples).median_s / ref_summary.median_s
     else:
-        bench["reference_missing"] = timing.get("reference_missing") or _missing_reason(case)
+        bench["reference_missing"] = timing.get("reference_missing") or missing_reason
     return bench
 
 
 def _missing_reason(case: Case) -> str:
-    if case.reference_name == "xla":
-        return "XLA is not timed for JAX cases yet: IREE's figures alone"
     return f"no timed reference for this case (its reference is {case.reference_name!r}): IREE's figures alone"
 
 
-def attach(case: Case, outcome: Outcome, result: CaseResult, timing_runs: int) -> None:
-    """Puts a passing case's figures in the outcome (and the old medians in
-    ``metrics["timing"]``, which --timing-runs wrote)."""
-    if result.timing is None:
+#: Why a bundled case's figures have no reference: run-bundle times IREE alone.
+BUNDLE_MISSING = "run-bundle times IREE alone (the reference runs where the bundle was made)"
+
+
+def attach_timing(outcome: Outcome, timing: dict[str, Any], missing_reason: str) -> None:
+    """Puts a passing case's figures in the outcome (with the raw samples, which
+    ``compare`` tests), and the old medians in ``metrics["timing"]`` (--timing-runs);
+    a timing that failed leaves ``info["benchmark"]``: why there are no figures."""
+    if timing.get("failed"):
+        outcome.info["benchmark"] = f"not timed: the timing failed: {timing['failed']}"
         return
     outcome.metrics["timing"] = {
         k: v
-        for k, v in result.timing.items()
+        for k, v in timing.items()
         if k in ("iree_median_s", "iree_upload_median_s", "runs", "onnxruntime_median_s")
     }
-    bench = figures(case, outcome, result)
+    bench = figures(timing, outcome, missing_reason)
     if bench is not None:
         outcome.metrics["benchmark"] = bench
+
+
+def attach(case: Case, outcome: Outcome, result: CaseResult, timing_runs: int) -> None:
+    """attach_timing for a case run by the pipeline."""
+    if result.timing is not None:
+        attach_timing(outcome, result.timing, _missing_reason(case))

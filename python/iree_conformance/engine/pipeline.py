@@ -30,7 +30,7 @@ def build_job(attempt: Attempt, input_sets: list) -> CaseJob:
         input_sets=tuple(input_sets),
         compile_only=attempt.compile_only,
         timing_runs=attempt.timing_runs,
-        reference_model=benchmark.reference_model(case, attempt.timing_runs),
+        timed_reference=benchmark.timed_reference(case, attempt.timing_runs),
         bypass_store=attempt.retry,
         alone=attempt.alone,
         stage_timeouts=dict(target.stage_timeouts),

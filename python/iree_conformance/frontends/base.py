@@ -27,6 +27,20 @@ class ImportContext:
     read_diagnostics: Callable[[], str]  # what the compiler printed since the job began
 
 
+@dataclasses.dataclass(frozen=True)
+class TimingReference:
+    """What a frontend times beside IREE (``--benchmark``): the reference's call, ready to
+    run, and what to record of it. ``entry`` and ``inputs``, when given, are the IREE
+    function and arguments that compute the same thing (a JAX case's ``main`` on the
+    case's arguments, rather than its self-checking ``check_xla``)."""
+
+    name: str  # "onnxruntime", "xla"
+    info: dict[str, Any]  # version and settings, recorded with the figures
+    call: Callable[[], object]
+    entry: str | None = None
+    inputs: list[Any] | None = None
+
+
 @runtime_checkable
 class Frontend(Protocol):
     """One input format."""
@@ -48,3 +62,8 @@ class Frontend(Protocol):
         self, program: Program, source: bytes, context: ImportContext
     ) -> tuple[bytes, dict[str, Any]]:
         """(MLIR text, import metadata); raises FrontendError on a clean failure."""
+
+    def timing_reference(self, reference: str, inputs: list[Any]) -> TimingReference | None:
+        """The reference timed beside IREE for a job's ``timed_reference`` (an ONNX file,
+        a JAX case), on the case's inputs; None when this format has none. Raises when
+        the reference cannot run (the case keeps IREE's figures and says why)."""

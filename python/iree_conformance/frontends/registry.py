@@ -10,7 +10,7 @@ not) and ``jax_export`` (JAX programs, exported to self-checking StableHLO).
 
 from __future__ import annotations
 
-from iree_conformance.frontends.base import Frontend, FrontendError, ImportContext
+from iree_conformance.frontends.base import Frontend, FrontendError, ImportContext, TimingReference
 from iree_conformance.frontends.jax_export.frontend import JaxExportFrontend
 from iree_conformance.frontends.onnx.frontend import OnnxFrontend
 from iree_conformance.frontends.stablehlo.frontend import StablehloFrontend
@@ -21,8 +21,10 @@ __all__ = [
     "Frontend",
     "FrontendError",
     "ImportContext",
+    "TimingReference",
     "frontend_for",
     "importer_version",
+    "timing_reference",
 ]
 
 
@@ -59,3 +61,20 @@ def importer_version(program: Program) -> str:
         return frontend_for(program).importer_version()
     except FrontendError:
         return ""
+
+
+def timing_reference(
+    program: Program, reference: str | None, inputs: list
+) -> tuple[TimingReference | None, str | None]:
+    """(the reference the program's frontend times beside IREE, why there is none): a
+    reference that cannot run costs the case only its reference figures."""
+    if reference is None:
+        return None, None
+    try:
+        frontend = frontend_for(program)
+        found = frontend.timing_reference(reference, inputs)
+    except Exception as e:  # noqa: BLE001 - any failure of the reference is said, not raised
+        return None, f"the reference could not run: {type(e).__name__}: {e}"
+    if found is None:
+        return None, f"the {frontend.name} frontend times no reference"
+    return found, None

@@ -112,6 +112,13 @@ class Case:
     def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
         return [*target_flags, f"--iree-input-type={self.input_type}"]
 
+    def timed_reference(self) -> str | None:
+        """What the case's frontend times beside IREE with ``--benchmark``
+        (``CaseJob.timed_reference``): its ONNX file when onnxruntime is its reference."""
+        if self.reference_name == "onnxruntime" and self.source_path is not None:
+            return str(self.source_path)
+        return None
+
     def source_location(self) -> dict[str, Any] | None:
         """Where the case is written, ``{"path", "line"}``, for the annotation of an
         unexpected result (``Outcome.info["source"]``; a failing check op's own line,

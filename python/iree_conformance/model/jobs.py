@@ -47,8 +47,9 @@ class CaseJob:
     input_sets: tuple[list[np.ndarray], ...] = ()
     compile_only: bool = False
     timing_runs: int = 0
-    # With timing_runs: an ONNX file that onnxruntime times beside IREE (engine/benchmark.py).
-    reference_model: str | None = None
+    # With timing_runs: what the program's frontend times beside IREE
+    # (Frontend.timing_reference): an ONNX file for onnxruntime, FILE::NAME of a JAX case.
+    timed_reference: str | None = None
     bypass_store: bool = False  # a retry compiles afresh
     batch_key: str | None = None  # run in this compiled batch (Executor.compile_batch)
     batch_member: str | None = None  # its id in that batch (None: its own)

@@ -7,27 +7,28 @@ An outcome's figures are ``metrics["benchmark"]`` (written by engine/benchmark.p
      "reference_missing": "why there is no reference timing",   # instead of "reference"
      "ratio": IREE median / reference median,
      "compile": {"cpu_s": ..., "module_bytes": ...}, "load_s": ...,
-     "memory": {"run_peak_rss_bytes": ..., "device_peak_bytes": ...}, "sampling": {...}}
+     "memory": {"run_peak_rss_bytes": ..., "device_peak_bytes": ...}, "sampling": {...},
+     "confirm_runs": [{"iree": {"samples_s": ...}, "reference": {...}}, ...]}  # optional
 
 A case that was asked for figures but failed has ``info["benchmark"]``: why it has none.
 
 The comparison (``compare_results``) judges a speed change on the raw samples with a
 two-sided Mann-Whitney U test (no assumption of normal latencies; robust to the long
-right tail of a loaded machine) *and* a minimum effect size on the medians: a change is
-reported only when p < alpha and the medians differ by at least min_effect (10 %). pyperf's
-``compare_to`` is the model (a t-test there). When both sides timed the case's reference
-interleaved with IREE (one sample of each per round), the test runs on the per-round
-ratios IREE/reference instead of IREE's seconds: a machine that is busier during one run
-than the other moves both figures of a round, and the ratio cancels it (on a loaded
-2-core machine, raw seconds of two runs of the same build differ "significantly" in a
-third of the cases; benchmarks/speed_compare_aa.py measures both). Memory and module size are one figure per
-run: they are reported when they change by at least min_effect and 1 MiB / 1 KiB.
+right tail of a loaded machine) *and* a minimum effect size on the medians (10 %). When
+both sides timed the case's reference interleaved with IREE (one sample of each per
+round), the test runs on the per-round ratios IREE/reference instead of IREE's seconds.
+One run cannot show the noise between runs (a loaded 2-core machine moves a whole run of
+the same build by 2x), so a change must also leave the baseline runs' spread and show in
+every new run: a run is a results file or a case's ``confirm_runs`` inside one (pyperf's
+values from several processes; benchmarks/speed_compare_aa.py measures the false-alarm
+rate). Memory and module size are one figure per run: they are reported when their
+median changes by at least min_effect and 1 MiB / 1 KiB.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from iree_conformance.common.markdown_escape import md_code, md_text
@@ -50,6 +51,18 @@ def figures(outcome: Mapping[str, Any]) -> dict[str, Any] | None:
     if not isinstance(iree, dict) or not iree.get("samples_s"):
         return None
     return bench
+
+
+def runs_of(bench: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The figures' timing runs: the case's own, then its ``confirm_runs`` (the same case
+    timed again later in the job, each with IREE's samples and the reference's)."""
+    confirm = bench.get("confirm_runs")
+    more = [
+        r
+        for r in (confirm if isinstance(confirm, list) else [])
+        if isinstance(r, dict) and isinstance(r.get("iree"), dict) and r["iree"].get("samples_s")
+    ]
+    return [bench, *more]
 
 
 def iree_samples(bench: Mapping[str, Any]) -> list[float]:
@@ -188,6 +201,7 @@ class Comparison:
     no_data: list[tuple[Key, str]] = dataclasses.field(default_factory=list)
     only_one_side: int = 0
     base_runs: int = 1
+    new_runs: int = 1
 
     @property
     def slowdowns(self) -> list[Change]:
@@ -219,51 +233,68 @@ def log_spread(medians: list[float]) -> float | None:
     return statistics.stdev([math.log(m) for m in medians]) if len(medians) > 1 else None
 
 
-def between_runs_ok(
+def beyond_baseline(
     base_medians: list[float],
     new_median: float,
     alpha: float,
+    min_effect: float,
     prior_sd: float | None = None,
     prior_df: int = PRIOR_DF,
-) -> bool:
-    """Whether the new run's median lies outside the baseline runs' (1 - alpha) prediction
-    interval, in logs: the runs' own spread is the noise a single run cannot show (a
-    loaded machine moves a whole run by 2x). Three runs estimate a spread poorly, so it is
-    moderated towards prior_sd, a quiet case's spread (empirical Bayes, as limma does). True with one baseline run: nothing to measure it on (the report says so)."""
+) -> int:
+    """+1 (above) or -1 (below) when a new run's median lies outside the baseline runs'
+    (1 - alpha) prediction interval, in logs, and at least min_effect from their median;
+    else 0. The runs' own spread is the noise a single run cannot show (a loaded machine
+    moves a whole run by 2x). Three runs estimate a spread poorly, so it is moderated
+    towards prior_sd, a quiet case's spread (empirical Bayes, as limma does). With one
+    baseline run there is no spread to measure: min_effect alone (the report says so)."""
     import math
     import statistics
 
-    if len(base_medians) < 2:
-        return True
     logs = [math.log(m) for m in base_medians]
-    k = len(logs)
-    var, df = statistics.variance(logs), k - 1
-    if prior_sd is not None:
-        var = (df * var + prior_df * prior_sd**2) / (df + prior_df)
-        df += prior_df
-    half_width = t_quantile(1 - alpha / 2, df) * math.sqrt(var) * math.sqrt(1 + 1 / k)
-    return abs(math.log(new_median) - statistics.fmean(logs)) > half_width
+    offset = math.log(new_median) - statistics.median(logs)
+    if abs(math.exp(offset) - 1.0) < min_effect:
+        return 0
+    if len(logs) >= 2:
+        k = len(logs)
+        var, df = statistics.variance(logs), k - 1
+        if prior_sd is not None:
+            var = (df * var + prior_df * prior_sd**2) / (df + prior_df)
+            df += prior_df
+        half_width = t_quantile(1 - alpha / 2, df) * math.sqrt(var) * math.sqrt(1 + 1 / k)
+        if abs(math.log(new_median) - statistics.fmean(logs)) <= half_width:
+            return 0
+    return 1 if offset > 0 else -1
 
 
 def compare_time(
     key: Key,
     base_runs: list[list[float]],
-    new: list[float],
+    new_runs: list[list[float]],
     alpha: float,
     min_effect: float,
     basis: str = "",
     prior_sd: float | None = None,
 ) -> tuple[Change, bool]:
-    """The change of the medians (the baseline runs' samples pooled), and whether it is
-    significant within the runs (Mann-Whitney U), beyond the baseline runs' spread, and
-    at least min_effect."""
+    """The change of the medians (each side's runs pooled), and whether it is significant:
+    within the runs (Mann-Whitney U on the pooled samples), at least min_effect, and every
+    new run beyond the baseline runs' spread on the same side. Several new runs are the
+    confirmation pyperf gets from several processes: a run that a busy moment moved does
+    not repeat, a real change does."""
     pooled = [x for run in base_runs for x in run]
-    change = Change(key, "time", _median(pooled), _median(new), p_value(pooled, new), basis)
+    pooled_new = [x for run in new_runs for x in run]
+    change = Change(
+        key, "time", _median(pooled), _median(pooled_new), p_value(pooled, pooled_new), basis
+    )
     assert change.p is not None
+    base_medians = [_median(run) for run in base_runs]
+    sides = {
+        beyond_baseline(base_medians, _median(run), alpha, min_effect, prior_sd) for run in new_runs
+    }
     significant = (
         change.p < alpha
         and abs(change.relative) >= min_effect
-        and between_runs_ok([_median(run) for run in base_runs], change.new, alpha, prior_sd)
+        and len(sides) == 1
+        and 0 not in sides
     )
     return change, significant
 
@@ -280,16 +311,18 @@ def _one_figure(
 
 
 def _time_samples(
-    base_figures: Sequence[Mapping[str, Any]], new_figures: Mapping[str, Any]
-) -> tuple[list[list[float]], list[float], str]:
-    """The samples to test: the interleaved IREE/reference ratios when every run has them
-    against the same reference, else IREE's seconds."""
-    ratios = [ratio_samples(f) for f in base_figures]
-    new_ratio = ratio_samples(new_figures)
-    names = {reference_name(f) for f in [*base_figures, new_figures]}
-    if new_ratio and all(ratios) and len(names) == 1:
-        return [r for r in ratios if r], new_ratio, names.pop()
-    return [iree_samples(f) for f in base_figures], iree_samples(new_figures), ""
+    base_figures: Sequence[Mapping[str, Any]], new_figures: Sequence[Mapping[str, Any]]
+) -> tuple[list[list[float]], list[list[float]], str]:
+    """The samples to test, run by run: the interleaved IREE/reference ratios when every
+    run has them against the same reference, else IREE's seconds."""
+    every = [*base_figures, *new_figures]
+    ratios = [ratio_samples(f) for f in every]
+    names = {reference_name(f) for f in every}
+    k = len(base_figures)
+    if all(ratios) and len(names) == 1:
+        runs = [r for r in ratios if r]
+        return runs[:k], runs[k:], names.pop()
+    return [iree_samples(f) for f in base_figures], [iree_samples(f) for f in new_figures], ""
 
 
 def _typical_spread(
@@ -305,9 +338,12 @@ def _typical_spread(
     for key, outcome in base.items():
         first = figures(outcome)
         others = [figures(run[key]) for run in extra if key in run]
-        if first is None or not others or any(f is None for f in others):
+        if first is None or any(f is None for f in others):
             continue
-        runs, _, _ = _time_samples([first, *[f for f in others if f]], first)
+        every = [r for f in (first, *others) if f for r in runs_of(f)]
+        if len(every) < 2:
+            continue
+        runs, _, _ = _time_samples(every, [])
         spread = log_spread([_median(r) for r in runs])
         if spread is not None:
             spreads.append(spread)
@@ -322,15 +358,22 @@ def compare_results(
     alpha: float = ALPHA,
     min_effect: float = MIN_EFFECT,
     more_base: Sequence[Iterable[Mapping[str, Any]]] = (),
+    more_new: Sequence[Iterable[Mapping[str, Any]]] = (),
+    only: Collection[Key] | None = None,
 ) -> Comparison:
-    """Compares NEW with BASE (and with the further baseline runs of more_base, whose
-    spread is the between-run noise; pyperf's values from several processes)."""
+    """Compares NEW with BASE: the further baseline runs of more_base give the noise
+    between runs, the further new runs of more_new confirm a change (pyperf's values from
+    several processes). Verdicts are compared on the first run of each side. ``only``:
+    judge these cases alone (the typical spread still comes from every case)."""
     base, new = _index(base_outcomes), _index(new_outcomes)
     extra = [_index(run) for run in more_base]
-    result = Comparison(base_runs=1 + len(extra))
+    extra_new = [_index(run) for run in more_new]
+    result = Comparison(base_runs=1 + len(extra), new_runs=1 + len(extra_new))
     result.only_one_side = len(base.keys() ^ new.keys())
     prior_sd = _typical_spread(base, extra)
     for key in sorted(base.keys() & new.keys()):
+        if only is not None and key not in only:
+            continue
         b, n = base[key], new[key]
         if b.get("status") != n.get("status"):
             result.verdicts.append((key, str(b.get("status")), str(n.get("status"))))
@@ -341,33 +384,44 @@ def compare_results(
                 why = not_timed_reason(b if fb is None else n) or "no figures"
                 result.no_data.append((key, f"{side}: {why}"))
             continue
-        base_figures = [fb] + [f for f in (figures(run[key]) for run in extra if key in run) if f]
-        base_runs, new_samples, basis = _time_samples(base_figures, fn)
+        base_figures = [r for f in (fb, *_figures_of(extra, key)) for r in runs_of(f)]
+        new_figures = [r for f in (fn, *_figures_of(extra_new, key)) for r in runs_of(f)]
+        result.base_runs = max(result.base_runs, len(base_figures))
+        result.new_runs = max(result.new_runs, len(new_figures))
+        base_runs, new_runs, basis = _time_samples(base_figures, new_figures)
         change, significant = compare_time(
-            key, base_runs, new_samples, alpha, min_effect, basis, prior_sd
+            key, base_runs, new_runs, alpha, min_effect, basis, prior_sd
         )
         if significant:
             result.changes.append(change)
         else:
             result.unchanged += 1
-        mem = _one_figure(
-            key,
-            "memory",
-            (fb.get("memory") or {}).get("run_peak_rss_bytes"),
-            (fn.get("memory") or {}).get("run_peak_rss_bytes"),
-            min_effect,
-            MEMORY_FLOOR_BYTES,
-        )
-        size = _one_figure(
-            key,
-            "module size",
-            (fb.get("compile") or {}).get("module_bytes"),
-            (fn.get("compile") or {}).get("module_bytes"),
-            min_effect,
-            SIZE_FLOOR_BYTES,
-        )
-        result.changes += [c for c in (mem, size) if c is not None]
+        for kind, section, field, floor in (
+            ("memory", "memory", "run_peak_rss_bytes", MEMORY_FLOOR_BYTES),
+            ("module size", "compile", "module_bytes", SIZE_FLOOR_BYTES),
+        ):
+            one = _one_figure(
+                key,
+                kind,
+                _median_figure(base_figures, section, field),
+                _median_figure(new_figures, section, field),
+                min_effect,
+                floor,
+            )
+            if one is not None:
+                result.changes.append(one)
     return result
+
+
+def _figures_of(runs: list[dict[Key, Mapping[str, Any]]], key: Key) -> list[dict[str, Any]]:
+    return [f for f in (figures(run[key]) for run in runs if key in run) if f]
+
+
+def _median_figure(runs: Sequence[Mapping[str, Any]], section: str, field: str) -> float | None:
+    """The median over runs of a one-figure measure (memory, module size), or None."""
+    values = [(run.get(section) or {}).get(field) for run in runs]
+    numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return _median(numbers) if numbers else None
 
 
 def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
@@ -417,8 +471,15 @@ def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
             "machine a whole run can move by more than 10 %; give several baseline files "
             "(docs/speed.md)."
         )
-    else:
+    elif c.timed:
         lines.append(f"{c.base_runs} baseline runs: a change must also leave their spread.")
+    if c.new_runs == 1 and c.timed:
+        lines.append(
+            "One new run: a busy moment during it can pass for a change; time it again and "
+            "give both (--new-runs 2; docs/speed.md)."
+        )
+    elif c.timed:
+        lines.append(f"{c.new_runs} new runs: a change must be seen in each of them.")
     return lines
 
 

@@ -28,6 +28,7 @@ from iree_conformance.frontends.jax_export.tree import (
     list_tree,
     missing_reason,
 )
+from iree_conformance.frontends.jax_export.xla_timing import SEPARATOR
 from iree_conformance.model.cases import Case, CaseInvalid, Check
 from iree_conformance.model.jobs import CaseResult, Program
 from iree_conformance.suites.base import SuiteContext, SuiteOption
@@ -76,6 +77,12 @@ class JaxCase(CheckCase):
         return dataclasses.replace(
             super().program(), source_bytes=self.source_bytes or b"", frontend="jax_export"
         )
+
+    def timed_reference(self) -> str | None:
+        """XLA on the case's own function (frontends/jax_export/xla_timing.case_reference)."""
+        if self.listed is None or not self.listed.name:
+            return None
+        return f"{self.listed.source}{SEPARATOR}{self.listed.name}"
 
     def checks(self, input_sets, output_sets, worker_result: CaseResult) -> list[Check]:
         sites, records = worker_result.check_sites, worker_result.check_records

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from iree_conformance.bundles.bundle import BundleError, run_bundle
+from iree_conformance.engine import benchmark
 from tests.support.core_helpers import run_stablehlo_pytest
 
 from .test_stablehlo_checks import CUSTOM_CALL
@@ -129,6 +130,11 @@ def test_cli_run_bundle_with_timing(made):
     outcomes = json.loads((made / "cli.json").read_text())["outcomes"]
     timed = [o for o in outcomes if "timing" in o["metrics"]]
     assert timed and all(o["metrics"]["timing"]["iree_median_s"] > 0 for o in timed)
+    # The figures the suite writes, raw samples included, so that `compare` can test them.
+    for o in timed:
+        bench = o["metrics"]["benchmark"]
+        assert len(bench["iree"]["samples_s"]) >= 3 and bench["iree"]["summary"]["median_s"] > 0
+        assert bench["reference_missing"] == benchmark.BUNDLE_MISSING
 
 
 def copy_bundle(made, tmp_path):

@@ -206,3 +206,75 @@ def test_report_speed_is_standard_library_only():
                     module,
                     name,
                 )
+
+
+def _runs(seeds, median=1e-3, spread=0.02):
+    return [[_outcome("a", _samples(seed, median=median, spread=spread))] for seed in seeds]
+
+
+def test_a_change_must_show_in_every_new_run():
+    """One new run that a busy moment moved is not a change once a second run is there."""
+    base = _runs((1, 2, 3))
+    moved, quiet = _runs((9,), median=1.5e-3)[0], _runs((10,))[0]
+    assert speed.compare_results(base[0], moved, more_base=base[1:]).slowdowns  # one run: fooled
+    c = speed.compare_results(base[0], moved, more_base=base[1:], more_new=[quiet])
+    assert c.changes == [] and c.new_runs == 2 and c.unchanged == 1
+    both = speed.compare_results(
+        base[0], moved, more_base=base[1:], more_new=[_runs((11,), median=1.5e-3)[0]]
+    )
+    ((change,),) = [both.slowdowns]
+    assert change.relative == pytest.approx(0.5, abs=0.05)
+    # the new runs moved opposite ways: no direction to report
+    faster = _runs((12,), median=0.6e-3)[0]
+    assert (
+        speed.compare_results(base[0], moved, more_base=base[1:], more_new=[faster]).changes == []
+    )
+
+
+def test_cli_new_runs_takes_the_last_files_as_the_judged_build(tmp_path, capsys):
+    base = [_write(tmp_path, f"b{i}.json", run) for i, run in enumerate(_runs((1, 2, 3)))]
+    slow = [
+        _write(tmp_path, f"n{i}.json", run) for i, run in enumerate(_runs((8, 9), median=1.3e-3))
+    ]
+    assert main(["compare", *base, *slow, "--new-runs", "2"]) == 1
+    out = capsys.readouterr().out
+    assert "slower by" in out and "2 new runs: a change must be seen in each" in out
+    quiet = _write(tmp_path, "q.json", _runs((10,))[0])
+    assert main(["compare", *base, slow[0], quiet, "--new-runs", "2"]) == 0
+    assert main(["compare", base[0], "--new-runs", "1"]) == 2
+    assert main(["compare", *base, "--new-runs", "3"]) == 2
+    assert "needs a baseline results file and 3 new one(s)" in capsys.readouterr().err
+    assert main(["compare", *base, "--new-runs", "0"]) == 2
+
+
+def test_only_judges_the_named_cases():
+    base = [[_outcome("a", _samples(s)), _outcome("b", _samples(s + 10))] for s in (1, 2, 3)]
+    new = [
+        _outcome("a", [x * 1.5 for x in _samples(9)]),
+        _outcome("b", [x * 1.5 for x in _samples(19)]),
+    ]
+    c = speed.compare_results(base[0], new, more_base=base[1:], only={("cpu", "b")})
+    assert [x.key for x in c.slowdowns] == [("cpu", "b")]
+
+
+def _with_confirm(outcome, *confirm):
+    outcome["metrics"]["benchmark"]["confirm_runs"] = [
+        {"iree": {"samples_s": list(s), "loops": 1}} for s in confirm
+    ]
+    return outcome
+
+
+def test_confirm_runs_inside_one_file_count_as_runs():
+    """A results file whose timed cases were timed again (confirm_runs) judges as
+    several runs: two files of two runs each compare as 2 + 2."""
+    base = _with_confirm(_outcome("a", _samples(1, spread=0.02)), _samples(2, spread=0.02))
+    moved = _samples(9, median=1.5e-3, spread=0.02)
+    unconfirmed = _with_confirm(_outcome("a", moved), _samples(10, spread=0.02))
+    c = speed.compare_results([base], [unconfirmed])
+    assert c.changes == [] and (c.base_runs, c.new_runs) == (2, 2)
+    confirmed = _with_confirm(_outcome("a", moved), _samples(11, median=1.5e-3, spread=0.02))
+    (change,) = speed.compare_results([base], [confirmed]).slowdowns
+    assert change.relative == pytest.approx(0.5, abs=0.05)
+    broken = _outcome("a", moved)
+    broken["metrics"]["benchmark"]["confirm_runs"] = [{"iree": {}}, "x"]  # ignored, not fatal
+    assert speed.runs_of(broken["metrics"]["benchmark"]) == [broken["metrics"]["benchmark"]]

@@ -212,7 +212,16 @@ class Executor:
                     f"function '{entry}' not found in the module; it exports {member['public_functions']}",
                 )
             sites = (member["site_offset"], member["site_offset"] + len(member["sites"] or []))
-            self._run_sets(job, vm_module, context, member["prefix"] + entry, stage, result, sites)
+            self._run_sets(
+                job,
+                vm_module,
+                context,
+                member["prefix"] + entry,
+                stage,
+                result,
+                sites,
+                prefix=member["prefix"],
+            )
         except StageError as e:
             result.status, result.stage, result.diagnostics = Status.ERROR, e.stage, e.lines
         return result
@@ -226,9 +235,11 @@ class Executor:
         stage: Callable[[str], None],
         result: CaseResult,
         sites: tuple[int, int],
+        prefix: str = "",
     ) -> None:
         """Runs the entry function on every input set; keeps the check records of the
-        sites in [low, high), numbered from low."""
+        sites in [low, high), numbered from low. ``prefix``: the case's functions' prefix
+        in a batch module."""
         stage("run")
         t = time.perf_counter()
         low, high = sites
@@ -248,16 +259,35 @@ class Executor:
         result.stage_times["run"] = time.perf_counter() - t
         result.stage = Stage.RUN
         if job.timing_runs:
-            from iree_conformance.common.timing import time_iree_call, timing_budget_s
+            result.timing = self._timing(job, vm_module, context, entry, prefix, result)
 
-            inputs = (job.input_sets or ([],))[0]
-            result.timing = time_iree_call(
+    def _timing(
+        self, job: CaseJob, vm_module, context, entry: str | None, prefix: str, result: CaseResult
+    ) -> dict[str, Any]:
+        """The figures of a case that ran (common/timing.py), beside its frontend's
+        reference; a timing that fails says why and leaves the verdict alone."""
+        from iree_conformance.common.timing import time_iree_call, timing_budget_s
+        from iree_conformance.frontends.registry import timing_reference
+
+        begun = time.perf_counter()
+        inputs = (job.input_sets or ([],))[0]
+        reference, missing = timing_reference(job.program, job.timed_reference, list(inputs))
+        other_call = reference is not None and reference.entry is not None
+        if reference is not None and reference.entry is not None:
+            entry, inputs = prefix + reference.entry, reference.inputs or []
+        try:
+            return time_iree_call(
                 self,
                 vm_module,
                 context,
                 entry,
                 inputs,
                 job.timing_runs,
-                job.reference_model,
+                reference,
+                missing,
                 timing_budget_s(result.stage_times),
+                begun,
+                iree_warm=not other_call,
             )
+        except Exception as e:  # noqa: BLE001 - timing never changes a verdict
+            return {"failed": f"{type(e).__name__}: {e}".splitlines()[0][:300]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iree_conformance.frontends.base import ImportContext
+from iree_conformance.frontends.base import ImportContext, TimingReference
 from iree_conformance.frontends.stablehlo.frontend import import_mlir
 from iree_conformance.model.jobs import Program
 
@@ -22,3 +22,10 @@ class JaxExportFrontend:
         self, program: Program, source: bytes, context: ImportContext
     ) -> tuple[bytes, dict[str, Any]]:
         return import_mlir(program, source, context)
+
+    def timing_reference(self, reference: str, inputs: list[Any]) -> TimingReference:
+        """XLA through ``jax.jit`` on the case's function and arguments (``FILE::NAME``),
+        against IREE's ``main`` on the same arguments."""
+        from iree_conformance.frontends.jax_export.xla_timing import case_reference
+
+        return case_reference(reference)

@@ -7,7 +7,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from iree_conformance.frontends.base import FrontendError, ImportContext
+from iree_conformance.frontends.base import FrontendError, ImportContext, TimingReference
 from iree_conformance.model.jobs import Program
 
 
@@ -23,12 +23,32 @@ def _onnx_version() -> str:
         return ""
 
 
+#: onnxruntime as a user runs it: recorded with its figures.
+ORT_SETTINGS = {
+    "providers": ["CPUExecutionProvider"],
+    "graph_optimization_level": "ORT_ENABLE_ALL (default)",
+    "intra_op_num_threads": "0 (default: one per core)",
+}
+
+
 class OnnxFrontend:
     name = "onnx"
     kind = "onnx"
 
     def importer_version(self) -> str:
         return _onnx_version()
+
+    def timing_reference(self, reference: str, inputs: list[Any]) -> TimingReference:
+        """onnxruntime's session on the model file, fed the case's inputs."""
+        import onnxruntime
+
+        session = onnxruntime.InferenceSession(reference, providers=ORT_SETTINGS["providers"])
+        feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
+        return TimingReference(
+            "onnxruntime",
+            {"version": onnxruntime.__version__, "settings": ORT_SETTINGS},
+            lambda: session.run(None, feed),
+        )
 
     def prepare_and_import(
         self, program: Program, source: bytes, context: ImportContext
