@@ -6,7 +6,7 @@ contain a credential (the API client redacts tokens before raising).
 cache-tools is its own distribution and runs without the conformance suite, so its error
 base is its own (``return_code``; ``exit_code`` is the same number). The numbers are the
 project's one table (``iree_conformance.common.errors.EXIT_CODES``, shared with
-``iree-conformance`` and the ci/ scripts): tests/core/test_exit_codes.py checks that
+``iree-conformance`` and the ci/ scripts): tests/unit/core/test_exit_codes.py checks that
 these three equal it, and ci/ catches ``CacheToolsError`` beside its own base.
 """
 

@@ -4,7 +4,7 @@ tables and JSON for people.
 cache-tools is its own distribution, so it writes the file commands itself, byte for
 byte as the library's ``iree_conformance.common.ghactions`` does (UTF-8, ``\\n`` line ends
 on every OS, the heredoc form with a random delimiter for multi-line values);
-tests/core/test_policies.py checks that both write the same bytes.
+tests/unit/core/test_policies.py checks that both write the same bytes.
 """
 
 from __future__ import annotations

@@ -22,13 +22,13 @@
                  macos and windows, for both IREE package folders
 
 Needs pyyaml; the actionlint and cibuildwheel checks need those tools (all three are in
-the `dev` extra). Exit status 1 when any check fails. tests/ci runs the same functions.
+the `dev` extra). Exit status 1 when any check fails. tests/unit/ci runs the same functions.
 
 What zizmor audits (the lint job and .ci/run run it) is not checked again here:
 pull_request_target (dangerous-triggers), ${{ }} inside run: (template-injection),
 remote uses: not pinned to a commit (unpinned-uses), checkouts that persist credentials
 (artipacked), and missing or broad top-level permissions and read-all / write-all
-(excessive-permissions). tests/ci/test_ci_workflows.py shows zizmor flags each.
+(excessive-permissions). tests/unit/ci/test_ci_workflows.py shows zizmor flags each.
 
 Examples:
   python -m ci check-workflows
@@ -54,7 +54,7 @@ from ci.cli import COMMANDS
 WORKFLOWS_DIR = REPO_ROOT / ".github" / "workflows"
 ACTIONS_DIR = REPO_ROOT / ".github" / "actions"
 CIBW_CONFIG = REPO_ROOT / "ci" / "cibuildwheel.toml"
-IREE_FIXTURE = REPO_ROOT / "tests" / "ci" / "fixtures" / "iree_layout"
+IREE_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "ci" / "iree_layout"
 
 REQUIRED_OS = ("ubuntu", "macos", "windows")
 CACHE_ACTIONS = ("actions/cache", "actions/cache/restore", "actions/cache/save")

@@ -37,7 +37,7 @@ The summary (--summary, default <work dir>/runs/<n>/summary.json):
 Exit status: 0 when every job that ran succeeded, 1 otherwise, 2 on a usage error.
 
 Examples:
-  python -m devtools.act_local ci.yml --env CI_UNIT_TESTS=tests/ci/test_ci_scripts.py \\
+  python -m devtools.act_local ci.yml --env CI_UNIT_TESTS=tests/e2e/ci/test_ci_scripts.py \\
       --env CI_RUN_SHARD_ARGS="--onnx-ops-sample 20"
   python -m devtools.act_local cache-audit.yml --event workflow_dispatch
   python -m devtools.act_local nightly.yml --event workflow_dispatch --matrix shard=1 --stablehlo-sample 8 \\

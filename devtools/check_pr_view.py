@@ -10,7 +10,7 @@ Exit status 1 when a check fails (each failure is named), 2 on unreadable input.
 
 Examples:
   python -m devtools.check_pr_view annotations --summary .ci-cache/act-ci-pr.json \\
-      --expect error:tests/ci/fixtures/annotations/stablehlo/wrong_sum.mlir:8
+      --expect error:tests/fixtures/ci/annotations/stablehlo/wrong_sum.mlir:8
   python -m devtools.check_pr_view comment --state .ci-cache/act-local/fake-github.json --pr 1 --edited
 """
 

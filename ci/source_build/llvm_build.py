@@ -25,8 +25,9 @@ Outputs: save-ok, objects, hit-rate, remote-hit-rate, build-seconds, report.
 Examples:
   python -m ci llvm-build build --source-dir llvm-project --build-dir llvm-build \\
       --ccache-dir "$RUNNER_TEMP/ccache-llvm" --report llvm-build-report.json
-  python -m ci llvm-build build --preset none --cmake-dir tests/fixture \\
-      --source-dir tests/fixture --build-dir /tmp/b --ccache-dir /tmp/cc --target all
+  python -m ci llvm-build build --preset none --cmake-dir tests/fixtures/ci/ccache_project \\
+      --source-dir tests/fixtures/ci/ccache_project --build-dir /tmp/b --ccache-dir /tmp/cc \\
+      --target all
 """
 
 from __future__ import annotations

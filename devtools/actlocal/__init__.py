@@ -8,5 +8,5 @@
 - servers.py: the loopback servers a run needs (a static file server for the tiny zoo).
 - warm.py: the check that a warm run compiled nothing.
 
-Pure logic except servers.py; tests/ci/test_act_local.py covers it without act.
+Pure logic except servers.py; tests/unit/ci/test_act_local.py covers it without act.
 """

@@ -16,7 +16,7 @@ also what argparse exits with on a usage error, so it stays "bad arguments or
 configuration" in every tool. ``EXIT_CODES`` below is the table in code and ``EXIT_TABLE``
 its meanings: the README's table (``python -m iree_conformance.cli.options_table``) and the
 commands' help texts (``exit_help``) are generated from them, and
-tests/core/test_exit_codes.py checks that no two kinds share a number. cache-tools, its own
+tests/unit/core/test_exit_codes.py checks that no two kinds share a number. cache-tools, its own
 distribution, keeps a copy of its three numbers that the tests check against this one.
 """
 

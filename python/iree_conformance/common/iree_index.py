@@ -22,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 from iree_conformance.common.errors import ConfigurationError, EnvironmentBuildError
 
 # The oldest IREE release the harness supports: measured (docs/versions.md) and proved by
-# tests/core/test_versions_minimum.py, which runs a selection on it.
+# tests/e2e/core/test_version_envs.py, which runs a selection on it.
 MINIMUM_IREE = "3.11.0"
 # The IREE version the expectations manifests were recorded with (the default install).
 MANIFESTS_RECORDED_FOR = "3.13.0"

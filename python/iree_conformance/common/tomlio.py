@@ -3,7 +3,7 @@ and line.
 
 Python 3.11+ has ``tomllib``; 3.10 has the ``tomli`` backport (a dependency there).
 Everything in the repository that reads TOML (the library, cache_tools, the ci/
-scripts, the tests) imports ``tomllib`` from here; tests/core/test_policies.py fails on a
+scripts, the tests) imports ``tomllib`` from here; tests/unit/core/test_policies.py fails on a
 second ``import tomllib``. Writing TOML that keeps comments is the manifest module's
 (``manifest.py``, tomlkit).
 

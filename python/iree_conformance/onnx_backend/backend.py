@@ -108,7 +108,7 @@ class _BackendCase(Case):
 
 # -- targets -------------------------------------------------------------------
 #: llvm-cpu as conformance/targets.toml defines it, for an install without a checkout (the
-#: scoreboard's container); tests/onnx_backend checks that the two stay the same.
+#: scoreboard's container); tests/e2e/onnx_backend checks that the two stay the same.
 BUILTIN_CPU_TARGET = Target(
     name="llvm-cpu",
     compile_flags=(

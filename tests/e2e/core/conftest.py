@@ -1,0 +1,8 @@
+"""The fixtures of the core end-to-end tests (helpers: tests/support/core_helpers.py)."""
+
+from tests.support.core_helpers import (  # noqa: F401 - fixtures pytest must see
+    llvm_cpu,
+    run_conformance,
+    store,
+    worker,
+)
