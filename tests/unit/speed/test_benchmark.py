@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import onnxruntime
 import pytest
 
-from iree_conformance.cli.main import main
 from iree_conformance.common import timing
 from iree_conformance.engine import benchmark
 from iree_conformance.model.cases import Case
@@ -72,34 +70,3 @@ def test_peak_memory_is_reset_and_read():
     block[::4096] = b"x" * len(block[::4096])
     after = timing.peak_rss_bytes()
     assert before is not None and after is not None and after >= before + (60 << 20)
-
-
-def test_check_model_prints_the_benchee_table(tmp_path, capsys):
-    out_json = tmp_path / "o.json"
-    code = main(
-        [
-            "check-model",
-            str(SIGMOID),
-            "--store-dir",
-            str(tmp_path / "store"),
-            "--json",
-            str(out_json),
-        ]
-    )
-    assert code == 0
-    out = capsys.readouterr().out
-    table = out[out.index("Name") :]
-    assert table.split()[:7] == ["Name", "ips", "average", "deviation", "median", "99th", "%"]
-    assert "onnxruntime" in table and "iree" in table
-    assert "ratio IREE/onnxruntime (medians)" in out
-    assert "compile:" in out and "run peak memory:" in out and "cost of timing:" in out
-    bench = json.loads(out_json.read_text())["metrics"]["benchmark"]
-    assert bench["reference"]["interleaved"] is True
-    assert len(bench["reference"]["samples_s"]) == len(bench["iree"]["samples_s"])
-    assert bench["compile"]["module_bytes"] > 0
-    assert bench["memory"]["run_peak_rss_bytes"] > 0
-
-
-def test_check_model_no_benchmark_prints_no_table(tmp_path, capsys):
-    assert main(["check-model", str(SIGMOID), "--no-benchmark", "--no-cache"]) == 0
-    assert "Name" not in capsys.readouterr().out

@@ -3,9 +3,6 @@ function in the worker, and figures with raw samples from run-bundle."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,28 +12,9 @@ from iree_conformance.engine import benchmark
 from iree_conformance.frontends.registry import FRONTENDS, timing_reference
 from iree_conformance.model.jobs import Program
 from iree_conformance.model.outcome import Outcome
+from tests.support.jax_cases import CASES
 
 ROOT = Path(__file__).resolve().parents[3]
-
-CASES = '''
-import numpy as np
-from iree_conformance.frontends.jax_export import case
-
-
-@case(np.linspace(-1.0, 1.0, 64, dtype=np.float32).reshape(8, 8), 0.5)
-def scaled_tanh(x, s):
-    """A Python float argument: f32 in JAX, so IREE's main takes f32 too."""
-    import jax.numpy as jnp
-
-    return jnp.tanh(x) * s
-
-
-@case(np.arange(16, dtype=np.float32))
-def cumsum(x):
-    import jax.numpy as jnp
-
-    return jnp.cumsum(x)
-'''
 
 
 def test_the_jax_frontend_times_xla_on_the_case_and_iree_on_main(tmp_path):
@@ -69,48 +47,3 @@ def test_a_failed_timing_leaves_the_verdict_and_says_why():
     assert outcome.info["benchmark"] == "not timed: the timing failed: ValueError: no function main"
     benchmark.note_untimed(outcome, 20)  # the reason stays
     assert outcome.info["benchmark"].endswith("no function main")
-
-
-def test_jax_cases_are_timed_against_xla_in_the_worker(tmp_path):
-    """Both cases pass (in a batch or alone) with IREE's and XLA's samples interleaved."""
-    pytest.importorskip("jax", reason="XLA's timing needs JAX: pip install -e '.[jax]'")
-    cases = tmp_path / "cases"
-    cases.mkdir()
-    (cases / "mine.py").write_text(CASES, encoding="utf-8")
-    report = tmp_path / "results.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "conformance/test_conformance.py",
-            "-m",
-            "jax",
-            "-k",
-            "ext",
-            "-p",
-            "no:cacheprovider",
-            "--jax-dir",
-            str(cases),
-            "--store-dir",
-            str(tmp_path / "store"),
-            "--benchmark",
-            "--report-json",
-            str(report),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    outcomes = {o["case_id"]: o for o in json.loads(report.read_text())["outcomes"]}
-    assert set(outcomes) == {"jax/ext/mine/scaled_tanh", "jax/ext/mine/cumsum"}
-    for o in outcomes.values():
-        assert o["status"] == "pass", o
-        assert (o["info"].get("batch") or {}).get("in_batch", "pass") == "pass", o["info"]
-        bench = o["metrics"]["benchmark"]
-        ref = bench["reference"]
-        assert ref["name"] == "xla" and ref["interleaved"] is True
-        assert len(ref["samples_s"]) == len(bench["iree"]["samples_s"]) >= 1
-        assert bench["ratio"] > 0 and "reference_missing" not in bench

@@ -1,0 +1,95 @@
+"""Timed runs end to end: check-model's Benchee table against onnxruntime, and JAX cases
+timed against XLA in the worker (pytest conformance in a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import onnxruntime
+import pytest
+
+from iree_conformance.cli.main import main
+from tests.support.jax_cases import CASES
+
+ROOT = Path(__file__).resolve().parents[3]
+# A model shipped in the onnxruntime wheel (a dependency), not written here.
+SIGMOID = Path(onnxruntime.__file__).parent / "datasets" / "sigmoid.onnx"
+
+
+def test_check_model_prints_the_benchee_table(tmp_path, capsys):
+    out_json = tmp_path / "o.json"
+    code = main(
+        [
+            "check-model",
+            str(SIGMOID),
+            "--store-dir",
+            str(tmp_path / "store"),
+            "--json",
+            str(out_json),
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    table = out[out.index("Name") :]
+    assert table.split()[:7] == ["Name", "ips", "average", "deviation", "median", "99th", "%"]
+    assert "onnxruntime" in table and "iree" in table
+    assert "ratio IREE/onnxruntime (medians)" in out
+    assert "compile:" in out and "run peak memory:" in out and "cost of timing:" in out
+    bench = json.loads(out_json.read_text())["metrics"]["benchmark"]
+    assert bench["reference"]["interleaved"] is True
+    assert len(bench["reference"]["samples_s"]) == len(bench["iree"]["samples_s"])
+    assert bench["compile"]["module_bytes"] > 0
+    assert bench["memory"]["run_peak_rss_bytes"] > 0
+
+
+def test_check_model_no_benchmark_prints_no_table(tmp_path, capsys):
+    assert main(["check-model", str(SIGMOID), "--no-benchmark", "--no-cache"]) == 0
+    assert "Name" not in capsys.readouterr().out
+
+
+def test_jax_cases_are_timed_against_xla_in_the_worker(tmp_path):
+    """Both cases pass (in a batch or alone) with IREE's and XLA's samples interleaved."""
+    pytest.importorskip("jax", reason="XLA's timing needs JAX: pip install -e '.[jax]'")
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "mine.py").write_text(CASES, encoding="utf-8")
+    report = tmp_path / "results.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "conformance/test_conformance.py",
+            "-m",
+            "jax",
+            "-k",
+            "ext",
+            "-p",
+            "no:cacheprovider",
+            "--jax-dir",
+            str(cases),
+            "--store-dir",
+            str(tmp_path / "store"),
+            "--benchmark",
+            "--report-json",
+            str(report),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    outcomes = {o["case_id"]: o for o in json.loads(report.read_text())["outcomes"]}
+    assert set(outcomes) == {"jax/ext/mine/scaled_tanh", "jax/ext/mine/cumsum"}
+    for o in outcomes.values():
+        assert o["status"] == "pass", o
+        assert (o["info"].get("batch") or {}).get("in_batch", "pass") == "pass", o["info"]
+        bench = o["metrics"]["benchmark"]
+        ref = bench["reference"]
+        assert ref["name"] == "xla" and ref["interleaved"] is True
+        assert len(ref["samples_s"]) == len(bench["iree"]["samples_s"]) >= 1
+        assert bench["ratio"] > 0 and "reference_missing" not in bench
