@@ -66,9 +66,11 @@ def output(result) -> str:
     return result.stdout.str() + "\n" + result.stderr.str()
 
 
-def run_stablehlo_pytest(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    """``pytest conformance/test_conformance.py -m stablehlo`` in a child process, from
-    the repository root, with extra arguments (the bundle and JAX-export tests)."""
+def run_conformance_pytest(
+    *args: str, timeout: float = 600, suite: str = "stablehlo"
+) -> subprocess.CompletedProcess:
+    """``pytest conformance/test_conformance.py -m SUITE`` in a child process, from the
+    repository root, with extra arguments (the bundle, JAX-export and timing tests)."""
     return subprocess.run(
         [
             sys.executable,
@@ -76,7 +78,7 @@ def run_stablehlo_pytest(*args: str, timeout: float = 600) -> subprocess.Complet
             "pytest",
             "conformance/test_conformance.py",
             "-m",
-            "stablehlo",
+            suite,
             "-p",
             "no:cacheprovider",
             *args,

@@ -9,7 +9,7 @@ import pytest
 
 from iree_conformance.bundles.bundle import BundleError, run_bundle
 from iree_conformance.engine import benchmark
-from tests.support.core_helpers import run_stablehlo_pytest
+from tests.support.core_helpers import run_conformance_pytest
 
 from .test_stablehlo_checks import CUSTOM_CALL
 
@@ -17,7 +17,7 @@ SELECT = ["-k", "stablehlo-ext or seed_ or reduce"]
 
 
 def pytest_run(*args):
-    return run_stablehlo_pytest(*args)
+    return run_conformance_pytest(*args)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from iree_conformance.engine.attempt import Attempt
 from iree_conformance.engine.pipeline import run_case
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.suites import jax as jax_suite
-from tests.support.core_helpers import run_stablehlo_pytest
+from tests.support.core_helpers import run_conformance_pytest
 
 pytest.importorskip("jax", reason="exporting needs JAX: pip install -e '.[jax]'")
 
@@ -44,7 +44,7 @@ def lapack_solve(a):
 
 
 def _pytest(*args: str) -> subprocess.CompletedProcess:
-    return run_stablehlo_pytest(*args, timeout=900)
+    return run_conformance_pytest(*args, timeout=900)
 
 
 def _observed(results, prefix: str) -> dict[str, str]:

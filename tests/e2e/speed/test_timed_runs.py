@@ -4,17 +4,15 @@ timed against XLA in the worker (pytest conformance in a subprocess)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import onnxruntime
 import pytest
 
 from iree_conformance.cli.main import main
+from tests.support.core_helpers import run_conformance_pytest
 from tests.support.jax_cases import CASES
 
-ROOT = Path(__file__).resolve().parents[3]
 # A model shipped in the onnxruntime wheel (a dependency), not written here.
 SIGMOID = Path(onnxruntime.__file__).parent / "datasets" / "sigmoid.onnx"
 
@@ -57,30 +55,17 @@ def test_jax_cases_are_timed_against_xla_in_the_worker(tmp_path):
     cases.mkdir()
     (cases / "mine.py").write_text(CASES, encoding="utf-8")
     report = tmp_path / "results.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "conformance/test_conformance.py",
-            "-m",
-            "jax",
-            "-k",
-            "ext",
-            "-p",
-            "no:cacheprovider",
-            "--jax-dir",
-            str(cases),
-            "--store-dir",
-            str(tmp_path / "store"),
-            "--benchmark",
-            "--report-json",
-            str(report),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    proc = run_conformance_pytest(
+        "-k",
+        "ext",
+        "--jax-dir",
+        str(cases),
+        "--store-dir",
+        str(tmp_path / "store"),
+        "--benchmark",
+        "--report-json",
+        str(report),
+        suite="jax",
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     outcomes = {o["case_id"]: o for o in json.loads(report.read_text())["outcomes"]}
