@@ -10,8 +10,9 @@ reasons, targets) is escaped for Markdown and HTML and has its @mentions broken 
 goes into the comment, which is cut to GitHub's 65,536 characters.
 
 The comment lists new failures, new passes, flaky cases, the cases significantly slower
-or larger than main's (docs/speed.md) and the pass counts per suite and target against
-main's baseline, with links to the HTML report artifact and the run.
+or larger than main's (docs/speed.md) with how many timing runs each side had (a time
+change needs two a side: docs/ci-pull-requests.md) and the pass counts per suite and
+target against main's baseline, with links to the HTML report artifact and the run.
 It carries a hidden marker: each run edits that comment in place (found among the pull
 request's comments by the marker and its author), so there is never a second one.
 
