@@ -30,7 +30,8 @@ COMMANDS: dict[str, Command] = {
     "install": Command("ci.install", "install the project, or only what a step needs"),
     "setup-env": Command("ci.setup_env", "export the platform names, cache folders and versions"),
     "run-shard": Command(
-        "ci.run_shard", "pytest conformance from a profile of ci/profiles.toml, one shard"
+        "ci.run_shard",
+        "pytest conformance from a profile of ci/profiles.toml, one shard; its timed cases timed again",
     ),
     # results
     "merge-results": Command(

@@ -11,6 +11,9 @@ skipped (skip). Reported:
   new passes    passing now; failing in the baseline
   changed       failing on both sides, but with another status or stage
                 (e.g. fail-compile became a numerics failure)
+  speed         significantly slower or larger (report/speed.py); a time change only
+                when both sides timed the case at least twice (ci run-shard's timing
+                confirm), and speed_runs: how many timing runs each side had
 
 Platforms present on only one side are named instead of listing all their cases.
 Without a baseline (first run, expired artifact) the report says so and, with
@@ -33,11 +36,13 @@ from iree_conformance.common.vocabulary import FAILING_STATUSES, Status, Verdict
 from iree_conformance.model.results import diff_outcomes
 from iree_conformance.report.merging import suite_of
 from iree_conformance.report.speed import compare_results as compare_speed
+from iree_conformance.report.speed import figures, runs_of
 
 OTHER = "other"  # a status this version does not know
 _RANK = {Status.FAIL: 3, Status.PASS: 2, Status.SKIP: 1, OTHER: 0}
 
 Key = tuple[str, str, str]  # (os/arch, target, case_id)
+MIN_TIME_RUNS = 2  # timing runs a side needs before a time change is listed
 
 
 def status_class(status: str | None) -> str:
@@ -115,6 +120,7 @@ def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]
     cur = {k: o for k, o in index(current).items() if k[0] in shared}
     base = {k: o for k, o in index(baseline).items() if k[0] in shared}
     diff = diff_outcomes(base, cur, ("status", "stage"))
+    speed, speed_runs = speed_changes(cur, base, shared)
     new_failures, new_passes, changed = [], [], []
     for key in diff.changed_keys:
         now, before = cur.get(key), base.get(key)
@@ -151,31 +157,85 @@ def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]
         "removed": len(diff.only_before),
         "pass_counts": pass_counts(current, baseline, shared),
         "flaky": flaky_cases(current),
-        "speed": speed_changes(cur, base, shared),
+        "speed": speed,
+        "speed_runs": speed_runs,
     }
+
+
+def timing_runs(outcome: dict[str, Any] | None) -> int:
+    """How many timing runs an outcome has: its own figures and its confirm_runs
+    (ci run-shard --timing-confirm); 0 without figures."""
+    bench = figures(outcome) if outcome is not None else None
+    return len(runs_of(bench)) if bench is not None else 0
 
 
 def speed_changes(
     cur: dict[Key, dict[str, Any]], base: dict[Key, dict[str, Any]], shared: set[str]
-) -> list[dict[str, str]]:
+) -> tuple[list[dict[str, str]], dict[str, int]]:
     """Cases significantly slower or larger than the baseline, per shared platform
-    (report/speed.compare_results: Mann-Whitney U on the samples, 10 % at least; one
-    baseline run, so a loaded runner can move a whole run: docs/speed.md)."""
+    (report/speed.compare_results), and how many timing runs each side had.
+
+    A time change is listed only when both sides had at least MIN_TIME_RUNS runs of the
+    case: with one run a side, a busy moment of a shared runner moves the whole run and
+    passes for a change (an A/A comparison flags a third of the cases; docs/speed.md).
+    Memory and module size are listed either way.
+    Returns (changes, runs): runs = {"timed": cases timed on both sides, "baseline_min",
+    "baseline_max", "current_min", "current_max": runs per case, "time_not_judged":
+    timed cases with fewer runs than that on a side}."""
     out = []
+    counts: dict[str, list[int]] = {"baseline": [], "current": []}
+    not_judged = 0
     for platform in sorted(shared):
-        now = [o for k, o in cur.items() if k[0] == platform]
-        before = [o for k, o in base.items() if k[0] == platform]
-        for change in compare_speed(before, now).changes:
-            if change.worse:
-                out.append(
-                    {
-                        "platform": platform,
-                        "target": change.key[0],
-                        "case_id": change.key[1],
-                        "change": change.describe(),
-                    }
-                )
-    return out
+        now = {k[1:]: o for k, o in cur.items() if k[0] == platform}
+        before = {k[1:]: o for k, o in base.items() if k[0] == platform}
+        for key in sorted(now.keys() & before.keys()):
+            runs_now, runs_before = timing_runs(now[key]), timing_runs(before[key])
+            if runs_now and runs_before:
+                counts["current"].append(runs_now)
+                counts["baseline"].append(runs_before)
+                not_judged += min(runs_now, runs_before) < MIN_TIME_RUNS
+        for change in compare_speed(list(before.values()), list(now.values())).changes:
+            if not change.worse:
+                continue
+            fewest = min(timing_runs(now.get(change.key)), timing_runs(before.get(change.key)))
+            if change.kind == "time" and fewest < MIN_TIME_RUNS:
+                continue
+            out.append(
+                {
+                    "platform": platform,
+                    "target": change.key[0],
+                    "case_id": change.key[1],
+                    "change": change.describe(),
+                }
+            )
+    runs = {"timed": len(counts["current"]), "time_not_judged": not_judged}
+    for side, values in counts.items():
+        runs[f"{side}_min"] = min(values, default=0)
+        runs[f"{side}_max"] = max(values, default=0)
+    return out, runs
+
+
+def _span(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def speed_lines(runs: dict[str, int] | None) -> list[str]:
+    """What the speed comparison rested on, and, when it is so, why time changes are not
+    listed (shared by the step summary and the pull request comment)."""
+    if not runs or not runs.get("timed"):
+        return []
+    lines = [
+        f"Speed: {runs['timed']} case(s) timed on both sides, "
+        f"{_span(runs['baseline_min'], runs['baseline_max'])} timing run(s) per case in the "
+        f"baseline, {_span(runs['current_min'], runs['current_max'])} now."
+    ]
+    if runs.get("time_not_judged"):
+        lines.append(
+            f"Time changes of {runs['time_not_judged']} case(s) are not listed: with one "
+            "timing run on a side, the runner's noise cannot be told from a change "
+            "(docs/ci-pull-requests.md); memory and module size are."
+        )
+    return lines
 
 
 def _table(entries: list[dict[str, Any]], limit: int, with_reason: bool) -> list[str]:
@@ -219,14 +279,18 @@ def render_markdown(diff: dict[str, Any] | None, label: str, limit: int = 50) ->
             lines += ["", f"### {title} ({len(entries)})", ""]
             lines += _table(entries, limit, with_reason)
     slower = diff.get("speed") or []
+    about_speed = speed_lines(diff.get("speed_runs"))
     if slower:
         lines += ["", f"### Significantly slower or larger ({len(slower)})", ""]
+        lines += [*about_speed, ""] if about_speed else []
         lines += ["| Platform | Target | Case | Change |", "|---|---|---|---|"]
         lines += [
             f"| {e['platform']} | {md_escape(e['target'])} | `{md_escape(e['case_id'], 120)}` | "
             f"{md_escape(e['change'])} |"
             for e in slower[:limit]
         ]
+    elif about_speed:
+        lines += ["", *about_speed]
     return "\n".join(lines) + "\n"
 
 

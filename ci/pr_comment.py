@@ -10,8 +10,9 @@ reasons, targets) is escaped for Markdown and HTML and has its @mentions broken 
 goes into the comment, which is cut to GitHub's 65,536 characters.
 
 The comment lists new failures, new passes, flaky cases, the cases significantly slower
-or larger than main's (docs/speed.md) and the pass counts per suite and target against
-main's baseline, with links to the HTML report artifact and the run.
+or larger than main's (docs/speed.md) with how many timing runs each side had (a time
+change needs two a side: docs/ci-pull-requests.md) and the pass counts per suite and
+target against main's baseline, with links to the HTML report artifact and the run.
 It carries a hidden marker: each run edits that comment in place (found among the pull
 request's comments by the marker and its author), so there is never a second one.
 
@@ -39,6 +40,7 @@ from typing import Any
 
 from cache_tools.github_api import GitHubClient
 from ci._common import CIError, load_json, notice, set_outputs
+from ci.diff_results import speed_lines
 from ci.fetch_baseline import DEFAULT_API, api_errors, download, get_json, github_client
 
 MARKER = "<!-- iree-conformance:pr-comment -->"
@@ -116,6 +118,7 @@ def validate_diff(data: Any) -> dict[str, Any]:
         _strings(e, ("platform", "target", "case_id", "change"), f"diff.json: speed[{i}]")
         for i, e in enumerate(speed)
     ]
+    out["speed_runs"] = _speed_runs(data.get("speed_runs") if has_baseline else None)
     flaky = data.get("flaky", [])
     if not isinstance(flaky, list):
         raise CIError("diff.json: flaky must be a list")
@@ -142,6 +145,28 @@ def validate_diff(data: Any) -> dict[str, Any]:
         raise CIError("diff.json: compared_platforms must be a list of strings")
     out["compared_platforms"] = list(plats)
     return out
+
+
+SPEED_RUNS_FIELDS = (
+    "timed",
+    "time_not_judged",
+    "baseline_min",
+    "baseline_max",
+    "current_min",
+    "current_max",
+)
+
+
+def _speed_runs(value: Any) -> dict[str, int] | None:
+    """diff.json's speed_runs (absent from an older diff_results.py: None), each a count."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise CIError("diff.json: speed_runs must be an object")
+    return {
+        name: int(_count(value.get(name, 0), f"diff.json: speed_runs.{name}") or 0)
+        for name in SPEED_RUNS_FIELDS
+    }
 
 
 def pr_number_of(data: Any) -> int:
@@ -199,11 +224,17 @@ def render(diff: dict[str, Any], run_url: str | None, report_url: str | None) ->
         ("New passes", np_, [("Before", "before")]),
         ("Changed failures", diff["changed"], [("Now", "now"), ("Before", "before")]),
         ("Flaky", flaky, [("Reason", "reason")]),
-        ("Significantly slower or larger than main", diff["speed"], [("Change", "change")]),
     ):
         if entries:
             lines += ["", f"### {title} ({len(entries)})", ""]
             lines += _rows(entries, case_cols + extra)
+    about_speed = speed_lines(diff.get("speed_runs"))
+    if diff["speed"]:
+        lines += ["", f"### Significantly slower or larger than main ({len(diff['speed'])})", ""]
+        lines += [*about_speed, ""] if about_speed else []
+        lines += _rows(diff["speed"], case_cols + [("Change", "change")])
+    elif about_speed:
+        lines += ["", *about_speed]
     body = "\n".join(lines) + "\n"
     if len(body) > MAX_BODY:
         cut = "\n\n…(cut at GitHub's comment limit; see the run)\n"

@@ -12,6 +12,14 @@ options win), e.g. "--onnx-ops-sample 20": how devtools/act_local.py keeps a loc
 --durations-file is passed on only when the file exists and holds at least one duration
 (a first nightly has none; pytest then splits by count).
 
+Timing confirm (the profile's timing_confirm, or --timing-confirm): after the run, whatever
+its exit status, the cases of its results that have timing figures run once more (the
+same targets, store and selection, --cases-file, --benchmark; nothing compiles again),
+and each one's second timing is added to the results file as
+metrics.benchmark.confirm_runs, so that a comparison has two runs on each side
+(docs/ci-pull-requests.md). Its verdicts are not used; if it fails to start, crashes or
+leaves no readable results, a warning says so and the results keep one timing run.
+
 Examples:
   python -m ci run-shard --profile smoke --report-json results.json
   python -m ci run-shard --profile nightly --shard 2/4 --durations-file durations.json \\
@@ -35,10 +43,12 @@ import platform
 import shlex
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ci import _timing_confirm
 from ci._common import (
     REPO_ROOT,
     CIError,
@@ -52,6 +62,7 @@ from ci._common import (
     notice,
     set_outputs,
 )
+from iree_conformance.common.errors import ConformanceError
 
 PROFILES_FILE = Path(__file__).resolve().parent / "profiles.toml"
 # Profile settings that are URLs, and the environment variables that override them (a
@@ -63,6 +74,21 @@ URL_SETTINGS = {
 CORPUS_FIELDS = ("repository", "ref", "subdir", "server_url", "dir")
 NO_TESTS_COLLECTED = 5
 UPDATE_MODES = ("base", "overlay")
+# pytest's exit statuses after which a confirm run's results are read: all passed, or some
+# case failed (its verdicts are not used); anything else is a crash or a usage error.
+CONFIRM_RAN = (0, 1)
+# Options the confirm run does not repeat from the shard's arguments: it runs the timed
+# cases of the shard, not a shard of them, and writes no report, durations or manifest
+# of its own (True: the option takes a value; None: an optional one, --update-expectations).
+NOT_REPEATED: dict[str, bool | None] = {
+    "--shard": True,
+    "--durations-file": True,
+    "--report-json": True,
+    "--record-durations": True,
+    "--junitxml": True,
+    "--junit-xml": True,
+    "--update-expectations": None,
+}
 
 
 def load_profile(name: str, path: Path = PROFILES_FILE) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -128,7 +154,7 @@ def usable_durations(path: Path | None) -> bool:
 EXTRA_ARGS_ENV = "CI_RUN_SHARD_ARGS"
 
 
-def extra_args(env: Mapping[str, str]) -> list[str]:
+def extra_args(env: Mapping[str, str], announce: bool = True) -> list[str]:
     """$CI_RUN_SHARD_ARGS split as a shell would: pytest arguments after the profile's."""
     extra = env.get(EXTRA_ARGS_ENV, "")
     if not extra.strip():
@@ -137,13 +163,41 @@ def extra_args(env: Mapping[str, str]) -> list[str]:
         words = shlex.split(extra)
     except ValueError as exc:
         raise CIError(f"{EXTRA_ARGS_ENV}={extra!r}: {exc}") from None
-    notice(f"{EXTRA_ARGS_ENV}: {' '.join(words)}")
+    if announce:
+        notice(f"{EXTRA_ARGS_ENV}: {' '.join(words)}")
     return words
 
 
+def without_outputs(words: list[str]) -> list[str]:
+    """pytest arguments minus the NOT_REPEATED options (as --opt VALUE or --opt=VALUE)."""
+    out: list[str] = []
+    skip_next = False
+    for i, word in enumerate(words):
+        if skip_next:
+            skip_next = False
+            continue
+        name, sep, _ = word.partition("=")
+        if name not in NOT_REPEATED:
+            out.append(word)
+        elif not sep:
+            takes = NOT_REPEATED[name]
+            following = words[i + 1] if i + 1 < len(words) else None
+            skip_next = following is not None and (
+                takes is True or (takes is None and following in UPDATE_MODES)
+            )
+    return out
+
+
 def build_command(
-    args: argparse.Namespace, profile: dict[str, Any], corpora: dict[str, Any], os_name: str
+    args: argparse.Namespace,
+    profile: dict[str, Any],
+    corpora: dict[str, Any],
+    os_name: str,
+    confirm: bool = False,
 ) -> list[str]:
+    """The shard's pytest command; with confirm, the selection without what makes it a
+    shard and without its outputs (shard, durations, report, expectations), for
+    confirm_command to complete."""
     cmd = [sys.executable, "-m", "pytest", args.tests]
     if profile.get("markers"):
         cmd += ["-m", profile["markers"]]
@@ -151,7 +205,8 @@ def build_command(
         cmd += ["--target", target]
     cmd += [str(a) for a in profile.get("args", [])]
     cmd += url_settings(profile, dict(os.environ))
-    cmd += extra_args(os.environ)
+    extra = extra_args(os.environ, announce=not confirm)
+    cmd += without_outputs(extra) if confirm else extra
     given = parse_corpora(args.corpus)
     unknown = sorted(set(given) - set(corpora))
     if unknown:
@@ -170,6 +225,8 @@ def build_command(
         if not args.dry_run and not folder.is_dir():
             raise CIError(f"corpus {name}: {folder} is not a folder")
         cmd += [spec.get("option", "--stablehlo-dir"), str(folder)]
+    if confirm:
+        return cmd + without_outputs(args.pytest_args)
     if args.shard:
         parse_shard(args.shard)
         cmd += ["--shard", args.shard]
@@ -192,6 +249,96 @@ def build_command(
         cmd += [f"--update-expectations={mode}"]
     cmd += args.pytest_args
     return cmd
+
+
+def confirm_command(
+    args: argparse.Namespace,
+    profile: dict[str, Any],
+    corpora: dict[str, Any],
+    os_name: str,
+    targets: list[str],
+    cases_file: Path | str,
+    report: Path | str,
+) -> list[str]:
+    """The confirm run of the timed cases in cases_file on targets: the shard's selection
+    and store, every case timed (--benchmark), no retry (its verdicts are not used), its
+    results to report. Its options come last, so that they win."""
+    cmd = build_command(
+        argparse.Namespace(**{**vars(args), "target": targets}),
+        profile,
+        corpora,
+        os_name,
+        confirm=True,
+    )
+    return cmd + [
+        "--cases-file",
+        str(cases_file),
+        "--report-json",
+        str(report),
+        "--benchmark",
+        "--retries",
+        "0",
+    ]
+
+
+def timing_confirm_wanted(args: argparse.Namespace, profile: dict[str, Any]) -> bool:
+    """--timing-confirm / --no-timing-confirm, else the profile's timing_confirm (off)."""
+    if args.timing_confirm is not None:
+        return bool(args.timing_confirm)
+    return profile.get("timing_confirm", False) is True
+
+
+def time_again(
+    args: argparse.Namespace,
+    profile: dict[str, Any],
+    corpora: dict[str, Any],
+    os_name: str,
+    results_path: Path,
+    env: Mapping[str, str],
+) -> int:
+    """Runs the timed cases of results_path once more and folds their second timing into
+    it (confirm_runs); returns how many cases got one. Never raises for the run's
+    sake: what goes wrong is a warning, and the results file is then left as it was."""
+    try:
+        data = load_results(results_path)
+    except ConformanceError as exc:  # a results file that is not one (CIError too)
+        notice(f"timing confirm skipped: {exc}", "warning")
+        return 0
+    timed = _timing_confirm.timed_cases(data["outcomes"])
+    count = sum(len(cases) for cases in timed.values())
+    print(f"timing again: {count} timed case(s)", flush=True)
+    if not count:
+        return 0
+    confirm_outcomes: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="timing-confirm-") as tmp:
+        for i, (targets, cases) in enumerate(_timing_confirm.target_groups(timed)):
+            cases_file = Path(tmp) / f"cases-{i}.txt"
+            cases_file.write_text("\n".join(cases) + "\n", encoding="utf-8")
+            report = Path(tmp) / f"confirm-{i}.json"
+            cmd = confirm_command(args, profile, corpora, os_name, targets, cases_file, report)
+            print("+ " + subprocess.list2cmdline(cmd), flush=True)
+            try:
+                rc = subprocess.run(cmd, cwd=REPO_ROOT, env=dict(env)).returncode
+            except OSError as exc:
+                notice(f"timing confirm did not start ({exc}); one timing run kept", "warning")
+                return 0
+            if rc not in CONFIRM_RAN:
+                notice(f"timing confirm: pytest exited {rc}; one timing run kept", "warning")
+                return 0
+            try:
+                confirm_outcomes += load_results(report)["outcomes"]
+            except ConformanceError as exc:  # a results file that is not one (CIError too)
+                notice(f"timing confirm: {exc}; one timing run kept", "warning")
+                return 0
+    added = _timing_confirm.fold(data, confirm_outcomes)
+    if added:
+        try:
+            _timing_confirm.write_results(results_path, data)
+        except OSError as exc:
+            notice(f"timing confirm: cannot write {results_path}: {exc}", "warning")
+            return 0
+    print(f"timing again: {added} of {count} case(s) timed twice", flush=True)
+    return added
 
 
 def write_empty_results(path: Path, targets: list[str], argv: list[str], reason: str) -> None:
@@ -270,6 +417,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--allow-empty", action="store_true", help="exit 0 when no test was collected"
     )
     parser.add_argument(
+        "--timing-confirm",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="after the run, time its timed cases again into the results' confirm_runs "
+        "(default: the profile's timing_confirm)",
+    )
+    parser.add_argument(
         "--describe", action="store_true", help="print the profile and its corpora as step outputs"
     )
     parser.add_argument(
@@ -285,14 +439,32 @@ def run(args: argparse.Namespace) -> int:
     os_name = normalize_os(args.os) if args.os else current_os()
     cmd = build_command(args, profile, corpora, os_name)
     print("+ " + subprocess.list2cmdline(cmd), flush=True)
+    confirming = timing_confirm_wanted(args, profile)
+    if confirming and not args.report_json:
+        notice("timing confirm needs --report-json (it adds to the results file); skipped")
+        confirming = False
     if args.dry_run:
+        if confirming:
+            later = confirm_command(
+                args,
+                profile,
+                corpora,
+                os_name,
+                args.target or profile.get("targets", []),
+                "TIMED_CASES.txt",
+                "CONFIRM.json",
+            )
+            print("then, for the timed cases of the results: " + subprocess.list2cmdline(later))
         return 0
     if args.report_json:
         Path(args.report_json).resolve().parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONUTF8="1")  # Windows consoles: no UnicodeEncodeError in output
     rc = subprocess.run(cmd, cwd=REPO_ROOT, env=env).returncode
-    if args.report_json and Path(args.report_json).is_file():
-        annotate(Path(args.report_json))
+    results = Path(args.report_json).resolve() if args.report_json else None
+    if results is not None and results.is_file():
+        annotate(results)
+        if confirming:
+            time_again(args, profile, corpora, os_name, results, env)
     return finish(rc, args, profile, cmd)
 
 
