@@ -1,6 +1,6 @@
 """How often ``iree-conformance compare`` cries wolf, and whether it sees a real slowdown.
 
-    python benchmarks/speed_compare_aa.py            # 40 timed cases, 3 + 2 passes
+    python benchmarks/speed_compare_aa.py            # 40 timed cases, 3 + 3 passes
     python benchmarks/speed_compare_aa.py --quick    # 12 cases, shorter sampling
     python benchmarks/speed_compare_aa.py --repeat 3 --json out.json   # 3 groups, pooled
 
@@ -10,8 +10,8 @@ numpy's sort against numpy's softmax) is sampled interleaved with its reference 
 then all of them again in the next pass, with the suite's calibrated sampling
 (common/stats.py). Each pass is a results file, and they go through the comparison that
 ``iree-conformance compare`` runs (report/speed.compare_results): any case it flags is a
-false alarm. By default three baseline passes (main's last nights) are followed by two
-judged ones (``compare B1 B2 B3 NEW1 NEW2 --new-runs 2``: the pull request timed twice);
+false alarm. By default three baseline passes (main's last nights) are followed by three
+judged ones (``compare B1 B2 B3 N1 N2 N3 --new-runs 3``: the build judged, timed three times);
 the figures with fewer runs are printed for contrast. Then, for each case in turn, the
 judged passes' samples of that one case are multiplied by 1.2 (a 20 % slowdown) and the
 comparison must flag it. Prints both rates; exits 1 when the A/A rate is over 1 %
@@ -173,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--new-runs",
         type=int,
-        default=2,
-        help="judged passes after the baseline ones (default 2: a change must show in each)",
+        default=3,
+        help="judged passes after the baseline ones (default 3: a change must show in each)",
     )
     parser.add_argument(
         "--repeat",

@@ -313,7 +313,7 @@ def time_again(
     with tempfile.TemporaryDirectory(prefix="timing-confirm-") as tmp:
         for i, (targets, cases) in enumerate(_timing_confirm.target_groups(timed)):
             cases_file = Path(tmp) / f"cases-{i}.txt"
-            cases_file.write_text("\n".join(cases) + "\n", encoding="utf-8")
+            cases_file.write_text("\n".join(cases) + "\n", encoding="utf-8", newline="\n")
             report = Path(tmp) / f"confirm-{i}.json"
             cmd = confirm_command(args, profile, corpora, os_name, targets, cases_file, report)
             print("+ " + subprocess.list2cmdline(cmd), flush=True)

@@ -475,8 +475,8 @@ def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
         lines.append(f"{c.base_runs} baseline runs: a change must also leave their spread.")
     if c.new_runs == 1 and c.timed:
         lines.append(
-            "One new run: a busy moment during it can pass for a change; time it again and "
-            "give both (--new-runs 2; docs/speed.md)."
+            "One new run: a busy moment during it can pass for a change; time it twice more "
+            "and give all three (--new-runs 3; docs/speed.md)."
         )
     elif c.timed:
         lines.append(f"{c.new_runs} new runs: a change must be seen in each of them.")
