@@ -28,6 +28,7 @@ from iree_conformance.common.errors import (
     ConfigurationError,
     exit_help,
 )
+from iree_conformance.common.timing import DEFAULT_TIMING_BUDGET, parse_timing_budget
 from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.model.outcome import STAGE_ORDER, Outcome
 from iree_conformance.report.speed import benchmark_lines
@@ -72,6 +73,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help="the minimum count of timed samples (default 20; 0: no timing)",
+    )
+    p.add_argument(
+        "--timing-budget",
+        type=parse_timing_budget,
+        default=DEFAULT_TIMING_BUDGET,
+        metavar="FRACTION|full",
+        help="the most the figures may add, as a fraction of the untimed run (default 0.5: "
+        "at most 1.5x; a warm run then gets few samples), or 'full': every figure",
     )
     p.add_argument("--store-dir", help="artifact store (default: as pytest conformance)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")
@@ -275,7 +284,12 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     worker = WorkerClient(store.root)
     try:
         outcome, _ = run_case(
-            Attempt(case, target, AttemptSettings(timing_runs=_timing_runs(args))), worker
+            Attempt(
+                case,
+                target,
+                AttemptSettings(timing_runs=_timing_runs(args), timing_budget=args.timing_budget),
+            ),
+            worker,
         )
         note_untimed(outcome, _timing_runs(args))
         if outcome.status == Status.FAIL and not args.no_bisect and hasattr(case, "bisect"):

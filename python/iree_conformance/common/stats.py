@@ -152,8 +152,9 @@ def sample_interleaved(
 ) -> dict[str, Samples]:
     """Samples every callable, one sample of each per round (the order alternates each
     round, so neither always runs second), until each has min_runs and the rounds took
-    min_time_s; stops at max_runs or max_time_s, which counts the warm-up and calibration
-    too (a bound on the whole cost; at least one round is taken). The callables named in
+    min_time_s; stops at max_runs or before a round that would pass max_time_s, which
+    counts the warm-up and calibration too (a bound on the whole cost; at least one round
+    is taken). The callables named in
     ``warm`` have just run (the case's checked run): no warm-up. When no callable needs a
     loop, the calibration calls are the first round (a model's call of a second is paid
     once)."""
@@ -173,16 +174,22 @@ def sample_interleaved(
         for name in names:
             taken[name].values_s.append(calibrated[name][1])
         rounds = 1
-    while not rounds or not _done(sampling, rounds, CLOCK() - start, CLOCK() - begun):
+    last_round_s = sum(calibrated[name][1] * loops[name] for name in names) if rounds else 0.0
+    while not rounds or not _done(sampling, rounds, CLOCK() - start, CLOCK() - begun, last_round_s):
         order = names if rounds % 2 == 0 else names[::-1]
+        round_start = CLOCK()
         for name in order:
             taken[name].values_s.append(_batch(fns[name], loops[name]))
+        last_round_s = CLOCK() - round_start
         rounds += 1
     return taken
 
 
-def _done(sampling: Sampling, rounds: int, sampled_s: float, total_s: float) -> bool:
-    if rounds >= sampling.max_runs or total_s >= sampling.max_time_s:
+def _done(
+    sampling: Sampling, rounds: int, sampled_s: float, total_s: float, round_s: float
+) -> bool:
+    """Enough samples, or no room for another round like the last one."""
+    if rounds >= sampling.max_runs or total_s + round_s > sampling.max_time_s:
         return True
     return rounds >= sampling.min_runs and sampled_s >= sampling.min_time_s
 

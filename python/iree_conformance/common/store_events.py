@@ -93,6 +93,7 @@ _KIND_WORDS = {
     "mlir": "imports",
     "failure": "failures",
     "member": "batch index entries",
+    "timing": "reference set-up records",
 }
 
 

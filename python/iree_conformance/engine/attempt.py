@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from iree_conformance.common.timing import DEFAULT_TIMING_BUDGET
 from iree_conformance.engine.batching import Placement
 from iree_conformance.model.cases import Case
 from iree_conformance.model.compare import Tolerance
@@ -22,6 +23,7 @@ class AttemptSettings:
 
     compile_only: bool = False
     timing_runs: int = 0  # timed runs of a pass (0: none)
+    timing_budget: float | None = DEFAULT_TIMING_BUDGET  # --timing-budget (None: full)
     # Compiled alone: never run in the module of a batch the store remembers (--batch-size 1,
     # bundles, --fresh-worker).
     alone: bool = False

@@ -76,6 +76,7 @@ def figures(timing: dict[str, Any], outcome: Outcome, missing_reason: str) -> di
             "loops": timing.get("iree_loops", 1),
             "summary": summarize(samples).as_dict(),
             "upload_median_s": timing.get("iree_upload_median_s"),
+            **({"from_checked_run": True} if timing.get("iree_from_checked_run") else {}),
         },
         "sampling": timing.get("sampling"),
         "memory": timing.get("memory"),
@@ -114,6 +115,9 @@ def attach_timing(outcome: Outcome, timing: dict[str, Any], missing_reason: str)
     a timing that failed leaves ``info["benchmark"]``: why there are no figures."""
     if timing.get("failed"):
         outcome.info["benchmark"] = f"not timed: the timing failed: {timing['failed']}"
+        return
+    if timing.get("skipped"):
+        outcome.info["benchmark"] = f"not timed: {timing['skipped']}"
         return
     outcome.metrics["timing"] = {
         k: v

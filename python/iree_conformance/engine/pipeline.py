@@ -30,6 +30,7 @@ def build_job(attempt: Attempt, input_sets: list) -> CaseJob:
         input_sets=tuple(input_sets),
         compile_only=attempt.compile_only,
         timing_runs=attempt.timing_runs,
+        timing_budget=attempt.settings.timing_budget,
         timed_reference=benchmark.timed_reference(case, attempt.timing_runs),
         bypass_store=attempt.retry,
         alone=attempt.alone,

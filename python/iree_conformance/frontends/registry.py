@@ -63,6 +63,16 @@ def importer_version(program: Program) -> str:
         return ""
 
 
+def timing_modules(program: Program) -> tuple[str, ...]:
+    """The modules the program's frontend imports to set up its timed reference (an
+    optional ``timing_modules`` of a frontend): a worker pays their import once, so the
+    worker times it apart from the set-up (docs/speed.md, "Cost")."""
+    try:
+        return tuple(getattr(frontend_for(program), "timing_modules", ()))
+    except Exception:  # noqa: BLE001 - an unknown frontend: timing_reference says why
+        return ()
+
+
 def timing_reference(
     program: Program, reference: str | None, inputs: list
 ) -> tuple[TimingReference | None, str | None]:

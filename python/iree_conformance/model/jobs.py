@@ -47,6 +47,9 @@ class CaseJob:
     input_sets: tuple[list[np.ndarray], ...] = ()
     compile_only: bool = False
     timing_runs: int = 0
+    # The most the figures may add, as a fraction of the case's untimed time; None: all
+    # of them whatever they cost (--timing-budget full).
+    timing_budget: float | None = 0.5  # common/timing.DEFAULT_TIMING_BUDGET
     # With timing_runs: what the program's frontend times beside IREE
     # (Frontend.timing_reference): an ONNX file for onnxruntime, FILE::NAME of a JAX case.
     timed_reference: str | None = None

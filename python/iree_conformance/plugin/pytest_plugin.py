@@ -183,6 +183,7 @@ class ConformanceRun:
                 AttemptSettings(
                     compile_only=options.compile_only,
                     timing_runs=options.timing_runs,
+                    timing_budget=options.timing_budget,
                     alone=options.effective_batch_size < 2,
                 ),
                 retries=options.effective_retries,

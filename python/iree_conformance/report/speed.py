@@ -3,6 +3,7 @@
 An outcome's figures are ``metrics["benchmark"]`` (written by engine/benchmark.py)::
 
     {"iree": {"samples_s": [...], "loops": 1, "summary": {...}},
+              # "from_checked_run": true: the one sample is the checked run (the budget)
      "reference": {"name": "onnxruntime", "settings": {...}, "samples_s": [...], ...},
      "reference_missing": "why there is no reference timing",   # instead of "reference"
      "ratio": IREE median / reference median,
@@ -498,9 +499,16 @@ def benchmark_lines(bench: Mapping[str, Any]) -> list[str]:
         rows[reference_name(bench)] = summarize(ref)
     lines = benchee_table(rows)
     sampling = bench.get("sampling") or {}
+    interleaved = bool((bench.get("reference") or {}).get("interleaved"))
+    if bench["iree"].get("from_checked_run"):
+        lines.append(
+            "(IREE: 1 sample, its checked run, inputs uploaded with it: no further call fitted "
+            "the timing budget of half the untimed run"
+            + (f"; {reference_name(bench)} sampled alone)" if ref else ")")
+        )
     lines.append(
         f"({rows['iree'].n} samples of {bench['iree'].get('loops', 1)} call(s) each"
-        + (", interleaved with the reference" if ref else "")
+        + (", interleaved with the reference" if ref and interleaved else "")
         + (
             f"; sampling {sampling.get('min_runs')} runs / {sampling.get('min_time_s')} s minimum"
             if sampling

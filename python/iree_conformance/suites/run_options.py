@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from iree_conformance.common.timing import DEFAULT_TIMING_BUDGET, parse_timing_budget
 from iree_conformance.engine.batching import DEFAULT_BATCH_SIZE
 from iree_conformance.engine.sharding import ShardError, parse_shard
 from iree_conformance.model.targets import DEFAULT_STAGE_TIMEOUTS
@@ -216,6 +217,15 @@ class RunOptions:
         False,
         bool,
         action="store_true",
+    )
+    timing_budget: float | None = option(
+        "--timing-budget",
+        "the most a case's figures may add, as a fraction of its untimed run (default 0.5: a timed case costs at most 1.5x; "
+        "a warm case then gets few samples), or 'full': every figure whatever it costs (CI's runs; docs/speed.md)",
+        DEFAULT_TIMING_BUDGET,
+        default=DEFAULT_TIMING_BUDGET,
+        metavar="FRACTION|full",
+        type=parse_timing_budget,
     )
     no_benchmark: bool = option(
         "--no-benchmark",

@@ -123,6 +123,23 @@ class ModuleCache:
                 {"batch_key": batch_key, "member_id": case_id, "size": len(members)},
             )
 
+    def setup_s(self, what: str) -> float | None:
+        """Seconds recorded on this machine for ``what``: "reference:<timed reference>"
+        (its set-up: session or compile, and its first call) or "import:<module>" (a
+        worker's first import of a reference's library). How a warm case, whose timing
+        budget is small, knows before paying for it whether its reference fits
+        (docs/speed.md, "Cost")."""
+        hit = self.store.get("timing", make_key("setup", what, cpu_fingerprint()))
+        try:
+            return float(hit[0]["seconds"]) if hit is not None else None
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def put_setup_s(self, what: str, seconds: float) -> None:
+        """Kept once (the caller writes only what is not there): a warm run writes
+        nothing to the store."""
+        self.put("timing", make_key("setup", what, cpu_fingerprint()), b"", {"seconds": seconds})
+
     def member(self, compile_key: str) -> MemberEntry | None:
         """The batch a program under this compile key was compiled in, when its module
         is still in the store."""

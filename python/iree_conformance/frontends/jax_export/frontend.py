@@ -13,6 +13,7 @@ from iree_conformance.model.jobs import Program
 
 class JaxExportFrontend:
     name = "jax_export"
+    timing_modules = ("jax",)  # imported by timing_reference (registry.timing_modules)
     kind = "mlir"
 
     def importer_version(self) -> str:

@@ -38,7 +38,6 @@ def case_reference(reference: str) -> TimingReference:
         leaves = [np.asarray(x) for x in jax.tree_util.tree_leaves(args)]
         compiled = jax.jit(case.function(), keep_unused=True).lower(*args).compile()
     call = lambda: jax.block_until_ready(compiled(*args))  # noqa: E731
-    call()  # the first call, as IREE's checked run was its own
     info = {
         "version": jax.__version__,
         "settings": {"device": str(cpu), "jit": "jax.jit(keep_unused=True), compiled ahead"},

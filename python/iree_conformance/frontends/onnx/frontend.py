@@ -33,6 +33,7 @@ ORT_SETTINGS = {
 
 class OnnxFrontend:
     name = "onnx"
+    timing_modules = ("onnxruntime",)  # imported by timing_reference (registry.timing_modules)
     kind = "onnx"
 
     def importer_version(self) -> str:
