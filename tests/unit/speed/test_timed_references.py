@@ -96,7 +96,25 @@ def test_a_dynamic_program_says_in_one_line_why_xla_is_missing():
     ref, missing = timing_reference(case.program(), case.timed_reference(), case.input_sets()[0])
     assert ref is None and "\n" not in missing
     assert missing.startswith("the reference could not run: ValueError: XLA could not compile ")
-    assert "dynamic_matmul.mlir" in missing and "dynamic `?` dimensions" in missing
+    assert "dynamic_matmul.mlir: line 8: " in missing and "dynamic `?` dimensions" in missing
+
+
+def test_an_op_xla_lacks_and_wrong_inputs_give_one_line_reasons(tmp_path):
+    pytest.importorskip("jax", reason="XLA's timing needs JAX: pip install -e '.[jax]'")
+    from iree_conformance.frontends.jax_export.xla_timing import stablehlo_reference
+
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(
+        "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %0 = stablehlo.frobnicate %a : tensor<2xf32>\n"
+        "  return %0 : tensor<2xf32>\n}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match=r"^XLA could not compile bad.mlir: line 2: .*frobnicate"):
+        stablehlo_reference(str(bad), [np.zeros(2, np.float32)])
+    add = ROOT / "conformance" / "stablehlo" / "cases" / "add_f32.mlir"
+    with pytest.raises(ValueError, match=r"^XLA could not run add_f32.mlir on the case's inputs: "):
+        stablehlo_reference(str(add), [np.zeros(2, np.float32)])
 
 
 def test_without_jax_the_stablehlo_reference_says_how_to_install_it(monkeypatch):

@@ -55,6 +55,8 @@ JAX_MISSING = (
     "pip install -e '.[jax]'"
 )
 _DYNAMIC_DIM = re.compile(r"tensor<[^>]*\?")
+_STATUS = re.compile(r"^[A-Z_]+: ")  # XLA's status code
+_LOCATION = re.compile(r"^-:(\d+):\d+: error: ")
 
 
 def stablehlo_reference(path: str, inputs: list[Any]) -> TimingReference:
@@ -78,7 +80,8 @@ def stablehlo_reference(path: str, inputs: list[Any]) -> TimingReference:
         else:
             executable = client.compile(text)  # jax 0.4: compiles and loads
     except Exception as e:  # noqa: BLE001 - XLA's errors have no public type
-        why = _first_line(e)
+        # "UNKNOWN: -:8:10: error: 'op' can't be ..." names the line of the text it read.
+        why = _LOCATION.sub(lambda m: f"line {m[1]}: ", _first_line(e))
         if _DYNAMIC_DIM.search(text):
             why += " (the program has dynamic `?` dimensions; XLA compiles static or bounded ones)"
         raise ValueError(f"XLA could not compile {name}: {why}") from None
@@ -103,8 +106,9 @@ def stablehlo_reference(path: str, inputs: list[Any]) -> TimingReference:
 
 
 def _first_line(error: Exception) -> str:
+    """XLA's message, its first line, without its status code."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return (lines[0] if lines else type(error).__name__)[:300]
+    return _STATUS.sub("", lines[0] if lines else type(error).__name__)[:300]
 
 
 def _x64(jax: Any) -> Any:
