@@ -29,7 +29,7 @@ def bundled_cases(corpus_dir: Path, reference: str = "shipped") -> list[Case]:
                 raise CorpusError(
                     f"{corpus_dir / 'corpus.toml'}: case {name!r} has no {path.name} in {path.parent}"
                 )
-        case_cls = InterpreterCase if reference == "interpreter" else NpzCase
+        case_cls = InterpreterCase if reference == "interpreter" else BundledCase
         cases.append(
             case_cls(
                 case_id=f"stablehlo/{name}",
@@ -54,7 +54,16 @@ def bundled_cases(corpus_dir: Path, reference: str = "shipped") -> list[Case]:
 
 
 @dataclasses.dataclass
-class InterpreterCase(NpzCase):
+class BundledCase(NpzCase):
+    """A bundled case: its .mlir + .npz; XLA on the same file is timed beside IREE."""
+
+    def timed_reference(self) -> str | None:
+        """Its .mlir file (frontends/jax_export/xla_timing.stablehlo_reference)."""
+        return str(self.source_path) if self.source_path is not None else None
+
+
+@dataclasses.dataclass
+class InterpreterCase(BundledCase):
     """A bundled case whose expected outputs come from the StableHLO reference interpreter."""
 
     def expected_sets(self, input_sets: list[list[np.ndarray]]) -> list[list[np.ndarray]]:

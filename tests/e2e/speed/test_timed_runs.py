@@ -1,5 +1,6 @@
-"""Timed runs end to end: check-model's Benchee table against onnxruntime, and JAX cases
-timed against XLA in the worker (pytest conformance in a subprocess)."""
+"""Timed runs end to end: check-model's Benchee table against onnxruntime, and JAX cases and
+bundled StableHLO cases timed against XLA in the worker (pytest conformance in a
+subprocess)."""
 
 from __future__ import annotations
 
@@ -76,5 +77,41 @@ def test_jax_cases_are_timed_against_xla_in_the_worker(tmp_path):
         bench = o["metrics"]["benchmark"]
         ref = bench["reference"]
         assert ref["name"] == "xla" and ref["interleaved"] is True
+        assert len(ref["samples_s"]) == len(bench["iree"]["samples_s"]) >= 1
+        assert bench["ratio"] > 0 and "reference_missing" not in bench
+
+
+def test_bundled_stablehlo_cases_are_timed_against_xla_in_their_batch(tmp_path):
+    """Batch members timed beside XLA on their own file; a dynamic program keeps IREE's
+    figures with XLA's one-line reason; the verdicts are those of the untimed run."""
+    pytest.importorskip("jax", reason="XLA's timing needs JAX: pip install -e '.[jax]'")
+    common = ["-k", "add_i64 or convolution_nhwc or dynamic_matmul"]
+    common += ["--store-dir", str(tmp_path / "store")]
+    runs = {}
+    for name, extra in (("untimed", []), ("timed", ["--benchmark"])):
+        report = tmp_path / f"{name}.json"
+        proc = run_conformance_pytest(*common, *extra, "--report-json", str(report))
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        runs[name] = {o["case_id"]: o for o in json.loads(report.read_text())["outcomes"]}
+    timed = runs["timed"]
+    assert set(timed) == {
+        "stablehlo/add_i64",
+        "stablehlo/convolution_nhwc_stride2_pad1",
+        "stablehlo/dynamic_matmul",
+    }
+    assert {k: o["status"] for k, o in timed.items()} == {
+        k: o["status"] for k, o in runs["untimed"].items()
+    }
+    for case_id, o in timed.items():
+        assert o["status"] == "pass" and o["info"]["batch"]["size"] == 3, o
+        bench = o["metrics"]["benchmark"]
+        assert bench["iree"]["summary"]["median_s"] > 0
+        if case_id == "stablehlo/dynamic_matmul":
+            missing = bench["reference_missing"]
+            assert "XLA could not compile dynamic_matmul.mlir" in missing and "\n" not in missing
+            assert "reference" not in bench and "ratio" not in bench
+            continue
+        ref = bench["reference"]
+        assert ref["name"] == "xla" and ref["interleaved"] is True and ref["version"]
         assert len(ref["samples_s"]) == len(bench["iree"]["samples_s"]) >= 1
         assert bench["ratio"] > 0 and "reference_missing" not in bench

@@ -1,8 +1,11 @@
-"""XLA through ``jax.jit``, as the reference a timing runs beside IREE: the seed's softmax
-(cli/bench.py) and a JAX case's own function (``--benchmark`` on the jax suite)."""
+"""XLA, as the reference a timing runs beside IREE: the seed's softmax (cli/bench.py), a
+JAX case's own function through ``jax.jit`` (``--benchmark`` on the jax suite), and a
+bundled StableHLO case's own text compiled by XLA's CPU client (the stablehlo frontend).
+Here because only this package imports JAX (ARCHITECTURE.md, layering)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,79 @@ def case_reference(reference: str) -> TimingReference:
         "settings": {"device": str(cpu), "jit": "jax.jit(keep_unused=True), compiled ahead"},
     }
     return TimingReference("xla", info, call, entry="main", inputs=leaves)
+
+
+#: XLA is the StableHLO timing reference only where JAX is installed.
+JAX_MISSING = (
+    "XLA times the StableHLO cases and comes with JAX, which is not installed: "
+    "pip install -e '.[jax]'"
+)
+_DYNAMIC_DIM = re.compile(r"tensor<[^>]*\?")
+_STATUS = re.compile(r"^[A-Z_]+: ")  # XLA's status code
+_LOCATION = re.compile(r"^-:(\d+):\d+: error: ")
+
+
+def stablehlo_reference(path: str, inputs: list[Any]) -> TimingReference:
+    """XLA's run of the StableHLO file ``path`` (its ``@main``) on the case's inputs, already
+    on the CPU device, compiled ahead and called once; IREE keeps its own entry and inputs.
+    Raises ImportError without JAX, ValueError with a one-line reason for a program XLA
+    does not compile (dynamic ``?`` dimensions, an op it lacks) or run."""
+    try:
+        import jax
+    except ImportError:
+        raise ImportError(JAX_MISSING) from None
+
+    text = Path(path).read_text(encoding="utf-8")
+    name = Path(path).name
+    device = jax.devices("cpu")[0]
+    client = device.client  # XLA's CPU client
+    compile_and_load = getattr(client, "compile_and_load", None)  # jax >= 0.6
+    try:
+        if compile_and_load is not None:
+            executable = compile_and_load(text, [device])
+        else:
+            executable = client.compile(text)  # jax 0.4: compiles and loads
+    except Exception as e:  # noqa: BLE001 - XLA's errors have no public type
+        # "UNKNOWN: -:8:10: error: 'op' can't be ..." names the line of the text it read.
+        why = _LOCATION.sub(lambda m: f"line {m[1]}: ", _first_line(e))
+        if _DYNAMIC_DIM.search(text):
+            why += " (the program has dynamic `?` dimensions; XLA compiles static or bounded ones)"
+        raise ValueError(f"XLA could not compile {name}: {why}") from None
+    # As IREE reads them: without x64, JAX would put an i64 or f64 input as 32 bits.
+    with _x64(jax):
+        args = [jax.device_put(np.asarray(x), device) for x in inputs]
+    call = lambda: jax.block_until_ready(executable.execute(args))  # noqa: E731
+    try:
+        call()  # the first call, as IREE's checked run was its own
+    except Exception as e:  # noqa: BLE001
+        raise ValueError(
+            f"XLA could not run {name} on the case's inputs: {_first_line(e)}"
+        ) from None
+    info = {
+        "version": jax.__version__,
+        "settings": {
+            "device": str(device),
+            "compile": "the case's StableHLO text, compiled ahead by XLA's CPU client",
+        },
+    }
+    return TimingReference("xla", info, call)
+
+
+def _first_line(error: Exception) -> str:
+    """XLA's message, its first line, without its status code."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return _STATUS.sub("", lines[0] if lines else type(error).__name__)[:300]
+
+
+def _x64(jax: Any) -> Any:
+    """A context in which JAX keeps 64-bit values (``jax.enable_x64``, or the experimental
+    one of older JAX)."""
+    enable = getattr(jax, "enable_x64", None)
+    if enable is None:
+        from jax import experimental
+
+        enable = getattr(experimental, "enable_x64")  # noqa: B009 - absent from new JAX's stubs
+    return enable(True)
 
 
 def xla_softmax() -> tuple[Callable[[Any], Any], Callable[[np.ndarray], Any]] | None:

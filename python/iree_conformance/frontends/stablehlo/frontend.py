@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from iree_conformance.frontends.base import FrontendError, ImportContext
+from iree_conformance.frontends.base import FrontendError, ImportContext, TimingReference
 from iree_conformance.model.jobs import Program
 
 
@@ -43,5 +43,9 @@ class StablehloFrontend:
     ) -> tuple[bytes, dict[str, Any]]:
         return import_mlir(program, source, context)
 
-    def timing_reference(self, reference: str, inputs: list[Any]) -> None:
-        return None  # the references of StableHLO files are their own check ops
+    def timing_reference(self, reference: str, inputs: list[Any]) -> TimingReference:
+        """XLA on the same StableHLO file (``reference``: its path) and inputs; a
+        self-checking file names none (its references are its own check ops)."""
+        from iree_conformance.frontends.jax_export.xla_timing import stablehlo_reference
+
+        return stablehlo_reference(reference, inputs)
