@@ -39,6 +39,9 @@ class TimingReference:
     call: Callable[[], object]
     entry: str | None = None
     inputs: list[Any] | None = None
+    # The seconds of the first call, when the frontend made it (to check the inputs);
+    # else the worker makes it, as the reference's warm-up.
+    first_call_s: float | None = None
 
 
 @runtime_checkable

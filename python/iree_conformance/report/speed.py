@@ -5,6 +5,7 @@ An outcome's figures are ``metrics["benchmark"]`` (written by engine/benchmark.p
     {"iree": {"samples_s": [...], "loops": 1, "summary": {...}},
               # "from_checked_run": true: the one sample is the checked run (the budget)
      "reference": {"name": "onnxruntime", "settings": {...}, "samples_s": [...], ...},
+                   # "interleaved": false: sampled alone; "first_setup": its cost unknown before
      "reference_missing": "why there is no reference timing",   # instead of "reference"
      "ratio": IREE median / reference median,
      "compile": {"cpu_s": ..., "module_bytes": ...}, "load_s": ...,
@@ -510,7 +511,7 @@ def benchmark_lines(bench: Mapping[str, Any]) -> list[str]:
         f"({rows['iree'].n} samples of {bench['iree'].get('loops', 1)} call(s) each"
         + (", interleaved with the reference" if ref and interleaved else "")
         + (
-            f"; sampling {sampling.get('min_runs')} runs / {sampling.get('min_time_s')} s minimum"
+            f"; sampling {sampling.get('min_runs')} runs / {sampling.get('min_time_s', 0):.3g} s minimum"
             if sampling
             else ""
         )
@@ -518,6 +519,11 @@ def benchmark_lines(bench: Mapping[str, Any]) -> list[str]:
     )
     if ref:
         lines.append(f"ratio IREE/{reference_name(bench)} (medians): {bench.get('ratio', 0):.2f}x")
+        if (bench.get("reference") or {}).get("first_setup"):
+            lines.append(
+                f"{reference_name(bench)} was set up for the first time on this machine: its "
+                "cost was not known in advance and counts in full (later runs know it)"
+            )
         settings = (bench.get("reference") or {}).get("settings")
         if settings:
             lines.append(f"{reference_name(bench)} settings: {settings}")

@@ -44,6 +44,42 @@ def test_check_model_prints_the_benchee_table(tmp_path, capsys):
     assert bench["memory"]["run_peak_rss_bytes"] > 0
 
 
+def _store_files(store: Path) -> set[Path]:
+    return {p for p in store.rglob("*") if p.is_file()}
+
+
+def test_a_warm_check_model_keeps_to_the_budget_and_full_takes_every_figure(tmp_path, capsys):
+    """The cold run records the reference's set-up in the store; a warm run writes nothing
+    and gives figures that say what the budget left out; --timing-budget full gives them
+    all, interleaved (docs/speed.md, "Cost")."""
+    store = tmp_path / "store"
+    out_json = tmp_path / "o.json"
+    args = ["check-model", str(SIGMOID), "--store-dir", str(store), "--json", str(out_json)]
+    assert main(args) == 0
+    records = _store_files(store / "timing")
+    assert len(records) == 2  # onnxruntime's import and this model's session
+    before = _store_files(store)
+    capsys.readouterr()
+    assert main(args) == 0
+    assert _store_files(store) == before, "a warm run wrote to the store"
+    out = capsys.readouterr().out
+    bench = json.loads(out_json.read_text())["metrics"]["benchmark"]
+    assert "cost of timing:" in out
+    if "reference" in bench:
+        assert bench["reference"]["samples_s"] and bench["ratio"] > 0
+    else:
+        assert "budget" in bench["reference_missing"], bench["reference_missing"]
+        assert "no reference timing:" in out
+    if bench["iree"].get("from_checked_run"):
+        assert bench["iree"]["samples_s"] and len(bench["iree"]["samples_s"]) == 1
+        assert "its checked run" in out
+    assert main([*args, "--timing-budget", "full"]) == 0
+    bench = json.loads(out_json.read_text())["metrics"]["benchmark"]
+    assert bench["reference"]["interleaved"] is True
+    assert len(bench["iree"]["samples_s"]) == len(bench["reference"]["samples_s"]) >= 20
+    assert "from_checked_run" not in bench["iree"]
+
+
 def test_check_model_no_benchmark_prints_no_table(tmp_path, capsys):
     assert main(["check-model", str(SIGMOID), "--no-benchmark", "--no-cache"]) == 0
     assert "Name" not in capsys.readouterr().out
@@ -64,6 +100,8 @@ def test_jax_cases_are_timed_against_xla_in_the_worker(tmp_path):
         "--store-dir",
         str(tmp_path / "store"),
         "--benchmark",
+        "--timing-budget",
+        "full",
         "--report-json",
         str(report),
         suite="jax",
@@ -88,7 +126,8 @@ def test_bundled_stablehlo_cases_are_timed_against_xla_in_their_batch(tmp_path):
     common = ["-k", "add_i64 or convolution_nhwc or dynamic_matmul"]
     common += ["--store-dir", str(tmp_path / "store")]
     runs = {}
-    for name, extra in (("untimed", []), ("timed", ["--benchmark"])):
+    timed_args = ["--benchmark", "--timing-budget", "full"]  # warm: the default budget is small
+    for name, extra in (("untimed", []), ("timed", timed_args)):
         report = tmp_path / f"{name}.json"
         proc = run_conformance_pytest(*common, *extra, "--report-json", str(report))
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -33,6 +33,7 @@ def import_mlir(
 
 class StablehloFrontend:
     name = "stablehlo"
+    timing_modules = ("jax",)  # imported by timing_reference (registry.timing_modules)
     kind = "mlir"
 
     def importer_version(self) -> str:
