@@ -122,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         "checked run; cold+: an empty store but for the set-up records)"
     )
     if args.json:
-        args.json.write_text(json.dumps([{"store": s, **r} for s, r in table], indent=1))
+        args.json.write_text(
+            json.dumps([{"store": s, **r} for s, r in table], indent=1), newline="\n"
+        )
     return 1 if over else 0
 
 

@@ -179,7 +179,7 @@ def test_a_real_model_is_timed_twice(tmp_path):
     shutil.copy(model, models / "sigmoid.onnx")
     profiles = tmp_path / "profiles.toml"
     args = ["-p", "no:cacheprovider", "--onnx-dir", str(models), "--store-dir"]
-    args += [str(tmp_path / "store")]
+    args += [str(tmp_path / "store"), "--timing-budget", "full"]  # as CI's profiles do
     profiles.write_text(
         '[profiles.one]\nmarkers = "onnx_dir"\ntargets = ["llvm-cpu"]\n'
         f"args = {json.dumps(args)}\ntiming_confirm = true\n",
