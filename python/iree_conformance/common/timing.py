@@ -113,11 +113,12 @@ def parse_timing_budget(text: str) -> float | None:
 
 
 def timing_budget_s(
-    stage_times: dict[str, float], fraction: float = DEFAULT_TIMING_BUDGET
+    stage_times: dict[str, float], fraction: float = DEFAULT_TIMING_BUDGET, before_s: float = 0.0
 ) -> float:
     """The most the figures may add: ``fraction`` of the case's untimed time in the
-    worker (compile, load, the checked run)."""
-    return fraction * sum(stage_times.values())
+    worker (compile, load, the checked run) and ``before_s`` (its share of its batch's
+    compile)."""
+    return fraction * (sum(stage_times.values()) + before_s)
 
 
 class Reference(Protocol):

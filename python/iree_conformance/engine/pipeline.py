@@ -31,6 +31,7 @@ def build_job(attempt: Attempt, input_sets: list) -> CaseJob:
         compile_only=attempt.compile_only,
         timing_runs=attempt.timing_runs,
         timing_budget=attempt.settings.timing_budget,
+        untimed_before_s=sum(placement.stage_times.values()) if placement else 0.0,
         timed_reference=benchmark.timed_reference(case, attempt.timing_runs),
         bypass_store=attempt.retry,
         alone=attempt.alone,

@@ -504,19 +504,21 @@ def benchmark_lines(bench: Mapping[str, Any]) -> list[str]:
     if bench["iree"].get("from_checked_run"):
         lines.append(
             "(IREE: 1 sample, its checked run, inputs uploaded with it: no further call fitted "
-            "the timing budget of half the untimed run"
-            + (f"; {reference_name(bench)} sampled alone)" if ref else ")")
+            "the timing budget"
+            + (f"; {reference_name(bench)} sampled alone" if ref else "")
+            + "; --timing-budget full samples it)"
         )
-    lines.append(
-        f"({rows['iree'].n} samples of {bench['iree'].get('loops', 1)} call(s) each"
-        + (", interleaved with the reference" if ref and interleaved else "")
-        + (
-            f"; sampling {sampling.get('min_runs')} runs / {sampling.get('min_time_s', 0):.3g} s minimum"
-            if sampling
-            else ""
+    else:
+        lines.append(
+            f"({rows['iree'].n} samples of {bench['iree'].get('loops', 1)} call(s) each"
+            + (", interleaved with the reference" if ref and interleaved else "")
+            + (
+                f"; sampling {sampling.get('min_runs')} runs / {sampling.get('min_time_s', 0):.3g} s minimum"
+                if sampling
+                else ""
+            )
+            + "; inputs already on the device)"
         )
-        + "; inputs already on the device)"
-    )
     if ref:
         lines.append(f"ratio IREE/{reference_name(bench)} (medians): {bench.get('ratio', 0):.2f}x")
         if (bench.get("reference") or {}).get("first_setup"):

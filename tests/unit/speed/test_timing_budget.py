@@ -193,6 +193,7 @@ def test_a_first_set_up_is_recorded_and_a_pending_import_counts(tmp_path, set_up
 def test_the_job_carries_the_budget_from_the_attempt():
     from iree_conformance.engine import pipeline
     from iree_conformance.engine.attempt import Attempt, AttemptSettings
+    from iree_conformance.engine.batching import Placement
     from iree_conformance.model.cases import Case
     from iree_conformance.model.targets import Target
 
@@ -200,5 +201,11 @@ def test_the_job_carries_the_budget_from_the_attempt():
     target = Target(name="llvm-cpu", compile_flags=(), driver="local-task")
     settings = AttemptSettings(timing_runs=3, timing_budget=None)
     job = pipeline.build_job(Attempt(case, target, settings), [[]])
-    assert job.timing_budget is None
+    assert job.timing_budget is None and job.untimed_before_s == 0.0
     assert dataclasses.replace(job, timing_budget=0.5).timing_budget == 0.5
+    # A batch member's untimed run includes its share of the batch's compile.
+    placement = Placement("key", 4, {}, {"import": 0.5, "compile": 1.5})
+    attempt = Attempt(case, target, AttemptSettings(timing_runs=3), placement=placement)
+    job = pipeline.build_job(attempt, [[]])
+    assert job.untimed_before_s == 2.0 and job.timing_budget == 0.5
+    assert timing.timing_budget_s({"load": 0.5, "run": 0.5}, 0.5, 2.0) == 1.5

@@ -302,7 +302,7 @@ class Executor:
         budget = (
             FULL_BUDGET_S
             if job.timing_budget is None
-            else timing_budget_s(result.stage_times, job.timing_budget)
+            else timing_budget_s(result.stage_times, job.timing_budget, job.untimed_before_s)
         )
         inputs = (job.input_sets or ([],))[0]
         reference, missing, reference_call_s, first = self._timed_reference(
