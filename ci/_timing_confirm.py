@@ -22,7 +22,7 @@ from iree_conformance.common.fsutil import atomic_write_text
 
 #: The fields of a figure (IREE's, the reference's) that a confirm run keeps.
 KEPT_FIELDS = {
-    "iree": ("samples_s", "loops"),
+    "iree": ("samples_s", "loops", "function"),
     "reference": ("name", "interleaved", "samples_s", "loops"),
 }
 

@@ -213,6 +213,7 @@ def time_iree_call(
         "device": device_allocation_stats(device),
     }
     figures["sampling"] = sampling.as_dict()
+    figures["iree_function"] = entry
     figures["iree_samples_s"] = taken["iree"].values_s
     figures["iree_loops"] = taken["iree"].loops
     figures["iree_median_s"] = statistics.median(taken["iree"].values_s)

@@ -77,6 +77,7 @@ def figures(timing: dict[str, Any], outcome: Outcome, missing_reason: str) -> di
             "summary": summarize(samples).as_dict(),
             "upload_median_s": timing.get("iree_upload_median_s"),
             **({"from_checked_run": True} if timing.get("iree_from_checked_run") else {}),
+            **({"function": timing["iree_function"]} if timing.get("iree_function") else {}),
         },
         "sampling": timing.get("sampling"),
         "memory": timing.get("memory"),

@@ -390,14 +390,22 @@ def compare_results(
         new_figures = [r for f in (fn, *_figures_of(extra_new, key)) for r in runs_of(f)]
         result.base_runs = max(result.base_runs, len(base_figures))
         result.new_runs = max(result.new_runs, len(new_figures))
-        base_runs, new_runs, basis = _time_samples(base_figures, new_figures)
-        change, significant = compare_time(
-            key, base_runs, new_runs, alpha, min_effect, basis, prior_sd
-        )
-        if significant:
-            result.changes.append(change)
+        functions = sorted({str(r["iree"]["function"]) for r in (*base_figures, *new_figures)
+                            if r["iree"].get("function")})  # fmt: skip
+        if len(functions) > 1:  # a JAX case's main beside XLA, its check_xla without it
+            result.no_data.append(
+                (key, f"time: IREE timed different functions ({', '.join(functions)}); "
+                 "give runs made with the same --timing-budget")
+            )  # fmt: skip
         else:
-            result.unchanged += 1
+            base_runs, new_runs, basis = _time_samples(base_figures, new_figures)
+            change, significant = compare_time(
+                key, base_runs, new_runs, alpha, min_effect, basis, prior_sd
+            )
+            if significant:
+                result.changes.append(change)
+            else:
+                result.unchanged += 1
         for kind, section, field, floor in (
             ("memory", "memory", "run_peak_rss_bytes", MEMORY_FLOOR_BYTES),
             ("module size", "compile", "module_bytes", SIZE_FLOOR_BYTES),

@@ -278,3 +278,18 @@ def test_confirm_runs_inside_one_file_count_as_runs():
     broken = _outcome("a", moved)
     broken["metrics"]["benchmark"]["confirm_runs"] = [{"iree": {}}, "x"]  # ignored, not fatal
     assert speed.runs_of(broken["metrics"]["benchmark"]) == [broken["metrics"]["benchmark"]]
+
+
+def test_runs_that_timed_different_functions_are_not_compared_on_time():
+    """A JAX case times ``main`` beside XLA and ``check_xla`` without it (the budget left
+    XLA out): a 2x "slowdown" between them is not a change of IREE."""
+    base = _outcome("a", _samples(1))
+    new = _outcome("a", [x * 2 for x in _samples(2)])
+    base["metrics"]["benchmark"]["iree"]["function"] = "main"
+    new["metrics"]["benchmark"]["iree"]["function"] = "check_xla"
+    c = speed.compare_results([base], [new])
+    assert c.changes == [] and c.timed == 0
+    ((key, why),) = c.no_data
+    assert key == ("cpu", "a") and "check_xla, main" in why and "--timing-budget" in why
+    new["metrics"]["benchmark"]["iree"]["function"] = "main"  # the same function: judged
+    assert speed.compare_results([base], [new]).slowdowns
