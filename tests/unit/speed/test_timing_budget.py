@@ -16,7 +16,7 @@ import pytest
 from iree_conformance.common import stats, timing
 from iree_conformance.common.platform_info import cpu_fingerprint
 from iree_conformance.common.store import ArtifactStore, make_key
-from iree_conformance.engine.worker.executor import Executor
+from iree_conformance.engine.worker import timed
 from iree_conformance.engine.worker.store import ModuleCache
 from iree_conformance.frontends import registry
 from iree_conformance.frontends.base import TimingReference
@@ -161,33 +161,33 @@ def set_ups(monkeypatch) -> list[str]:
 
 
 def test_a_warm_case_skips_a_reference_whose_set_up_is_over_its_budget(tmp_path, set_ups):
-    executor = Executor(ArtifactStore(tmp_path), lambda: "")
-    executor.cache.put_setup_s("reference:m.onnx", 2.0)
-    reference, missing, _, first = executor._timed_reference(_job(), [], 0.1)
+    cache = ModuleCache(ArtifactStore(tmp_path))
+    cache.put_setup_s("reference:m.onnx", 2.0)
+    reference, missing, _, first = timed._reference(cache, _job(), [], 0.1)
     assert reference is None and not set_ups and not first
     assert "set-up takes about 2 s" in missing and "budget of 0.1 s" in missing
     # Twice the record must fit: set-up times vary by 2x on a shared machine.
-    assert executor._timed_reference(_job(), [], 3.0)[0] is None
+    assert timed._reference(cache, _job(), [], 3.0)[0] is None
     # Within the budget, or with --timing-budget full, it is set up.
-    assert executor._timed_reference(_job(), [], 4.5)[0] is not None
-    assert executor._timed_reference(_job(None), [], None)[0] is not None
+    assert timed._reference(cache, _job(), [], 4.5)[0] is not None
+    assert timed._reference(cache, _job(None), [], None)[0] is not None
     assert set_ups == ["m.onnx", "m.onnx"]
 
 
 def test_a_first_set_up_is_recorded_and_a_pending_import_counts(tmp_path, set_ups, monkeypatch):
-    executor = Executor(ArtifactStore(tmp_path), lambda: "")
-    reference, missing, _, first = executor._timed_reference(_job(), [], 0.1)
+    cache = ModuleCache(ArtifactStore(tmp_path))
+    reference, missing, _, first = timed._reference(cache, _job(), [], 0.1)
     assert reference is not None and first and missing is None
-    recorded = executor.cache.setup_s("reference:m.onnx")
+    recorded = cache.setup_s("reference:m.onnx")
     assert recorded is not None and recorded < 0.1
     # A library this worker has not imported yet: its recorded import counts.
     monkeypatch.setattr(registry, "timing_modules", lambda program: ("not_imported_lib",))
     assert "not_imported_lib" not in sys.modules
-    executor.cache.put_setup_s("import:not_imported_lib", 5.0)
-    reference, missing, _, _ = executor._timed_reference(_job(), [], 1.0)
+    cache.put_setup_s("import:not_imported_lib", 5.0)
+    reference, missing, _, _ = timed._reference(cache, _job(), [], 1.0)
     assert reference is None and "set-up takes about 5" in missing
     monkeypatch.setattr(registry, "timing_modules", lambda program: ("sys",))  # imported
-    assert executor._timed_reference(_job(), [], 1.0)[0] is not None
+    assert timed._reference(cache, _job(), [], 1.0)[0] is not None
 
 
 def test_the_job_carries_the_budget_from_the_attempt():

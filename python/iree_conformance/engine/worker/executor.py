@@ -10,9 +10,6 @@ case that an earlier batch compiled runs in that batch's module.
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,21 +31,10 @@ from iree_conformance.engine.worker.store import (
     ModuleCache,
     job_host,
 )
+from iree_conformance.engine.worker.timed import CheckedRun, time_case
 from iree_conformance.model.jobs import BatchJob, BatchResult, CaseJob, CaseResult, Program
 
 __all__ = ["BATCH_VERSION", "PIPELINE_VERSION", "Executor", "StageError", "compiler_version"]
-
-
-#: A reference is set up only when this many times its recorded set-up fits the budget.
-SETUP_MARGIN = 2.0
-
-
-@dataclasses.dataclass(frozen=True)
-class CheckedRun:
-    """The checked run's first call, as the timing that follows may use it."""
-
-    seconds: float
-    peak_reset: bool  # the memory mark was reset before it
 
 
 class Executor:
@@ -280,125 +266,6 @@ class Executor:
         result.stage = Stage.RUN
         if job.timing_runs:
             checked = CheckedRun(checked_s or 0.0, peak_reset)
-            result.timing = self._timing(job, vm_module, context, entry, prefix, result, checked)
-
-    def _timing(
-        self,
-        job: CaseJob,
-        vm_module,
-        context,
-        entry: str | None,
-        prefix: str,
-        result: CaseResult,
-        checked: CheckedRun,
-    ) -> dict[str, Any]:
-        """The figures of a case that ran (common/timing.py), beside its frontend's
-        reference, within half the case's untimed time; a timing that fails says why and
-        leaves the verdict alone."""
-        from iree_conformance.common.timing import FULL_BUDGET_S, time_iree_call, timing_budget_s
-
-        begun = time.perf_counter()
-        full = job.timing_budget is None
-        budget = (
-            FULL_BUDGET_S
-            if job.timing_budget is None
-            else timing_budget_s(result.stage_times, job.timing_budget, job.untimed_before_s)
-        )
-        inputs = (job.input_sets or ([],))[0]
-        reference, missing, reference_call_s, first = self._timed_reference(
-            job, list(inputs), None if full else budget
-        )
-        other_call = reference is not None and reference.entry is not None
-        if first and not full:  # a set-up not known in advance may have spent the budget:
-            # what is left takes the reference's samples (and IREE's warm-up and call when
-            # the checked run was another function), no more
-            spent = time.perf_counter() - begun
-            need = (2 * checked.seconds if other_call else 0.0) + 2 * reference_call_s
-            budget = max(budget, spent + need)
-        if reference is not None and reference.entry is not None:
-            entry, inputs = prefix + reference.entry, reference.inputs or []
-        try:
-            figures = time_iree_call(
-                self,
-                vm_module,
-                context,
-                entry,
-                inputs,
-                job.timing_runs,
-                reference,
-                missing,
-                budget,
-                begun,
-                iree_warm=not other_call,
-                checked_s=None if full else checked.seconds,
-                reference_call_s=reference_call_s,
-                checked_peak_reset=checked.peak_reset,
+            result.timing = time_case(
+                self, self.cache, job, (vm_module, context, entry, prefix), result, checked
             )
-        except Exception as e:  # noqa: BLE001 - timing never changes a verdict
-            return {"failed": f"{type(e).__name__}: {e}".splitlines()[0][:300]}
-        if first and not full and isinstance(figures.get("reference"), dict):
-            figures["reference"]["first_setup"] = True  # its cost was not known in advance
-        return figures
-
-    def _timed_reference(
-        self, job: CaseJob, inputs: list[Any], budget_s: float | None
-    ) -> tuple[Any, str | None, float, bool]:
-        """(the reference, set up and called once; why there is none; its first call's
-        seconds; whether its set-up was not known before). A reference whose set-up, as
-        timed before on this machine, would exceed the budget is not set up: a warm case's
-        budget is small (docs/speed.md, "Cost"); ``budget_s`` None: set up whatever it
-        costs (--timing-budget full)."""
-        from iree_conformance.frontends.registry import timing_modules
-
-        if job.timed_reference is None:
-            return None, None, 0.0, False
-        what = f"reference:{job.timed_reference}"
-        pending = [m for m in timing_modules(job.program) if m not in sys.modules]
-        known = self.cache.setup_s(what)
-        if known is not None and budget_s is not None:
-            estimate = known + sum(self.cache.setup_s(f"import:{m}") or 0.0 for m in pending)
-            # Twice the record: a session's set-up varies by 2x between runs here.
-            if SETUP_MARGIN * estimate > budget_s:
-                return (
-                    None,
-                    f"not timed beside IREE: its set-up takes about {estimate:.3g} s on this "
-                    f"machine (it can take twice that), over this case's timing budget of "
-                    f"{budget_s:.3g} s (--timing-budget full times it)",
-                    0.0,
-                    False,
-                )
-        for name in pending:  # once per worker, timed apart from the set-up
-            t = time.perf_counter()
-            try:
-                importlib.import_module(name)
-            except ImportError:
-                continue  # timing_reference says what is missing
-            if self.cache.setup_s(f"import:{name}") is None:
-                self.cache.put_setup_s(f"import:{name}", time.perf_counter() - t)
-        found = self._set_up_reference(job, inputs)
-        if isinstance(found, str):
-            return None, found, 0.0, False
-        reference, setup_s, call_s = found
-        if known is None:
-            self.cache.put_setup_s(what, setup_s)
-        return reference, None, call_s, known is None
-
-    def _set_up_reference(self, job: CaseJob, inputs: list[Any]) -> tuple[Any, float, float] | str:
-        """(the reference, called once; its set-up's seconds, that call included; the
-        call's), or why there is none."""
-        from iree_conformance.frontends.registry import timing_reference
-
-        assert job.timed_reference is not None
-        t = time.perf_counter()
-        reference, missing = timing_reference(job.program, job.timed_reference, inputs)
-        if reference is None:
-            return missing or "no reference"
-        if reference.first_call_s is not None:  # the frontend made it
-            return reference, time.perf_counter() - t, reference.first_call_s
-        call_start = time.perf_counter()
-        try:
-            reference.call()  # its warm-up, as IREE's checked run was IREE's
-        except Exception as e:  # noqa: BLE001 - a reference that fails costs only its figures
-            return f"the reference could not run: {type(e).__name__}: {e}".splitlines()[0][:300]
-        done = time.perf_counter()
-        return reference, done - t, done - call_start
