@@ -162,7 +162,7 @@ def set_ups(monkeypatch) -> list[str]:
 
 def test_a_warm_case_skips_a_reference_whose_set_up_is_over_its_budget(tmp_path, set_ups):
     cache = ModuleCache(ArtifactStore(tmp_path))
-    cache.put_setup_s("reference:m.onnx", 2.0)
+    cache.put_setup_s(f"reference:{timed.setup_identity(_job())}", 2.0)
     reference, missing, _, first = timed._reference(cache, _job(), [], 0.1)
     assert reference is None and not set_ups and not first
     assert "set-up takes about 2 s" in missing and "budget of 0.1 s" in missing
@@ -178,7 +178,7 @@ def test_a_first_set_up_is_recorded_and_a_pending_import_counts(tmp_path, set_up
     cache = ModuleCache(ArtifactStore(tmp_path))
     reference, missing, _, first = timed._reference(cache, _job(), [], 0.1)
     assert reference is not None and first and missing is None
-    recorded = cache.setup_s("reference:m.onnx")
+    recorded = cache.setup_s(f"reference:{timed.setup_identity(_job())}")
     assert recorded is not None and recorded < 0.1
     # A library this worker has not imported yet: its recorded import counts.
     monkeypatch.setattr(registry, "timing_modules", lambda program: ("not_imported_lib",))
@@ -188,6 +188,18 @@ def test_a_first_set_up_is_recorded_and_a_pending_import_counts(tmp_path, set_up
     assert reference is None and "set-up takes about 5" in missing
     monkeypatch.setattr(registry, "timing_modules", lambda program: ("sys",))  # imported
     assert timed._reference(cache, _job(), [], 1.0)[0] is not None
+
+
+def test_a_set_up_record_outlives_the_checkout_folder(tmp_path):
+    """The same model in two checkouts (a CI runner's work folder) shares its record; a
+    changed model (another size) does not."""
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "m.onnx").write_bytes(b"12345")
+    a, b = (dataclasses.replace(_job(), timed_reference=str(tmp_path / f / "m.onnx")) for f in "ab")
+    assert timed.setup_identity(a) == timed.setup_identity(b)
+    (tmp_path / "b" / "m.onnx").write_bytes(b"123456")
+    assert timed.setup_identity(a) != timed.setup_identity(b)
 
 
 def test_the_job_carries_the_budget_from_the_attempt():

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from iree_conformance.common.timing import FULL_BUDGET_S, time_iree_call, timing_budget_s
@@ -97,7 +99,7 @@ def _reference(
 
     if job.timed_reference is None:
         return None, None, 0.0, False
-    what = f"reference:{job.timed_reference}"
+    what = f"reference:{setup_identity(job)}"
     pending = [m for m in timing_modules(job.program) if m not in sys.modules]
     known = cache.setup_s(what)
     if known is not None and budget_s is not None:
@@ -126,6 +128,19 @@ def _reference(
     if known is None:
         cache.put_setup_s(what, setup_s)
     return reference, None, call_s, known is None
+
+
+def setup_identity(job: CaseJob) -> str:
+    """What a reference's set-up record is kept under: the case and the size of its
+    reference's file, not the file's path, which differs between checkouts (a CI runner's
+    work folder) while the set-up does not."""
+    assert job.timed_reference is not None
+    path, sep, name = job.timed_reference.partition("::")  # a JAX case: FILE::NAME
+    try:
+        size = str(os.stat(path).st_size)
+    except OSError:
+        size = "?"
+    return f"{job.program.case_id}|{Path(path).name}|{size}|{name}"
 
 
 def _set_up(job: CaseJob, inputs: list[Any]) -> tuple[Any, float, float] | str:
