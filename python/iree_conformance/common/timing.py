@@ -33,9 +33,9 @@ def median_time(fn: Callable[[], object], runs: int) -> float:
 
 
 def case_sampling(min_runs: int, budget_s: float) -> Sampling:
-    """At least min_runs samples and 0.2 s; at most budget_s, warm-up included: the
-    figures of a model must cost at most half its untimed run (docs/speed.md, "Cost");
-    a call slower than what is left gets one sample."""
+    """At least min_runs samples and 0.2 s; at most budget_s, warm-up included (what is
+    left of the case's timing budget: docs/speed.md, "Cost"); a call slower than that
+    gets one sample."""
     max_time = max(0.0, budget_s)
     return Sampling(
         warmup_runs=1,
@@ -169,7 +169,7 @@ def time_iree_call(
     if not iree_warm and checked_s is not None and left() < 2 * checked_s + reference_call_s:
         return {
             "skipped": f"a warm-up and a call of {entry} (about {2 * checked_s:.3g} s) do not "
-            f"fit this case's timing budget of {budget_s:.3g} s (half its untimed run)"
+            f"fit this case's timing budget of {budget_s:.3g} s (--timing-budget full times it)"
         }
     device = context.config.device
     upload_start = time.perf_counter()
