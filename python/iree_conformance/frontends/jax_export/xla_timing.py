@@ -20,9 +20,10 @@ SEPARATOR = "::"
 
 
 def case_reference(reference: str) -> TimingReference:
-    """XLA's call of the JAX case ``FILE::NAME``, jitted, compiled and warm, on its
-    arguments already on the CPU device (as the export ran it), and IREE's ``main`` on
-    the same arguments. Raises ValueError for a reference that names no case."""
+    """XLA's call of the JAX case ``FILE::NAME``, jitted and compiled ahead (the worker
+    makes its first call), on its arguments already on the CPU device (as the export ran
+    it), and IREE's ``main`` on the same arguments. Raises ValueError for a reference that
+    names no case."""
     import jax
 
     from iree_conformance.frontends.jax_export.tree import load_cases
