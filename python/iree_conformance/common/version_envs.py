@@ -271,12 +271,13 @@ def _stop(proc: subprocess.Popen[str]) -> None:
 
 
 def _cause(text: str) -> str:
-    """pip's or uv's own reason: its error lines (and the lines they explain), else the tail."""
+    """pip's or uv's own reason: its error lines and why it discarded a wheel (pip says that
+    on stdout: a wheel whose name and metadata disagree), else the output's tail."""
     lines = [x.rstrip() for x in text.strip().splitlines() if x.strip()]
     marked = [
         x
         for x in lines
-        if re.match(r"\s*(ERROR|error|WARNING: Discarding|Because|╰─▶|×|hint)", x)
+        if re.match(r"\s*(ERROR|error|(WARNING: )?Discarding|Because|╰─▶|×|hint)", x)
         or "inconsistent" in x
         or "does not match" in x
     ]
@@ -303,7 +304,8 @@ def _run(command: list[str], what: str, log: Callable[[str], None]) -> None:
         raise
     if proc.returncode != 0:
         raise EnvironmentBuildError(
-            f"{what} failed (exit {proc.returncode}): {_cause(err or out)}; nothing was kept, "
+            f"{what} failed (exit {proc.returncode}): {_cause(out + chr(10) + err)}; nothing was "
+            "kept, "
             "check the network or the version and run again"
         )
 

@@ -100,7 +100,7 @@ def stand_in(tmp_path, monkeypatch):
 
     def install_commands(spec, python, pins, root):
         return [
-            [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-index",
+            [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index",
              "--disable-pip-version-check", "--find-links", str(links),
              *[f"{name}=={spec.version}" for name in iree_index.IREE_PACKAGES]]
         ]  # fmt: skip
@@ -461,3 +461,19 @@ def test_a_run_whose_environment_cannot_load_iree_is_refused(tmp_path):
 )
 def test_which_errors_are_the_environments(error, expected):
     assert env_check.is_iree_import_failure(error) is expected
+
+
+def test_a_wheel_whose_name_lies_is_exit_10_with_pips_cause(stand_in):
+    """A compiler wheel named 3.12.0 whose metadata says 3.11.0: pip refuses it; the error
+    keeps exit 10 and shows pip's reason, not only "no matching distribution"."""
+    spec, envs, links = stand_in
+    (liar,) = links.glob("iree_base_compiler-*.whl")
+    liar.unlink()
+    made = wheel(links, "iree-base-compiler", "3.11.0", {"iree/compiler/version.py": ""})
+    made.rename(liar)  # the 3.12.0 name, 3.11.0 inside
+    with pytest.raises(EnvironmentBuildError) as info:
+        version_envs.ensure(spec, envs)
+    assert info.value.return_code == EXIT_ENVIRONMENT
+    message = str(info.value)
+    assert "inconsistent version" in message and "3.11.0" in message, message
+    assert [p.name for p in envs.iterdir() if not p.name.endswith(".lock")] == []
