@@ -115,6 +115,8 @@ class Bisector:
         report = self.out / f"{spec.slug}{f'.rerun{attempt}' if attempt else ''}.json"
         if self.args.check_model:
             outcomes = self._check_model(env, report, store)
+            # a probe whose environment cannot load IREE is no verdict: exit 10
+            versions_command.refuse_harness_errors(env, outcomes, report.with_suffix(".log"))
         else:
             assert self.folder is not None
             extra: list[str] = []

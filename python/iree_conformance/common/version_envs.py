@@ -419,12 +419,6 @@ def problem_of(env: Path, key: dict[str, Any]) -> tuple[dict[str, Any] | None, s
     return info, ""
 
 
-def installed_info() -> dict[str, Any]:
-    """What ready.json would say of the running environment ({} when IREE cannot import)."""
-    info, _ = env_check.probe(Path(sys.executable))
-    return info or {}
-
-
 def check_installed(spec: VersionSpec) -> VersionEnv:
     """The running environment as a version: refused (exit 10) when its IREE is damaged."""
     started = time.monotonic()

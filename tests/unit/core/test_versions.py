@@ -314,3 +314,24 @@ def test_bisect_and_versions_write_nothing_into_the_current_folder_unasked(
     args = cli.build_parser().parse_args(["versions", "a", "b", "--stores-dir", str(stores)])
     assert versions_command.out_dir(args, "versions").parent == stores / "_runs"
     assert list(work.iterdir()) == []
+
+
+def test_a_check_model_probe_that_cannot_load_iree_is_refused(monkeypatch, tmp_path):
+    from iree_conformance.common import version_envs
+    from iree_conformance.common.errors import EXIT_ENVIRONMENT, EnvironmentBuildError
+
+    spec = iree_index.VersionSpec("3.12.0", "index", "3.12.0")
+    env = version_envs.VersionEnv(spec, Path("/e/bin/python"), {}, False, 0.0, Path("/e"))
+    broken = outcome("onnx-dir/model.onnx", "error", "compile")
+    broken["diagnostics"] = ["ModuleNotFoundError: No module named 'iree.compiler'"]
+    monkeypatch.setattr(bisect_command.Bisector, "env", lambda self, s: env)
+    monkeypatch.setattr(bisect_command.Bisector, "_check_model", lambda self, e, r, s: [broken])
+    model = tmp_path / "m.onnx"
+    model.write_bytes(b"")
+    args = cli.build_parser().parse_args(
+        ["bisect", "--good", "3.12.0", "--bad", "3.13.0", "--check-model", str(model),
+         "--out", str(tmp_path / "out"), "--stores-dir", str(tmp_path / "s")]
+    )  # fmt: skip
+    with pytest.raises(EnvironmentBuildError, match="delete /e") as info:
+        bisect_command.Bisector(args, [spec]).run(spec, None)
+    assert info.value.return_code == EXIT_ENVIRONMENT
