@@ -477,3 +477,11 @@ def test_a_wheel_whose_name_lies_is_exit_10_with_pips_cause(stand_in):
     message = str(info.value)
     assert "inconsistent version" in message and "3.11.0" in message, message
     assert [p.name for p in envs.iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_the_html_page_names_a_harness_error():
+    from iree_conformance.report.html.render import render_versions
+
+    cols = [vc.Column("3.12.0", {}, [damaged("x")]), vc.Column("3.13.0", {}, [passed("x")])]
+    page = render_versions(cols, vc.compare(cols))
+    assert "harness error: IREE not loaded" in page and "fail-compile at" not in page
