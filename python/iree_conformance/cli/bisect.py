@@ -12,10 +12,12 @@ there is reported as such, never bisected on noise.
 
 It prints, per changed case, the last version with the old verdict and the first with the
 new one, their IREE revisions and GitHub's compare link, and writes into ``--bundle-dir``
+(default ``<out>/bundle``; ``--out`` defaults to a new folder under the stores' root, never
+the current folder)
 the case on its failing version (the first new one; for a fix the last old one): a ``--compile-only`` bundle (when it compiles), its
 results and log, and ``repro.txt``. Exit status: 0 found, 2 bad arguments (good equal to
 bad, an unknown or too old version, no change between the ends, a selection matching
-nothing), 10 an environment could not be made (docs/versions.md).
+nothing), 10 an environment could not be made or cannot load IREE (docs/versions.md).
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Each version runs in its own cached environment (common/version_envs.py) with it
 artifact store; the comparison (report/version_compare.py) goes to stdout (Markdown, and the
 step summary in a workflow), ``--json`` and ``--html``. Exit status: 0 no newer version is
 worse on any case, 1 one is (a gate), 2 bad arguments, an unknown or too old version, or a
-selection that matches nothing, 10 an environment could not be made (docs/versions.md).
+selection that matches nothing, 10 an environment could not be made or cannot load IREE
+(docs/versions.md).
 """
 
 from __future__ import annotations
