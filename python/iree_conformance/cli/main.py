@@ -412,6 +412,9 @@ def build_parser() -> argparse.ArgumentParser:
     from iree_conformance.cli import bisect as bisect_command
 
     bisect_command.add_parser(sub)
+    from iree_conformance.cli import reduce as reduce_command
+
+    reduce_command.add_parser(sub)
     return parser
 
 
@@ -426,10 +429,13 @@ def main(argv: list[str] | None = None) -> int:
     if after is not None:
         args.pytest_args = after
     try:
+        from iree_conformance.cli.reduce import cmd_reduce
+
         if args.func in (
             cmd_devices,
             cmd_run_bundle,
             cmd_check_model,
+            cmd_reduce,
         ):  # the ones that load IREE's binaries
             from iree_conformance.common.platform_info import unsupported_host_reason
 
