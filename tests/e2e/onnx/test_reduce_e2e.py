@@ -161,3 +161,14 @@ def test_an_output_folder_that_exists_is_refused_without_force(tmp_path, capsys)
     (tmp_path / "out" / "reduced").mkdir(parents=True)
     assert reduce(tmp_path, SIGMOID) == 2
     assert "--force" in capsys.readouterr().err
+
+
+def test_check_model_reduce_writes_the_reduced_model(tmp_path, capsys, affine_grid):
+    code = main(
+        ["check-model", str(affine_grid), "--no-benchmark", "--targets", str(TARGETS),
+         "--store-dir", str(tmp_path / "store"), "--reduce", "--reduce-dir", str(tmp_path / "r")]
+    )  # fmt: skip
+    assert code == 1  # check-model's own status: IREE failed
+    out = capsys.readouterr().out
+    assert "verdict: error at compile" in out and "reduced 63 nodes to 1 (If" in out
+    assert (tmp_path / "r" / "reduced" / "model.onnx").is_file()

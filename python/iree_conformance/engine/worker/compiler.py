@@ -58,6 +58,15 @@ def compiler_version() -> str:
     return v.VERSION
 
 
+_EXPORT = re.compile(r"stream\.executable\.export @([\w$.-]+)::@([\w$.-]+)")
+
+
+def dispatch_names(verbose: str) -> list[str]:
+    """The dispatch functions listed by ``--iree-scheduling-dump-statistics-format=verbose``
+    (its ``stream.executable.export @EXECUTABLE::@FUNCTION`` headers), in order."""
+    return [m.group(2) for m in _EXPORT.finditer(verbose)]
+
+
 class Compiler:
     """Compiles MLIR to VM bytecode; a Session per flag set lives as long as the worker.
 
