@@ -101,7 +101,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "that fails the same way; on numerics, run the first diverging node alone "
         "(docs/reproducers.md)",
     )
-    from iree_conformance.cli.reduce import add_budget_argument
+    from iree_conformance.cli.reducing import add_budget_argument
 
     add_budget_argument(p)
     p.add_argument(
@@ -301,7 +301,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
         raise ConfigurationError(f"target {target.name} cannot run here: {reason}")
     reduce_dir = Path(args.reduce_dir or f"{Path(args.model).stem}-reduced")
     if args.reduce:
-        from iree_conformance.cli.reduce import check_output
+        from iree_conformance.cli.reducing import check_output
 
         check_output(reduce_dir, False)
     case = _case(args)
@@ -346,7 +346,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
             for line in dispatch_lines(case, target, worker):
                 print(line, file=out)
         if args.reduce and outcome.status not in (Status.PASS, Status.SKIP):
-            from iree_conformance.cli.reduce import run_reduction
+            from iree_conformance.cli.reducing import run_reduction
 
             print("", file=out)
             run_reduction(case, target, worker, args, reduce_dir, out, outcome)

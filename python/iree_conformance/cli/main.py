@@ -91,6 +91,12 @@ def cmd_check_model(args: argparse.Namespace) -> int:
     return run(args, _targets_path(args.targets))
 
 
+def cmd_reduce(args: argparse.Namespace) -> int:
+    from iree_conformance.cli.reduce import run
+
+    return run(args, _targets_path(args.targets))
+
+
 def cmd_update_expectations(args: argparse.Namespace) -> int:
     """Applies a results JSON to the manifests, as --update-expectations would have."""
     from iree_conformance.expectations.manifest import migrate_manifests, update_manifests
@@ -414,7 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
     bisect_command.add_parser(sub)
     from iree_conformance.cli import reduce as reduce_command
 
-    reduce_command.add_parser(sub)
+    reduce_command.add_parser(sub, cmd_reduce)
     return parser
 
 
@@ -429,8 +435,6 @@ def main(argv: list[str] | None = None) -> int:
     if after is not None:
         args.pytest_args = after
     try:
-        from iree_conformance.cli.reduce import cmd_reduce
-
         if args.func in (
             cmd_devices,
             cmd_run_bundle,

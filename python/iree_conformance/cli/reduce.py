@@ -18,42 +18,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from iree_conformance.cli import reducing
 from iree_conformance.common.errors import (
     EXIT_CONFIGURATION,
     EXIT_MANIFEST,
     ConfigurationError,
     exit_help,
 )
-from iree_conformance.common.vocabulary import Status
 
-__all__ = ["DEFAULT_BUDGET_S", "add_budget_argument", "add_parser", "progress_bar", "run_reduction"]
-
-#: --reduce-budget's default: ten minutes of compiles.
-DEFAULT_BUDGET_S = 600.0
+__all__ = ["add_parser", "run"]
 
 
-def _budget(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected seconds above 0, got {text!r}")
-    return value
-
-
-def add_budget_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--reduce-budget",
-        type=_budget,
-        default=DEFAULT_BUDGET_S,
-        metavar="SECONDS",
-        help=f"stop reducing after this long and keep the smallest failing graph found "
-        f"(default {DEFAULT_BUDGET_S:g})",
-    )
-
-
-def add_parser(sub) -> None:
+def add_parser(sub, func) -> None:
     from iree_conformance.suites.run_options import dim_size, input_shape
 
     p = sub.add_parser(
@@ -74,72 +50,21 @@ def add_parser(sub) -> None:
         "--input-shape", action="append", default=[], type=input_shape, metavar="INPUT=SHAPE"
     )
     p.add_argument("--dynamic", action="store_true", help="the model as exported, symbolic dims")
-    add_budget_argument(p)
+    reducing.add_budget_argument(p)
     p.add_argument("-o", "--output", help="output folder (default: ./<model stem>-reduced)")
     p.add_argument("--force", action="store_true", help="write into an output folder that exists")
     p.add_argument("--store-dir", help="artifact store (default: as pytest conformance)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")
-    p.set_defaults(func=cmd_reduce)
+    p.set_defaults(func=func)
 
 
-def progress_bar():
-    """A tqdm bar on a terminal (stderr), nothing elsewhere: (callback, close)."""
-    from tqdm import tqdm
-
-    bar = tqdm(desc="reducing", unit=" candidates", disable=not sys.stderr.isatty(), leave=False)
-
-    def update(tested: int, smallest: int) -> None:
-        bar.n = tested
-        bar.set_postfix_str(f"smallest {smallest} nodes", refresh=True)
-
-    return update, bar.close
-
-
-def check_output(out_dir: Path, force: bool) -> None:
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ConfigurationError(f"{out_dir} exists and is no folder; give another -o")
-    if (out_dir / "reduced").exists() and not force:
-        raise ConfigurationError(
-            f"{out_dir / 'reduced'} exists; give another -o, or --force to replace its files"
-        )
-
-
-def run_reduction(case, target, worker, args, out_dir: Path, out, outcome=None) -> int:
-    """Reduces the case's failure, prints what it found and writes ``out_dir/reduced``
-    (shared by ``reduce`` and ``check-model --reduce``)."""
-    from iree_conformance.engine.reduction import reduce_case, write_reduced
-
-    update, close = progress_bar()
-    try:
-        report = reduce_case(case, target, worker, args.reduce_budget, update, outcome)
-    finally:
-        close()
-    if report.signature is None:
-        print(f"pass: {report.note}", file=out)
-        return 0
-    print(f"failure: {report.signature.stage}: {report.signature.first_line}", file=out)
-    if report.result is not None:
-        print(report.result.summary(), file=out)
-    if report.numerics is not None:
-        print(report.numerics.summary(), file=out)
-    elif report.outcome.status == Status.FAIL:
-        print("no intermediate tensor diverges: no node to isolate", file=out)
-    if report.note:
-        print(report.note, file=out)
-    if report.reduced is not None:
-        written = write_reduced(report, out_dir, target)
-        print(f"wrote {', '.join(str(p) for p in written)}", file=out)
-    return 1
-
-
-def cmd_reduce(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, targets_path: Path) -> int:
     from iree_conformance.cli.check_model import _case
-    from iree_conformance.cli.main import _targets_path
     from iree_conformance.common.store import ArtifactStore, default_store_dir
     from iree_conformance.engine.worker.parent import WorkerClient
     from iree_conformance.model.targets import load_targets, unavailable_reason, uncompilable_reason
 
-    targets = load_targets(_targets_path(args.targets))
+    targets = load_targets(targets_path)
     if args.target not in targets:
         raise ConfigurationError(f"unknown target {args.target!r}; known: {', '.join(targets)}")
     target = targets[args.target]
@@ -147,12 +72,12 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     if reason:
         raise ConfigurationError(f"target {target.name} cannot run here: {reason}")
     out_dir = Path(args.output or f"{Path(args.model).stem}-reduced")
-    check_output(out_dir, args.force)
+    reducing.check_output(out_dir, args.force)
     case = _case(args)
     print(f"{case.case_id.removeprefix('onnx-dir/')} on {target.name}", file=sys.stdout)
     store = ArtifactStore(None if args.no_cache else Path(args.store_dir or default_store_dir()))
     worker = WorkerClient(store.root)
     try:
-        return run_reduction(case, target, worker, args, out_dir, sys.stdout)
+        return reducing.run_reduction(case, target, worker, args, out_dir, sys.stdout)
     finally:
         worker.close()

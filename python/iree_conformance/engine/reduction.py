@@ -33,17 +33,15 @@ from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.engine import pipeline
 from iree_conformance.engine.attempt import Attempt, AttemptSettings
 from iree_conformance.engine.worker.parent import WorkerClient
-from iree_conformance.frontends.onnx.reduce import (
-    Candidate,
-    FailureSignature,
-    Progress,
-    Reducer,
-    ReductionError,
-    ReductionResult,
-    reduce_onnx,
-)
 from iree_conformance.model.cases import Case
 from iree_conformance.model.outcome import Outcome
+from iree_conformance.model.reduction import (
+    Candidate,
+    FailureSignature,
+    NumericsIsolation,
+    ReductionError,
+    ReductionResult,
+)
 from iree_conformance.model.targets import Target
 
 __all__ = [
@@ -59,11 +57,23 @@ __all__ = [
 REDUCIBLE_STAGES = (Stage.IMPORT, Stage.COMPILE)
 
 
+Progress = Callable[[int, int], None]  # (candidates checked, nodes in the smallest so far)
+
+
 @runtime_checkable
 class Reducible(Protocol):
-    """A case the reduction can cut (an ONNX model case, suites/model_case.py)."""
+    """A case the reduction can cut (an ONNX model case, suites/model_case.py): the
+    engine gives the predicate and the runner, the case's frontend cuts."""
 
-    def compiled_model(self) -> tuple[Any, list[np.ndarray]]: ...
+    def reduce_failure(
+        self,
+        fails: Callable[[Candidate], bool],
+        budget_s: float | None,
+        progress: Progress | None,
+        first_line: str,
+    ) -> ReductionResult: ...
+
+    def isolate_numerics(self, run_candidate: Any) -> NumericsIsolation | None: ...
 
 
 def signature_of(status: str, stage: str, diagnostics: list[str]) -> FailureSignature | None:
@@ -71,31 +81,6 @@ def signature_of(status: str, stage: str, diagnostics: list[str]) -> FailureSign
     if status in (Status.PASS, Status.SKIP):
         return None
     return FailureSignature.of(f"{str(status)}@{str(stage)}", diagnostics)
-
-
-@dataclasses.dataclass
-class NumericsIsolation:
-    """The first diverging node, run alone on the values it saw."""
-
-    node: str
-    op_type: str
-    candidate: Candidate | None
-    expected: list[np.ndarray]
-    shows_alone: bool | None  # None: the node could not be cut out or run alone
-    detail: str
-
-    def summary(self) -> str:
-        where = f"node {self.op_type} {self.node!r}"
-        if self.shows_alone is None:
-            return f"the first diverging node, {where}: {self.detail}"
-        if self.shows_alone:
-            return (
-                f"IREE alone shows the mismatch on the first diverging node, {where}: {self.detail}"
-            )
-        return (
-            f"the first diverging node, {where}, matches onnxruntime when run alone on the "
-            f"values it saw ({self.detail}): the mismatch needs the surrounding graph"
-        )
 
 
 @dataclasses.dataclass
@@ -177,15 +162,12 @@ def reduce_case(
             "reduction takes import, compile and crash failures, the node isolation numerics"
         )
         return report
-    model, inputs = case.compiled_model()
     try:
-        report.result = reduce_onnx(
-            model,
-            inputs,
+        report.result = case.reduce_failure(
             same_failure(case, target, worker, signature),
-            budget_s=budget_s,
-            progress=progress,
-            first_line=signature.first_line,
+            budget_s,
+            progress,
+            signature.first_line,
         )
     except ReductionError as e:
         report.note = f"not reduced: {e}"
@@ -193,13 +175,9 @@ def reduce_case(
 
 
 def isolate_numerics(case: Case, target: Target, worker: WorkerClient) -> NumericsIsolation | None:
-    """The first diverging node (the numerics bisection) as a model of its own."""
-    from iree_conformance.frontends.onnx.bisect import bisect, compare_tensor
-
+    """The first diverging node (the numerics bisection) as a model of its own, run on
+    IREE through the worker."""
     assert isinstance(case, Reducible)
-    model, inputs = case.compiled_model()
-    tolerance = case.tolerance
-    rtol, atol = tolerance.rtol or 1e-3, tolerance.atol or 1e-4
     flags = target.case_flags(case)
 
     def run(candidate_model: Any, values: Any) -> dict[str, np.ndarray]:
@@ -210,30 +188,7 @@ def isolate_numerics(case: Case, target: Target, worker: WorkerClient) -> Numeri
             raise RuntimeError(f"IREE did not run it: {' '.join(result.diagnostics[:2])}")
         return dict(zip([o.name for o in candidate_model.graph.output], result.outputs[0]))
 
-    report = bisect(model, inputs, run, rtol=rtol, atol=atol)
-    first = report.first
-    if first is None:
-        return None
-    reducer = Reducer(model, inputs)
-    candidate = reducer.candidate((first.node_index,))
-    if candidate is None:
-        return NumericsIsolation(first.node_name, first.op_type, None, [], None,
-                                 "it reads a value that is no tensor; it cannot run alone")  # fmt: skip
-    outputs = [o.name for o in candidate.model.graph.output]
-    expected = [reducer.values[o] for o in outputs]
-    try:
-        actual = run(candidate.model, candidate.inputs)
-    except RuntimeError as e:
-        return NumericsIsolation(first.node_name, first.op_type, candidate, expected, None, str(e))
-    for name, want in zip(outputs, expected):
-        reason, max_abs, _, count = compare_tensor(want, actual[name], rtol, atol)
-        if reason is not None:
-            detail = (
-                f"output {name!r}: {count}/{want.size} elements differ, max abs error {max_abs:.3g}"
-            )
-            return NumericsIsolation(first.node_name, first.op_type, candidate, expected, True, detail)  # fmt: skip
-    return NumericsIsolation(first.node_name, first.op_type, candidate, expected, False,
-                             f"within rtol {rtol:g}, atol {atol:g}")  # fmt: skip
+    return case.isolate_numerics(run)
 
 
 def write_reduced(report: ReductionReport, out_dir: Path, target: Target) -> list[Path]:

@@ -123,6 +123,23 @@ class ModelCase(Case):
             model = fix_input_shapes(model, static)
         return model, inputs
 
+    def reduce_failure(self, fails, budget_s, progress, first_line: str):
+        """The smallest subgraph of the compiled model that ``fails`` (engine/reduction.py
+        gives the predicate; frontends/onnx/reduce.py cuts): a ``ReductionResult``."""
+        from iree_conformance.frontends.onnx.reduce import reduce_onnx
+
+        model, inputs = self.compiled_model()
+        return reduce_onnx(model, inputs, fails, budget_s, progress, first_line)
+
+    def isolate_numerics(self, run_candidate):
+        """The first diverging node run alone (``run_candidate``: IREE), or None."""
+        from iree_conformance.frontends.onnx.reduce import isolate_node
+
+        model, inputs = self.compiled_model()
+        return isolate_node(
+            model, inputs, run_candidate, self.tolerance.rtol or 1e-3, self.tolerance.atol or 1e-4
+        )
+
     def bisect(self, run_candidate) -> str:
         from iree_conformance.frontends.onnx.bisect import bisect
 

@@ -22,7 +22,6 @@ The numerics counterpart (``single_node``): one node cut out with the values it 
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Iterable, Sequence
 
@@ -33,18 +32,26 @@ import onnx.numpy_helper
 import onnx.shape_inference
 import onnx.utils
 
-from iree_conformance.common.diagnostics import normalize
 from iree_conformance.frontends.onnx.bisect import expose_intermediates, topological_order
 from iree_conformance.frontends.onnx.reference import OnnxRuntimeReferenceError, run_onnxruntime
+from iree_conformance.model.reduction import (
+    Candidate,
+    FailureSignature,
+    NumericsIsolation,
+    ReductionError,
+    ReductionResult,
+)
 
 __all__ = [
     "CONSTANT_ELEMENTS",
     "Candidate",
     "FailureSignature",
+    "NumericsIsolation",
     "Reducer",
     "ReductionError",
     "ReductionResult",
     "ddmin",
+    "isolate_node",
     "reduce_onnx",
 ]
 
@@ -52,83 +59,6 @@ __all__ = [
 PASSTHROUGH_SUFFIX = "__reduced_out"
 #: Integer tensors up to this many elements become constants of a candidate, not inputs.
 CONSTANT_ELEMENTS = 64
-
-
-class ReductionError(Exception):
-    """The model cannot be reduced (onnxruntime cannot run it, it has no nodes)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class FailureSignature:
-    """How a run failed: its stage and its normalized first error line (the report's
-    failure-group key, ``report.model``'s grouping; ``common.diagnostics.normalize``)."""
-
-    stage: str
-    line: str
-    first_line: str  # as printed, for people
-
-    @classmethod
-    def of(cls, stage: str, diagnostics: Iterable[str]) -> FailureSignature:
-        first = next((d for d in diagnostics if d.strip()), "")
-        return cls(str(stage), normalize(first) if first else "(no diagnostic)", first.strip())
-
-    def same(self, other: FailureSignature | None) -> bool:
-        return other is not None and (self.stage, self.line) == (other.stage, other.line)
-
-
-@dataclasses.dataclass(frozen=True)
-class Candidate:
-    """A subgraph: its nodes (indices into the model's graph), the model and its inputs
-    (in the model's graph-input order)."""
-
-    nodes: tuple[int, ...]
-    model: onnx.ModelProto
-    input_names: tuple[str, ...]
-    inputs: tuple[np.ndarray, ...]
-
-
-@dataclasses.dataclass
-class ReductionResult:
-    """What the reduction found: the smallest failing candidate and how it got there."""
-
-    nodes_before: int
-    candidate: Candidate
-    complete: bool  # False: the budget ran out first (the smallest found so far)
-    tested: int  # candidates checked (compiled, or answered by the store)
-    elapsed_s: float
-    budget_s: float | None
-
-    @property
-    def nodes_after(self) -> int:
-        return len(self.candidate.nodes)
-
-    @property
-    def op_types(self) -> list[str]:
-        return [n.op_type for n in self.candidate.model.graph.node]
-
-    @property
-    def added_nodes(self) -> int:
-        """The ``Identity`` nodes the cut added after outputs without a shape."""
-        return len(self.candidate.model.graph.node) - self.nodes_after
-
-    def summary(self) -> str:
-        ops = ", ".join(self.op_types)
-        added = (
-            f"; the file has {len(self.op_types)}: {self.added_nodes} Identity after an "
-            "output shape inference gives no shape, so its producer stays as it was"
-            if self.added_nodes
-            else ""
-        )
-        line = (
-            f"reduced {self.nodes_before} nodes to {self.nodes_after} ({ops}{added}) in "
-            f"{self.elapsed_s:.1f} s, {self.tested} candidates checked"
-        )
-        if not self.complete:
-            line += (
-                f"; the budget of {self.budget_s:g} s ran out: this is the smallest failing "
-                "graph found so far, not a minimal one (raise --reduce-budget)"
-            )
-        return line
 
 
 def _subgraph_references(node: onnx.NodeProto) -> set[str]:
@@ -410,6 +340,44 @@ def reduce_onnx(
     )
 
 
-def single_node(reducer: Reducer, node_index: int) -> Candidate | None:
-    """One node of the model as a model of its own, fed the values it saw."""
-    return reducer.candidate((node_index,))
+Runner = Callable[[onnx.ModelProto, Sequence[np.ndarray]], dict[str, np.ndarray]]
+
+
+def isolate_node(
+    model: onnx.ModelProto,
+    inputs: Sequence[np.ndarray],
+    run_candidate: Runner,
+    rtol: float,
+    atol: float,
+) -> NumericsIsolation | None:
+    """The numerics bisection's first diverging node as a model of its own, fed the values
+    onnxruntime computed for its inputs, run by ``run_candidate`` (IREE) and compared with
+    onnxruntime's outputs for it by the final comparison's rule. None: nothing diverges."""
+    from iree_conformance.frontends.onnx.bisect import bisect, compare_tensor
+
+    first = bisect(model, inputs, run_candidate, rtol=rtol, atol=atol).first
+    if first is None:
+        return None
+    reducer = Reducer(model, inputs)
+    candidate = reducer.candidate((first.node_index,))
+    if candidate is None:
+        why = "it reads a value that is no tensor, so it cannot run alone"
+        return NumericsIsolation(first.node_name, first.op_type, None, [], None, why)
+    outputs = [o.name for o in candidate.model.graph.output]
+    expected = [reducer.values[o] for o in outputs]
+    try:
+        actual = run_candidate(candidate.model, list(candidate.inputs))
+    except Exception as e:  # noqa: BLE001 - the node that does not run alone is a finding
+        why = f"it does not run alone: {e}"
+        return NumericsIsolation(first.node_name, first.op_type, candidate, expected, None, why)
+    for name, want in zip(outputs, expected, strict=True):
+        reason, max_abs, _, count = compare_tensor(want, actual[name], rtol, atol)
+        if reason is not None:
+            detail = (
+                f"output {name!r}: {count}/{want.size} elements differ, max abs error {max_abs:.3g}"
+            )
+            return NumericsIsolation(
+                first.node_name, first.op_type, candidate, expected, True, detail
+            )
+    detail = f"within rtol {rtol:g}, atol {atol:g}"
+    return NumericsIsolation(first.node_name, first.op_type, candidate, expected, False, detail)
