@@ -100,7 +100,7 @@ class ReductionReport:
         return self.numerics.candidate if self.numerics is not None else None
 
 
-def _job(case_id: str, suite: str, flags: list[str], candidate: Candidate, target: Target,
+def _job(case_id: str, suite: str, flags: tuple[str, ...], candidate: Candidate, target: Target,
          compile_only: bool):  # fmt: skip
     probe = Case(
         case_id=f"{case_id}#reduce",
@@ -110,7 +110,7 @@ def _job(case_id: str, suite: str, flags: list[str], candidate: Candidate, targe
     )
     attempt = Attempt(probe, target, AttemptSettings(compile_only=compile_only, alone=True))
     job = pipeline.build_job(attempt, [] if compile_only else [list(candidate.inputs)])
-    return dataclasses.replace(job, compile_flags=list(flags))
+    return dataclasses.replace(job, compile_flags=tuple(flags))
 
 
 def same_failure(

@@ -54,7 +54,7 @@ def compile_signature(model: Path, names: list[str]):
     worker = WorkerClient(None)
     try:
         result = worker.execute(
-            _job("check", "reduce", list(target.flags_for("onnx")), cut, target, True)
+            _job("check", "reduce", tuple(target.flags_for("onnx")), cut, target, True)
         )
     finally:
         worker.close()
