@@ -6,7 +6,9 @@ run through the same pipeline and artifact store as ``pytest conformance``. It p
 the chosen inputs, every stage and its time, the opset conversion the import made (with
 the ``iree-import-onnx`` line that reproduces it), the dims the shape rule guessed (and
 how to pin them), the rule that judged each output, the verdict, the median time against
-onnxruntime's, and on a numerics failure the first diverging node.
+onnxruntime's, and on a numerics failure the first diverging node. ``--dispatches`` lists
+the dispatches IREE made of it; ``--reduce`` cuts a failing model down
+(cli/reduce.py, docs/reproducers.md).
 
 Exit status (``EXIT_HELP``, from the one table in common/errors.py): 0 pass; 1 IREE failed
 (numerics, or an error, crash or timeout at prepare, import, compile, load or run); 9
@@ -87,6 +89,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")
     p.add_argument("--json", help="also write the Outcome as JSON here")
     p.add_argument("--no-bisect", action="store_true", help="on a numerics failure, do not bisect")
+    p.add_argument(
+        "--dispatches",
+        action="store_true",
+        help="list the dispatches IREE made of the model (one more compile, "
+        "--iree-scheduling-dump-statistics-format=verbose)",
+    )
+    p.add_argument(
+        "--reduce",
+        action="store_true",
+        help="on an import, compile or crash failure, cut the model to the smallest subgraph "
+        "that fails the same way; on numerics, run the first diverging node alone "
+        "(docs/reproducers.md)",
+    )
+    from iree_conformance.cli.reducing import add_budget_argument
+
+    add_budget_argument(p)
+    p.add_argument(
+        "--reduce-dir", help="where --reduce writes reduced/ (default: ./<model stem>-reduced)"
+    )
 
 
 def _case(args: argparse.Namespace):
@@ -279,6 +300,11 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     reason = unavailable_reason(target) or uncompilable_reason(target)
     if reason:
         raise ConfigurationError(f"target {target.name} cannot run here: {reason}")
+    reduce_dir = Path(args.reduce_dir or f"{Path(args.model).stem}-reduced")
+    if args.reduce:
+        from iree_conformance.cli.reducing import check_output
+
+        check_output(reduce_dir, False)
     case = _case(args)
     print(f"{case.case_id.removeprefix('onnx-dir/')} on {target.name}", file=out)
     store = ArtifactStore(None if args.no_cache else Path(args.store_dir or default_store_dir()))
@@ -315,13 +341,52 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
                 outcome.diagnostics.append(
                     f"bisect-numerics could not run: {type(e).__name__}: {e}"
                 )
+        cap_outcome_diagnostics(outcome, store.root)
+        _print_outcome(outcome, out, args.model)
+        if args.dispatches:
+            for line in dispatch_lines(case, target, worker):
+                print(line, file=out)
+        if args.reduce and outcome.status not in (Status.PASS, Status.SKIP):
+            from iree_conformance.cli.reducing import run_reduction
+
+            print("", file=out)
+            run_reduction(case, target, worker, args, reduce_dir, out, outcome)
     finally:
         worker.close()
-    cap_outcome_diagnostics(outcome, store.root)
-    _print_outcome(outcome, out, args.model)
     if args.json:
         data: dict[str, Any] = outcome.to_json()
         Path(args.json).write_text(
             json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8", newline="\n"
         )
     return exit_status(outcome)
+
+
+def dispatch_lines(case, target, worker) -> list[str]:
+    """The model's dispatches, from one more compile that writes IREE's verbose scheduling
+    statistics (the suite's compiles write only the counts: ``metrics.compile_stats``)."""
+    import dataclasses
+    import tempfile
+
+    from iree_conformance.engine.attempt import Attempt, AttemptSettings
+    from iree_conformance.engine.pipeline import build_job
+    from iree_conformance.engine.worker.compiler import STATS_FLAG, dispatch_names
+
+    with tempfile.TemporaryDirectory(prefix="iree-conformance-dispatches-") as tmp:
+        path = Path(tmp) / "statistics.txt"
+        job = build_job(Attempt(case, target, AttemptSettings(compile_only=True, alone=True)), [])
+        flags = (
+            *job.compile_flags,
+            "--iree-scheduling-dump-statistics-format=verbose",
+            f"{STATS_FLAG}={path}",
+        )
+        result = worker.execute(dataclasses.replace(job, compile_flags=flags))
+        if result.status != Status.PASS:
+            first = next((d for d in result.diagnostics if d.strip()), "")
+            return [f"dispatches: none listed, the compile failed at {result.stage}: {first}"]
+        try:
+            names = dispatch_names(path.read_text(encoding="utf-8"))
+        except OSError as e:
+            return [f"dispatches: IREE wrote no statistics ({e})"]
+    lines = [f"dispatches ({len(names)}):"]
+    lines += [f"  {i}: {name}" for i, name in enumerate(names)]
+    return lines

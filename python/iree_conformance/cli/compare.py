@@ -5,7 +5,11 @@ request, or two IREE versions). The last file is the one judged (the last M with
 noise between runs, which one run cannot show, and several new runs (the same build timed
 again) confirm a change: it must be seen in each of them.
 
-Exit status: 0 no significant slowdown, 1 a case became significantly slower, 2 a results
+It also lists each case whose compile statistics changed (IREE's dispatch count, the
+module's size: ``metrics.compile_stats``, report/compile_stats.py).
+
+Exit status: 0 no significant slowdown, 1 a case became significantly slower or its
+module grew (more dispatches, or a module at least 10 % and 1 KiB bigger), 2 a results
 file is missing or malformed.
 """
 
@@ -17,7 +21,7 @@ from pathlib import Path
 
 from iree_conformance.common.errors import ConfigurationError
 from iree_conformance.model.results import load_results
-from iree_conformance.report import speed
+from iree_conformance.report import compile_stats, speed
 
 
 def add_parser(sub) -> None:
@@ -78,4 +82,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     for line in speed.comparison_lines(result, markdown=args.markdown):
         print(line, file=sys.stdout)
-    return 1 if result.slowdowns else 0
+    stat_changes, compared = compile_stats.compare_compile_stats(base[0], new[0], args.min_effect)
+    for line in compile_stats.stat_change_lines(stat_changes, compared, markdown=args.markdown):
+        print(line, file=sys.stdout)
+    return 1 if result.slowdowns or any(c.worse for c in stat_changes) else 0

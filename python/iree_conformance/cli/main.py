@@ -91,6 +91,12 @@ def cmd_check_model(args: argparse.Namespace) -> int:
     return run(args, _targets_path(args.targets))
 
 
+def cmd_reduce(args: argparse.Namespace) -> int:
+    from iree_conformance.cli.reduce import run
+
+    return run(args, _targets_path(args.targets))
+
+
 def cmd_update_expectations(args: argparse.Namespace) -> int:
     """Applies a results JSON to the manifests, as --update-expectations would have."""
     from iree_conformance.expectations.manifest import migrate_manifests, update_manifests
@@ -412,6 +418,9 @@ def build_parser() -> argparse.ArgumentParser:
     from iree_conformance.cli import bisect as bisect_command
 
     bisect_command.add_parser(sub)
+    from iree_conformance.cli import reduce as reduce_command
+
+    reduce_command.add_parser(sub, cmd_reduce)
     return parser
 
 
@@ -430,6 +439,7 @@ def main(argv: list[str] | None = None) -> int:
             cmd_devices,
             cmd_run_bundle,
             cmd_check_model,
+            cmd_reduce,
         ):  # the ones that load IREE's binaries
             from iree_conformance.common.platform_info import unsupported_host_reason
 
