@@ -64,9 +64,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--benchmark",
         action=argparse.BooleanOptionalAction,
-        default=True,
+        default=None,
         help="on a pass, time IREE and onnxruntime interleaved and print Benchee's table, "
-        "compile, load and memory figures (default: on; docs/speed.md)",
+        "compile, load and memory figures (default: on, within --timing-budget; given "
+        "explicitly, or with --timing-runs N: every figure, whatever it costs; docs/speed.md)",
     )
     p.add_argument(
         "--timing-runs",
@@ -79,8 +80,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=parse_timing_budget,
         default=DEFAULT_TIMING_BUDGET,
         metavar="FRACTION|full",
-        help="the most the figures may add, as a fraction of the untimed run (default 0.5: "
-        "at most 1.5x; a warm run then gets few samples), or 'full': every figure",
+        help="the most the default timing may add, as a fraction of the untimed run (default "
+        "0.5: at most 1.5x; a warm run then gets few samples), or 'full': every figure "
+        "(--benchmark and --timing-runs N take every figure)",
     )
     p.add_argument("--store-dir", help="artifact store (default: as pytest conformance)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")
@@ -254,9 +256,17 @@ def exit_status(outcome: Outcome) -> int:
 def _timing_runs(args: argparse.Namespace) -> int:
     from iree_conformance.engine.benchmark import DEFAULT_MIN_RUNS
 
-    if not args.benchmark:
+    if args.benchmark is False:
         return 0
     return DEFAULT_MIN_RUNS if args.timing_runs is None else max(args.timing_runs, 0)
+
+
+def _timing_budget(args: argparse.Namespace) -> float | None:
+    """--timing-budget bounds the default timing; --benchmark or --timing-runs N asked
+    for the figures: every one (engine/benchmark.timing_budget_for)."""
+    from iree_conformance.engine.benchmark import timing_budget_for
+
+    return timing_budget_for(args.timing_runs or 0, args.benchmark, args.timing_budget)
 
 
 def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
@@ -287,7 +297,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
             Attempt(
                 case,
                 target,
-                AttemptSettings(timing_runs=_timing_runs(args), timing_budget=args.timing_budget),
+                AttemptSettings(timing_runs=_timing_runs(args), timing_budget=_timing_budget(args)),
             ),
             worker,
         )

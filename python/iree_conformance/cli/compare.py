@@ -5,8 +5,9 @@ request, or two IREE versions). The last file is the one judged (the last M with
 noise between runs, which one run cannot show, and several new runs (the same build timed
 again) confirm a change: it must be seen in each of them.
 
-Exit status: 0 no significant slowdown, 1 a case became significantly slower, 2 a results
-file is missing or malformed.
+Exit status: 0 no regression, 1 a case became significantly worse in any way listed (slower,
+more memory, more device or host memory per call, a larger module; the last line names each
+kind and its cases), 2 a results file is missing or malformed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "compare",
         help="compare two results files: verdict changes and significant speed/memory changes "
-        "(exit 1 on a significant slowdown)",
+        "(exit 1 on a significant slowdown, memory growth or larger module)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -78,4 +79,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     for line in speed.comparison_lines(result, markdown=args.markdown):
         print(line, file=sys.stdout)
-    return 1 if result.slowdowns else 0
+    regressions = speed.regression_line(result)
+    if regressions:
+        print(regressions, file=sys.stdout)
+    return 1 if result.regressions else 0

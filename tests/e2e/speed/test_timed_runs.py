@@ -36,12 +36,16 @@ def test_check_model_prints_the_benchee_table(tmp_path, capsys):
     assert table.split()[:7] == ["Name", "ips", "average", "deviation", "median", "99th", "%"]
     assert "onnxruntime" in table and "iree" in table
     assert "ratio IREE/onnxruntime (medians)" in out
-    assert "compile:" in out and "run peak memory:" in out and "cost of timing:" in out
+    assert "compile:" in out and "run memory growth:" in out and "cost of timing:" in out
     bench = json.loads(out_json.read_text())["metrics"]["benchmark"]
     assert bench["reference"]["interleaved"] is True
     assert len(bench["reference"]["samples_s"]) == len(bench["iree"]["samples_s"])
     assert bench["compile"]["module_bytes"] > 0
-    assert bench["memory"]["run_peak_rss_bytes"] > 0
+    assert bench["memory"]["run_peak_rss_bytes"] > 0 and bench["memory"]["calls"] > 0
+    assert (
+        bench["memory"]["rss_growth_bytes"] >= 0
+        and bench["memory"]["allocated_bytes"]["device"] > 0
+    )
 
 
 def _store_files(store: Path) -> set[Path]:
