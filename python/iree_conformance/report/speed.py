@@ -436,8 +436,12 @@ def _typical_spread(
     return statistics.median(spreads) if spreads else None
 
 
-#: The fewest cases timed once a side whose shifts give a run's noise (below: none).
+#: The fewest cases timed on both sides whose shifts give the runs' noise (below: none).
 MIN_SHIFT_CASES = 4
+#: Under this many runs on a side, a time change must also pass the run's own shift: so few
+#: runs cannot show the noise between a run and the next (docs/speed.md: 1 + 1 flags about
+#: half the cases of an A/A pair, 2 + 2 one in twenty, 3 + 3 none measured).
+FEW_RUNS = 3
 
 
 def _run_shift_scale(
@@ -446,23 +450,25 @@ def _run_shift_scale(
     extra: list[dict[Key, Mapping[str, Any]]],
     extra_new: list[dict[Key, Mapping[str, Any]]],
 ) -> float | None:
-    """With one run a side, the noise between the two runs, from how far every case timed
-    once a side moved: 1.4826 times the median absolute log shift of the medians (a
-    robust standard deviation around no change), over at least MIN_SHIFT_CASES cases;
-    else None. A loaded machine moves a whole run (docs/speed.md: a third to a half of
-    the cases of an A/A pair move by over 10 %), which the runs' own samples cannot show;
-    a case is a change only when it moved far more than the run's cases do."""
+    """The noise between the two sides as a whole, from how far every case timed on both
+    moved: 1.4826 times the median absolute log shift of the medians (a robust standard
+    deviation around no change), over at least MIN_SHIFT_CASES cases; else None. A loaded
+    machine moves a whole run, and a load that changes between the baseline's runs and
+    the new ones moves every new run alike (docs/speed.md), which the runs' own samples
+    and spread cannot show; with few runs, a case is a change only when it moved far more
+    than the cases do."""
     import math
 
-    if extra or extra_new:
-        return None
     shifts = []
     for key in base.keys() & new.keys():
         fb, fn = figures(base[key]), figures(new[key])
-        if fb is None or fn is None or len(runs_of(fb)) != 1 or len(runs_of(fn)) != 1:
+        if fb is None or fn is None:
             continue
-        base_runs, new_runs, _ = _time_samples([fb], [fn])
-        b, n = _median(base_runs[0]), _median(new_runs[0])
+        base_figures = [r for f in (fb, *_figures_of(extra, key)) for r in runs_of(f)]
+        new_figures = [r for f in (fn, *_figures_of(extra_new, key)) for r in runs_of(f)]
+        base_runs, new_runs, _ = _time_samples(base_figures, new_figures)
+        b = _median([x for run in base_runs for x in run])
+        n = _median([x for run in new_runs for x in run])
         if b > 0 and n > 0:
             shifts.append(abs(math.log(n / b)))
     if len(shifts) < MIN_SHIFT_CASES:
@@ -471,7 +477,7 @@ def _run_shift_scale(
 
 
 def beyond_run_shift(change: Change, scale: float, alpha: float) -> bool:
-    """Whether a case timed once a side moved beyond the run's noise (``_run_shift_scale``):
+    """Whether a case timed few times a side moved beyond the runs' noise (``_run_shift_scale``):
     its log shift past the two-sided 1 - alpha normal quantile of that scale."""
     import math
     from statistics import NormalDist
@@ -528,7 +534,8 @@ def compare_results(
             change, significant = compare_time(
                 key, base_runs, new_runs, alpha, min_effect, basis, prior_sd
             )
-            if significant and len(base_runs) == len(new_runs) == 1 and shift_scale is not None:
+            few = min(len(base_runs), len(new_runs)) < FEW_RUNS
+            if significant and few and shift_scale is not None:
                 significant = beyond_run_shift(change, shift_scale, alpha)
             if significant:
                 result.changes.append(change)
