@@ -269,11 +269,11 @@ def main(argv: list[str] | None = None) -> int:
         problems.append(f"compare exited {code}, not 1 naming both: {regressions}")
     injected_side = write(work / "current-injected.json", inject(runs_folded, slower, larger))
     speed, body = pr_view(work, "injected", current, injected_side)
-    listed = {(e["case_id"], e["change"].split(" by ")[0]) for e in speed}
-    print(f"pull-request view (injected): {sorted(listed)}")
-    if (larger, "more device memory") not in listed or "Significantly slower or larger" not in body:
+    shown = {(e["case_id"], e["change"].split(" by ")[0]) for e in speed}
+    print(f"pull-request view (injected): {sorted(shown)}")
+    if (larger, "more device memory") not in shown or "Significantly slower or larger" not in body:
         problems.append(f"the pull-request view does not list {larger} as more device memory")
-    if (slower, "slower") not in listed:
+    if (slower, "slower") not in shown:
         # Two timings a side: a change must leave the baseline's two runs' spread
         # (report/speed.beyond_baseline), which a loaded runner can make wider than 30 %.
         print(

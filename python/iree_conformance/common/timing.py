@@ -87,14 +87,24 @@ def rss_bytes() -> int | None:
     return _status_bytes("VmRSS")
 
 
+#: glibc's mallopt parameter, and the value it has until glibc moves it: allocations of
+#: this size and more are mapped apart and unmapped when freed.
+_M_MMAP_THRESHOLD = -3
+_MMAP_THRESHOLD_BYTES = 128 * 1024
+
+
 def trim_heap() -> bool:
-    """Gives the C heap's free pages back to the system (glibc's ``malloc_trim(0)``), so
-    that memory the calls take shows as growth whatever ran before them (a compile's
-    freed arenas would otherwise be reused unseen); False where there is no glibc."""
+    """Makes the C heap's state the same whatever ran before (glibc): its free pages given
+    back to the system (``malloc_trim(0)``), so that memory the calls take shows as growth
+    (a compile's freed arenas would otherwise be reused unseen), and the mmap threshold
+    fixed at glibc's starting 128 KiB (``mallopt``), which glibc otherwise raises after a
+    large block is freed (a compile's), so that a call's large buffers stay on the heap
+    in one process and are unmapped on free in another. False where there is no glibc."""
     if not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES)
         libc.malloc_trim(0)
         return True
     except (OSError, AttributeError):

@@ -384,7 +384,7 @@ def compare_time(
 
 
 def _one_figure(
-    key: Key, kind: str, base: Any, new: Any, min_effect: float, floor: int
+    key: Key, kind: str, base: Any, new: Any, min_effect: float, floor: float
 ) -> Change | None:
     if not isinstance(base, (int, float)) or not isinstance(new, (int, float)) or base <= 0:
         return None
