@@ -221,8 +221,8 @@ class RunOptions:
     )
     timing_budget: float | None = option(
         "--timing-budget",
-        "the most the default timing of models may add, as a fraction of a case's untimed run (default 0.5: a timed case costs at most 1.5x; "
-        "a warm case then gets few samples), or 'full': every figure whatever it costs (CI's runs; docs/speed.md); "
+        "the most the default timing of models may add, as a fraction of a case's untimed run (default 0.05: a timed case costs at most 1.05x, "
+        "and a reference never timed here is left out; a warm case gets few samples), or 'full': every figure whatever it costs (CI's runs; docs/speed.md); "
         "--benchmark and --timing-runs N always take every figure",
         DEFAULT_TIMING_BUDGET,
         default=DEFAULT_TIMING_BUDGET,
