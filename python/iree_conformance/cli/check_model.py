@@ -66,9 +66,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--benchmark",
         action=argparse.BooleanOptionalAction,
-        default=True,
+        default=None,
         help="on a pass, time IREE and onnxruntime interleaved and print Benchee's table, "
-        "compile, load and memory figures (default: on; docs/speed.md)",
+        "compile, load and memory figures (default: on, within --timing-budget; given "
+        "explicitly, or with --timing-runs N: every figure, whatever it costs; docs/speed.md)",
     )
     p.add_argument(
         "--timing-runs",
@@ -83,7 +84,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FRACTION|full",
         help="the most the figures may add, as a fraction of the untimed run (such as "
         f"{DEFAULT_TIMING_BUDGET}, pytest conformance's default: a reference never timed here "
-        "is left out), or 'full' (the default for one model: every figure, up to 10 s)",
+        "is left out, when --benchmark or --timing-runs is not given), or 'full' (the default "
+        "for one model: every figure, up to 10 s)",
     )
     p.add_argument("--store-dir", help="artifact store (default: as pytest conformance)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")
@@ -276,9 +278,17 @@ def exit_status(outcome: Outcome) -> int:
 def _timing_runs(args: argparse.Namespace) -> int:
     from iree_conformance.engine.benchmark import DEFAULT_MIN_RUNS
 
-    if not args.benchmark:
+    if args.benchmark is False:
         return 0
     return DEFAULT_MIN_RUNS if args.timing_runs is None else max(args.timing_runs, 0)
+
+
+def _timing_budget(args: argparse.Namespace) -> float | None:
+    """--timing-budget bounds the default timing; --benchmark or --timing-runs N asked
+    for the figures: every one (engine/benchmark.timing_budget_for)."""
+    from iree_conformance.engine.benchmark import timing_budget_for
+
+    return timing_budget_for(args.timing_runs or 0, args.benchmark, args.timing_budget)
 
 
 def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
@@ -314,7 +324,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
             Attempt(
                 case,
                 target,
-                AttemptSettings(timing_runs=_timing_runs(args), timing_budget=args.timing_budget),
+                AttemptSettings(timing_runs=_timing_runs(args), timing_budget=_timing_budget(args)),
             ),
             worker,
         )

@@ -8,9 +8,10 @@ again) confirm a change: it must be seen in each of them.
 It also lists each case whose compile statistics changed (IREE's dispatch count, the
 module's size: ``metrics.compile_stats``, report/compile_stats.py).
 
-Exit status: 0 no significant slowdown, 1 a case became significantly slower or its
-module grew (more dispatches, or a module at least 10 % and 1 KiB bigger), 2 a results
-file is missing or malformed.
+Exit status: 0 no regression, 1 a case became significantly worse in any way listed (slower,
+more memory, more device or host memory per call, a larger module, more dispatches or a
+module at least 10 % and 1 KiB bigger in its compile statistics; the last line names each
+kind and its cases), 2 a results file is missing or malformed.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "compare",
         help="compare two results files: verdict changes and significant speed/memory changes "
-        "(exit 1 on a significant slowdown)",
+        "(exit 1 on a significant slowdown, memory growth or larger module)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -85,4 +86,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     stat_changes, compared = compile_stats.compare_compile_stats(base[0], new[0], args.min_effect)
     for line in compile_stats.stat_change_lines(stat_changes, compared, markdown=args.markdown):
         print(line, file=sys.stdout)
-    return 1 if result.slowdowns or any(c.worse for c in stat_changes) else 0
+    regressions = speed.regression_line(result)
+    if regressions:
+        print(regressions, file=sys.stdout)
+    grown = [c for c in stat_changes if c.worse]
+    if grown:
+        kinds = sorted({c.kind for c in grown})
+        print(
+            f"Compile statistics regressions ({len(grown)}; exit status 1): {', '.join(kinds)}",
+            file=sys.stdout,
+        )
+    return 1 if result.regressions or grown else 0

@@ -227,10 +227,15 @@ class Engine:
                     case, settings.attempt.timing_runs, settings.benchmark
                 )
             )
+            budget = benchmark.timing_budget_for(
+                settings.attempt.timing_runs, settings.benchmark, settings.attempt.timing_budget
+            )
             attempt = Attempt(
                 case,
                 target,
-                dataclasses.replace(settings.attempt, timing_runs=timing_runs),
+                dataclasses.replace(
+                    settings.attempt, timing_runs=timing_runs, timing_budget=budget
+                ),
                 tolerance=expectations.tolerance_for(case.case_id),
                 placement=placement,
             )
