@@ -81,6 +81,22 @@ class KnownIssues:
         return cls(tuple(entries))
 
 
+def default_path() -> Path:
+    """./conformance/known_issues.toml, else the one of this checkout."""
+    here = Path.cwd() / "conformance" / FILE_NAME
+    return here if here.is_file() else Path(__file__).resolve().parents[3] / "conformance" / FILE_NAME
+
+
+def issue_of(outcome: dict, known: KnownIssues, line: str) -> str | None:
+    """The upstream issue of a failing outcome (a results record): its manifest entry's
+    ``issue``, else the known issue of its signature (its stage, its first line)."""
+    manifest = (outcome.get("info") or {}).get("manifest") or {}
+    if valid_issue(manifest.get("issue")):
+        return str(manifest["issue"])
+    match = known.match(str(outcome.get("stage", "")), line)
+    return match.issue if match is not None else None
+
+
 def load_known_issues(path: Path | None) -> KnownIssues:
     """The file's entries; none when path is None or the file does not exist. A malformed
     entry is a ``ManifestError`` naming the file and the entry."""

@@ -77,6 +77,7 @@ def _known_issues(conformance_dir: Path):
 def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     from iree_conformance.common.platform_info import host_os
     from iree_conformance.common.store import ArtifactStore, default_store_dir
+    from iree_conformance.common.vocabulary import Status
     from iree_conformance.engine.attempt import Attempt, AttemptSettings
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     why_not = make.not_reproducible_reason(outcome, args.sources)
     if why_not is not None:
         print(f"no reproducer written: {why_not}", file=out)
-        return 0 if outcome.status == "pass" else EXIT_UNJUDGED
+        return 0 if outcome.status == Status.PASS else EXIT_UNJUDGED
     entry = expectations.xfail.get(case.case_id)
     record = make.make(
         case,

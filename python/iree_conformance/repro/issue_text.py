@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from iree_conformance.common.markdown_escape import md_code, md_text
+from iree_conformance.common.vocabulary import Stage
 from iree_conformance.repro.spec import ReproSpec
 from iree_conformance.repro.versions import version_lines
 
@@ -31,10 +32,10 @@ def fenced(lines: list[str], info: str = "") -> str:
 
 
 def render(spec: ReproSpec, versions: dict[str, Any], verified: dict[str, Any] | None) -> str:
-    stage = spec.stage if spec.kind != "fail-numerics" else "compare"
+    stage = spec.stage if spec.kind != "fail-numerics" else Stage.COMPARE
     component = COMPONENTS.get(stage, "Compiler")
     if spec.kind == "crash":
-        component = "Compiler (it crashed)" if spec.stage in ("import", "compile") else "Runtime (it crashed)"
+        component = "Compiler (it crashed)" if spec.stage in (Stage.IMPORT, Stage.COMPILE) else "Runtime (it crashed)"
     shown = spec.diagnostics[:MAX_LINES] or [spec.first_line]
     more = len(spec.diagnostics) - len(shown)
     out = [

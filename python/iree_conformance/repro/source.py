@@ -18,6 +18,7 @@ import numpy as np
 
 from iree_conformance.common.platform_info import cpu_fingerprint, host_arch
 from iree_conformance.common.store import ArtifactStore
+from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.engine.worker.runtime import resolve_entry
 from iree_conformance.engine.worker.store import ModuleCache
 from iree_conformance.frontends.registry import FrontendError, ImportContext, frontend_for
@@ -136,12 +137,12 @@ def build_spec(
         function=case.entry_function or "main",
         diagnostics=list(outcome.diagnostics),
     )
-    if case.kind == "onnx" and stage in ("prepare", "import"):
+    if case.kind == "onnx" and stage in (Stage.PREPARE, Stage.IMPORT):
         spec.onnx, spec.import_line = source, import_line(outcome, source)
         spec.notes.append("The harness imports ONNX in process (IREE's importer, after onnx's opset upgrade); the folder holds the model and the iree-import-onnx line, which needs the onnx package.")
         return spec
     self_checking = bool(case.import_options.get("rewrite_checks"))
-    if self_checking and stage not in ("import", "compile"):
+    if self_checking and stage not in (Stage.IMPORT, Stage.COMPILE):
         spec.mlir = source
         spec.notes.append("A self-checking program: the harness rewrites its check ops into calls of its own recording module; the folder holds the program as written, whose check ops iree-run-module ignores, so a wrong value does not fail the run.")
     else:
@@ -149,7 +150,7 @@ def build_spec(
         spec.context["mlir_from_store"] = from_store
     names = public_functions(spec.mlir.decode("utf-8", errors="replace"))
     spec.function = resolve_entry(case.entry_function, names)
-    if stage in ("import", "compile") and kind != "pass":
+    if stage in (Stage.IMPORT, Stage.COMPILE) and kind != Status.PASS:
         return spec
     try:
         sets = case.input_sets()

@@ -73,20 +73,25 @@ def threshold_flags(expected: list[np.ndarray], tolerances: list[tuple[float, fl
     return flags
 
 
-#: Integer outputs up to this many elements are written inline (``2x3xi32=1 2 3 4 5 6``):
-#: IREE reads a .npy of int32 as ``si32``, which never matches a module's signless ``i32``.
+#: Integer and bf16 outputs up to this many elements are written inline (``2x3xi32=1 2 3 4 5
+#: 6``): IREE reads a .npy of int32 as ``si32``, which never matches a module's signless
+#: ``i32``, and a .npy has no bf16.
 INLINE_INT_LIMIT = 4096
 
 
 def expected_value(array: np.ndarray, index: int) -> str:
     """``@expected_K.npy``, or a signed integer output inline as IREE writes one."""
     a = np.asarray(array)
-    if a.dtype.kind == "i" and a.size <= INLINE_INT_LIMIT:
-        shape = "x".join(str(d) for d in a.shape)
-        kind = f"i{a.dtype.itemsize * 8}"
-        values = " ".join(str(int(v)) for v in a.reshape(-1))
-        return f"{shape}x{kind}={values}" if shape else f"{kind}={values}"
-    return f"@expected_{index}.npy"
+    if a.size > INLINE_INT_LIMIT:
+        return f"@expected_{index}.npy"
+    if a.dtype.kind == "i":
+        kind, values = f"i{a.dtype.itemsize * 8}", [str(int(v)) for v in a.reshape(-1)]
+    elif a.dtype.name == "bfloat16":  # a .npy cannot say bf16 (ml_dtypes' type reads as opaque)
+        kind, values = "bf16", [repr(float(v)) for v in a.reshape(-1)]
+    else:
+        return f"@expected_{index}.npy"
+    shape = "x".join(str(d) for d in a.shape)
+    return f"{shape}x{kind}={' '.join(values)}" if shape else f"{kind}={' '.join(values)}"
 
 
 def compile_flags_text(spec: ReproSpec) -> str:

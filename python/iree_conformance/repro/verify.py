@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from iree_conformance.common.diagnostics import normalize
+from iree_conformance.common.vocabulary import Stage
 from iree_conformance.repro.spec import INPUT_MLIR, MODULE_FILE, ReproSpec
 
 #: The tools a reproducer calls, by whether it imports ONNX first.
@@ -84,20 +85,26 @@ def run_reproducer(folder: Path, tools: Path, timeout_s: float) -> dict[str, Any
         except subprocess.TimeoutExpired:
             return {"stage": None, "returncode": None, "output": [], "timed_out": True}
         if not had_mlir and not (work / INPUT_MLIR).is_file():
-            stage = "import"
+            stage = Stage.IMPORT
         elif not (work / MODULE_FILE).is_file():
-            stage = "compile"
+            stage = Stage.COMPILE
         else:
-            stage = "run"
+            stage = Stage.RUN
         lines = [ln for ln in (proc.stdout + "\n" + proc.stderr).splitlines() if ln.strip()]
         return {"stage": stage, "returncode": proc.returncode, "output": lines, "timed_out": False}
+
+
+# The Python runtime's wrapping of a runtime error: "RuntimeError: Error invoking function: ".
+_PY_PREFIX = re.compile(r"^(\w+Error: )?(Error invoking function: )?")
 
 
 def _core(line: str) -> str:
     """The message of an in-process importer error, as the tool prints it in a traceback:
     ``importing ONNX graph 'g' failed (OnnxImportError): MESSAGE`` -> ``MESSAGE``."""
     head, sep, tail = line.partition("): ")
-    return tail if sep and head.startswith("importing ONNX") else line
+    if sep and head.startswith("importing ONNX"):
+        return tail
+    return _PY_PREFIX.sub("", line)
 
 
 def has_line(first_line: str, output: list[str]) -> bool:
@@ -106,13 +113,10 @@ def has_line(first_line: str, output: list[str]) -> bool:
     return any(normalize(ln) == want or (core and core in normalize(ln)) for ln in output)
 
 
-_SIGNEDNESS_ONLY = re.compile(r"metadata is \S*?x?(i\d+); expected that the view matches \S*?x?[su]\1\b")
-
-
 def _value_mismatch(line: str) -> bool:
-    """IREE's mismatch report of a value, not the signedness of an element type (a .npy
-    of int32 reads as si32, a module's result is signless i32)."""
-    return "[FAILED] result[" in line and not _SIGNEDNESS_ONLY.search(line)
+    """IREE's mismatch report of a value, not of a result's metadata (its type or shape:
+    then the values were not compared)."""
+    return "[FAILED] result[" in line and "metadata is" not in line
 
 
 def _signalled(returncode: int | None) -> bool:
