@@ -86,6 +86,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")
     p.add_argument("--json", help="also write the Outcome as JSON here")
     p.add_argument("--no-bisect", action="store_true", help="on a numerics failure, do not bisect")
+    p.add_argument(
+        "--repro-dir",
+        help="on a failure, write its reproducer folder (IREE's own commands and files, verified) "
+        "under DIR/<target>/<case id> (docs/reproducers.md)",
+    )
 
 
 def _case(args: argparse.Namespace):
@@ -241,6 +246,38 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
         print(outcome.info["benchmark"], file=out)
 
 
+def _known_issue_line(outcome: Outcome, conformance_dir: Path, out) -> None:
+    """"matches iree-org/iree#N" when the failure's signature is a known issue."""
+    from iree_conformance.expectations.known_issues import FILE_NAME, issue_of, load_known_issues
+    from iree_conformance.report.model import first_line
+
+    if outcome.status in (Status.PASS, Status.SKIP):
+        return
+    record = outcome.to_json()
+    issue = issue_of(record, load_known_issues(conformance_dir / FILE_NAME), first_line(record))
+    if issue:
+        print(f"matches {issue} (a known issue: same stage and first error line)", file=out)
+
+
+def _write_repro(case, target, outcome, store, conformance_dir: Path, root: Path, out) -> None:
+    from iree_conformance.expectations.known_issues import FILE_NAME, load_known_issues
+    from iree_conformance.repro import make
+    from iree_conformance.repro.command import report
+    from iree_conformance.repro.lookup import folder_for
+
+    folder = folder_for(root, target.name, case.case_id)
+    record = make.make(
+        case,
+        target,
+        outcome,
+        folder,
+        store,
+        load_known_issues(conformance_dir / FILE_NAME),
+        make.ReproOptions(force=True),
+    )
+    report(record, folder, out)
+
+
 def exit_status(outcome: Outcome) -> int:
     if outcome.status == Status.PASS:
         return 0
@@ -318,6 +355,9 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
         worker.close()
     cap_outcome_diagnostics(outcome, store.root)
     _print_outcome(outcome, out, args.model)
+    _known_issue_line(outcome, targets_path.parent, out)
+    if getattr(args, "repro_dir", None) and exit_status(outcome) == 1:
+        _write_repro(case, target, outcome, store, targets_path.parent, Path(args.repro_dir), out)
     if args.json:
         data: dict[str, Any] = outcome.to_json()
         Path(args.json).write_text(

@@ -30,9 +30,12 @@ from iree_conformance.common.errors import ManifestError
 from iree_conformance.common.tomlio import load_toml
 
 __all__ = [
+    "FILE_NAME",
     "ISSUE_PATTERN",
     "KnownIssue",
     "KnownIssues",
+    "default_path",
+    "issue_of",
     "issue_url",
     "load_known_issues",
     "valid_issue",
