@@ -40,8 +40,8 @@ from iree_conformance.expectations.known_issues import (
     load_known_issues,
 )
 from iree_conformance.model.results import diff_outcomes
-from iree_conformance.report.model import first_line
 from iree_conformance.report.merging import suite_of
+from iree_conformance.report.model import first_line
 from iree_conformance.report.speed import compare_results as compare_speed
 from iree_conformance.report.speed import figures, runs_of
 

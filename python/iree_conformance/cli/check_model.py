@@ -247,7 +247,7 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
 
 
 def _known_issue_line(outcome: Outcome, conformance_dir: Path, out) -> None:
-    """"matches iree-org/iree#N" when the failure's signature is a known issue."""
+    """ "matches iree-org/iree#N" when the failure's signature is a known issue."""
     from iree_conformance.expectations.known_issues import FILE_NAME, issue_of, load_known_issues
     from iree_conformance.report.model import first_line
 

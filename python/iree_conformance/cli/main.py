@@ -21,7 +21,6 @@ from iree_conformance.report import markdown as report_mod
 from iree_conformance.report.html import command as html_command
 from iree_conformance.report.html import history_command
 from iree_conformance.report.html import inputs as html_inputs
-
 from iree_conformance.repro.command import run as repro_run
 
 DEFAULT_TARGETS = Path(__file__).resolve().parents[3] / "conformance" / "targets.toml"

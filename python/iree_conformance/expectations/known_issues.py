@@ -87,7 +87,9 @@ class KnownIssues:
 def default_path() -> Path:
     """./conformance/known_issues.toml, else the one of this checkout."""
     here = Path.cwd() / "conformance" / FILE_NAME
-    return here if here.is_file() else Path(__file__).resolve().parents[3] / "conformance" / FILE_NAME
+    return (
+        here if here.is_file() else Path(__file__).resolve().parents[3] / "conformance" / FILE_NAME
+    )
 
 
 def issue_of(outcome: dict, known: KnownIssues, line: str) -> str | None:
@@ -108,7 +110,9 @@ def load_known_issues(path: Path | None) -> KnownIssues:
     data = load_toml(path)
     unknown = set(data) - {"known"}
     if unknown:
-        raise ManifestError(f"{path}: unknown table(s) {sorted(unknown)}; expected [[known]] entries")
+        raise ManifestError(
+            f"{path}: unknown table(s) {sorted(unknown)}; expected [[known]] entries"
+        )
     raw = data.get("known", [])
     if not isinstance(raw, list):
         raise ManifestError(f"{path}: known must be an array of tables ([[known]])")
@@ -119,13 +123,19 @@ def load_known_issues(path: Path | None) -> KnownIssues:
             raise ManifestError(f"{where} must be a table")
         extra = set(spec) - set(_KEYS)
         if extra:
-            raise ManifestError(f"{where}: unknown keys {sorted(extra)}; allowed: {', '.join(_KEYS)}")
+            raise ManifestError(
+                f"{where}: unknown keys {sorted(extra)}; allowed: {', '.join(_KEYS)}"
+            )
         if not valid_issue(spec.get("issue")):
-            raise ManifestError(f'{where}: issue must read "owner/repo#N", e.g. "iree-org/iree#123"')
+            raise ManifestError(
+                f'{where}: issue must read "owner/repo#N", e.g. "iree-org/iree#123"'
+            )
         for key in ("stage", "line"):
             if not isinstance(spec.get(key), str) or not spec[key].strip():
                 raise ManifestError(f"{where}: {key} must be a non-empty string")
         entries.append(
-            KnownIssue(spec["issue"], spec["stage"], normalize(spec["line"]), str(spec.get("note", "")))
+            KnownIssue(
+                spec["issue"], spec["stage"], normalize(spec["line"]), str(spec.get("note", ""))
+            )
         )
     return KnownIssues(tuple(entries))

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from iree_conformance.common.errors import ManifestError
+from iree_conformance.expectations.known_issues import valid_issue
 from iree_conformance.expectations.manifest import (  # noqa: F401 - the manifest format's names, re-exported
     EXPECT_KEY,
     OLD_EXPECT_KEY,
@@ -38,7 +39,6 @@ from iree_conformance.expectations.manifest import (  # noqa: F401 - the manifes
     updated_entries,
     with_recorded_on,
 )
-from iree_conformance.expectations.known_issues import valid_issue
 from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.outcome import EXPECTATION_KINDS
 

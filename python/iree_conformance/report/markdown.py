@@ -246,5 +246,5 @@ def _inputs_note(outcome: dict[str, Any]) -> str:
 
 
 def _issue_note(issue: str | None) -> str:
-    """" (matches iree-org/iree#N)" for a group whose signature is a known issue."""
+    """The note of a group whose signature is a known issue: " (matches iree-org/iree#N)"."""
     return f" (matches {md_text(issue)})" if issue else ""

@@ -50,11 +50,18 @@ def add_parser(sub: Any) -> None:
         description=EXIT_HELP,
     )
     p.add_argument("case_id", help="the case id, e.g. onnx-ops/test_adagrad (as a report names it)")
-    p.add_argument("--target", default="llvm-cpu", help="target from targets.toml (default llvm-cpu)")
+    p.add_argument(
+        "--target", default="llvm-cpu", help="target from targets.toml (default llvm-cpu)"
+    )
     p.add_argument("--targets", help="targets file (default: conformance/targets.toml)")
     p.add_argument("-o", "--output", help="the folder to write (default repro/<target>/<case id>)")
     p.add_argument("--force", action="store_true", help="replace the folder if it exists")
     p.add_argument("--no-verify", action="store_true", help="write the folder without running it")
+    p.add_argument(
+        "--tools",
+        metavar="DIR",
+        help="verify with the IREE tools of this folder (default: those on PATH), e.g. a fresh venv's bin",
+    )
     p.add_argument(
         "--sources",
         action="store_true",
@@ -94,14 +101,18 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
         raise ConfigurationError(f"unknown target {args.target!r}; known: {', '.join(targets)}")
     target = targets[args.target]
     conformance_dir = targets_path.parent
-    folder = Path(args.output) if args.output else folder_for(DEFAULT_ROOT, target.name, args.case_id)
+    folder = (
+        Path(args.output) if args.output else folder_for(DEFAULT_ROOT, target.name, args.case_id)
+    )
     from iree_conformance.repro.writer import check_destination
 
     check_destination(folder, args.force)
     reason = unavailable_reason(target) or uncompilable_reason(target)
     if reason:
         raise ConfigurationError(f"target {target.name} cannot run here: {reason}")
-    options = RunOptions(store_dir=Path(args.store_dir) if args.store_dir else None, no_cache=args.no_cache)
+    options = RunOptions(
+        store_dir=Path(args.store_dir) if args.store_dir else None, no_cache=args.no_cache
+    )
     registry = SuiteRegistry.builtin()
     given = {o.dest: getattr(args, o.dest, None) for _, o in registry.options()}
     case = find_case(args.case_id, conformance_dir, options, given, registry)
@@ -110,7 +121,12 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     worker = WorkerClient(store.root)
     try:
         outcome, _ = run_case(
-            Attempt(case, target, AttemptSettings(alone=True), tolerance=expectations.tolerance_for(case.case_id)),
+            Attempt(
+                case,
+                target,
+                AttemptSettings(alone=True),
+                tolerance=expectations.tolerance_for(case.case_id),
+            ),
             worker,
         )
     finally:
@@ -128,7 +144,9 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
         folder,
         store,
         _known_issues(conformance_dir),
-        make.ReproOptions(force=args.force, verify=not args.no_verify, sources=args.sources),
+        make.ReproOptions(
+            force=args.force, verify=not args.no_verify, sources=args.sources, tools_path=args.tools
+        ),
         expectations.tolerance_for(case.case_id),
         getattr(entry, "issue", None),
     )
@@ -143,10 +161,16 @@ def report(record: dict[str, Any], folder: Path, out) -> int:
         print(f"matches {issue}", file=out)
     verification = record.get("verification") or {}
     if record.get("kind") == "pass":
-        print("the case passes" + (": its generated code is in dump/" if record.get("sources") else ""), file=out)
+        print(
+            "the case passes"
+            + (": its generated code is in dump/" if record.get("sources") else ""),
+            file=out,
+        )
         return 0
     if verification.get("tools_missing"):
-        raise ConfigurationError(f"{folder} was written but not verified: {verification.get('why')}")
+        raise ConfigurationError(
+            f"{folder} was written but not verified: {verification.get('why')}"
+        )
     reproduced = record.get("reproduced")
     if reproduced:
         print(f"reproduced with IREE's tools alone: {verification.get('why')}", file=out)

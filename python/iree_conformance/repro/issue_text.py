@@ -35,7 +35,11 @@ def render(spec: ReproSpec, versions: dict[str, Any], verified: dict[str, Any] |
     stage = spec.stage if spec.kind != "fail-numerics" else Stage.COMPARE
     component = COMPONENTS.get(stage, "Compiler")
     if spec.kind == "crash":
-        component = "Compiler (it crashed)" if spec.stage in (Stage.IMPORT, Stage.COMPILE) else "Runtime (it crashed)"
+        component = (
+            "Compiler (it crashed)"
+            if spec.stage in (Stage.IMPORT, Stage.COMPILE)
+            else "Runtime (it crashed)"
+        )
     shown = spec.diagnostics[:MAX_LINES] or [spec.first_line]
     more = len(spec.diagnostics) - len(shown)
     out = [
@@ -55,18 +59,34 @@ def render(spec: ReproSpec, versions: dict[str, Any], verified: dict[str, Any] |
     steps = []
     if spec.import_line:
         steps.append(" ".join(spec.import_line))
-    steps += ["iree-compile @compile.flags input.mlir -o module.vmfb", "iree-run-module --flagfile=run.flags"]
+    steps += [
+        "iree-compile @compile.flags input.mlir -o module.vmfb",
+        "iree-run-module --flagfile=run.flags",
+    ]
     out += [fenced(steps, "sh"), ""]
-    files = ["`compile.flags`: every flag the harness compiled with", "`run.flags`: module, device, function, inputs" + (", expected outputs and IREE's thresholds" if spec.compares else "")]
-    files.insert(0, "`model.onnx` and the `iree-import-onnx` line above" if spec.import_line else "`input.mlir`: the program as compiled, alone")
+    files = [
+        "`compile.flags`: every flag the harness compiled with",
+        "`run.flags`: module, device, function, inputs"
+        + (", expected outputs and IREE's thresholds" if spec.compares else ""),
+    ]
+    files.insert(
+        0,
+        "`model.onnx` and the `iree-import-onnx` line above"
+        if spec.import_line
+        else "`input.mlir`: the program as compiled, alone",
+    )
     if spec.inputs:
         files.append(f"`input_0.npy` .. `input_{len(spec.inputs) - 1}.npy`: the inputs")
     if spec.compares and spec.expected:
-        files.append(f"`expected_0.npy` .. `expected_{len(spec.expected) - 1}.npy`: the reference's outputs")
+        files.append(
+            f"`expected_0.npy` .. `expected_{len(spec.expected) - 1}.npy`: the reference's outputs"
+        )
     out += [f"- {f}" for f in files]
     out += ["", "`repro.sh` (and `repro.cmd` on Windows) runs the commands.", ""]
     out += ["### What component(s) does this issue relate to?", "", component, ""]
-    out += ["### Version information", ""] + [f"- {md_text(line)}" for line in version_lines(versions)]
+    out += ["### Version information", ""] + [
+        f"- {md_text(line)}" for line in version_lines(versions)
+    ]
     out += ["", "### Additional context", ""]
     out += [f"- {line}" for line in context_lines(spec, verified)]
     return "\n".join(out) + "\n"
@@ -76,16 +96,22 @@ def context_lines(spec: ReproSpec, verified: dict[str, Any] | None) -> list[str]
     ctx = spec.context
     lines = []
     if ctx.get("issue"):
-        lines.append(f"Matches {md_text(ctx['issue'])} (known issue by signature: stage and first line).")
+        lines.append(
+            f"Matches {md_text(ctx['issue'])} (known issue by signature: stage and first line)."
+        )
     if ctx.get("diverging_node"):
         lines.append(f"First diverging node: {md_text(ctx['diverging_node'])}")
     if ctx.get("worked_before"):
         lines.append(f"Did it work before? {md_text(ctx['worked_before'])}")
     else:
-        lines.append("Did it work before? Not known here (run `iree-conformance versions` or `bisect` to find out).")
+        lines.append(
+            "Did it work before? Not known here (run `iree-conformance versions` or `bisect` to find out)."
+        )
     if verified is not None:
         if verified.get("reproduced"):
-            lines.append("Verified: the commands above show the same failure with only IREE's tools on `PATH`.")
+            lines.append(
+                "Verified: the commands above show the same failure with only IREE's tools on `PATH`."
+            )
         elif verified.get("reproduced") is False:
             lines.append(f"Not verified: {md_text(verified.get('why', ''))}")
         else:

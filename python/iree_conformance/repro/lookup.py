@@ -31,7 +31,9 @@ def find_case(
     suite = registry.suite_of(case_id)
     if suite is None:
         known = ", ".join(p for s in registry for p in prefixes(s))
-        raise UnknownCase(f"unknown case {case_id!r}: case ids start with a suite's prefix ({known})")
+        raise UnknownCase(
+            f"unknown case {case_id!r}: case ids start with a suite's prefix ({known})"
+        )
     found = registry.get(suite)
     context = SuiteContext(conformance_dir, options, option_values(found, given))
     cases = registry.collect(suite, context)

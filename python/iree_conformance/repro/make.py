@@ -40,7 +40,9 @@ def not_reproducible_reason(outcome: Outcome, sources: bool = False) -> str | No
     if outcome.status == Status.SKIP:
         return f"it is skipped here ({outcome.reason or 'no reason given'})"
     if outcome.failure_kind not in IREE_KINDS:
-        return f"its failure is the harness's, not IREE's ({outcome.failure_kind} at {outcome.stage})"
+        return (
+            f"its failure is the harness's, not IREE's ({outcome.failure_kind} at {outcome.stage})"
+        )
     return None
 
 

@@ -29,7 +29,9 @@ from iree_conformance.model.targets import Target
 from iree_conformance.report.model import first_line
 from iree_conformance.repro.spec import INPUT_MLIR, MODEL_ONNX, ReproSpec
 
-_FUNC = re.compile(r'^\s*func\.func\s+(public\s+)?(private\s+)?@("(?:[^"\\]|\\.)*"|[\w$.\-]+)', re.MULTILINE)
+_FUNC = re.compile(
+    r'^\s*func\.func\s+(public\s+)?(private\s+)?@("(?:[^"\\]|\\.)*"|[\w$.\-]+)', re.MULTILINE
+)
 MIN_ONNX_OPSET = 17  # frontends/onnx/prepare.MIN_IREE_OPSET: the harness upgrades older models
 
 
@@ -104,13 +106,19 @@ def import_line(outcome: Outcome, source: bytes) -> list[str]:
     return [*line, "-o", INPUT_MLIR]
 
 
-def _tolerances(case: Case, manifest: Tolerance | None, expected: list[np.ndarray]) -> tuple[list, list[str]]:
+def _tolerances(
+    case: Case, manifest: Tolerance | None, expected: list[np.ndarray]
+) -> tuple[list, list[str]]:
     tol = manifest.merged_over(case.tolerance) if manifest is not None else case.tolerance
     notes = []
     if tol.max_ulp is not None:
-        notes.append(f"The harness compares in ULPs (max {tol.max_ulp}); IREE's tools compare by atol/rtol, set to the dtype's defaults here.")
+        notes.append(
+            f"The harness compares in ULPs (max {tol.max_ulp}); IREE's tools compare by atol/rtol, set to the dtype's defaults here."
+        )
     if tol.grids and any(g is not None for g in tol.grids):
-        notes.append("The harness judges some outputs on their quantization grid; IREE's tools compare them exactly or by atol/rtol.")
+        notes.append(
+            "The harness judges some outputs on their quantization grid; IREE's tools compare them exactly or by atol/rtol."
+        )
     return [tol.resolve(np.asarray(e).dtype) for e in expected], notes
 
 
@@ -139,12 +147,16 @@ def build_spec(
     )
     if case.kind == "onnx" and stage in (Stage.PREPARE, Stage.IMPORT):
         spec.onnx, spec.import_line = source, import_line(outcome, source)
-        spec.notes.append("The harness imports ONNX in process (IREE's importer, after onnx's opset upgrade); the folder holds the model and the iree-import-onnx line, which needs the onnx package.")
+        spec.notes.append(
+            "The harness imports ONNX in process (IREE's importer, after onnx's opset upgrade); the folder holds the model and the iree-import-onnx line, which needs the onnx package."
+        )
         return spec
     self_checking = bool(case.import_options.get("rewrite_checks"))
     if self_checking and stage not in (Stage.IMPORT, Stage.COMPILE):
         spec.mlir = source
-        spec.notes.append("A self-checking program: the harness rewrites its check ops into calls of its own recording module; the folder holds the program as written, whose check ops iree-run-module ignores, so a wrong value does not fail the run.")
+        spec.notes.append(
+            "A self-checking program: the harness rewrites its check ops into calls of its own recording module; the folder holds the program as written, whose check ops iree-run-module ignores, so a wrong value does not fail the run."
+        )
     else:
         spec.mlir, from_store = imported_mlir(case, target, store)
         spec.context["mlir_from_store"] = from_store
@@ -165,7 +177,9 @@ def build_spec(
         try:
             expected = case.expected_sets(sets)[0]
         except Exception as e:  # noqa: BLE001 - no reference here: the run still shows the outputs
-            spec.notes.append(f"The reference's outputs could not be made here: {type(e).__name__}: {e}")
+            spec.notes.append(
+                f"The reference's outputs could not be made here: {type(e).__name__}: {e}"
+            )
             return spec
         spec.expected = [np.asarray(e) for e in expected]
         spec.tolerances, notes = _tolerances(case, manifest_tolerance, spec.expected)

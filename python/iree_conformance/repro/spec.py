@@ -54,7 +54,9 @@ class ReproSpec:
         return self.expected is not None and self.kind == "fail-numerics"
 
 
-def threshold_flags(expected: list[np.ndarray], tolerances: list[tuple[float, float] | None]) -> list[str]:
+def threshold_flags(
+    expected: list[np.ndarray], tolerances: list[tuple[float, float] | None]
+) -> list[str]:
     """IREE's tolerance flags from the case's (rtol, atol) per output: one absolute
     threshold per float type and the one relative tolerance IREE shares across types (the
     smallest of the outputs': the strictest)."""
@@ -133,7 +135,9 @@ def repro_sh(spec: ReproSpec) -> str:
 def repro_cmd(spec: ReproSpec) -> str:
     lines = ["@echo off", f"rem {_comment(spec)}", 'cd /d "%~dp0"']
     if spec.import_line:
-        lines.append(" ".join(f'"{w}"' if " " in w else w for w in spec.import_line) + " || exit /b 1")
+        lines.append(
+            " ".join(f'"{w}"' if " " in w else w for w in spec.import_line) + " || exit /b 1"
+        )
     lines.append(f"iree-compile @compile.flags {INPUT_MLIR} -o {MODULE_FILE} || exit /b 1")
     lines.append("iree-run-module --flagfile=run.flags")
     return "\r\n".join(lines) + "\r\n"

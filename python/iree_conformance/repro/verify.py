@@ -30,7 +30,13 @@ from iree_conformance.repro.spec import INPUT_MLIR, MODULE_FILE, ReproSpec
 #: The tools a reproducer calls, by whether it imports ONNX first.
 TOOLS = ("iree-compile", "iree-run-module")
 IMPORT_TOOL = "iree-import-onnx"
-_STAGE_OF = {"prepare": "import", "import": "import", "compile": "compile", "load": "run", "run": "run"}
+_STAGE_OF = {
+    "prepare": "import",
+    "import": "import",
+    "compile": "compile",
+    "load": "run",
+    "run": "run",
+}
 _OUTPUT_LIMIT = 200  # lines of the reproducer's output kept in repro.json
 
 
@@ -56,7 +62,12 @@ def tools_dir(spec: ReproSpec, path: str | None = None) -> Path:
 
 def clean_env(tools: Path) -> dict[str, str]:
     env = {"PATH": str(tools)}
-    for keep in ("SYSTEMROOT", "TMPDIR", "TEMP", "TMP"):  # Windows needs SYSTEMROOT to start a process
+    for keep in (
+        "SYSTEMROOT",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+    ):  # Windows needs SYSTEMROOT to start a process
         if keep in os.environ:
             env[keep] = os.environ[keep]
     return env
@@ -133,22 +144,51 @@ def judge(spec: ReproSpec, ran: dict[str, Any]) -> dict[str, Any]:
     stage, rc, output = ran["stage"], ran["returncode"], ran["output"]
     want_stage = "run" if spec.kind == "fail-numerics" else _STAGE_OF.get(spec.stage, spec.stage)
     if spec.kind == "timeout":
-        return {**record, "reproduced": None, "why": "a timeout is the harness's time limit, which IREE's tools do not apply"}
+        return {
+            **record,
+            "reproduced": None,
+            "why": "a timeout is the harness's time limit, which IREE's tools do not apply",
+        }
     if rc == 0:
-        return {**record, "reproduced": False, "why": "IREE's tools ran it without an error: " + _hint(spec)}
+        return {
+            **record,
+            "reproduced": False,
+            "why": "IREE's tools ran it without an error: " + _hint(spec),
+        }
     if stage != want_stage:
-        return {**record, "reproduced": False, "why": f"it failed at {stage}, not at {want_stage}: " + (output[0] if output else "")}
+        return {
+            **record,
+            "reproduced": False,
+            "why": f"it failed at {stage}, not at {want_stage}: " + (output[0] if output else ""),
+        }
     if spec.kind == "fail-numerics":
         if rc == 1 and any(_value_mismatch(ln) for ln in output):
-            return {**record, "reproduced": True, "why": "iree-run-module reports the mismatch ([FAILED] result[K])"}
-        return {**record, "reproduced": False, "why": f"iree-run-module exited {rc} without IREE's mismatch report"}
+            return {
+                **record,
+                "reproduced": True,
+                "why": "iree-run-module reports the mismatch ([FAILED] result[K])",
+            }
+        return {
+            **record,
+            "reproduced": False,
+            "why": f"iree-run-module exited {rc} without IREE's mismatch report",
+        }
     if spec.kind == "crash":
         if _signalled(rc):
             return {**record, "reproduced": True, "why": f"it crashed at {stage} (exit {rc})"}
-        return {**record, "reproduced": False, "why": f"it failed at {stage} with exit {rc}, not a crash"}
+        return {
+            **record,
+            "reproduced": False,
+            "why": f"it failed at {stage} with exit {rc}, not a crash",
+        }
     if has_line(spec.first_line, output):
         return {**record, "reproduced": True, "why": f"the same first error line at {stage}"}
-    return {**record, "reproduced": False, "why": f"it failed at {stage}, but with another first line: " + (output[0] if output else "(no output)")}
+    return {
+        **record,
+        "reproduced": False,
+        "why": f"it failed at {stage}, but with another first line: "
+        + (output[0] if output else "(no output)"),
+    }
 
 
 def _hint(spec: ReproSpec) -> str:

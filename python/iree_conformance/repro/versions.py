@@ -33,7 +33,7 @@ def version_info() -> dict[str, Any]:
         "iree-base-runtime": _package("iree-base-runtime", "iree.runtime.version"),
         "os": f"{host_os()} ({platform.platform()})",
         "cpu": f"{platform.machine()} {cpu.get('model', '')}".strip(),
-        "cpu_features": list(cpu.get("features") or []),
+        "cpu_features": [str(f) for f in (cpu.get("features") or ())],  # type: ignore[attr-defined]
         "python": sys.version.split()[0],
     }
 
@@ -43,8 +43,15 @@ def version_lines(info: dict[str, Any]) -> list[str]:
     for name in ("iree-base-compiler", "iree-base-runtime"):
         pkg = info.get(name) or {}
         revisions = ", ".join(f"{k} {v}" for k, v in (pkg.get("revisions") or {}).items())
-        build = f" (build {pkg['build']})" if pkg.get("build") and pkg.get("build") != pkg.get("version") else ""
-        lines.append(f"{name} {pkg.get('version') or 'not installed'}{build}" + (f", revision {revisions}" if revisions else ""))
+        build = (
+            f" (build {pkg['build']})"
+            if pkg.get("build") and pkg.get("build") != pkg.get("version")
+            else ""
+        )
+        lines.append(
+            f"{name} {pkg.get('version') or 'not installed'}{build}"
+            + (f", revision {revisions}" if revisions else "")
+        )
     lines.append(f"OS: {info.get('os')}")
     features = ", ".join(info.get("cpu_features") or [])
     lines.append(f"CPU: {info.get('cpu')}" + (f" (features: {features})" if features else ""))

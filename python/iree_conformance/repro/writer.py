@@ -17,7 +17,12 @@ from typing import Any
 import numpy as np
 
 from iree_conformance.common.errors import ConfigurationError
-from iree_conformance.common.fsutil import atomic_write_bytes, atomic_write_text, make_temp_dir, rename_dir
+from iree_conformance.common.fsutil import (
+    atomic_write_bytes,
+    atomic_write_text,
+    make_temp_dir,
+    rename_dir,
+)
 from iree_conformance.repro import issue_text, verify
 from iree_conformance.repro.spec import (
     INPUT_MLIR,
@@ -62,7 +67,11 @@ def _write_files(spec: ReproSpec, folder: Path) -> None:
 
 def _file_list(folder: Path) -> list[dict[str, Any]]:
     return [
-        {"name": p.relative_to(folder).as_posix(), "size": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+        {
+            "name": p.relative_to(folder).as_posix(),
+            "size": p.stat().st_size,
+            "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+        }
         for p in sorted(folder.rglob("*"))
         if p.is_file() and p.name != RECORD_FILE
     ]
@@ -131,7 +140,9 @@ def write(
         if out.exists():
             shutil.rmtree(out)
         if not rename_dir(tmp, out):
-            raise ConfigurationError(f"{out} appeared while the reproducer was written; pass --force or -o another folder")
+            raise ConfigurationError(
+                f"{out} appeared while the reproducer was written; pass --force or -o another folder"
+            )
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -16,7 +16,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[3]
 # IREE's tools: beside this Python (its venv's bin), else on PATH.
 _HERE = Path(sys.executable).parent
-TOOLS = _HERE if (_HERE / "iree-compile").exists() else Path(shutil.which("iree-compile") or _HERE).parent
+TOOLS = (
+    _HERE
+    if (_HERE / "iree-compile").exists()
+    else Path(shutil.which("iree-compile") or _HERE).parent
+)
 needs_tools = pytest.mark.skipif(
     not (TOOLS / "iree-compile").exists() or not (TOOLS / "iree-run-module").exists(),
     reason="IREE's tools (iree-base-compiler, iree-base-runtime) are neither beside Python nor on PATH",
@@ -24,11 +28,27 @@ needs_tools = pytest.mark.skipif(
 
 
 def repro(tmp_path: Path, *args: str, path: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": path if path is not None else f"{TOOLS}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {
+        **os.environ,
+        "PATH": path if path is not None else f"{TOOLS}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
     return subprocess.run(
-        [sys.executable, "-m", "iree_conformance.cli.main", "repro", *args,
-         "--targets", str(REPO / "conformance" / "targets.toml"), "--store-dir", str(tmp_path / "store")],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
+        [
+            sys.executable,
+            "-m",
+            "iree_conformance.cli.main",
+            "repro",
+            *args,
+            "--targets",
+            str(REPO / "conformance" / "targets.toml"),
+            "--store-dir",
+            str(tmp_path / "store"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=env,
     )
 
 
@@ -45,7 +65,13 @@ def test_a_numerics_failure_is_written_and_reproduced_by_ireess_tools(tmp_path):
     assert np.load(out / "input_0.npy").shape == (12,)
     assert "--iree-input-type=stablehlo" in (out / "compile.flags").read_text()
     # By hand: the script itself, with only the IREE tools on PATH, shows the mismatch.
-    ran = subprocess.run(["/bin/sh", str(out / "repro.sh")], env={"PATH": str(TOOLS)}, capture_output=True, text=True, timeout=300)
+    ran = subprocess.run(
+        ["/bin/sh", str(out / "repro.sh")],
+        env={"PATH": str(TOOLS)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ran.returncode == 1 and "[FAILED] result[1]: element at index 0 (3.5)" in ran.stdout
 
 
@@ -57,7 +83,10 @@ def test_a_compile_failure_matches_its_known_issue(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "matches iree-org/iree#12410" in proc.stdout
     assert "Matches iree-org/iree#12410" in (tmp_path / "out" / "ISSUE.md").read_text()
-    assert json.loads((tmp_path / "out" / "repro.json").read_text())["verification"]["stage"] == "compile"
+    assert (
+        json.loads((tmp_path / "out" / "repro.json").read_text())["verification"]["stage"]
+        == "compile"
+    )
 
 
 @needs_tools
@@ -100,7 +129,9 @@ def test_a_case_id_that_would_escape_the_folder_is_refused(tmp_path):
 
 
 def test_tools_missing_from_path_keep_the_folder_and_say_so(tmp_path):
-    proc = repro(tmp_path, "stablehlo/sort_key_value_stable", "-o", "out", path=str(tmp_path / "empty"))
+    proc = repro(
+        tmp_path, "stablehlo/sort_key_value_stable", "-o", "out", path=str(tmp_path / "empty")
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "not on PATH" in proc.stderr and "iree-compile" in proc.stderr
     assert json.loads((tmp_path / "out" / "repro.json").read_text())["reproduced"] is None

@@ -16,12 +16,16 @@ import pytest
 from iree_conformance.common.errors import ConfigurationError, ManifestError
 from iree_conformance.expectations.known_issues import KnownIssue, KnownIssues, load_known_issues
 from iree_conformance.repro import spec as spec_mod
-from iree_conformance.repro import verify, writer
+from iree_conformance.repro import writer
 from iree_conformance.repro.lookup import folder_for
 from iree_conformance.repro.source import public_functions
 from iree_conformance.repro.spec import ReproSpec
 
-VERSIONS = {"iree-base-compiler": {"version": "0"}, "iree-base-runtime": {"version": "0"}, "python": "3"}
+VERSIONS = {
+    "iree-base-compiler": {"version": "0"},
+    "iree-base-runtime": {"version": "0"},
+    "python": "3",
+}
 
 
 def _spec(**kw) -> ReproSpec:
@@ -85,7 +89,9 @@ def test_scripts_are_the_two_commands():
         "iree-compile @compile.flags input.mlir -o module.vmfb || exit $?",
         "iree-run-module --flagfile=run.flags",
     ]
-    cmd = spec_mod.repro_cmd(_spec(import_line=["iree-import-onnx", "model.onnx", "-o", "input.mlir"]))
+    cmd = spec_mod.repro_cmd(
+        _spec(import_line=["iree-import-onnx", "model.onnx", "-o", "input.mlir"])
+    )
     assert "iree-import-onnx model.onnx -o input.mlir || exit /b 1" in cmd and cmd.endswith("\r\n")
 
 
@@ -105,15 +111,26 @@ def test_compile_failure_with_the_same_first_line_is_reproduced(tmp_path):
     assert record["reproduced"] is True, record["verification"]
     assert record["verification"]["stage"] == "compile"
     names = {f["name"] for f in record["files"]}
-    assert {"input.mlir", "compile.flags", "run.flags", "repro.sh", "repro.cmd", "ISSUE.md"} <= names
+    assert {
+        "input.mlir",
+        "compile.flags",
+        "run.flags",
+        "repro.sh",
+        "repro.cmd",
+        "ISSUE.md",
+    } <= names
     on_disk = json.loads((tmp_path / "out" / "repro.json").read_text())
-    assert on_disk["files"] == record["files"] and all(len(f["sha256"]) == 64 for f in record["files"])
+    assert on_disk["files"] == record["files"] and all(
+        len(f["sha256"]) == 64 for f in record["files"]
+    )
     assert not (tmp_path / "out" / "module.vmfb").exists()  # verified in a scratch copy
 
 
 @pytest.mark.skipif(os.name == "nt", reason="the fake tools are #! scripts")
 def test_another_first_line_is_not_reproduced_and_says_why(tmp_path):
-    tools = _fake_tools(tmp_path, "print('error: something else', file=sys.stderr); sys.exit(1)", "")
+    tools = _fake_tools(
+        tmp_path, "print('error: something else', file=sys.stderr); sys.exit(1)", ""
+    )
     record = writer.write(_spec(), tmp_path / "out", VERSIONS, tools_path=str(tools))
     assert record["reproduced"] is False
     assert "another first line" in record["verification"]["why"]
@@ -122,7 +139,12 @@ def test_another_first_line_is_not_reproduced_and_says_why(tmp_path):
 
 @pytest.mark.skipif(os.name == "nt", reason="the fake tools are #! scripts")
 def test_numerics_needs_ireess_own_mismatch_report_and_exit_1(tmp_path):
-    s = _spec(kind="fail-numerics", stage="compare", expected=[np.ones(2, np.float32)], tolerances=[(1e-5, 1e-6)])
+    s = _spec(
+        kind="fail-numerics",
+        stage="compare",
+        expected=[np.ones(2, np.float32)],
+        tolerances=[(1e-5, 1e-6)],
+    )
     mismatch = "print('[FAILED] result[0]: element at index 0 (1) does not match the expected (2)'); sys.exit(1)"
     tools = _fake_tools(tmp_path, COMPILE_OK, mismatch)
     assert writer.write(s, tmp_path / "a", VERSIONS, tools_path=str(tools))["reproduced"] is True
@@ -143,7 +165,10 @@ def test_a_crash_needs_a_signal_at_the_same_stage(tmp_path):
 def test_tools_missing_from_path_is_said_and_the_folder_kept(tmp_path):
     record = writer.write(_spec(), tmp_path / "out", VERSIONS, tools_path=str(tmp_path / "nothing"))
     assert record["reproduced"] is None and record["verification"]["tools_missing"]
-    assert "iree-compile" in record["verification"]["why"] and "not on PATH" in record["verification"]["why"]
+    assert (
+        "iree-compile" in record["verification"]["why"]
+        and "not on PATH" in record["verification"]["why"]
+    )
     assert (tmp_path / "out" / "input.mlir").is_file()
 
 
@@ -158,14 +183,19 @@ def test_an_existing_folder_is_refused_without_force(tmp_path):
     assert not (out / "keep.txt").exists() and (out / "repro.json").is_file()
 
 
-@pytest.mark.parametrize("case_id", ["../escape", "onnx-ops/../../x", "/abs", "a//b", "a/./b", "c:\\x", "a\x00b"])
+@pytest.mark.parametrize(
+    "case_id", ["../escape", "onnx-ops/../../x", "/abs", "a//b", "a/./b", "c:\\x", "a\x00b"]
+)
 def test_case_ids_that_would_escape_the_folder_are_refused(tmp_path, case_id):
     with pytest.raises(ConfigurationError, match="cannot name a folder|outside"):
         folder_for(tmp_path, "llvm-cpu", case_id)
 
 
 def test_a_case_id_becomes_folders_under_its_target(tmp_path):
-    assert folder_for(tmp_path, "llvm-cpu", "onnx-ops/test_abs") == tmp_path / "llvm-cpu" / "onnx-ops" / "test_abs"
+    assert (
+        folder_for(tmp_path, "llvm-cpu", "onnx-ops/test_abs")
+        == tmp_path / "llvm-cpu" / "onnx-ops" / "test_abs"
+    )
 
 
 def test_issue_md_fences_untrusted_lines_and_names_the_known_issue(tmp_path):
@@ -174,15 +204,28 @@ def test_issue_md_fences_untrusted_lines_and_names_the_known_issue(tmp_path):
     text = (tmp_path / "out" / "ISSUE.md").read_text()
     assert "````\n```\n<script>x</script>\n````" in text
     assert "Matches iree-org/iree#12410" in text
-    for field in ("### What happened?", "### Steps to reproduce your issue", "### What component(s)", "### Version information", "### Additional context"):
+    for field in (
+        "### What happened?",
+        "### Steps to reproduce your issue",
+        "### What component(s)",
+        "### Version information",
+        "### Additional context",
+    ):
         assert field in text
 
 
 def test_known_issues_match_by_stage_and_normalized_first_line(tmp_path):
     path = tmp_path / "known_issues.toml"
-    path.write_text('[[known]]\nissue = "iree-org/iree#7"\nstage = "compile"\nline = "error: failed to legalize operation \'x.y\'"\n')
+    path.write_text(
+        '[[known]]\nissue = "iree-org/iree#7"\nstage = "compile"\nline = "error: failed to legalize operation \'x.y\'"\n'
+    )
     known = load_known_issues(path)
-    assert known.match("compile", "a.mlir:3:4: error: failed to legalize operation 'x.y' that was marked").issue == "iree-org/iree#7"
+    assert (
+        known.match(
+            "compile", "a.mlir:3:4: error: failed to legalize operation 'x.y' that was marked"
+        ).issue
+        == "iree-org/iree#7"
+    )
     assert known.match("run", "error: failed to legalize operation 'x.y'") is None
     assert known.match("compile", "error: something else") is None
 
@@ -192,7 +235,10 @@ def test_known_issues_match_by_stage_and_normalized_first_line(tmp_path):
     [
         ('[[known]]\nissue = "iree#7"\nstage = "compile"\nline = "x"\n', "owner/repo#N"),
         ('[[known]]\nissue = "iree-org/iree#7"\nstage = "compile"\n', "line must be"),
-        ('[[known]]\nissue = "iree-org/iree#7"\nstage = "compile"\nline = "x"\nurl = "y"\n', "unknown keys"),
+        (
+            '[[known]]\nissue = "iree-org/iree#7"\nstage = "compile"\nline = "x"\nurl = "y"\n',
+            "unknown keys",
+        ),
         ("[other]\n", "unknown table"),
     ],
 )
@@ -211,16 +257,26 @@ def test_the_shipped_known_issues_file_loads():
 
 def test_report_failure_groups_show_the_known_issue():
     from iree_conformance.report.markdown import markdown_of
+
     outcome = {
-        "case_id": "stablehlo/x", "suite": "stablehlo", "target": "llvm-cpu", "status": "error",
-        "stage": "compile", "verdict": "fail", "diagnostics": ["a.mlir:1:2: error: boom 3"],
-        "os": "linux", "arch": "x86_64", "python": "3.11",
+        "case_id": "stablehlo/x",
+        "suite": "stablehlo",
+        "target": "llvm-cpu",
+        "status": "error",
+        "stage": "compile",
+        "verdict": "fail",
+        "diagnostics": ["a.mlir:1:2: error: boom 3"],
+        "os": "linux",
+        "arch": "x86_64",
+        "python": "3.11",
     }
     known = KnownIssues((KnownIssue("iree-org/iree#99", "compile", "error: boom N"),))
     from iree_conformance.report.merging import merge_documents
     from iree_conformance.report.model import build
 
-    model = build(merge_documents([("r", {"schema": 1, "metadata": {}, "outcomes": [outcome]})]), known=known)
+    model = build(
+        merge_documents([("r", {"schema": 1, "metadata": {}, "outcomes": [outcome]})]), known=known
+    )
     assert model.failure_groups[0].issue == "iree-org/iree#99"
     assert "matches iree-org/iree#99" in markdown_of(model)
 
@@ -228,8 +284,12 @@ def test_report_failure_groups_show_the_known_issue():
 def test_a_manifest_entry_names_its_issue(tmp_path):
     from iree_conformance.expectations.lookup import ExpectationsError, load_expectations
 
-    (tmp_path / "llvm-cpu.toml").write_text('[xfail]\n"a/b" = { expect = "fail-compile", reason = "r", issue = "iree-org/iree#5" }\n')
+    (tmp_path / "llvm-cpu.toml").write_text(
+        '[xfail]\n"a/b" = { expect = "fail-compile", reason = "r", issue = "iree-org/iree#5" }\n'
+    )
     assert load_expectations(tmp_path, "llvm-cpu", "linux").xfail["a/b"].issue == "iree-org/iree#5"
-    (tmp_path / "llvm-cpu.toml").write_text('[xfail]\n"a/b" = { expect = "fail-compile", reason = "r", issue = "#5" }\n')
+    (tmp_path / "llvm-cpu.toml").write_text(
+        '[xfail]\n"a/b" = { expect = "fail-compile", reason = "r", issue = "#5" }\n'
+    )
     with pytest.raises(ExpectationsError, match="owner/repo#N"):
         load_expectations(tmp_path, "llvm-cpu", "linux")

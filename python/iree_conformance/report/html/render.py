@@ -10,8 +10,8 @@ from typing import Any
 
 import jinja2
 
-from iree_conformance.expectations.known_issues import issue_url
 from iree_conformance.common.stats import format_duration
+from iree_conformance.expectations.known_issues import issue_url
 from iree_conformance.report import model as report_model
 from iree_conformance.report.html import charts, operators, summary, trend
 from iree_conformance.report.html.inputs import Loaded, merge_loaded, metadata_list, split_current
