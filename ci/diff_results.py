@@ -150,7 +150,7 @@ def compare(
         }
         issue = issue_of(now, known, first_line(now)) if now_class == Status.FAIL else None
         if issue:
-            entry["reason"] = f"matches {issue}: {entry['reason']}".rstrip(": ")
+            entry["issue"] = issue
         if now_class == Status.FAIL and before_class != Status.FAIL:
             new_failures.append(entry)
         elif now_class == Status.PASS and before_class == Status.FAIL:
