@@ -41,8 +41,8 @@ from typing import Any
 from cache_tools.github_api import GitHubClient
 from ci._common import CIError, load_json, notice, set_outputs
 from ci.diff_results import speed_lines
-from iree_conformance.expectations.known_issues import issue_url, valid_issue
 from ci.fetch_baseline import DEFAULT_API, api_errors, download, get_json, github_client
+from iree_conformance.expectations.known_issues import issue_url, valid_issue
 
 MARKER = "<!-- iree-conformance:pr-comment -->"
 BOT_LOGIN = "github-actions[bot]"

@@ -35,6 +35,21 @@ _FUNC = re.compile(
 MIN_ONNX_OPSET = 17  # frontends/onnx/prepare.MIN_IREE_OPSET: the harness upgrades older models
 
 
+#: An imported ONNX program over this size has its weights inline in input.mlir.
+LARGE_MLIR_BYTES = 256 * 1024 * 1024
+
+
+def large_weights_note(size: int) -> str:
+    """Why a large model's weights are inline, and how IREE's tools keep them out."""
+    return (
+        f"input.mlir is {size / 2**20:.0f} MiB with the weights inline: the harness imports in "
+        "process and compiles the weights as constants, and a parameter file would be another "
+        "program. To keep them out as IREE's tools do: iree-import-onnx model.onnx "
+        "--externalize-params --save-params-to params.irpa -o input.mlir, then add "
+        "--parameters=model=params.irpa to run.flags."
+    )
+
+
 def public_functions(mlir: str) -> list[str]:
     names = []
     for m in _FUNC.finditer(mlir):
@@ -160,6 +175,8 @@ def build_spec(
     else:
         spec.mlir, from_store = imported_mlir(case, target, store)
         spec.context["mlir_from_store"] = from_store
+    if case.kind == "onnx" and len(spec.mlir) > LARGE_MLIR_BYTES:
+        spec.notes.append(large_weights_note(len(spec.mlir)))
     names = public_functions(spec.mlir.decode("utf-8", errors="replace"))
     spec.function = resolve_entry(case.entry_function, names)
     if stage in (Stage.IMPORT, Stage.COMPILE) and kind != Status.PASS:

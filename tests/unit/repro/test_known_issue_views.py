@@ -17,7 +17,9 @@ BEFORE = RESULTS / "linux-py3.11-before-manifest.json"  # the same run, its fail
 
 
 def _known_for_a_failure() -> tuple[KnownIssues, dict]:
-    failing = next(o for o in load(BEFORE)["outcomes"] if o["verdict"] == "fail" and o["stage"] == "compile")
+    failing = next(
+        o for o in load(BEFORE)["outcomes"] if o["verdict"] == "fail" and o["stage"] == "compile"
+    )
     entry = KnownIssue("iree-org/iree#4242", "compile", normalize(first_line(failing)))
     return KnownIssues((entry,)), failing
 
@@ -29,10 +31,16 @@ def test_a_new_failure_of_a_known_signature_says_matches_in_the_pr_comment(tmp_p
         "current.json",
         edits={
             "llvm-cpu:stablehlo/abs_negate_f16": {
-                "status": "error", "stage": "compile", "verdict": "fail", "diagnostics": [line],
+                "status": "error",
+                "stage": "compile",
+                "verdict": "fail",
+                "diagnostics": [line],
             },
             "llvm-cpu:stablehlo/add_f32": {
-                "status": "error", "stage": "compile", "verdict": "fail", "diagnostics": ["error: other"],
+                "status": "error",
+                "stage": "compile",
+                "verdict": "fail",
+                "diagnostics": ["error: other"],
             },
         },
     )
@@ -58,17 +66,28 @@ def test_the_html_failure_groups_link_the_known_issue(tmp_path, monkeypatch):
     path.rename(tmp_path / "conformance" / "known_issues.toml")
     monkeypatch.chdir(tmp_path)  # the default file: ./conformance/known_issues.toml
     html = render.render_html(inputs.load([BEFORE]), render.Options(generate_ops=False)).html
-    assert 'matches <a href="https://github.com/iree-org/iree/issues/4242">iree-org/iree#4242</a>' in html
+    assert (
+        'matches <a href="https://github.com/iree-org/iree/issues/4242">iree-org/iree#4242</a>'
+        in html
+    )
 
 
 def test_check_model_prints_the_known_issue(tmp_path):
     from iree_conformance.cli.check_model import _known_issue_line
 
     (tmp_path / "known_issues.toml").write_text(
-        '[[known]]\nissue = "iree-org/iree#7"\nstage = "compile"\nline = "error: boom"\n', encoding="utf-8"
+        '[[known]]\nissue = "iree-org/iree#7"\nstage = "compile"\nline = "error: boom"\n',
+        encoding="utf-8",
     )
     out = io.StringIO()
-    outcome = Outcome("onnx-dir/m", "onnx_dir", "llvm-cpu", stage="compile", status="error", diagnostics=["m.mlir:1:1: error: boom 3"])
+    outcome = Outcome(
+        "onnx-dir/m",
+        "onnx_dir",
+        "llvm-cpu",
+        stage="compile",
+        status="error",
+        diagnostics=["m.mlir:1:1: error: boom 3"],
+    )
     _known_issue_line(outcome, tmp_path, out)
     assert "matches iree-org/iree#7" in out.getvalue()
     out = io.StringIO()

@@ -293,3 +293,14 @@ def test_a_manifest_entry_names_its_issue(tmp_path):
     )
     with pytest.raises(ExpectationsError, match="owner/repo#N"):
         load_expectations(tmp_path, "llvm-cpu", "linux")
+
+
+def test_a_large_model_says_why_its_weights_are_inline():
+    from iree_conformance.repro.source import large_weights_note
+
+    note = large_weights_note(300 * 2**20)
+    assert (
+        "300 MiB" in note
+        and "--externalize-params" in note
+        and "--parameters=model=params.irpa" in note
+    )
