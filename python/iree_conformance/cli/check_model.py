@@ -8,7 +8,7 @@ the ``iree-import-onnx`` line that reproduces it), the dims the shape rule guess
 how to pin them), the rule that judged each output, the verdict, the median time against
 onnxruntime's, and on a numerics failure the first diverging node. ``--dispatches`` lists
 the dispatches IREE made of it; ``--reduce`` cuts a failing model down
-(cli/reduce.py, docs/reproducers.md).
+(cli/reduce.py, docs/reducing.md).
 
 Exit status (``EXIT_HELP``, from the one table in common/errors.py): 0 pass; 1 IREE failed
 (numerics, or an error, crash or timeout at prepare, import, compile, load or run); 9
@@ -102,13 +102,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="on an import, compile or crash failure, cut the model to the smallest subgraph "
         "that fails the same way; on numerics, run the first diverging node alone "
-        "(docs/reproducers.md)",
+        "(docs/reducing.md)",
     )
     from iree_conformance.cli.reducing import add_budget_argument
 
     add_budget_argument(p)
     p.add_argument(
         "--reduce-dir", help="where --reduce writes reduced/ (default: ./<model stem>-reduced)"
+    )
+    p.add_argument(
+        "--repro-dir",
+        help="on a failure, write its reproducer folder (IREE's own commands and files, verified) "
+        "under DIR/<target>/<case id> (docs/reproducers.md)",
     )
 
 
@@ -265,6 +270,38 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
         print(outcome.info["benchmark"], file=out)
 
 
+def _known_issue_line(outcome: Outcome, conformance_dir: Path, out) -> None:
+    """ "matches iree-org/iree#N" when the failure's signature is a known issue."""
+    from iree_conformance.expectations.known_issues import FILE_NAME, issue_of, load_known_issues
+    from iree_conformance.report.model import first_line
+
+    if outcome.status in (Status.PASS, Status.SKIP):
+        return
+    record = outcome.to_json()
+    issue = issue_of(record, load_known_issues(conformance_dir / FILE_NAME), first_line(record))
+    if issue:
+        print(f"matches {issue} (a known issue: same stage and first error line)", file=out)
+
+
+def _write_repro(case, target, outcome, store, conformance_dir: Path, root: Path, out) -> None:
+    from iree_conformance.expectations.known_issues import FILE_NAME, load_known_issues
+    from iree_conformance.repro import make
+    from iree_conformance.repro.command import report
+    from iree_conformance.repro.lookup import folder_for
+
+    folder = folder_for(root, target.name, case.case_id)
+    record = make.make(
+        case,
+        target,
+        outcome,
+        folder,
+        store,
+        load_known_issues(conformance_dir / FILE_NAME),
+        make.ReproOptions(force=True),
+    )
+    report(record, folder, out)
+
+
 def exit_status(outcome: Outcome) -> int:
     if outcome.status == Status.PASS:
         return 0
@@ -353,6 +390,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
                 )
         cap_outcome_diagnostics(outcome, store.root)
         _print_outcome(outcome, out, args.model)
+        _known_issue_line(outcome, targets_path.parent, out)
         if args.dispatches:
             for line in dispatch_lines(case, target, worker):
                 print(line, file=out)
@@ -363,6 +401,8 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
             run_reduction(case, target, worker, args, reduce_dir, out, outcome)
     finally:
         worker.close()
+    if getattr(args, "repro_dir", None) and exit_status(outcome) == 1:
+        _write_repro(case, target, outcome, store, targets_path.parent, Path(args.repro_dir), out)
     if args.json:
         data: dict[str, Any] = outcome.to_json()
         Path(args.json).write_text(

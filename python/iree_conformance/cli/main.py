@@ -21,6 +21,7 @@ from iree_conformance.report import markdown as report_mod
 from iree_conformance.report.html import command as html_command
 from iree_conformance.report.html import history_command
 from iree_conformance.report.html import inputs as html_inputs
+from iree_conformance.repro.command import run as repro_run
 
 DEFAULT_TARGETS = Path(__file__).resolve().parents[3] / "conformance" / "targets.toml"
 
@@ -421,6 +422,10 @@ def build_parser() -> argparse.ArgumentParser:
     from iree_conformance.cli import reduce as reduce_command
 
     reduce_command.add_parser(sub, cmd_reduce)
+
+    from iree_conformance.repro import command as repro_command
+
+    repro_command.add_parser(sub)
     return parser
 
 
@@ -440,12 +445,15 @@ def main(argv: list[str] | None = None) -> int:
             cmd_run_bundle,
             cmd_check_model,
             cmd_reduce,
+            repro_run,
         ):  # the ones that load IREE's binaries
             from iree_conformance.common.platform_info import unsupported_host_reason
 
             unsupported = unsupported_host_reason()
             if unsupported:
                 raise ConfigurationError(f"iree-conformance cannot run here: {unsupported}")
+        if args.func is repro_run:
+            return repro_run(args, _targets_path(args.targets))
         return args.func(args)
     except ConformanceError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -1,5 +1,5 @@
 """``iree-conformance reduce MODEL.onnx``: the smallest part of a failing model that fails
-the same way (docs/reproducers.md, "Reducing a failing model").
+the same way (docs/reducing.md).
 
 The model runs whole, as ``check-model`` runs it (its spec files, ``--dim``,
 ``--input-shape``); an import, compile or crash failure is then reduced by delta

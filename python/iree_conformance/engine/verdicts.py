@@ -73,6 +73,8 @@ def judge(expectations: Expectations, outcome: Outcome, compile_only: bool = Fal
     entry = expectations.xfail.get(outcome.case_id)
     if entry is not None and judgement.name != Verdict.SKIP:
         judgement.manifest = {"path": str(entry.path), "line": entry.line}
+        if entry.issue:
+            judgement.manifest["issue"] = entry.issue
     return judgement
 
 

@@ -330,6 +330,19 @@ class RunOptions:
         bool,
         action="store_true",
     )
+    repro_dir: Path | None = option(
+        "--repro-dir",
+        "write a reproducer folder (IREE's own commands and files, verified; docs/reproducers.md) for each red case under DIR/<target>/<case id>",
+        metavar="DIR",
+        type=Path,
+    )
+    repro_expected: bool = option(
+        "--repro-expected",
+        "with --repro-dir, also write one for each expected failure (xfail)",
+        False,
+        bool,
+        action="store_true",
+    )
     batch_size: int = option(
         "--batch-size",
         f"compile up to B small cases (StableHLO programs, ONNX operator tests, JAX cases) of one suite, target and flag set as one module (default {DEFAULT_BATCH_SIZE}; 1: each case alone); a case that is not a pass in its batch runs alone, and that is its result",
