@@ -23,5 +23,5 @@ VIRTUAL_ENV="$venv" uv pip install -q --resolution lowest-direct --constraint "$
 echo "lowest-versions lane installed:"
 VIRTUAL_ENV="$venv" uv pip list 2>/dev/null | grep -iE '^(iree-base|onnx|numpy|pytest|tomlkit|jinja2|ml-dtypes|jax|requests|platformdirs|tqdm|filecheck) ' | sed 's/^/  /'
 # Its own store and data: the lowest onnx materializes its own operator tests.
-IREE_CONFORMANCE_STORE="$PWD/.ci-cache/lowest/store" IREE_CONFORMANCE_DATA="$PWD/.ci-cache/lowest/data" \
+PATH="$venv/bin:$PATH" IREE_CONFORMANCE_STORE="$PWD/.ci-cache/lowest/store" IREE_CONFORMANCE_DATA="$PWD/.ci-cache/lowest/data" \
   "$venv/bin/pytest" tests/unit tests/e2e/core/test_plugin.py tests/e2e/core/test_flaky.py -n 2 -p no:cacheprovider
