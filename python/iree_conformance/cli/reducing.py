@@ -3,12 +3,15 @@ folder's check, the progress bar and the printed result (cli/reduce.py)."""
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 from iree_conformance.common.errors import ConfigurationError
 from iree_conformance.common.vocabulary import Status
+from iree_conformance.repro.reduced import (  # shared with repro --reduce
+    DEFAULT_BUDGET_S,
+    add_budget_argument,
+    progress_bar,
+)
 
 __all__ = [
     "DEFAULT_BUDGET_S",
@@ -17,43 +20,6 @@ __all__ = [
     "progress_bar",
     "run_reduction",
 ]
-
-#: --reduce-budget's default: ten minutes of compiles.
-DEFAULT_BUDGET_S = 600.0
-
-
-def _budget(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected seconds above 0, got {text!r}")
-    return value
-
-
-def add_budget_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--reduce-budget",
-        type=_budget,
-        default=DEFAULT_BUDGET_S,
-        metavar="SECONDS",
-        help=f"stop reducing after this long and keep the smallest failing graph found "
-        f"(default {DEFAULT_BUDGET_S:g})",
-    )
-
-
-def progress_bar():
-    """A tqdm bar on a terminal (stderr), nothing elsewhere: (callback, close)."""
-    from tqdm import tqdm
-
-    bar = tqdm(desc="reducing", unit=" candidates", disable=not sys.stderr.isatty(), leave=False)
-
-    def update(tested: int, smallest: int) -> None:
-        bar.n = tested
-        bar.set_postfix_str(f"smallest {smallest} nodes", refresh=True)
-
-    return update, bar.close
 
 
 def check_output(out_dir: Path, force: bool) -> None:

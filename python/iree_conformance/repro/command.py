@@ -67,6 +67,16 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="also dump the dispatch sources, executable benchmarks and compilation phases into dump/ (a passing case too)",
     )
+    p.add_argument(
+        "--reduce",
+        action="store_true",
+        help="also write reduced/: the smallest part of an ONNX model that fails the same "
+        "way (import, compile, crash) or its first diverging node (numerics), with a "
+        "reproducer of its own, verified (docs/reducing.md)",
+    )
+    from iree_conformance.repro.reduced import add_budget_argument
+
+    add_budget_argument(p)
     p.add_argument("--store-dir", help="artifact store (default: as pytest conformance)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")
     for suite, option in SuiteRegistry.builtin().options():
@@ -150,7 +160,32 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
         expectations.tolerance_for(case.case_id),
         getattr(entry, "issue", None),
     )
-    return report(record, folder, out)
+    status = report(record, folder, out)
+    if args.reduce and record.get("kind") != "pass":
+        _reduce(case, target, outcome, folder, store, args, out)
+    return status
+
+
+def _reduce(case, target, outcome, folder: Path, store, args, out) -> None:
+    """repro --reduce: folder/reduced, its reproducer verified (repro/reduced.py)."""
+    from iree_conformance.engine.worker.parent import WorkerClient
+    from iree_conformance.repro.reduced import progress_bar, write_reduced_repro
+
+    worker = WorkerClient(store.root)
+    update, close = progress_bar()
+    try:
+        found = write_reduced_repro(
+            case, target, outcome, folder, worker, args.reduce_budget, args.tools, update
+        )
+    finally:
+        close()
+        worker.close()
+    for key in ("summary", "note"):
+        if found.get(key):
+            print(found[key], file=out)
+    if "reproduced" in found:
+        verdict = {True: "reproduced", False: "NOT reproduced", None: "not verified"}
+        print(f"reduced/repro.sh: {verdict[found['reproduced']]}: {found.get('why')}", file=out)
 
 
 def report(record: dict[str, Any], folder: Path, out) -> int:

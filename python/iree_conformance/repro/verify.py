@@ -134,6 +134,16 @@ def _signalled(returncode: int | None) -> bool:
     return returncode is not None and (returncode < 0 or returncode > 128)
 
 
+def signalled(returncode: int | None) -> bool:
+    """Whether a reproducer's exit status says a tool ended on a signal (a crash)."""
+    return _signalled(returncode)
+
+
+def stage_of(stage: str) -> str | None:
+    """The reproducer's stage (import, compile or run) that a harness stage maps to."""
+    return _STAGE_OF.get(str(stage))
+
+
 def judge(spec: ReproSpec, ran: dict[str, Any]) -> dict[str, Any]:
     """{"reproduced": bool, "why": str, "stage", "returncode", "output"}: whether the run
     shows the spec's failure, and why not when it does not."""
