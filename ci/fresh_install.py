@@ -105,7 +105,10 @@ def locked_versions(lock_file: Path) -> dict[str, str]:
 def installed_versions() -> dict[str, str]:
     found = {}
     for dist in metadata.distributions():
-        name = dist.metadata.get("Name")
+        try:
+            name = dist.metadata["Name"]
+        except KeyError:  # a broken installation without a name: nothing to report
+            continue
         if name:
             found[lock.canonical(name)] = dist.version
     return dict(sorted(found.items()))

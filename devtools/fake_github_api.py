@@ -339,7 +339,7 @@ class FakeGitHub(LoopbackServer):
                 if not isinstance(payload.get("title"), str) or not payload["title"]:
                     return self._send(h, 422, {"message": "Validation Failed: title is missing"})
                 number = max([*self.pulls, *(i["number"] for i in self.issues), 0]) + 1
-                issue = {
+                made = {
                     "number": number,
                     "title": payload["title"],
                     "body": payload.get("body") or "",
@@ -349,11 +349,11 @@ class FakeGitHub(LoopbackServer):
                     "user": {"login": "github-actions[bot]", "type": "Bot"},
                     "html_url": f"{self.url}/{self.repo}/issues/{number}",
                 }
-                self.issues.append(issue)
-                return self._send(h, 201, issue)
+                self.issues.append(made)
+                return self._send(h, 201, made)
             return self._send(h, 404, {"message": "Not Found"})
         number = int(rest.strip("/").split("/")[1])
-        issue = next((i for i in self.issues if i["number"] == number), None)
+        issue: dict[str, Any] | None = next((i for i in self.issues if i["number"] == number), None)
         if issue is None:
             return self._send(h, 404, {"message": "Not Found"})
         if method == "GET":

@@ -64,10 +64,19 @@ def test_a_readme_without_the_block_is_refused(tmp_path):
 
 def report(failed: bool = True, os_name: str = "ubuntu-latest") -> dict:
     return fi.build_report(
-        {"install-1": "success", "run-1": "success", "install-2": "success",
-         "run-2": "failure" if failed else "success"},  # fmt: skip
-        {"tomlkit": "0.15.3", "numpy": "2.4.6", "pytest": "9.1.0", "brand-new": "1.0",
-         "iree-conformance": "0.1.0"},  # fmt: skip
+        {
+            "install-1": "success",
+            "run-1": "success",
+            "install-2": "success",
+            "run-2": "failure" if failed else "success",
+        },  # fmt: skip
+        {
+            "tomlkit": "0.15.3",
+            "numpy": "2.4.6",
+            "pytest": "9.1.0",
+            "brand-new": "1.0",
+            "iree-conformance": "0.1.0",
+        },  # fmt: skip
         {"tomlkit": "0.13.2", "numpy": "2.4.6", "pytest": "9.2.0"},
         os_name=os_name,
         python="3.12.1",
@@ -83,7 +92,10 @@ def test_the_report_names_the_releases_newer_than_the_lock():
     text = fi.render_report(r)
     assert "ubuntu-latest, Python 3.12.1: FAILED" in text
     assert "| run-2 | `pytest tests -n 2` | **failure** |" in text
-    assert "**Newer than the lock** (ci/lock/requirements.txt, what the pull requests install): 1 -- the suspects" in text
+    assert (
+        "**Newer than the lock** (ci/lock/requirements.txt, what the pull requests install): 1 -- the suspects"
+        in text
+    )
     assert "| `tomlkit` | **0.15.3** | 0.13.2 |" in text
     assert "All 5 releases installed" in text
 
@@ -161,7 +173,10 @@ def test_a_failure_opens_one_issue_then_updates_it_then_a_pass_closes_it(api, tm
     assert opened["title"] == fi.ISSUE_TITLE and opened["state"] == "open"
     assert opened["number"] == 2  # after pull request 1: issues and pull requests share numbers
     assert "| ubuntu-latest | 3\\.12\\.1 |" not in opened["body"]  # md_text leaves dots alone
-    assert "| ubuntu-latest | 3.12.1 | run-2: `pytest tests -n 2` | `tomlkit` 0.15.3 (lock 0.13.2) |" in opened["body"]
+    assert (
+        "| ubuntu-latest | 3.12.1 | run-2: `pytest tests -n 2` | `tomlkit` 0.15.3 (lock 0.13.2) |"
+        in opened["body"]
+    )
     assert "Passed on: windows-latest." in opened["body"] and RUN_URL in opened["body"]
     assert "issue #2: opened" in capsys.readouterr().out
 
@@ -191,8 +206,13 @@ def test_a_pass_with_no_issue_writes_nothing(api, tmp_path, capsys):
 
 def test_someone_elses_issue_with_the_title_is_left_alone(api, tmp_path):
     api.issues.append(
-        {"number": 9, "title": fi.ISSUE_TITLE, "body": "mine", "state": "open",
-         "user": {"login": "a-person"}}  # fmt: skip
+        {
+            "number": 9,
+            "title": fi.ISSUE_TITLE,
+            "body": "mine",
+            "state": "open",
+            "user": {"login": "a-person"},
+        }  # fmt: skip
     )
     assert issue(api, write_reports(tmp_path / "r", report(True))) == 0
     assert [(i["number"], i["body"] == "mine") for i in api.issues] == [(9, True), (10, False)]
