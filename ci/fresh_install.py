@@ -121,8 +121,10 @@ def build_report(
     *,
     os_name: str,
     python: str,
+    lock_name: str = "ci/lock/requirements.txt",
 ) -> dict[str, Any]:
-    own = {"iree-conformance", "iree-conformance-cache-tools"}
+    # the project itself, and the installer every venv comes with (not a requirement)
+    own = {"iree-conformance", "iree-conformance-cache-tools", "pip"}
     newer, older, not_locked = [], [], []
     for name, version in installed.items():
         if name in own:
@@ -140,6 +142,7 @@ def build_report(
     return {
         "os": os_name,
         "python": python,
+        "lock": lock_name,
         "steps": steps,
         "failed": [s["id"] for s in steps if s["outcome"] == "failure"],
         "newer": newer,
@@ -165,8 +168,8 @@ def render_report(report: Mapping[str, Any]) -> str:
         lines.append(f"| {md_text(s['id'])} | {md_code(s['command'])} | {mark} |")
     lines += [
         "",
-        f"**Newer than the lock** (ci/lock/requirements.txt, what the pull requests "
-        f"install): {len(report['newer'])}"
+        f"**Newer than the lock** ({md_text(report.get('lock', 'the lock'))}, what the pull "
+        f"requests install): {len(report['newer'])}"
         + (" -- the suspects for the failure:" if report["failed"] and report["newer"] else ""),
         "",
     ]
@@ -215,6 +218,7 @@ def run_report(args: argparse.Namespace) -> int:
         locked_versions(Path(args.lock)),
         os_name=args.os or platform.system(),
         python=platform.python_version(),
+        lock_name=Path(args.lock).as_posix(),
     )
     markdown = render_report(report)
     if args.json:
@@ -394,7 +398,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--outcome", action="append", default=[], metavar="STEP=OUTCOME",
         help=f"a step's outcome (steps: {', '.join(STEPS)})",
     )  # fmt: skip
-    report.add_argument("--lock", default=str(lock.LOCK_TXT), help="the lock to compare with")
+    report.add_argument(
+        "--lock", default="ci/lock/requirements.txt", help="the lock to compare with"
+    )
     report.add_argument("--os", default=None, help="the OS name to show (default: this one's)")
     report.add_argument("--json", default=None, metavar="PATH", help="write the report here")
     report.add_argument("--summary", action="store_true", help="into the step summary")
