@@ -71,10 +71,11 @@ EXPECTED_BUILDS = {
 WRITE_PERMISSIONS = {
     "actions": ("-m ci prune-caches", "cache-audit.yml"),
     "pull-requests": ("-m ci pr-comment", "pr-comment.yml"),
+    "issues": ("-m ci fresh-install issue", "fresh-install.yml"),
 }
 # The one step pr-comment.yml runs besides ci/pr_comment.py: cache-tools (its REST client)
 # installed from the default branch's own checkout.
-PR_COMMENT_INSTALL = "python -m ci install --bootstrap"
+PR_COMMENT_INSTALL = "python -m ci install --locked --bootstrap"
 # The one other writer: a job whose only step deploys the Pages artifact (nightly.yml).
 PAGES_DEPLOY = ("actions/deploy-pages", {"pages", "id-token"})
 
@@ -225,7 +226,8 @@ def check_least_privilege() -> list[str]:
                     if not script or script not in scripts or name != workflow:
                         problems.append(
                             f"{name}:{job_id}: {scope}: write (only the pruning jobs may write "
-                            "actions, and only pr-comment.yml pull requests)"
+                            "actions, only pr-comment.yml pull requests, and only "
+                            "fresh-install.yml's issue job issues)"
                         )
     return problems
 
@@ -698,18 +700,25 @@ CI_PYTHONPATH = "${{ github.workspace }}/python"
 
 def check_ci_jobs_set_pythonpath() -> list[str]:
     """Every job that runs a ci/ script (itself or through a local composite action) sets
-    PYTHONPATH to CI_PYTHONPATH in its env."""
+    PYTHONPATH to CI_PYTHONPATH in its env, or else on each step that does (a job whose
+    other steps must run without it: fresh-install.yml's README commands, as a new user
+    runs them)."""
     problems = []
     for name, wf in workflows().items():
         for job_id, job in jobs_of(wf).items():
             steps = job.get("steps") or []
-            runs_ci = any(
-                _CI_RUN.search(str(s.get("run", "")))
-                or str(s.get("uses", "")).startswith("./.github/actions/")
+            ci_steps = [
+                s
                 for s in steps
-            )
+                if _CI_RUN.search(str(s.get("run", "")))
+                or str(s.get("uses", "")).startswith("./.github/actions/")
+            ]
             env = job.get("env") or {}
-            if runs_ci and env.get("PYTHONPATH") != CI_PYTHONPATH:
+            if env.get("PYTHONPATH") == CI_PYTHONPATH:
+                continue
+            if ci_steps and any(
+                (s.get("env") or {}).get("PYTHONPATH") != CI_PYTHONPATH for s in ci_steps
+            ):
                 problems.append(
                     f"{name}:{job_id}: runs ci/ scripts but its env does not set "
                     f"PYTHONPATH: {CI_PYTHONPATH} (the library, before the install)"
@@ -719,7 +728,7 @@ def check_ci_jobs_set_pythonpath() -> list[str]:
 
 # ci/ scripts that talk to the REST API through cache-tools' client (requests, which the
 # PYTHONPATH of a job before the install does not give): their job installs first.
-API_SCRIPTS = ("-m ci fetch-baseline", "-m ci pr-comment")
+API_SCRIPTS = ("-m ci fetch-baseline", "-m ci pr-comment", "-m ci fresh-install issue")
 # Every ci/install.py mode but --dev-tools installs cache-tools with its dependencies.
 _INSTALLS_CACHE_TOOLS = re.compile(r"-m\s+ci\s+install\b(?![^\n]*--dev-tools)")
 
@@ -743,6 +752,34 @@ def check_api_scripts_run_after_install() -> list[str]:
     return problems
 
 
+# The pull-request workflows install from the hashed lock (ci/lock/, docs/ci.md "Which lane
+# installs what, and why"): a red pull request is its own fault, not a new release's.
+LOCKED_WORKFLOWS = ("ci.yml", "pr-comment.yml")
+_CI_INSTALL = re.compile(r"-m\s+ci\s+install\b[^\n]*")
+
+
+def check_pull_request_installs_are_locked() -> list[str]:
+    """Every `python -m ci install` of the pull-request workflows passes --locked, and none
+    of their steps runs pip install itself."""
+    problems = []
+    wfs = workflows()
+    for name in LOCKED_WORKFLOWS:
+        for job_id, job in jobs_of(wfs.get(name) or {}).items():
+            for step in job.get("steps") or []:
+                run = str(step.get("run", ""))
+                for command in _CI_INSTALL.findall(run):
+                    if "--locked" not in command.split():
+                        problems.append(
+                            f"{name}:{job_id}: `{command.strip()}` without --locked (the "
+                            "pull-request workflows install from ci/lock/requirements.txt)"
+                        )
+                if re.search(r"\bpip\s+install\b", run):
+                    problems.append(
+                        f"{name}:{job_id}: runs pip install itself; use `python -m ci install --locked`"
+                    )
+    return problems
+
+
 STRUCTURE_CHECKS = (
     check_workflow_set,
     check_ci_matrix,
@@ -760,6 +797,7 @@ STRUCTURE_CHECKS = (
     check_scripts_exist,
     check_ci_jobs_set_pythonpath,
     check_api_scripts_run_after_install,
+    check_pull_request_installs_are_locked,
 )
 
 

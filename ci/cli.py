@@ -28,6 +28,7 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     # set-up and the conformance run
     "install": Command("ci.install", "install the project, or only what a step needs"),
+    "lock": Command("ci.lock", "make the pull-request workflows' hashed lock (ci/lock/)"),
     "setup-env": Command("ci.setup_env", "export the platform names, cache folders and versions"),
     "run-shard": Command(
         "ci.run_shard",
@@ -49,6 +50,10 @@ COMMANDS: dict[str, Command] = {
         "ci.expectations_patch", "the shards' rewritten manifests as one patch"
     ),
     "pr-comment": Command("ci.pr_comment", "post or update a pull request's results comment"),
+    "fresh-install": Command(
+        "ci.fresh_install",
+        "the README's commands on the newest releases: against the lock, and the issue",
+    ),
     # caches
     "cache-shards": Command("ci.cache_shards", "restore and save a sharded cache class"),
     "prune-caches": Command("ci.prune_caches", "cache-tools prune in the mode the event allows"),

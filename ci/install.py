@@ -20,6 +20,13 @@ Modes:
                 read from the wheel file names and pinned with ==, so pip cannot fall back
                 to a PyPI release; the installed versions are checked afterwards.
 
+With --locked (the pull-request workflows: ci.yml, pr-comment.yml), every mode but --wheels
+installs from the hashed lock ci/lock/requirements.txt (ci/lock.py) instead of the newest
+releases: `pip install --require-hashes -r SUBSET`, SUBSET being the lock's entries the mode's
+requirements need (the lock's `# via` lines, followed), then the project and cache-tools
+with `--no-deps --no-build-isolation` (setuptools and wheel come from the lock too). A
+requirement missing from the lock is an error that says to run `python -m ci lock`.
+
 Pure standard library and no shell: the same command works on Linux, macOS and Windows.
 --dry-run prints the pip commands instead of running them.
 
@@ -27,6 +34,7 @@ Examples:
   python -m ci install --extras dev
   python -m ci install --extras dev,stablehlo-ref
   python -m ci install --extras dev --wheels wheelhouse
+  python -m ci install --locked --extras dev,stablehlo-ref
 """
 
 from __future__ import annotations
@@ -35,8 +43,10 @@ import argparse
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
+from ci import lock
 from ci._common import REPO_ROOT, CIError, load_toml
 
 # cache-tools, its own distribution in this repository (cache_tools/pyproject.toml).
@@ -86,11 +96,75 @@ def extras_spec(extras: str) -> str:
     return f".[{','.join(names)}]" if names else "."
 
 
-def plan_commands(args: argparse.Namespace) -> list[list[str]]:
+def extra_names(extras: str) -> list[str]:
+    spec = extras_spec(extras)
+    return spec[2:-1].split(",") if spec.startswith(".[") else []
+
+
+def locked_requirements(args: argparse.Namespace) -> list[str]:
+    """The names whose lock entries (and what they need) the mode installs."""
+    project = load_pyproject()
+    build = list(project.get("build-system", {}).get("requires", []))
+    cache_tools = load_toml(REPO_ROOT / "cache_tools" / "pyproject.toml")["project"]
+    ct_deps = list(cache_tools.get("dependencies", []))
+    if args.bootstrap:
+        wanted = build + ct_deps
+    elif args.report:
+        deps = {lock.requirement_name(d) for d in project["project"]["dependencies"]}
+        wanted = build + ct_deps + [d for d in REPORT_DISTRIBUTIONS if canonical(d) in deps]
+    elif args.dev_tools:
+        wanted = list(project["project"]["optional-dependencies"]["dev"])
+    else:
+        unlocked = [e for e in extra_names(args.extras) if e not in lock.LOCK_EXTRAS]
+        if unlocked:
+            raise CIError(
+                f"--locked: the extra {', '.join(unlocked)} is not in the lock (it has "
+                f"{', '.join(lock.LOCK_EXTRAS)}): add it to LOCK_EXTRAS in ci/lock.py and run "
+                "`python -m ci lock`"
+            )
+        optional = project["project"].get("optional-dependencies", {})
+        wanted = build + list(project["project"]["dependencies"]) + ct_deps
+        for extra in extra_names(args.extras):
+            wanted += optional[extra]
+    return sorted({lock.requirement_name(r) for r in wanted if not _below_floor(r)})
+
+
+def _below_floor(requirement: str) -> bool:
+    """A requirement only Pythons older than the lock's floor take (``tomli; python_version
+    < '3.11'`` of cache-tools, which still runs on 3.10): the lock holds no entry for it."""
+    m = re.search(r"python_version\s*<\s*['\"](\d+)\.(\d+)['\"]", requirement.partition(";")[2])
+    if not m:
+        return False
+    major, minor = (int(x) for x in lock.python_floor().split(".")[:2])
+    return (int(m.group(1)), int(m.group(2))) <= (major, minor)
+
+
+def locked_subset(args: argparse.Namespace, lock_file: Path = lock.LOCK_TXT) -> list[lock.Entry]:
+    if not lock_file.is_file():
+        raise CIError(f"{lock_file}: no lock (python -m ci lock makes it)")
+    entries = lock.parse_lock(lock_file.read_text(encoding="utf-8"), str(lock_file))
+    return lock.closure(entries, locked_requirements(args))
+
+
+def plan_locked(args: argparse.Namespace, subset: Path) -> list[list[str]]:
+    pip = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check"]
+    commands = [[*pip, "--require-hashes", "-r", str(subset)]]
+    if args.dev_tools:
+        return commands
+    own = ["-e", ".", "-e", CACHE_TOOLS] if args.editable else [".", CACHE_TOOLS]
+    commands.append([*pip, "--no-deps", "--no-build-isolation", *own])
+    return commands
+
+
+def plan_commands(args: argparse.Namespace, subset: Path | None = None) -> list[list[str]]:
     pip = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check"]
     commands: list[list[str]] = []
     if args.upgrade_pip:
         commands.append([sys.executable, "-m", "pip", "install", "--upgrade", "pip"])
+    if getattr(args, "locked", False):
+        if subset is None:
+            raise CIError("--locked: no subset file given")
+        return commands + plan_locked(args, subset)
     if args.bootstrap:
         commands.append([*pip, "--no-deps", "-e", "."])
         commands.append([*pip, "-e", CACHE_TOOLS])
@@ -153,6 +227,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-editable", dest="editable", action="store_false", help="install a copy, not -e"
     )
+    parser.add_argument(
+        "--locked",
+        action="store_true",
+        help="install from the hashed lock ci/lock/requirements.txt (pull-request workflows)",
+    )
     parser.add_argument("--upgrade-pip", action="store_true", help="upgrade pip first")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
 
@@ -160,13 +239,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.wheels and (args.bootstrap or args.dev_tools or args.report):
         raise CIError("--wheels goes with the full install only")
-    commands = plan_commands(args)
-    for command in commands:
-        print("+ " + subprocess.list2cmdline(command), flush=True)
-        if not args.dry_run:
-            result = subprocess.run(command, cwd=REPO_ROOT)
-            if result.returncode:
-                return result.returncode
+    if args.locked and args.wheels:
+        raise CIError("--locked and --wheels: the wheels' IREE is not the lock's; use one")
+    with tempfile.TemporaryDirectory(prefix="ci-install-") as tmp:
+        subset = None
+        if args.locked:
+            entries = locked_subset(args)
+            subset = Path(tmp) / "locked-subset.txt"
+            subset.write_text(lock.subset_text(entries), encoding="utf-8", newline="\n")
+            print(
+                f"from the lock ({lock.LOCK_TXT.relative_to(REPO_ROOT).as_posix()}), "
+                f"{len(entries)} entries: " + ", ".join(f"{e.name}=={e.version}" for e in entries),
+                flush=True,
+            )
+        for command in plan_commands(args, subset):
+            print("+ " + subprocess.list2cmdline(command), flush=True)
+            if not args.dry_run:
+                result = subprocess.run(command, cwd=REPO_ROOT)
+                if result.returncode:
+                    return result.returncode
     if args.wheels and not args.dry_run:
         check_versions(wheel_versions(Path(args.wheels)))
     return 0

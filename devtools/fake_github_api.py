@@ -5,6 +5,8 @@ retention limits, delete by id and by key(+ref), pull request state (and head co
 a workflow's runs and a run's artifacts (what ci/fetch_baseline.py reads; empty unless
 given), a pull request's issue comments (list with per_page/page, create, update: what
 ci/pr_comment.py writes; bodies over GitHub's 65,536 characters are refused with 422),
+issues (list with state, creator, per_page/page; create; update body, title and state;
+their comments: what ci/fresh_install.py writes),
 and scripted failures (401, 403 with rate-limit headers, 429 with retry-after, 500)
 queued per (method, path).
 
@@ -68,6 +70,7 @@ class FakeGitHub(LoopbackServer):
         artifact_files: dict[int, str] | None = None,
         pull_heads: dict[int, str] | None = None,
         comments: dict[int, list[dict[str, Any]]] | None = None,
+        issues: list[dict[str, Any]] | None = None,
         port: int = 0,
     ) -> None:
         self.entries = list(entries or [])
@@ -80,6 +83,8 @@ class FakeGitHub(LoopbackServer):
         self.comments: dict[int, list[dict[str, Any]]] = {
             int(k): list(v) for k, v in (comments or {}).items()
         }
+        # issues (not pull requests), as GET /repos/R/issues/N answers them
+        self.issues: list[dict[str, Any]] = [dict(i) for i in issues or []]
         self.token = token
         self.workflow_runs = dict(workflow_runs or {})  # workflow file name -> runs
         self.run_artifacts = dict(run_artifacts or {})  # run id -> artifacts
@@ -287,8 +292,80 @@ class FakeGitHub(LoopbackServer):
                 if number in self.pull_heads:
                     body["head"] = {"sha": self.pull_heads[number]}
                 return self._send(h, 200, body)
+            if rest == "/issues" or (
+                rest.startswith("/issues/")
+                and rest.strip("/").split("/")[1].isdigit()
+                and len(rest.strip("/").split("/")) == 2
+            ):
+                return self._issues(h, method, rest, query, raw_body)
             if rest.startswith("/issues/"):
                 return self._issue_comments(h, method, rest, query, raw_body)
+        return self._send(h, 404, {"message": "Not Found"})
+
+    def _issues(
+        self,
+        h: BaseHTTPRequestHandler,
+        method: str,
+        rest: str,
+        query: dict[str, str],
+        raw_body: bytes,
+    ) -> None:
+        """GET/POST /issues and GET/PATCH /issues/N, as GitHub documents them (a created
+        issue takes the next number after every pull request and issue)."""
+        payload: dict[str, Any] = {}
+        if method in ("POST", "PATCH"):
+            try:
+                payload = json.loads(raw_body.decode("utf-8"))
+                if not isinstance(payload, dict):
+                    raise TypeError
+            except (ValueError, TypeError):
+                return self._send(h, 400, {"message": "Problems parsing JSON"})
+            if len(str(payload.get("body") or "")) > 65536:
+                return self._send(h, 422, {"message": "Validation Failed: body is too long"})
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat()
+        if rest == "/issues":
+            if method == "GET":
+                state = query.get("state", "open")
+                items = [
+                    i
+                    for i in self.issues
+                    if (state == "all" or i["state"] == state)
+                    and ("creator" not in query or i["user"]["login"] == query["creator"])
+                ]
+                per_page = min(int(query.get("per_page", 30)), 100)
+                page = int(query.get("page", 1))
+                return self._send(h, 200, items[(page - 1) * per_page : page * per_page])
+            if method == "POST":
+                if not isinstance(payload.get("title"), str) or not payload["title"]:
+                    return self._send(h, 422, {"message": "Validation Failed: title is missing"})
+                number = max([*self.pulls, *(i["number"] for i in self.issues), 0]) + 1
+                made = {
+                    "number": number,
+                    "title": payload["title"],
+                    "body": payload.get("body") or "",
+                    "state": "open",
+                    "created_at": now,
+                    "updated_at": now,
+                    "user": {"login": "github-actions[bot]", "type": "Bot"},
+                    "html_url": f"{self.url}/{self.repo}/issues/{number}",
+                }
+                self.issues.append(made)
+                return self._send(h, 201, made)
+            return self._send(h, 404, {"message": "Not Found"})
+        number = int(rest.strip("/").split("/")[1])
+        issue: dict[str, Any] | None = next((i for i in self.issues if i["number"] == number), None)
+        if issue is None:
+            return self._send(h, 404, {"message": "Not Found"})
+        if method == "GET":
+            return self._send(h, 200, issue)
+        if method == "PATCH":
+            if payload.get("state", "open") not in ("open", "closed"):
+                return self._send(h, 422, {"message": "Validation Failed: state"})
+            for field in ("title", "body", "state"):
+                if field in payload:
+                    issue[field] = payload[field]
+            issue["updated_at"] = now
+            return self._send(h, 200, issue)
         return self._send(h, 404, {"message": "Not Found"})
 
     def _issue_comments(
@@ -324,7 +401,7 @@ class FakeGitHub(LoopbackServer):
             and parts[1].isdigit()
         ):
             number = int(parts[1])
-            if number not in self.pulls:
+            if number not in self.pulls and all(i["number"] != number for i in self.issues):
                 return self._send(h, 404, {"message": "Not Found"})
             comments = self.comments.setdefault(number, [])
             if method == "GET":

@@ -1,7 +1,7 @@
 """The fake GitHub API's state for local runs, kept in the work dir between runs.
 
 The cache entries (seeded so that audit and prune have something to show, then every
-cache a run saves), the pull requests' states, and each earlier run with the artifacts
+cache a run saves), the pull requests' states and comments, the issues, and each earlier run with the artifacts
 act's artifact server stored for it, so that fetch_baseline.py in the next run of the
 same workflow finds the last run's artifact.
 """
@@ -87,6 +87,8 @@ class ApiState:
         self.comments: dict[int, list[dict[str, Any]]] = {
             int(k): v for k, v in data.get("comments", {}).items()
         }
+        # the repository's issues (fresh-install.yml opens, updates and closes its one issue)
+        self.issues: list[dict[str, Any]] = data.get("issues", [])
         self.fake: FakeGitHub | None = None  # the server of this run, once made
 
     def api(self, token: str, head_sha: str = "") -> FakeGitHub:
@@ -101,6 +103,7 @@ class ApiState:
             run_artifacts=self.run_artifacts,
             artifact_files=self.artifact_files,
             comments=self.comments,
+            issues=self.issues,
         )
         return self.fake
 
@@ -147,5 +150,6 @@ class ApiState:
             "comments": {
                 str(k): v for k, v in (self.fake.comments if self.fake else self.comments).items()
             },
+            "issues": self.fake.issues if self.fake else self.issues,
         }
         self.path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8", newline="\n")

@@ -45,6 +45,16 @@ def test_before_the_install_pythonpath_python_is_enough():
     assert "PYTHONPATH=python" in missing.stderr and "Traceback" not in missing.stderr
 
 
+def test_the_locked_install_needs_nothing_but_pythonpath_python():
+    """ci.yml's first install (`--locked --bootstrap`) reads the lock on the standard library."""
+    ok = _bare("ci", "install", "--locked", "--bootstrap", "--dry-run", PYTHONPATH="python")
+    assert ok.returncode == 0, ok.stderr
+    assert "--require-hashes -r" in ok.stdout and "requests==" in ok.stdout
+    assert "--no-deps --no-build-isolation -e . -e ./cache_tools" in ok.stdout
+    check = _bare("ci", "lock", "--check", PYTHONPATH="python")
+    assert check.returncode == 0, check.stderr
+
+
 def test_help_lists_the_commands_without_importing_any():
     """`python -m ci --help` under -S without PYTHONPATH: the library is not importable,
     so importing any command (which imports ci._common, then the library) would fail."""

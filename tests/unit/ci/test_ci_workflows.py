@@ -76,7 +76,7 @@ def test_structure(check):
     assert getattr(cw, check)() == []
 
 
-def test_only_pruning_jobs_and_the_comment_job_may_write():
+def test_only_pruning_jobs_the_comment_job_and_the_issue_job_may_write():
     writers = []
     for path in WORKFLOWS:
         for job_id, job in cw.load_yaml(path)["jobs"].items():
@@ -86,6 +86,7 @@ def test_only_pruning_jobs_and_the_comment_job_may_write():
     assert sorted(writers) == [
         ("cache-audit.yml", "closed-pr", "actions"),
         ("cache-audit.yml", "prune", "actions"),
+        ("fresh-install.yml", "issue", "issues"),  # the one fresh-install issue
         ("nightly.yml", "pages", "id-token"),  # the history site's deploy job (deploy-pages only)
         ("nightly.yml", "pages", "pages"),
         ("pr-comment.yml", "comment", "pull-requests"),
@@ -423,10 +424,37 @@ def test_the_api_scripts_run_after_the_install(monkeypatch):
     _patched_workflows(
         monkeypatch,
         "pr-comment.yml",
-        "run: python -m ci install --bootstrap",
+        "run: python -m ci install --locked --bootstrap",
         "run: python -m ci install --dev-tools",
     )
     assert cw.check_api_scripts_run_after_install() == [
         "pr-comment.yml:comment: runs pr-comment before `python -m ci install` "
         "(it needs cache-tools' REST client and requests)"
+    ]
+
+
+def test_the_pull_request_workflows_install_from_the_lock(monkeypatch):
+    assert cw.check_pull_request_installs_are_locked() == []
+    _patched_workflows(
+        monkeypatch,
+        "ci.yml",
+        "run: python -m ci install --locked --extras dev\n",
+        "run: python -m ci install --extras dev\n",
+    )
+    assert cw.check_pull_request_installs_are_locked() == [
+        "ci.yml:test: `-m ci install --extras dev` without --locked (the pull-request "
+        "workflows install from ci/lock/requirements.txt)"
+    ]
+
+
+def test_only_the_fresh_install_issue_job_writes_issues(monkeypatch):
+    assert cw.check_least_privilege() == []
+    _patched_workflows(
+        monkeypatch,
+        "fresh-install.yml",
+        "    permissions:\n      contents: read\n    strategy:",
+        "    permissions:\n      contents: read\n      issues: write\n    strategy:",
+    )
+    assert [p.split(":")[:3] for p in cw.check_least_privilege()] == [
+        ["fresh-install.yml", "fresh-install", " issues"]
     ]
