@@ -45,6 +45,22 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_target(name: str) -> None:
+    """An unknown target is a configuration error (exit 2), and so is one that cannot
+    compile or run here: onnx's runner would skip every test ("Backend doesn't support
+    device CPU") and exit 0, a green run that tested nothing (issue 47)."""
+    from iree_conformance.model.targets import uncompilable_reason, unavailable_reason
+    from iree_conformance.onnx_backend.backend import resolve_target
+
+    target = resolve_target(name)  # TargetError (exit 2) names the known targets
+    reason = unavailable_reason(target) or uncompilable_reason(target)
+    if reason:
+        raise ConfigurationError(
+            f"--target {name}: cannot run here ({reason}); every test would be skipped. "
+            "Pick a target this machine has (llvm-cpu runs everywhere)"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     import pytest
 
@@ -52,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     from iree_conformance.onnx_backend.scoreboard import ScoreboardPlugin
 
     args = _parser().parse_args(argv)
+    _check_target(args.target)
     suite = None
     cases = args.cases
     if args.compare_with:
