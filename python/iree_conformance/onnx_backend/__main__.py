@@ -61,6 +61,19 @@ def _check_target(name: str) -> None:
         )
 
 
+def _writable_folder(option: str, folder: Path) -> None:
+    """Before the tests run: a folder the results can be written into (issue 47)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-"):
+            pass
+    except OSError as e:
+        raise ConfigurationError(
+            f"{option} {folder}: cannot write there ({e.strerror or e}); give a folder you "
+            "can write"
+        ) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     import pytest
 
@@ -90,12 +103,17 @@ def main(argv: list[str] | None = None) -> int:
         os.environ[runner.EXPECTATIONS_ENV] = "none"
     elif args.expectations:
         os.environ[runner.EXPECTATIONS_ENV] = args.expectations
+    if args.scoreboard:
+        _writable_folder("--scoreboard", Path(args.scoreboard))
     results_dir = Path(args.scoreboard or tempfile.mkdtemp(prefix="iree-onnx-backend-"))
     test_file = Path(__file__).with_name("backend_tests.py")
+    scoreboard = ScoreboardPlugin(results_dir)
     code = pytest.main(
         [str(test_file), "-k", "not _cuda", "-p", "no:cacheprovider", *args.pytest_args],
-        plugins=[ScoreboardPlugin(results_dir)],
+        plugins=[scoreboard],
     )
+    if scoreboard.failed:
+        raise ConfigurationError(scoreboard.failed)
     if suite is None:
         return int(code)
     report = json.loads((results_dir / "report.json").read_text(encoding="utf-8"))
