@@ -280,7 +280,7 @@ class ChosenInputsCase(ModelCase):
                 raise CaseInvalid(str(e)) from None
             try:
                 chosen = choose_inputs(model, specs, spec, source=model_path)
-            except ValueError as e:  # a spec shape that does not fit the input
+            except ValueError as e:  # a spec shape that does not fit the input, or too large
                 raise CaseInvalid(str(e)) from None
             chosen.info["compiled"] = "dynamic" if self.dynamic else "static"
             self._chosen = chosen
