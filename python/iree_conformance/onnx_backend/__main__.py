@@ -49,7 +49,7 @@ def _check_target(name: str) -> None:
     """An unknown target is a configuration error (exit 2), and so is one that cannot
     compile or run here: onnx's runner would skip every test ("Backend doesn't support
     device CPU") and exit 0, a green run that tested nothing (issue 47)."""
-    from iree_conformance.model.targets import uncompilable_reason, unavailable_reason
+    from iree_conformance.model.targets import unavailable_reason, uncompilable_reason
     from iree_conformance.onnx_backend.backend import resolve_target
 
     target = resolve_target(name)  # TargetError (exit 2) names the known targets

@@ -54,8 +54,14 @@ def batch_model(tmp_path: Path) -> Path:
 
 def test_check_model_dim_of_10_to_the_12_is_exit_2_before_it_allocates(batch_model, tmp_path):
     dim = next(d.dim_param for d in sm.batch_model().graph.input[0].type.tensor_type.shape.dim)
-    result = cli("check-model", str(batch_model), "--dim", f"{dim}=1000000000000",
-                 "--store-dir", str(tmp_path / "store"))
+    result = cli(
+        "check-model",
+        str(batch_model),
+        "--dim",
+        f"{dim}=1000000000000",
+        "--store-dir",
+        str(tmp_path / "store"),
+    )
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert "would take" in result.stderr and "GiB to draw" in result.stderr, result.stderr
     assert "MemoryError" not in result.stdout + result.stderr
@@ -68,8 +74,11 @@ def test_check_model_dim_that_is_no_size_is_exit_2(batch_model, size):
 
 
 def test_an_input_too_large_to_draw_says_its_shape_and_size() -> None:
-    with pytest.raises(InputTooLarge, match=r"input 'x': shape 1000000x1000000 of float32 would "
-                       r"take 7,450.6 GiB to draw"):
+    with pytest.raises(
+        InputTooLarge,
+        match=r"input 'x': shape 1000000x1000000 of float32 would "
+        r"take 7,450.6 GiB to draw",
+    ):
         check_input_size("x", (10**6, 10**6), np.dtype(np.float32))
     check_input_size("x", (1024, 1024), np.dtype(np.float32))  # 8 MiB: fine
 
