@@ -77,10 +77,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--timing-budget",
         type=parse_timing_budget,
-        default=DEFAULT_TIMING_BUDGET,
+        default=None,
         metavar="FRACTION|full",
-        help="the most the figures may add, as a fraction of the untimed run (default 0.5: "
-        "at most 1.5x; a warm run then gets few samples), or 'full': every figure",
+        help="the most the figures may add, as a fraction of the untimed run (such as "
+        f"{DEFAULT_TIMING_BUDGET}, pytest conformance's default: a reference never timed here "
+        "is left out), or 'full' (the default for one model: every figure, up to 10 s)",
     )
     p.add_argument("--store-dir", help="artifact store (default: as pytest conformance)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")

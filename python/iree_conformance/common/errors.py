@@ -99,7 +99,7 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
     (
         EXIT_ENVIRONMENT,
         "`versions`/`bisect`: a per-version environment could not be made (network, install; "
-        "nothing half-made is kept)",
+        "nothing half-made is kept), or it cannot load IREE (the folder to delete is named)",
     ),
 )
 

@@ -220,8 +220,8 @@ class RunOptions:
     )
     timing_budget: float | None = option(
         "--timing-budget",
-        "the most a case's figures may add, as a fraction of its untimed run (default 0.5: a timed case costs at most 1.5x; "
-        "a warm case then gets few samples), or 'full': every figure whatever it costs (CI's runs; docs/speed.md)",
+        "the most a case's figures may add, as a fraction of its untimed run (default 0.05: a timed case costs at most 1.05x, "
+        "and a reference never timed here is left out; a warm case gets few samples), or 'full': every figure whatever it costs (CI's runs; docs/speed.md)",
         DEFAULT_TIMING_BUDGET,
         default=DEFAULT_TIMING_BUDGET,
         metavar="FRACTION|full",

@@ -49,17 +49,22 @@ def _store_files(store: Path) -> set[Path]:
 
 
 def test_a_warm_check_model_keeps_to_the_budget_and_full_takes_every_figure(tmp_path, capsys):
-    """The cold run records the reference's set-up in the store; a warm run writes nothing
-    and gives figures that say what the budget left out; --timing-budget full gives them
-    all, interleaved (docs/speed.md, "Cost")."""
+    """check-model's default (full) records the reference's set-up in the store; a warm
+    budgeted run writes nothing and gives figures that say what the budget left out;
+    --timing-budget full gives them all, interleaved (docs/speed.md, "Cost")."""
     store = tmp_path / "store"
     out_json = tmp_path / "o.json"
     args = ["check-model", str(SIGMOID), "--store-dir", str(store), "--json", str(out_json)]
-    assert main(args) == 0
+    assert main([*args, "--timing-budget", "0.05"]) == 0  # cold, budgeted: no set-up known
+    bench = json.loads(out_json.read_text())["metrics"]["benchmark"]
+    assert "has not been timed on this machine" in bench["reference_missing"]
+    assert not _store_files(store / "timing")
+    assert main(args) == 0  # the default for one model: full
     records = _store_files(store / "timing")
     assert len(records) == 2  # onnxruntime's import and this model's session
     before = _store_files(store)
     capsys.readouterr()
+    args = [*args, "--timing-budget", "0.05"]
     assert main(args) == 0
     assert _store_files(store) == before, "a warm run wrote to the store"
     out = capsys.readouterr().out

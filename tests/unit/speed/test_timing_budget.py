@@ -174,12 +174,24 @@ def test_a_warm_case_skips_a_reference_whose_set_up_is_over_its_budget(tmp_path,
     assert set_ups == ["m.onnx", "m.onnx"]
 
 
+def test_a_budget_never_pays_a_set_up_not_timed_before(tmp_path, set_ups):
+    """The default timing adds at most its budget: a set-up never timed on this machine
+    cannot be known to fit, so a budgeted run leaves it out and records nothing."""
+    cache = ModuleCache(ArtifactStore(tmp_path))
+    reference, missing, _, first = timed._reference(cache, _job(), [], 100.0)
+    assert reference is None and not first and not set_ups
+    assert "has not been timed on this machine" in missing and "--timing-budget full" in missing
+    assert cache.setup_s(f"reference:{timed.setup_identity(_job())}") is None
+
+
 def test_a_first_set_up_is_recorded_and_a_pending_import_counts(tmp_path, set_ups, monkeypatch):
     cache = ModuleCache(ArtifactStore(tmp_path))
-    reference, missing, _, first = timed._reference(cache, _job(), [], 0.1)
+    reference, missing, _, first = timed._reference(cache, _job(None), [], None)
     assert reference is not None and first and missing is None
     recorded = cache.setup_s(f"reference:{timed.setup_identity(_job())}")
     assert recorded is not None and recorded < 0.1
+    # Once recorded, a budgeted run sets it up when twice the record fits.
+    assert timed._reference(cache, _job(), [], 0.5)[0] is not None
     # A library this worker has not imported yet: its recorded import counts.
     monkeypatch.setattr(registry, "timing_modules", lambda program: ("not_imported_lib",))
     assert "not_imported_lib" not in sys.modules
@@ -219,5 +231,5 @@ def test_the_job_carries_the_budget_from_the_attempt():
     placement = Placement("key", 4, {}, {"import": 0.5, "compile": 1.5})
     attempt = Attempt(case, target, AttemptSettings(timing_runs=3), placement=placement)
     job = pipeline.build_job(attempt, [[]])
-    assert job.untimed_before_s == 2.0 and job.timing_budget == 0.5
+    assert job.untimed_before_s == 2.0 and job.timing_budget == timing.DEFAULT_TIMING_BUDGET
     assert timing.timing_budget_s({"load": 0.5, "run": 0.5}, 0.5, 2.0) == 1.5
