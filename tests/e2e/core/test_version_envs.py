@@ -86,7 +86,9 @@ def test_a_find_links_folder_of_nightlies_makes_a_cached_environment(tmp_path):
     assert proc.returncode == 0, proc.stderr
     again = version_envs.ensure(spec, envs)
     assert not again.created and again.python == made.python and again.seconds < 5
-    assert [p.name for p in envs.iterdir() if p.is_dir() and p.name.startswith(".")] == []  # no temp
+    assert [
+        p.name for p in envs.iterdir() if p.is_dir() and p.name.startswith(".")
+    ] == []  # no temp
 
 
 def test_a_network_failure_leaves_nothing_half_made(tmp_path, monkeypatch):

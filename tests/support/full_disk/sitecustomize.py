@@ -46,3 +46,44 @@ if _UNDER:
         return f
 
     os.fdopen = _fdopen
+
+# With FAULT_HANG_UNDER=DIR, a write under DIR takes half of its data and then hangs, so a
+# test can kill the writer in the middle of it (SIGKILL between the write and the rename).
+_HANG = os.environ.get("FAULT_HANG_UNDER")
+if _HANG:
+    import time as _time
+
+    _fdopen_before = os.fdopen
+    _hang_root = os.path.realpath(_HANG)
+
+    class _HangFile:
+        def __init__(self, f):
+            self._f = f
+
+        def write(self, data):
+            self._f.write(bytes(data)[: len(data) // 2])
+            self._f.flush()
+            _time.sleep(300)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._f.close()
+            return False
+
+        def __getattr__(self, name):
+            return getattr(self._f, name)
+
+    def _fdopen_hang(fd, mode="r", *args, **kwargs):
+        f = _fdopen_before(fd, mode, *args, **kwargs)
+        if "w" in mode:
+            try:
+                path = os.path.realpath(os.readlink(f"/proc/self/fd/{fd}"))
+            except OSError:
+                return f
+            if path.startswith(_hang_root + os.sep):
+                return _HangFile(f)
+        return f
+
+    os.fdopen = _fdopen_hang
