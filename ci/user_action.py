@@ -224,7 +224,9 @@ def own_module(python: str | Path, module: str) -> list[str]:
     return [str(python), "-I", str(ACTION_PATH / "action_run.py"), module]
 
 
-def check_python(version: tuple[int, ...] = tuple(sys.version_info)) -> None:
+def check_python(version: tuple[int, ...] | None = None) -> None:
+    """The interpreter running the action's code is new enough (ACTION_MIN_PYTHON)."""
+    version = version or (sys.version_info.major, sys.version_info.minor)
     if version[:2] < ACTION_MIN_PYTHON:
         have = ".".join(map(str, version[:2]))
         need = ".".join(map(str, ACTION_MIN_PYTHON))
