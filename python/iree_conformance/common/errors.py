@@ -94,7 +94,7 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
     (
         EXIT_UNJUDGED,
         "`check-model`: the harness cannot judge the model (no usable reference, or a skip; "
-        "the message says what to specify)",
+        "the message says what to specify); `repro`: the case is skipped here or fails in the harness, not in IREE",
     ),
     (
         EXIT_ENVIRONMENT,

@@ -342,7 +342,7 @@ def _toml_value(value: Any) -> str:
 
 
 _ORDER = {
-    "xfail": (EXPECT_KEY, OLD_EXPECT_KEY, "reason"),
+    "xfail": (EXPECT_KEY, OLD_EXPECT_KEY, "reason", "issue"),
     "tolerance": ("rtol", "atol", "reason"),
 }
 

@@ -223,6 +223,8 @@ class ConformanceRun:
         outcome, message = checked.outcome, checked.judgement.message
         if self.options.compile_only and outcome.status == Status.PASS and self.bundle is not None:
             self.bundle.add(case, target, checked.result, expectations)
+        if self.options.repro_dir is not None:
+            self._write_repro(case, target, outcome, expectations)
         item.user_properties.append((OUTCOME_PROPERTY, outcome.to_json()))
         if outcome.verdict == Verdict.SKIP:
             pytest.skip(message or outcome.reason)
@@ -232,6 +234,19 @@ class ConformanceRun:
         if outcome.verdict in RED_VERDICTS:
             pytest.fail(message, pytrace=False)
         # "flaky" returns normally: never red, and pytest_report_teststatus shows it as FLAKY.
+
+    def _write_repro(
+        self, case: Case, target: Target, outcome: Outcome, expectations: Expectations
+    ) -> None:
+        """--repro-dir: a reproducer folder for a red case (and, with --repro-expected, an
+        expected failure); what it could not do is a line of the Outcome, never the verdict."""
+        from iree_conformance.repro.plugin_hook import write_for_run
+
+        note = write_for_run(
+            case, target, outcome, expectations, self.store, self.conformance_dir, self.options
+        )
+        if note:
+            outcome.info["repro"] = note
 
     # -- hooks and the fixture (this object is registered as a plugin) ---------
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
