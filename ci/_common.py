@@ -244,11 +244,11 @@ def format_size(num_bytes: int | float) -> str:
 def load_json(path: Path) -> Any:
     try:
         # utf-8-sig: a BOM written by a Windows tool must not break the load.
-        return json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise CIError(f"{path}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise CIError(f"{path}: not valid JSON ({exc})") from None
+    # Deep nesting and huge integers are one CIError too (results.parse_json).
+    return results.parse_json(text, str(path), CIError)
 
 
 def load_results(path: Path) -> dict[str, Any]:

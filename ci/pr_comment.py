@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import re
 import sys
@@ -43,6 +42,7 @@ from ci._common import CIError, load_json, notice, set_outputs
 from ci.diff_results import speed_lines
 from ci.fetch_baseline import DEFAULT_API, api_errors, download, get_json, github_client
 from iree_conformance.expectations.known_issues import issue_url, valid_issue
+from iree_conformance.model import results
 
 MARKER = "<!-- iree-conformance:pr-comment -->"
 BOT_LOGIN = "github-actions[bot]"
@@ -281,9 +281,11 @@ def read_members(archive_bytes: bytes) -> dict[str, Any]:
             if len(raw) > MAX_MEMBER_BYTES:
                 raise CIError(f"{info.filename}: over {MAX_MEMBER_BYTES} bytes")
             try:
-                found[name] = json.loads(raw.decode("utf-8-sig"))
-            except (UnicodeDecodeError, ValueError) as exc:
+                text = raw.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
                 raise CIError(f"{info.filename}: not valid JSON ({exc})") from None
+            # Deep nesting and huge integers are one CIError too, not a traceback.
+            found[name] = results.parse_json(text, info.filename, CIError)
     return found
 
 

@@ -25,7 +25,11 @@ missing or empty, 8 anything else the user can fix.
 A list of IREE versions (`3.12.0 3.13.0`) is the version comparison of `iree-conformance
 versions`; `run` hands it over when that command exists and says so when it does not.
 
-Examples (what the action runs):
+The action runs each of its Python modules as `python -I action_run.py MODULE`, never as
+`python -m MODULE` from the user's checkout, where the checkout's own `ci/` or
+`cache_tools.py` would win (own_module, issue 47); it needs Python 3.11 or newer.
+
+Examples (what the action runs, shown as from this checkout):
   python -m ci user-action install --venv "$RUNNER_TEMP/venv" --action-path . --iree-version 3.13.0
   python -m ci user-action check --onnx-dir models --targets llvm-cpu --expectations-dir expectations
   python -m ci user-action run --onnx-dir models --targets llvm-cpu --expectations-dir expectations \\
@@ -52,6 +56,9 @@ from iree_conformance.common.errors import ConfigurationError, CorpusError, Mani
 
 ACTION_PATH = Path(__file__).resolve().parent.parent
 PYTHON_ENV = "IREE_CONFORMANCE_ACTION_PYTHON"
+# The oldest Python the action runs on: 3.11's PYTHONSAFEPATH keeps the user's checkout
+# (the working directory) off the path of every process the action starts (issue 47).
+ACTION_MIN_PYTHON = (3, 11)
 OS_NAMES = ("linux", "macos", "windows")
 # What each folder input holds, its suite (pytest marker) and how a case file looks.
 FOLDERS = {
@@ -190,6 +197,7 @@ class Inputs:
     """The action's inputs, checked."""
 
     def __init__(self, args: argparse.Namespace, early: bool = False) -> None:
+        check_python()
         self.root = workspace()
         self.versions = iree_versions(args.iree_version)
         self.folders = case_folders(
@@ -210,6 +218,25 @@ class Inputs:
 # -- install ------------------------------------------------------------------------------
 
 
+def own_module(python: str | Path, module: str) -> list[str]:
+    """`python -m MODULE` from the action's own folder and installed packages only, never
+    from the working directory, which is the user's checkout (action_run.py)."""
+    return [str(python), "-I", str(ACTION_PATH / "action_run.py"), module]
+
+
+def check_python(version: tuple[int, ...] | None = None) -> None:
+    """The interpreter running the action's code is new enough (ACTION_MIN_PYTHON)."""
+    version = version or (sys.version_info.major, sys.version_info.minor)
+    if version[:2] < ACTION_MIN_PYTHON:
+        have = ".".join(map(str, version[:2]))
+        need = ".".join(map(str, ACTION_MIN_PYTHON))
+        raise ConfigurationError(
+            f"python-version {have}: the action needs Python {need} or newer for its own "
+            f"environment (PYTHONSAFEPATH keeps your checkout's modules out of its processes); "
+            f"set python-version to {need} or newer, or leave it at its default"
+        )
+
+
 def venv_python(venv: Path) -> Path:
     return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
@@ -218,7 +245,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     versions = iree_versions(args.iree_version)
     venv = Path(args.venv).resolve()
     action = Path(args.action_path).resolve()
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+    subprocess.run([sys.executable, "-I", "-m", "venv", "--clear", str(venv)], check=True)
     python = venv_python(venv)
     extras = ",".join(e for e in split_list(args.extras) if e)
     requirement = f"{action}[{extras}]" if extras else str(action)
@@ -235,7 +262,15 @@ def cmd_install(args: argparse.Namespace) -> int:
     command = (
         [uv, "pip", "install", "--python", str(python), *requirements]
         if uv
-        else [str(python), "-m", "pip", "install", "--disable-pip-version-check", *requirements]
+        else [
+            str(python),
+            "-I",
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            *requirements,
+        ]
     )
     print(
         f"installing with {'uv' if uv else 'pip'}: {' '.join(requirements)} {' '.join(pins)}",
@@ -258,6 +293,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     version = subprocess.run(
         [
             str(python),
+            "-I",
             "-c",
             "from importlib.metadata import version as v; print(v('iree-base-compiler'))",
         ],
@@ -284,10 +320,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def pytest_command(inputs: Inputs, results: Path, expectations: Path) -> list[str]:
-    python = os.environ.get(PYTHON_ENV) or sys.executable
+def pytest_arguments(inputs: Inputs, results: Path, expectations: Path) -> list[str]:
     markers = " or ".join(FOLDERS[name][0] for name in inputs.folders)
-    argv = [python, "-m", "pytest", str(ACTION_PATH / "conformance"), "-p", "no:cacheprovider"]
+    argv = [str(ACTION_PATH / "conformance"), "-p", "no:cacheprovider"]
     argv += ["-p", "ci.action_select", "-m", markers, "--offline"]
     for name, paths in inputs.folders.items():
         for path in paths:
@@ -296,6 +331,11 @@ def pytest_command(inputs: Inputs, results: Path, expectations: Path) -> list[st
         argv += ["--target", target]
     argv += ["--expectations-dir", str(expectations), "--report-json", str(results)]
     return argv + inputs.pytest_args
+
+
+def pytest_command(inputs: Inputs, results: Path, expectations: Path) -> list[str]:
+    python = os.environ.get(PYTHON_ENV) or sys.executable
+    return own_module(python, "pytest") + pytest_arguments(inputs, results, expectations)
 
 
 def counts(outcomes: list[dict[str, Any]]) -> dict[str, int]:
@@ -315,7 +355,7 @@ def require_versions_command(versions: list[str]) -> str:
     a one-line error when this release of the project does not have the command."""
     python = os.environ.get(PYTHON_ENV) or sys.executable
     probe = subprocess.run(
-        [python, "-m", "iree_conformance.cli.main", "versions", "--help"],
+        [*own_module(python, "iree_conformance.cli.main"), "versions", "--help"],
         capture_output=True,
         text=True,
     )
@@ -331,11 +371,9 @@ def require_versions_command(versions: list[str]) -> str:
 def versions_command(inputs: Inputs, results: Path, expectations: Path) -> list[str]:
     """The version comparison: the versions, then the pytest arguments after `--`."""
     python = require_versions_command(inputs.versions)
-    test_args = pytest_command(inputs, results, expectations)[3:]
+    test_args = pytest_arguments(inputs, results, expectations)
     return [
-        python,
-        "-m",
-        "iree_conformance.cli.main",
+        *own_module(python, "iree_conformance.cli.main"),
         "versions",
         *inputs.versions,
         "--",
@@ -360,6 +398,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         env["PYTHONPATH"] = os.pathsep.join(
             [str(ACTION_PATH)] + [p for p in [env.get("PYTHONPATH", "")] if p]
         )
+        env["PYTHONSAFEPATH"] = "1"  # pytest's workers and IREE's: not the checkout's modules
         env["IREE_CONFORMANCE_ACTION_DIRS"] = os.pathsep.join(
             str(p) for paths in inputs.folders.values() for p in paths
         )
@@ -379,7 +418,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     annotate_results(data, workspace=inputs.root, expectations_dir=manifests)
     html = Path(args.html).resolve() if args.html else None
-    report = [os.environ.get(PYTHON_ENV) or sys.executable, "-m", "iree_conformance.cli.main"]
+    report = own_module(os.environ.get(PYTHON_ENV) or sys.executable, "iree_conformance.cli.main")
     report += ["report", str(results)] + (["--html", str(html)] if html else [])
     if subprocess.run(report, cwd=inputs.root, stdout=subprocess.DEVNULL).returncode != 0:
         print("warning: the report could not be rendered; the results file is intact")

@@ -9,11 +9,15 @@ Builds a small repository of its own (git, one commit per change) in --work-dir/
   expectations/llvm-cpu.toml             declares that failure
   .github/workflows/conformance.yml      `uses: local/iree-conformance@<this commit>`, which
                                          devtools/act_local.py serves from this checkout
+  ci/__init__.py, ci/__main__.py,        modules of the consumer's own named as the action's
+  cache_tools.py, pytest.py              (issue 47): each prints a marker line and exits 97
+                                         if run; the action must run its own code only
 
 and runs that workflow with devtools/act_local.py (--repo-dir, --action) four times on one
 cache server:
 
-  1. green, cold: the failure is declared; the artifact store is saved;
+  1. green, cold: the failure is declared; the artifact store is saved; none of the
+     consumer's own ci/, cache_tools.py or pytest.py ran (no marker line in the log);
   2. green, warm: the store comes back from the cache server and nothing is imported or
      compiled (devtools/check_warm_run.py on the results the action uploaded);
   3. red: the declaration removed, the job fails with an error annotation at
@@ -74,6 +78,11 @@ jobs:
         run: echo "pass $PASSED, fail $FAILED, xfail $XFAILED"
 """
 
+
+# The consumer's own modules named as the action's: run, each says so and fails.
+SHADOWS = ("ci/__init__.py", "ci/__main__.py", "cache_tools.py", "pytest.py")
+SHADOW_MARKER = "consumer-proof: the consumer's own module ran"
+SHADOW = f"import sys\nprint({SHADOW_MARKER!r}, __file__, flush=True)\nsys.exit(97)\n"
 
 MISSING = "no-such-models"
 MISSING_WORDS = (
@@ -166,6 +175,9 @@ def make_consumer(repo: Path, sha: str) -> None:
     (repo / "expectations" / "llvm-cpu.toml").write_text(
         manifest(True), encoding="utf-8", newline="\n"
     )
+    for name in SHADOWS:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(SHADOW, encoding="utf-8", newline="\n")
     workflows = repo / ".github" / "workflows"
     workflows.mkdir(parents=True)
     (workflows / "conformance.yml").write_text(
@@ -264,6 +276,13 @@ def main(argv: list[str] | None = None) -> int:
 
     code, first = run("1 green, cold (the failure declared)")
     check(problems, code == 0, f"run 1 is green (act_local exit {code})")
+    log = act_work / "runs" / f"{first.get('run_id', 0):03d}" / "act.log"
+    ran = [m for m in log_messages(log) if SHADOW_MARKER in m]
+    check(
+        problems,
+        log.is_file() and not ran,
+        f"run 1 ran the action's own code, none of the consumer's {', '.join(SHADOWS)} ({ran})",
+    )
 
     code, second = run("2 green, warm (same cache server)")
     check(problems, code == 0, f"run 2 is green (act_local exit {code})")

@@ -234,3 +234,50 @@ def unused_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def external_data_model(
+    folder: Path,
+    nbytes: int,
+    *,
+    name: str = "big",
+    location: str | None = None,
+    file_bytes: int | None = None,
+    op: str = "ReduceSum",
+) -> Path:
+    """A model `y = x + ReduceSum(w)` whose float initializer `w` of `nbytes` lives in an
+    external data file made sparse (truncate): gigabytes cost neither disk nor memory.
+    `location` may point elsewhere (outside the folder); `file_bytes` makes the file
+    shorter or longer than the tensor declares; `op` another op (an unknown one for a
+    model the checker rejects)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    folder.mkdir(parents=True, exist_ok=True)
+    count = nbytes // 4
+    where = location or f"{name}.bin"
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[count])
+    w.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", where), ("offset", "0"), ("length", str(count * 4))):
+        entry = w.external_data.add()
+        entry.key, entry.value = key, value
+    graph = helper.make_graph(
+        [
+            helper.make_node(op, ["w"], ["s"], keepdims=0),
+            helper.make_node("Add", ["x", "s"], ["y"]),
+        ],
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = folder / f"{name}.onnx"
+    path.write_bytes(model.SerializeToString())
+    data = (folder / where).resolve()
+    data.parent.mkdir(parents=True, exist_ok=True)
+    with open(data, "wb") as f:
+        f.truncate(count * 4 if file_bytes is None else file_bytes)
+    assert onnx.load(str(path), load_external_data=False).graph.initializer[0].name == "w"
+    return path

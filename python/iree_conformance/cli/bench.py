@@ -154,6 +154,10 @@ def add_parser(sub) -> None:
     p.set_defaults(func=cmd_bench)
 
 
+#: The longest softmax bench times: 1 GiB of float32 per array.
+MAX_SIZE = 2**28
+
+
 def parse_sizes(text: str) -> list[int]:
     try:
         sizes = [int(s) for s in text.split(",") if s.strip()]
@@ -163,6 +167,13 @@ def parse_sizes(text: str) -> list[int]:
         ) from None
     if not sizes or any(n < 1 for n in sizes):
         raise ConfigurationError(f"--sizes: expected lengths of 1 or more, got {text!r}")
+    too_large = [n for n in sizes if n > MAX_SIZE]
+    if too_large:  # before anything is allocated (issue 47)
+        n = too_large[0]
+        raise ConfigurationError(
+            f"--sizes {n}: a softmax of {n:,} float32 values takes {n * 4 / 2**30:,.1f} GiB per "
+            f"array; give lengths up to {MAX_SIZE:,} ({MAX_SIZE * 4 // 2**30} GiB)"
+        )
     return sizes
 
 

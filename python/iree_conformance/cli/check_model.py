@@ -156,7 +156,32 @@ def _case(args: argparse.Namespace):
     for spec in (getattr(case, "input_spec", None), getattr(case, "cli_spec", None)):
         if spec is not None and not spec.empty:
             spec.check_against(names, dims, str(path))
+    _check_sizes(specs, dict(args.dim), dict(args.input_shape))
     return case
+
+
+def _check_sizes(specs, dims: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> None:
+    """--dim and --input-shape sizes too large to draw are exit 2 before anything is
+    allocated (each input at the sizes given, other symbolic dims 1)."""
+    import onnx
+
+    from iree_conformance.frontends.onnx.model_inputs import InputTooLarge, check_input_size
+
+    for s in specs:
+        if s.name in shapes:
+            shape = list(shapes[s.name])
+        elif any(isinstance(d, str) and d in dims for d in s.shape):
+            shape = [dims.get(d, 1) if isinstance(d, str) else (d or 1) for d in s.shape]
+        else:
+            continue
+        try:
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(s.elem_type)
+        except Exception:  # noqa: BLE001 - a type without a numpy dtype: nothing to size
+            continue
+        try:
+            check_input_size(s.name, shape, dtype, " (the sizes given on the command line)")
+        except InputTooLarge as e:
+            raise ConfigurationError(str(e)) from None
 
 
 #: Shape-rule rules that a person did not choose (``onnx.shape_policy``).

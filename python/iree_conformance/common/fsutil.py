@@ -15,6 +15,7 @@ which locks other users out of a shared store, checkout or bundle).
 
 from __future__ import annotations
 
+import glob
 import os
 import tempfile
 import time
@@ -29,7 +30,11 @@ __all__ = [
     "make_temp_dir",
     "rename_dir",
     "replace_file",
+    "sweep_stray_temps",
 ]
+
+#: A temporary file of an atomic write older than this was left by a killed writer.
+STRAY_AFTER_SECONDS = 600.0
 
 #: How long a move is retried on ``PermissionError`` before it is an error.
 RETRY_SECONDS = 5.0
@@ -110,6 +115,29 @@ def make_temp_dir(prefix: str, parent: str | os.PathLike[str]) -> Path:
     if os.name == "posix":
         tmp.chmod(0o777 & ~current_umask())
     return tmp
+
+
+def sweep_stray_temps(
+    path: str | os.PathLike[str], older_than: float = STRAY_AFTER_SECONDS
+) -> list[Path]:
+    """Removes the temporary files that atomic writes of ``path`` left behind when their
+    process was killed between writing and renaming (``.NAME.*.tmp`` beside it), once
+    they are older than ``older_than`` seconds (a live writer's is younger); the removed."""
+    path = Path(path)
+    removed = []
+    cutoff = time.time() - older_than
+    try:
+        candidates = list(path.parent.glob(f".{glob.escape(path.name[:32])}.*.tmp"))
+    except OSError:
+        return []
+    for tmp in candidates:
+        try:
+            if tmp.is_file() and tmp.stat().st_mtime < cutoff:
+                tmp.unlink()
+                removed.append(tmp)
+        except OSError:
+            continue
+    return removed
 
 
 def atomic_write_bytes(

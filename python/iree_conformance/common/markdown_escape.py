@@ -1,7 +1,8 @@
 """Untrusted text (case ids, targets, diagnostics, metadata) made inert in Markdown that
 GitHub renders: the report, the job summary, the pull-request comment's neighbours and
 ``compare-upstream``'s tables. ``md_text`` for prose and table cells, ``md_code`` for a
-case id or a diagnostic line shown as code.
+case id or a diagnostic line shown as code, ``plain_text`` for a terminal (control
+characters such as ESC, BEL, NUL and the bidirectional overrides removed).
 
 Standard library only: ci/ imports it (through ``report.tables``) before any install.
 """
@@ -12,9 +13,9 @@ import html
 import re
 from typing import Any
 
-__all__ = ["md_code", "md_text"]
+__all__ = ["md_code", "md_text", "plain_text"]
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|~])")  # not _: intraword (onnx_ops) is no emphasis in GFM
 
 
@@ -30,7 +31,14 @@ def md_text(value: Any, limit: int | None = None) -> str:
     (``<script>`` shows as text), Markdown's emphasis, link, code and ``|`` characters
     backslash-escaped."""
     text = html.escape(_one_line(value, limit), quote=False)
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    # A zero-width space after @ keeps "@name" from notifying anyone.
+    return _MD_SPECIAL.sub(r"\\\1", text).replace("@", "@\u200b")
+
+
+def plain_text(value: Any, limit: int | None = None) -> str:
+    """Untrusted text for a terminal: one line, its control characters (escape sequences,
+    bells, NULs, bidirectional overrides) replaced by spaces."""
+    return _one_line(value, limit)
 
 
 def md_code(value: Any, limit: int | None = None) -> str:

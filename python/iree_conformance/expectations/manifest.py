@@ -448,7 +448,7 @@ def write_manifest(
     leading comment block. Returns True when the file changed."""
     import tomlkit
 
-    from iree_conformance.common.fsutil import atomic_write_text
+    from iree_conformance.common.fsutil import atomic_write_text, sweep_stray_temps
 
     path = Path(path)
     old = path.read_text(encoding="utf-8-sig") if path.exists() else None
@@ -471,6 +471,9 @@ def write_manifest(
         if synced is not doc[name]:
             doc[name] = synced
     new = doc.as_string()
+    # A write killed before its rename (SIGKILL) leaves the manifest whole, old or new,
+    # and a temporary file beside it: swept here, by the next write.
+    sweep_stray_temps(path)
     if new == old:
         return False
     atomic_write_text(path, new)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,22 +41,100 @@ def results_document(metadata: dict[str, Any], outcomes: list[dict[str, Any]]) -
     }
 
 
+def parse_json(text: str | bytes, where: str, error: type[Exception] = ResultsError) -> Any:
+    """JSON from an untrusted file, every failure one ``error`` naming ``where``: invalid
+    JSON, nesting too deep for the parser (RecursionError) and integers past Python's
+    4300-digit limit (ValueError) alike."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise error(f"{where}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise error(f"{where}: nested too deeply to read (not a file this project wrote)") from None
+    except ValueError as e:  # an integer of more than 4300 digits
+        raise error(f"{where}: not readable JSON ({e})") from None
+
+
+def _kind(value: Any) -> str:
+    return {str: "text", dict: "an object", list: "a list", bool: "a boolean"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: The optional fields of an outcome a reader relies on, and their JSON types.
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "suite": (str,),
+    "stage": (str,),
+    "reason": (str,),
+    "expected": (str, type(None)),
+    "diagnostics": (list,),
+    "stage_times": (dict,),
+    "metrics": (dict,),
+    "info": (dict,),
+    "attempts": (list,),
+}
+
+
+def outcome_problem(outcome: dict[str, Any]) -> str | None:
+    """What is wrong with an outcome's fields (their types, its duration, its benchmark
+    samples), or None: checked once, on load, so no reader meets a wrong type."""
+    for key, types in _FIELD_TYPES.items():
+        if key in outcome and not isinstance(outcome[key], types):
+            return f"{key} must be {_kind(types[0]())}, got {_kind(outcome[key])}"
+    if "duration" in outcome and not (_number(outcome["duration"]) and outcome["duration"] >= 0):
+        return f"duration must be a number of seconds (0 or more), got {outcome['duration']!r}"
+    if not all(isinstance(d, str) for d in outcome.get("diagnostics", [])):
+        return "diagnostics must be a list of text"
+    if not all(isinstance(a, dict) for a in outcome.get("attempts", [])):
+        return "attempts must be a list of objects"
+    for key, value in outcome.get("stage_times", {}).items():
+        if not _number(value):
+            return f"stage_times.{key} must be a number of seconds, got {value!r}"
+    bench = outcome.get("metrics", {}).get("benchmark")
+    if bench is not None and not isinstance(bench, dict):
+        return f"metrics.benchmark must be an object, got {_kind(bench)}"
+    for name, row in (bench or {}).items():
+        if not isinstance(row, dict) or "samples_s" not in row:
+            continue
+        samples = row["samples_s"]
+        if not isinstance(samples, list) or not all(_number(x) and x > 0 for x in samples):
+            return (
+                f"metrics.benchmark.{name}.samples_s must be a list of times above 0 s "
+                "(finite numbers)"
+            )
+    return None
+
+
 def load_results(path: Path, outcome_keys: Iterable[str] = OUTCOME_KEYS) -> dict[str, Any]:
-    """A results or merged file; outcome_keys (by default the keys every outcome has) are
-    checked on every outcome, present and strings: every reader indexes them."""
+    """A results or merged file, validated once here: outcome_keys (by default the keys
+    every outcome has) present and strings on every outcome, the other fields readers use
+    of their types (``outcome_problem``), metadata an object; one ``ResultsError`` names
+    the file, the outcome and the field."""
     try:
         # utf-8-sig: a BOM written by a Windows tool must not break the load.
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ResultsError(f"{path}: results file not found") from None
-    except json.JSONDecodeError as e:
-        raise ResultsError(f"{path}: not valid JSON ({e})") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: cannot read it ({e})") from None
+    data = parse_json(text, str(path))
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: expected a JSON object (a results file of schema {SCHEMA})")
     if data.get("schema") != SCHEMA:
         raise ResultsError(
             f"{path}: unsupported results schema {data.get('schema')!r} (expected {SCHEMA}, with keys schema, metadata, outcomes)"
         )
+    if not isinstance(data.get("metadata", {}), dict):
+        raise ResultsError(f"{path}: metadata must be an object, got {_kind(data['metadata'])}")
+    runs = data.get("runs", [])
+    if not isinstance(runs, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("metadata", {}), dict) for r in runs
+    ):
+        raise ResultsError(f"{path}: runs must be a list of objects, each metadata an object")
     outcomes = data.get("outcomes")
     if not isinstance(outcomes, list):
         raise ResultsError(f"{path}: 'outcomes' must be a list")
@@ -75,6 +154,11 @@ def load_results(path: Path, outcome_keys: Iterable[str] = OUTCOME_KEYS) -> dict
                 f"{path}: outcomes[{i}]: {', '.join(wrong)} must be text; "
                 "is it a results file written by pytest conformance --report-json?"
             )
+        problem = outcome_problem(outcome)
+        if problem:
+            case = repr(outcome.get("case_id"))
+            case = case if len(case) <= 80 else case[:77] + "..."
+            raise ResultsError(f"{path}: outcomes[{i}] ({case}): {problem}")
     return data
 
 

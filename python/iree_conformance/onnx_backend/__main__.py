@@ -45,6 +45,35 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_target(name: str) -> None:
+    """An unknown target is a configuration error (exit 2), and so is one that cannot
+    compile or run here: onnx's runner would skip every test ("Backend doesn't support
+    device CPU") and exit 0, a green run that tested nothing (issue 47)."""
+    from iree_conformance.model.targets import unavailable_reason, uncompilable_reason
+    from iree_conformance.onnx_backend.backend import resolve_target
+
+    target = resolve_target(name)  # TargetError (exit 2) names the known targets
+    reason = unavailable_reason(target) or uncompilable_reason(target)
+    if reason:
+        raise ConfigurationError(
+            f"--target {name}: cannot run here ({reason}); every test would be skipped. "
+            "Pick a target this machine has (llvm-cpu runs everywhere)"
+        )
+
+
+def _writable_folder(option: str, folder: Path) -> None:
+    """Before the tests run: a folder the results can be written into (issue 47)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-"):
+            pass
+    except OSError as e:
+        raise ConfigurationError(
+            f"{option} {folder}: cannot write there ({e.strerror or e}); give a folder you "
+            "can write"
+        ) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     import pytest
 
@@ -52,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     from iree_conformance.onnx_backend.scoreboard import ScoreboardPlugin
 
     args = _parser().parse_args(argv)
+    _check_target(args.target)
     suite = None
     cases = args.cases
     if args.compare_with:
@@ -73,12 +103,17 @@ def main(argv: list[str] | None = None) -> int:
         os.environ[runner.EXPECTATIONS_ENV] = "none"
     elif args.expectations:
         os.environ[runner.EXPECTATIONS_ENV] = args.expectations
+    if args.scoreboard:
+        _writable_folder("--scoreboard", Path(args.scoreboard))
     results_dir = Path(args.scoreboard or tempfile.mkdtemp(prefix="iree-onnx-backend-"))
     test_file = Path(__file__).with_name("backend_tests.py")
+    scoreboard = ScoreboardPlugin(results_dir)
     code = pytest.main(
         [str(test_file), "-k", "not _cuda", "-p", "no:cacheprovider", *args.pytest_args],
-        plugins=[ScoreboardPlugin(results_dir)],
+        plugins=[scoreboard],
     )
+    if scoreboard.failed:
+        raise ConfigurationError(scoreboard.failed)
     if suite is None:
         return int(code)
     report = json.loads((results_dir / "report.json").read_text(encoding="utf-8"))

@@ -149,7 +149,7 @@ def suite_verdicts(results_json: Path) -> dict[str, str]:
     try:
         data = json.loads(Path(results_json).read_text(encoding="utf-8"))
         outcomes = data["outcomes"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
         raise ConfigurationError(
             f"{results_json}: not a --report-json results file ({e})"
         ) from None

@@ -119,8 +119,15 @@ class ScoreboardPlugin:
         self.results_dir = Path(results_dir)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        write_results(self.results_dir, make_report(terminalreporter.stats))
+        try:
+            write_results(self.results_dir, make_report(terminalreporter.stats))
+        except OSError as e:  # a full disk or a folder taken away during the run
+            self.failed = f"cannot write the scoreboard files into {self.results_dir}: {e}"
+            terminalreporter.write_line(f"error: {self.failed}", red=True)
+            return
         terminalreporter.write_line(f"scoreboard files: {self.results_dir}/report.json, trend.json")
+
+    failed: str | None = None
 
 
 # -- reading, as the scoreboard's website generator does -----------------------------

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from iree_conformance.common import store_events
-from iree_conformance.common.errors import ConformanceError
+from iree_conformance.common.errors import EXIT_CONFIGURATION, ConformanceError
 from iree_conformance.common.platform_info import cpu_fingerprint, host_os, unsupported_host_reason
 from iree_conformance.common.store import ArtifactStore, default_store_dir
 from iree_conformance.common.userdirs import DATA_ENV, STORE_ENV, ZOO_CACHE_ENV
@@ -177,6 +177,7 @@ class ConformanceRun:
             _stop(e, "--durations-file: ")
         self.batches: dict[tuple[str, str], Batch] = {}
         self.store_events: Path | None = None  # set by configure() in the controller
+        self.write_errors: list[str] = []  # outputs the run could not write, told at its end
         self.engine = Engine(
             self.store.root,
             EngineSettings(
@@ -384,6 +385,9 @@ class ConformanceRun:
     def pytest_terminal_summary(
         self, terminalreporter, exitstatus: int, config: pytest.Config
     ) -> None:
+        for line in self.write_errors:
+            terminalreporter.section("results not written", red=True)
+            terminalreporter.write_line(f"iree-conformance: error: {line}", red=True)
         problems = store_events.summary(self.store_events)
         if problems:
             terminalreporter.section("artifact store", yellow=True)
@@ -441,7 +445,15 @@ class ConformanceRun:
 
         if options.report_json:
             meta = run_metadata([t.name for t in self.targets], self.started, sys.argv)
-            write_results(options.report_json, meta, outcomes)
+            try:
+                write_results(options.report_json, meta, outcomes)
+            except OSError as e:  # a full disk, a read-only folder: said, not a crash
+                self.write_errors.append(
+                    f"cannot write --report-json {options.report_json} "
+                    f"({e.strerror or e}): the results of this run are not kept; free "
+                    "space or give a path you can write"
+                )
+                session.exitstatus = EXIT_CONFIGURATION
         if options.record_durations:
             measured = {
                 str(CaseKey.of(o)): o.get("duration", 0.0)

@@ -41,7 +41,7 @@ import dataclasses
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from iree_conformance.common.markdown_escape import md_code, md_text
+from iree_conformance.common.markdown_escape import md_code, md_text, plain_text
 from iree_conformance.common.stats import Summary, format_duration, summarize
 
 Key = tuple[str, str]  # (target, case_id)
@@ -620,9 +620,9 @@ def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
     if c.verdicts:
         lines.append(f"Verdict changes ({len(c.verdicts)}):")
         lines += [
-            f"{bullet}{md_code(k[1])} on {md_text(k[0])}: {a} -> {b}"
+            f"{bullet}{md_code(k[1])} on {md_text(k[0])}: {md_text(a)} -> {md_text(b)}"
             if markdown
-            else f"{bullet}{k[1]} on {k[0]}: {a} -> {b}"
+            else f"{bullet}{plain_text(k[1])} on {plain_text(k[0])}: {plain_text(a)} -> {plain_text(b)}"
             for k, a, b in c.verdicts
         ]
     worse = [x for x in c.changes if x.worse]
@@ -634,7 +634,7 @@ def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
                 (
                     f"{bullet}{md_code(x.key[1])} on {md_text(x.key[0])}: {x.describe()}"
                     if markdown
-                    else f"{bullet}{x.key[1]} on {x.key[0]}: {x.describe()}"
+                    else f"{bullet}{plain_text(x.key[1])} on {plain_text(x.key[0])}: {x.describe()}"
                 )
                 for x in items
             ]
@@ -647,7 +647,7 @@ def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
         lines += [
             f"{bullet}{md_code(k[1])} on {md_text(k[0])}: {md_text(why)}"
             if markdown
-            else f"{bullet}{k[1]} on {k[0]}: {why}"
+            else f"{bullet}{plain_text(k[1])} on {plain_text(k[0])}: {plain_text(why)}"
             for k, why in c.no_data[:50]
         ]
         if len(c.no_data) > 50:

@@ -26,10 +26,12 @@ A newer version is *worse* on a case when it fails where an older one passed; th
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from iree_conformance.common.diagnostics import normalize
 from iree_conformance.common.env_check import is_harness_environment_error
+from iree_conformance.common.markdown_escape import md_code, md_text
 from iree_conformance.common.vocabulary import Status, Verdict
 from iree_conformance.model.outcome import Outcome
 
@@ -203,15 +205,20 @@ def to_json(columns: list[Column], rows: list[Row], changed_only: bool = False) 
     }
 
 
+_REVISION = re.compile(r"[0-9a-fA-F]{7,40}")
+
+
 def compare_link(old: str | None, new: str | None) -> str | None:
-    """GitHub's compare page between two IREE revisions."""
-    if not old or not new:
+    """GitHub's compare page between two IREE revisions (commit hashes only: any other
+    text could close the link and inject Markdown)."""
+    if not old or not new or not all(_REVISION.fullmatch(str(r)) for r in (old, new)):
         return None
     return f"https://github.com/iree-org/iree/compare/{old}...{new}"
 
 
 def _esc(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").replace("`", "'")
+    """Untrusted text (a version's label, a target, a diagnostic) as inert Markdown."""
+    return md_text(text)
 
 
 def _cell_text(cell: Cell | None) -> str:
@@ -220,11 +227,11 @@ def _cell_text(cell: Cell | None) -> str:
     if cell.harness:
         return f"harness error (IREE not loaded): {_esc(cell.message[:80])}"
     if cell.flaky:
-        return f"flaky ({cell.kind} last)"
+        return f"flaky ({_esc(cell.kind)} last)"
     if cell.kind == "pass":
         return "pass"
     message = f": {_esc(cell.message[:80])}" if cell.message else ""
-    return f"{cell.kind}{message}"
+    return f"{_esc(cell.kind)}{message}"
 
 
 def markdown(columns: list[Column], rows: list[Row], max_listed: int = 100) -> str:
@@ -239,7 +246,8 @@ def markdown(columns: list[Column], rows: list[Row], max_listed: int = 100) -> s
         run = [x for x in cells if x]
         revision = c.info.get("revision") or "?"
         lines.append(
-            f"| {_esc(c.label)} | {c.info.get('iree_compiler') or '?'} | `{revision[:12]}` | "
+            f"| {_esc(c.label)} | {_esc(c.info.get('iree_compiler') or '?')} | "
+            f"{md_code(str(revision)[:12])} | "
             f"{len(run)} | {sum(1 for x in run if x.kind == 'pass')} | "
             f"{sum(x.duration for x in run):.0f} |"
         )
@@ -263,7 +271,9 @@ def markdown(columns: list[Column], rows: list[Row], max_listed: int = 100) -> s
         ]
         for r in changed[:max_listed]:
             row_text = " | ".join(_cell_text(r.cells.get(c.label)) for c in columns)
-            lines.append(f"| `{_esc(r.case_id)}` | {r.target} | {r.change} | {row_text} |")
+            lines.append(
+                f"| {md_code(r.case_id)} | {_esc(r.target)} | {_esc(r.change)} | {row_text} |"
+            )
         if len(changed) > max_listed:
             lines.append(f"\n… and {len(changed) - max_listed} more (see the JSON).")
     return "\n".join(lines) + "\n"

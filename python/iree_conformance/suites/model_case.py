@@ -178,6 +178,20 @@ def load_model_header(path: Path):
         ) from None
 
 
+def refuse_large_model(path: Path, model) -> None:
+    """A model over protobuf's 2 GiB with its external data is a skip (checked by path
+    first, nothing loaded: frontends/onnx/prepare.large_model_reason); one whose external
+    data is outside its folder, truncated or mis-declared is the case's error."""
+    from iree_conformance.frontends.onnx.prepare import PrepareError, large_model_reason
+
+    try:
+        reason = large_model_reason(Path(path), model)
+    except PrepareError as e:
+        raise CaseInvalid(str(e)) from None
+    if reason:
+        raise CaseSkipped(reason)
+
+
 def has_symbolic_inputs(model) -> bool:
     """Whether a graph input (initializers excluded) has a symbolic or unknown dim."""
     from iree_conformance.frontends.onnx.values import graph_inputs
@@ -228,8 +242,9 @@ class ChosenInputsCase(ModelCase):
             from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION
             from iree_conformance.frontends.onnx.values import graph_inputs, load_data_set
 
-            loaded = [(Path(d), *load_data_set(d)) for d in dirs]
             model = load_model_header(model_path)
+            refuse_large_model(model_path, model)
+            loaded = [(Path(d), *load_data_set(d)) for d in dirs]
             names = [vi.name for vi in graph_inputs(model)]
             shapes = [
                 {n: list(np.shape(x)) for n, x in zip(names, inputs)} for _, inputs, _ in loaded
@@ -277,6 +292,7 @@ class ChosenInputsCase(ModelCase):
             from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION
 
             model = load_model_header(model_path)
+            refuse_large_model(model_path, model)
             ports = (self.io_ports or {}).get("inputs")
             specs = specs_from_io_ports(ports) if ports else specs_from_model(model)
             names = [s.name for s in specs]
@@ -288,7 +304,7 @@ class ChosenInputsCase(ModelCase):
                 raise CaseInvalid(str(e)) from None
             try:
                 chosen = choose_inputs(model, specs, spec, source=model_path)
-            except ValueError as e:  # a spec shape that does not fit the input
+            except ValueError as e:  # a spec shape that does not fit the input, or too large
                 raise CaseInvalid(str(e)) from None
             chosen.info["compiled"] = "dynamic" if self.dynamic else "static"
             self._chosen = chosen

@@ -278,6 +278,102 @@ def test_install_brings_every_package_the_action_steps_run(tmp_path: Path, monke
                 for where in listed["find"]["where"]:
                     installed |= {p.name for p in (Path(argument) / where).iterdir() if p.is_dir()}
     text = (REPO / "action.yml").read_text(encoding="utf-8")
-    run = {m.split(".")[0] for m in re.findall(r'ACTION_PYTHON" -m ([\w.]+)', text)}
-    # ci/ is not installed: its steps run from the action's checkout (working-directory).
+    run = {
+        m.split(".")[0]
+        for m in re.findall(r'ACTION_PYTHON" -I "\$ACTION_PATH/action_run.py" ([\w.]+)', text)
+    }
+    # ci/ is not installed: action_run.py runs it from the action's own folder.
     assert run - {"ci"} and run - {"ci"} <= installed, (run, installed)
+
+
+# -- the action runs its own code, never the user's checkout's (issue 47) ----------------
+
+HOSTILE = "import pathlib, sys; pathlib.Path({marker!r}).write_text('ran'); sys.exit(97)\n"
+
+
+def hostile_checkout(root: Path, marker: Path) -> None:
+    """A consumer repository with its own `ci` package and a root `cache_tools.py`, both of
+    which would mark and fail if the action ran them."""
+    make_models(root / "models")
+    (root / "ci").mkdir()
+    (root / "ci" / "__init__.py").write_text(HOSTILE.format(marker=str(marker)), encoding="utf-8")
+    (root / "ci" / "__main__.py").write_text(HOSTILE.format(marker=str(marker)), encoding="utf-8")
+    (root / "cache_tools.py").write_text(HOSTILE.format(marker=str(marker)), encoding="utf-8")
+    (root / "pytest.py").write_text(HOSTILE.format(marker=str(marker)), encoding="utf-8")
+
+
+def action_steps() -> list[dict]:
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    return action["runs"]["steps"]
+
+
+def test_every_python_the_action_runs_is_isolated_from_the_checkout() -> None:
+    """Each interpreter call of action.yml is `-I $ACTION_PATH/action_run.py MODULE` (never
+    `-m`, which imports from the working directory: the user's checkout), ACTION_PATH is the
+    action's own folder, no input is interpolated into a script, and only the save plan's
+    step (cache-tools reads the cache usage) sees the token."""
+    calls = 0
+    for step in action_steps():
+        script = step.get("run")
+        if script is None:
+            continue
+        env = step.get("env") or {}
+        assert "${{" not in script, (step["name"], "an expression in the script: use env")
+        pythons = re.findall(r'"\$(\w*PYTHON)"\s+(\S+)\s+(\S+)', script)
+        for _name, flag, entry in pythons:
+            calls += 1
+            assert (flag, entry) == ("-I", '"$ACTION_PATH/action_run.py"'), (step["name"], flag)
+            assert env.get("ACTION_PATH") == "${{ github.action_path }}", step["name"]
+            assert str(env.get("PYTHONSAFEPATH")) == "1", step["name"]
+        assert " -m " not in script.replace(" -m ci user-action", ""), step["name"]
+        holds_token = any("token" in str(v) for v in env.values())
+        assert holds_token == (step.get("id") == "plan"), step["name"]
+    assert calls >= 6
+
+
+def test_the_launcher_runs_the_actions_code_in_a_checkout_with_its_own(tmp_path: Path) -> None:
+    root = tmp_path / "consumer"
+    marker = tmp_path / "marker"
+    hostile_checkout(root, marker)
+    env = {"GITHUB_WORKSPACE": str(root), "PATH": os.environ["PATH"], "PYTHONSAFEPATH": "1"}
+    # What action.yml ran before: `python -m ci` with the checkout as working directory.
+    before = subprocess.run(
+        [sys.executable, "-m", "ci", "user-action", "check", "--early", "--onnx-dir", "models"],
+        cwd=root,
+        env={**env, "PYTHONPATH": str(REPO), "PYTHONSAFEPATH": ""},
+        capture_output=True,
+        text=True,
+    )
+    assert before.returncode == 97 and marker.is_file()  # the checkout's ci/ ran
+    marker.unlink()
+    for module, args, words in (
+        ("ci", ["user-action", "check", "--early", "--onnx-dir", "models"], "inputs ok"),
+        ("cache_tools", ["--help"], "cache-tools"),
+        ("pytest", ["--version"], "pytest"),
+    ):
+        result = subprocess.run(
+            user_action.own_module(sys.executable, module) + args,
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert result.returncode == 0, (module, result.stdout, result.stderr)
+        assert words in result.stdout + result.stderr, module
+        assert not marker.exists(), module
+
+
+def test_the_run_starts_pytest_through_the_launcher(consumer: Path, monkeypatch) -> None:
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(consumer))
+    args = command_parser("user-action", user_action).parse_args(
+        ["run", "--onnx-dir", "models", "--results", "r.json"]
+    )
+    inputs = user_action.Inputs(args)
+    command = user_action.pytest_command(inputs, consumer / "r.json", consumer)
+    assert command[1:4] == ["-I", str(REPO / "action_run.py"), "pytest"]
+
+
+def test_the_action_needs_python_3_11() -> None:
+    with pytest.raises(user_action.ConfigurationError, match="python-version 3.10: the action"):
+        user_action.check_python((3, 10, 14))
+    user_action.check_python((3, 11, 0))

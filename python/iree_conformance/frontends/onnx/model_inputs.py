@@ -141,8 +141,38 @@ def draw_values(
     return values, "uniform in [-1, 1)"
 
 
+#: The most one input may take while it is drawn (float inputs are drawn as float64 first).
+MAX_INPUT_BYTES = 2 * 2**30
+
+
+class InputTooLarge(ValueError):
+    """An input whose shape would take more memory than MAX_INPUT_BYTES to draw."""
+
+
+def draw_bytes(shape: Sequence[int], dtype: np.dtype) -> int:
+    """The memory drawing an input of this shape and type takes (float64 first)."""
+    count = 1
+    for d in shape:
+        count *= int(d)
+    return count * max(8, np.dtype(dtype).itemsize)
+
+
+def check_input_size(name: str, shape: Sequence[int], dtype: np.dtype, why: str = "") -> None:
+    """Refuses, before anything is allocated, an input too large to draw; says how large."""
+    size = draw_bytes(shape, dtype)
+    if size > MAX_INPUT_BYTES:
+        dims = "x".join(str(int(d)) for d in shape)
+        raise InputTooLarge(
+            f"input {name!r}: shape {dims} of {np.dtype(dtype).name} would take "
+            f"{size / 2**30:,.1f} GiB to draw, over the {MAX_INPUT_BYTES // 2**30} GiB an input "
+            f"may take{why}; give smaller sizes (--dim, --input-shape or the model's spec)"
+        )
+
+
 def _draw(plan, sizes, specs, spec, roles, seed):
     shapes = plan.shapes(sizes)
+    for s in specs:
+        check_input_size(s.name, shapes[s.name], _dtype(s))
     arrays, values = [], {}
     for i, s in enumerate(specs):
         rng = np.random.default_rng([seed, i])

@@ -27,7 +27,9 @@ __all__ = [
     "PrepareError",
     "PreparedModel",
     "default_opset",
+    "external_data_bytes",
     "import_to_mlir",
+    "large_model_reason",
     "load_model",
     "prepare_model",
 ]
@@ -71,20 +73,123 @@ def _first_lines(text: str | BaseException, limit: int = _MAX_DIAGNOSTIC_LINES) 
     return "\n".join(lines)
 
 
-def _load_external(model: onnx.ModelProto, base_dir: Path, label: str) -> None:
-    """Loads the external data files a model read from bytes names, from base_dir."""
-    from onnx.external_data_helper import load_external_data_for_model, uses_external_data
+def _graph_tensors(graph: onnx.GraphProto):
+    """Every tensor of a graph and its subgraphs: initializers and attribute tensors."""
+    yield from graph.initializer
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("t"):
+                yield attribute.t
+            yield from attribute.tensors
+            if attribute.HasField("g"):
+                yield from _graph_tensors(attribute.g)
+            for sub in attribute.graphs:
+                yield from _graph_tensors(sub)
 
-    tensors = [t for t in model.graph.initializer if uses_external_data(t)]
-    if not tensors:
-        return
-    for t in tensors:
-        location = next((e.value for e in t.external_data if e.key == "location"), "")
-        if not (base_dir / location).is_file():
+
+def _gib(size: int) -> str:
+    return f"{size / 2**30:.2f} GiB" if size >= 2**30 else f"{size:,} bytes"
+
+
+def external_data_bytes(model: onnx.ModelProto, base_dir: Path, label: str) -> int:
+    """The bytes the model's external data would bring into memory, read from the tensors'
+    records and the files' sizes only (no data is read). Each file must lie inside
+    ``base_dir`` and hold what its tensor declares (shape times element size, at its
+    offset); a ``PrepareError`` names the tensor otherwise."""
+    from onnx.external_data_helper import uses_external_data
+
+    base = base_dir.resolve()
+    total = 0
+    for t in _graph_tensors(model.graph):
+        if not uses_external_data(t):
+            continue
+        info = {e.key: e.value for e in t.external_data}
+        location = info.get("location", "")
+        target = (base / location).resolve()
+        if not location or Path(location).is_absolute() or not target.is_relative_to(base):
+            raise PrepareError(
+                f"{label}: tensor {t.name!r} keeps its data at {location!r}, outside the "
+                f"model's folder {base_dir}; external data files must lie beside the model"
+            )
+        if not target.is_file():
             raise PrepareError(
                 f"{label}: initializer {t.name!r} is stored in external data file "
                 f"{location!r}, which is not in {base_dir}: put it beside the model"
             )
+        try:
+            offset = int(info.get("offset") or 0)
+            length = int(info["length"]) if info.get("length") else None
+        except ValueError:
+            raise PrepareError(
+                f"{label}: tensor {t.name!r}: external data offset {info.get('offset')!r} or "
+                f"length {info.get('length')!r} is not a number"
+            ) from None
+        size = target.stat().st_size
+        itemsize = _itemsize(t.data_type)
+        count = 1
+        for d in t.dims:
+            count *= d
+        declared = count * itemsize if itemsize and min(t.dims, default=0) >= 0 else None
+        need = length if length is not None else declared if declared is not None else size - offset
+        if offset < 0 or need < 0 or offset + need > size:
+            raise PrepareError(
+                f"{label}: tensor {t.name!r} declares {need:,} bytes of external data at "
+                f"offset {offset:,} of {location!r}, which holds {size:,} bytes: the file is "
+                "truncated or the model's record is wrong"
+            )
+        if declared is not None and length is not None and declared != length:
+            raise PrepareError(
+                f"{label}: tensor {t.name!r} has shape {list(t.dims)} ({declared:,} bytes) but "
+                f"its external data record says {length:,} bytes"
+            )
+        total += need
+    return total
+
+
+def _itemsize(data_type: int) -> int | None:
+    try:
+        return int(onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize) or None
+    except Exception:  # noqa: BLE001 - strings and unknown types: no fixed size
+        return None
+
+
+def large_model_reason(path: Path, model: onnx.ModelProto | None = None) -> str | None:
+    """None for a model protobuf can hold as one message; for one over 2 GiB with its
+    external data, why it cannot run in-process, after ``onnx.checker`` checked it by path
+    without loading the data (a ``PrepareError`` when the checker rejects it)."""
+    path = Path(path)
+    if model is None:
+        model = onnx.load(str(path), load_external_data=False)
+    label = str(path)
+    total = external_data_bytes(model, path.parent, label) + model.ByteSize()
+    if total <= _PROTOBUF_LIMIT:
+        return None
+    try:
+        onnx.checker.check_model(str(path))
+    except Exception as e:  # onnx.checker.ValidationError and friends
+        raise PrepareError(f"{label}: onnx.checker rejects the model: {_first_lines(e, 4)}") from e
+    return (
+        f"{label}: {_gib(total)} with its external data, over the 2 GiB protobuf holds in one "
+        "message; onnx.checker (by path) accepts it, but IREE's in-process importer needs the "
+        "whole model in memory: import it with `iree-import-onnx MODEL --large-model "
+        "--externalize-params` and compile the MLIR"
+    )
+
+
+def _load_external(model: onnx.ModelProto, base_dir: Path, label: str) -> None:
+    """Loads the external data files a model read from bytes names, from base_dir; a model
+    whose data would take it over protobuf's 2 GiB is refused before anything is read."""
+    from onnx.external_data_helper import load_external_data_for_model
+
+    total = external_data_bytes(model, base_dir, label)
+    if not total:
+        return
+    if total + model.ByteSize() > _PROTOBUF_LIMIT:
+        raise PrepareError(
+            f"{label}: {_gib(total)} of external data, over the 2 GiB protobuf holds in one "
+            "message: IREE's in-process importer cannot take it (iree-import-onnx "
+            "--large-model --externalize-params can)"
+        )
     try:
         load_external_data_for_model(model, str(base_dir))
     except Exception as e:
@@ -117,8 +222,13 @@ def load_model(
     if not path.is_file():
         raise PrepareError(f"{label}: model file does not exist")
     try:
-        # Loads external data files named by the model, relative to its folder.
-        return onnx.load(str(path)), label
+        # External data files named by the model, relative to its folder, checked (inside
+        # it, their sizes, under 2 GiB in all) before they are read.
+        model = onnx.load(str(path), load_external_data=False)
+        _load_external(model, path.parent, label)
+        return model, label
+    except PrepareError:
+        raise
     except FileNotFoundError as e:
         raise PrepareError(f"{label}: an external data file is missing: {e}") from e
     except Exception as e:

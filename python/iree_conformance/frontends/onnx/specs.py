@@ -278,8 +278,8 @@ def _spec(raw: Any, path: str, text: str, prefix: tuple[str, ...] = ()) -> Model
         name: _input_rule(name, rule, where("inputs", name)) for name, rule in inputs_raw.items()
     }
     seed = raw.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise SpecError(f"{where('seed')}: seed must be a whole number")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise SpecError(f"{where('seed')}: seed must be a whole number, 0 or more, got {seed!r}")
     label = f"{path}" + (f" [{'.'.join(prefix)}]" if prefix else "")
     return ModelSpec(dims, inputs, seed, (label,), dim_where)
 
