@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iree_conformance.common import errors
+from iree_conformance.common.vocabulary import Stage
 from iree_conformance.common.store import ArtifactStore, default_store_dir
 from iree_conformance.frontends.torch_export.artifact import Exported
 from iree_conformance.frontends.torch_export.pt2 import cached_export
@@ -84,9 +85,9 @@ class TorchCase(Case):
         if exported is None:
             failure = self._failure
             assert failure is not None
-            if failure.stage == "prepare":
+            if failure.stage == Stage.PREPARE:
                 raise CaseInvalid(str(failure))
-            if failure.stage == "reference":
+            if failure.stage == Stage.REFERENCE:
                 raise CaseReferenceError(str(failure))
             return [[]]  # the worker fails the import stage with the message
         return [list(exported.inputs)]
