@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iree_conformance.common import errors
-from iree_conformance.common.vocabulary import Stage
 from iree_conformance.common.store import ArtifactStore, default_store_dir
+from iree_conformance.common.vocabulary import Stage
 from iree_conformance.frontends.torch_export.artifact import Exported
 from iree_conformance.frontends.torch_export.pt2 import cached_export
 from iree_conformance.frontends.torch_export.timing import SEPARATOR

@@ -231,3 +231,22 @@ def test_a_small_selection_runs_through_the_plugin(tmp_path):
     assert "torch.export cannot export it" in "\n".join(bad["diagnostics"])
     zeros = outcomes["torch/ext/bad/zeros"]
     assert (zeros["status"], zeros["stage"]) == ("error", "reference")
+
+
+def test_the_timed_reference_is_torch_eager_on_the_case(tmp_path):
+    from iree_conformance.frontends.registry import timing_reference
+    from iree_conformance.model.jobs import Program
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "arith.py").write_text(GOOD, encoding="utf-8")
+    (case,) = [
+        c
+        for c in _cases(tmp_path / "mine", tmp_path / "store").values()
+        if c.case_id.endswith("/double")
+    ]
+    reference, why = timing_reference(
+        Program(case.case_id, "mlir", frontend="torch_export"), case.timed_reference(), []
+    )
+    assert why is None and reference is not None and reference.name == "torch"
+    assert reference.call().tolist() == [[0, 2, 4], [6, 8, 10]]
+    assert reference.info["settings"]["mode"] == "eager, no_grad"
