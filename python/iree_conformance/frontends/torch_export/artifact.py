@@ -24,7 +24,7 @@ class Exported:
     info: dict[str, Any]
 
     def to_bytes(self) -> bytes:
-        arrays: dict[str, np.ndarray] = {}
+        arrays: dict[str, Any] = {}
         dtypes: dict[str, str] = {}
         for prefix, values in (("input_", self.inputs), ("expected_", self.expected)):
             for i, a in enumerate(values):

@@ -140,7 +140,7 @@ def _list_file(path: Path, root: Path, id_prefix: str) -> tuple[list[Listed], bo
     """The file's cases, and whether they may be cached (not when a package is missing)."""
     stem = path.relative_to(root).with_suffix("").as_posix()
     file_id = f"{id_prefix}{stem}"
-    where = {"source": str(path), "root": str(root), "prefix": id_prefix}
+    where: dict[str, Any] = {"source": str(path), "root": str(root), "prefix": id_prefix}
     try:
         cases = load_cases(path)
     except ModuleNotFoundError as e:
