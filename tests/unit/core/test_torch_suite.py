@@ -80,9 +80,10 @@ def test_user_cases_are_listed_then_exported_when_they_run_and_cached(tmp_path, 
     assert program.frontend == "torch_export" and b"func.func @main" in program.source_bytes
     assert double.outcome_info()["torch"]["preparation"] == "iree-turbine"
     linear = cases["torch/ext/arith/linear"]
-    assert (
-        b"!torch.vtensor<[?,4],f32>" in linear.program().source_bytes
-    )  # the dynamic batch dim stays dynamic
+    # The dynamic batch dim stays dynamic.
+    assert b"!torch.vtensor<[?,4],f32>" in linear.program().source_bytes
+    assert linear.outcome_info()["inputs"]["compiled"] == "dynamic"
+    assert double.outcome_info()["inputs"]["compiled"] == "static"
 
     def no_export(*args, **kwargs):
         raise AssertionError("exported again")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import importlib.metadata
+import re
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from iree_conformance.frontends.torch_export.artifact import Exported
 from iree_conformance.frontends.torch_export.spec import TorchCase
 
 TURBINE, CORE = "iree-turbine", "torch-core"
+_DYNAMIC = re.compile(r"func\.func @main\([^\n]*vtensor<\[[^\]]*\?")  # a dynamic input dim
 
 
 class ExportError(Exception):
@@ -208,6 +210,7 @@ def exported_program(program: Any, args: tuple[Any, ...], expected: list[np.ndar
     text, info = prepare(program)
     info["versions"] = versions()
     info["inputs"] = {
+        "compiled": "dynamic" if _DYNAMIC.search(text) else "static",
         "shapes": {f"arg{i}": list(t.shape) for i, t in enumerate(inputs)},
         "dtypes": {f"arg{i}": str(t.dtype).removeprefix("torch.") for i, t in enumerate(inputs)},
     }
