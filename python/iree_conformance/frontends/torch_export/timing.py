@@ -38,7 +38,7 @@ def case_reference(reference: str, inputs: list[Any]) -> TimingReference:
             return module(*args)
 
     info = {
-        "version": torch.__version__,
+        "version": str(torch.__version__),  # a TorchVersion, which execnet cannot send
         "settings": {"device": "cpu", "threads": torch.get_num_threads(), "mode": "eager, no_grad"},
     }
     return TimingReference("torch", info, call)
