@@ -2,7 +2,9 @@
 """The whole main job, as a user meets it: cold, warm, and re-selections after it.
 
 Runs ``pytest conformance -n auto --offline`` (README command 1) on an empty private
-artifact store (cold), then again (warm), then two narrower selections on the store the
+artifact store (cold), then again (warm), then the cold job once more with
+``--no-benchmark`` on an empty store of its own (the price of the default timing of
+models, as a ratio: at most 1.05x), then two narrower selections on the store the
 full run filled: ``-k "test_abs or test_add"`` and ``--onnx-ops-sample 300`` (issue 26:
 a case compiled inside a batch must be warm for any selection that contains it). For
 each run: wall and CPU seconds (this process's children: pytest, its xdist workers and
@@ -52,6 +54,8 @@ STAGES = ("inputs", "import", "compile", "load", "run", "reference", "compare", 
 # Issue 26's targets, in CPU seconds on the 2-core machine.
 COLD_CPU_TARGET = 300.0
 WARM_CPU_TARGET = 30.0
+# Issue 43: the default timing of models adds at most 5 % to a cold main job.
+DEFAULT_TIMING_COST_TARGET = 1.05
 
 
 def children_cpu() -> float:
@@ -206,8 +210,10 @@ def measure(
     env: dict[str, str],
     sample: int = RESELECT_SAMPLE,
     k: str = RESELECT_K,
+    default_timing: bool = True,
 ) -> dict[str, Any]:
-    """Cold, warm and the re-selections, each on the store the cold run filled."""
+    """Cold, warm and the re-selections, each on the store the cold run filled; with
+    ``default_timing``, the cold job again with --no-benchmark on an empty store."""
     store = work / "store"
     runs: dict[str, Any] = {}
     args = [*JOB, *extra]
@@ -216,6 +222,14 @@ def measure(
     )
     for label in ("cold", "warm"):
         runs[label] = run_pytest(label, args, store, work / f"{label}.json", env)
+    if default_timing:  # the same cold job on an empty store of its own, untimed
+        runs["cold-no-benchmark"] = run_pytest(
+            "cold-no-benchmark",
+            [*args, "--no-benchmark"],
+            work / "store-no-benchmark",
+            work / "cold-no-benchmark.json",
+            env,
+        )
     for label, selection in reselections(sample, k).items():
         runs[label] = run_pytest(label, [*args, *selection], store, work / f"{label}.json", env)
     for label, run in runs.items():
@@ -295,6 +309,17 @@ def judge(figures: dict[str, Any]) -> list[tuple[str, bool, str]]:
             f"{len(runs['warm'].get('verdicts_differ', []))} verdicts differ",
         ),
     ]
+    if "cold-no-benchmark" in runs:
+        ratio = runs["cold"]["cpu_s"] / max(runs["cold-no-benchmark"]["cpu_s"], 1e-9)
+        checks.append(
+            (
+                "default timing's cost, cold",
+                ratio <= DEFAULT_TIMING_COST_TARGET,
+                f"{ratio:.3f}x the CPU of the cold job with --no-benchmark "
+                f"({runs['cold']['cpu_s']:.0f} / {runs['cold-no-benchmark']['cpu_s']:.0f} CPU s), "
+                f"target {DEFAULT_TIMING_COST_TARGET:.2f}x",
+            )
+        )
     for label in (label for label in runs if label.startswith("reselect")):
         run = runs[label]
         checks.append(
@@ -322,13 +347,21 @@ def main(argv: list[str] | None = None) -> int:
         default=RESELECT_K,
         help=f"the -k re-selection's expression (default {RESELECT_K!r})",
     )
+    parser.add_argument(
+        "--no-default-timing",
+        dest="default_timing",
+        action="store_false",
+        help="skip the cold --no-benchmark run that prices the default timing",
+    )
     parser.add_argument("extra", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="whole-job-") as tmp:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        figures = measure(list(args.extra), work, env, args.reselect_sample, args.reselect_k)
+        figures = measure(
+            list(args.extra), work, env, args.reselect_sample, args.reselect_k, args.default_timing
+        )
     print("\n".join(format_figures(figures)))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8", newline="\n")

@@ -33,8 +33,15 @@ from typing import Any
 from ci._common import CIError, expand_json_inputs, md_code, md_escape, write_report
 from ci.merge_results import merge
 from iree_conformance.common.vocabulary import FAILING_STATUSES, Status, Verdict
+from iree_conformance.expectations.known_issues import (
+    KnownIssues,
+    default_path,
+    issue_of,
+    load_known_issues,
+)
 from iree_conformance.model.results import diff_outcomes
 from iree_conformance.report.merging import suite_of
+from iree_conformance.report.model import first_line
 from iree_conformance.report.speed import compare_results as compare_speed
 from iree_conformance.report.speed import figures, runs_of
 
@@ -114,7 +121,12 @@ def flaky_cases(current: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
+def compare(
+    current: dict[str, Any], baseline: dict[str, Any], known: KnownIssues | None = None
+) -> dict[str, Any]:
+    """The differences; a new failure whose signature is a known issue (its manifest
+    entry's, or conformance/known_issues.toml's) says "matches iree-org/iree#N"."""
+    known = known if known is not None else load_known_issues(default_path())
     cur_platforms, base_platforms = platforms(current), platforms(baseline)
     shared = cur_platforms & base_platforms
     cur = {k: o for k, o in index(current).items() if k[0] in shared}
@@ -136,6 +148,9 @@ def compare(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]
             "before": describe(before),
             "reason": now.get("reason") or "",
         }
+        issue = issue_of(now, known, first_line(now)) if now_class == Status.FAIL else None
+        if issue:
+            entry["issue"] = issue
         if now_class == Status.FAIL and before_class != Status.FAIL:
             new_failures.append(entry)
         elif now_class == Status.PASS and before_class == Status.FAIL:

@@ -42,6 +42,7 @@ from cache_tools.github_api import GitHubClient
 from ci._common import CIError, load_json, notice, set_outputs
 from ci.diff_results import speed_lines
 from ci.fetch_baseline import DEFAULT_API, api_errors, download, get_json, github_client
+from iree_conformance.expectations.known_issues import issue_url, valid_issue
 
 MARKER = "<!-- iree-conformance:pr-comment -->"
 BOT_LOGIN = "github-actions[bot]"
@@ -111,6 +112,9 @@ def validate_diff(data: Any) -> dict[str, Any]:
         out[name] = [
             _strings(e, _ENTRY_FIELDS, f"diff.json: {name}[{i}]") for i, e in enumerate(items)
         ]
+        for kept, given in zip(out[name], items):  # a known issue: only "owner/repo#N" is kept
+            if isinstance(given, Mapping) and valid_issue(given.get("issue")):
+                kept["issue"] = given["issue"]
     speed = data.get("speed", []) if has_baseline else []
     if not isinstance(speed, list):
         raise CIError("diff.json: speed must be a list")
@@ -184,7 +188,10 @@ def _rows(entries: list[dict[str, str]], columns: list[tuple[str, str]]) -> list
     lines = ["| " + " | ".join(title for title, _ in columns) + " |"]
     lines.append("|" + "---|" * len(columns))
     for e in entries[:MAX_ROWS]:
-        lines.append("| " + " | ".join(cell(e.get(key, "")) for _, key in columns) + " |")
+        cells = [cell(e.get(key, "")) for _, key in columns]
+        if e.get("issue") and columns[-1][1] == "reason":  # validated: owner/repo#N
+            cells[-1] = f"matches [{e['issue']}]({issue_url(e['issue'])}): {cells[-1]}"
+        lines.append("| " + " | ".join(cells) + " |")
     if len(entries) > MAX_ROWS:
         lines += ["", f"…and {len(entries) - MAX_ROWS} more (see the run's step summary)."]
     return lines

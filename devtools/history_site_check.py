@@ -86,7 +86,13 @@ def derive_nights(results: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[s
 
 def dump(browser: str, url: str, timeout: float = 120) -> str:
     with tempfile.TemporaryDirectory() as profile:
-        cmd = [browser, *rhc._flags("1280,800"), f"--user-data-dir={profile}", "--dump-dom", url]
+        cmd = [
+            browser,
+            *rhc.chromium_flags("1280,800"),
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            url,
+        ]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout).stdout
 
 

@@ -46,7 +46,7 @@ def find_browser(explicit: str | None = None) -> str:
     )
 
 
-def _flags(size: str) -> list[str]:
+def chromium_flags(size: str) -> list[str]:
     return [
         "--headless",
         "--no-sandbox",
@@ -63,7 +63,7 @@ def screenshot(browser: str, page: Path, out: Path, size: str, timeout: float = 
     with tempfile.TemporaryDirectory() as profile:
         cmd = [
             browser,
-            *_flags(size),
+            *chromium_flags(size),
             f"--user-data-dir={profile}",
             f"--screenshot={out}",
             page.resolve().as_uri(),
@@ -79,7 +79,7 @@ def dump_dom(browser: str, page: Path, timeout: float = 120) -> str:
     with tempfile.TemporaryDirectory() as profile:
         cmd = [
             browser,
-            *_flags("1280,800"),
+            *chromium_flags("1280,800"),
             f"--user-data-dir={profile}",
             "--dump-dom",
             page.resolve().as_uri(),

@@ -12,10 +12,12 @@ there is reported as such, never bisected on noise.
 
 It prints, per changed case, the last version with the old verdict and the first with the
 new one, their IREE revisions and GitHub's compare link, and writes into ``--bundle-dir``
+(default ``<out>/bundle``; ``--out`` defaults to a new folder under the stores' root, never
+the current folder)
 the case on its failing version (the first new one; for a fix the last old one): a ``--compile-only`` bundle (when it compiles), its
 results and log, and ``repro.txt``. Exit status: 0 found, 2 bad arguments (good equal to
 bad, an unknown or too old version, no change between the ends, a selection matching
-nothing), 10 an environment could not be made (docs/versions.md).
+nothing), 10 an environment could not be made or cannot load IREE (docs/versions.md).
 """
 
 from __future__ import annotations
@@ -94,7 +96,11 @@ class Bisector:
             versions_command.conformance_dir(args.conformance_dir) if not args.check_model else None
         )
         self.selection = versions_command.selection_of(args)
-        self.out = Path(args.out)
+        self.out = versions_command.out_dir(args, "bisect")
+        # --bundle-dir, else <out>/bundle; "" writes none
+        self.bundle_dir: Path | None = self.out / "bundle"
+        if args.bundle_dir is not None:
+            self.bundle_dir = Path(args.bundle_dir) if args.bundle_dir else None
         self.probes: dict[tuple[str, int], Probe] = {}
         self.envs: dict[str, version_envs.VersionEnv] = {}
 
@@ -111,6 +117,8 @@ class Bisector:
         report = self.out / f"{spec.slug}{f'.rerun{attempt}' if attempt else ''}.json"
         if self.args.check_model:
             outcomes = self._check_model(env, report, store)
+            # a probe whose environment cannot load IREE is no verdict: exit 10
+            versions_command.refuse_harness_errors(env, outcomes, report.with_suffix(".log"))
         else:
             assert self.folder is not None
             extra: list[str] = []
@@ -188,7 +196,8 @@ class Bisector:
         """The case on its failing version (the first new one; for a fix the last old one), for
         the bug report."""
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", found.case_id)
-        folder = Path(self.args.bundle_dir) / slug
+        assert self.bundle_dir is not None
+        folder = self.bundle_dir / slug
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
@@ -235,12 +244,26 @@ class Bisector:
 def candidates_between(
     good: str, bad: str, find_links: tuple[str, ...], pre: bool
 ) -> list[iree_index.VersionSpec]:
+    same = (
+        f"--good and --bad are both {good}: give two versions, the one with the old verdict "
+        "and the one with the new"
+    )
     if good == bad:
-        raise ConfigurationError(
-            f"--good and --bad are both {good}: give two versions, the one with the old verdict and the one with the new"
-        )
+        raise ConfigurationError(same)
+    for text in (good, bad):  # before the index is read: a version too old needs no network
+        if text not in (iree_index.INSTALLED, iree_index.PREVIOUS) and not Path(text).is_dir():
+            iree_index.check_supported(iree_index.parse_version(text).public)
     offered = iree_index.available(find_links, pre)
     ends = [iree_index.resolve(v, find_links, pre, offered) for v in (good, bad)]
+    if None in (ends[0].version, ends[1].version):
+        raise ConfigurationError(
+            "no IREE is installed here, so installed cannot be an end; name a version"
+        )
+    if Version(ends[0].version or "0") == Version(ends[1].version or "0"):
+        raise ConfigurationError(
+            f"--good {good} and --bad {bad} are both IREE {ends[0].version}: give two "
+            "versions, the one with the old verdict and the one with the new"
+        )
     low, high = sorted(ends, key=lambda s: Version(s.version or "0"))
     between = [
         v
@@ -287,7 +310,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     results = []
     for case in changed:
         found = bisector.search(case, old_end.kinds[case], new_end.kinds[case], changed)
-        if found.first_new and args.bundle_dir:
+        if found.first_new and bisector.bundle_dir is not None:
             # the failing end: the first new version, or for a fix the last old one
             failing = found.last_old if found.direction == "fix" else found.first_new
             spec = next(c for c in candidates if c.label == failing)
@@ -352,8 +375,8 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--bundle-dir",
-        default="bisect-bundle",
-        help="write the case on its failing version here (default bisect-bundle; empty: none)",
+        help="write the case on its failing version here (default: <out>/bundle, where --out "
+        "defaults to a new folder under the stores' root; empty: none)",
     )
     p.add_argument("--json", help="also write the findings as JSON here")
     p.add_argument(

@@ -6,7 +6,9 @@ run through the same pipeline and artifact store as ``pytest conformance``. It p
 the chosen inputs, every stage and its time, the opset conversion the import made (with
 the ``iree-import-onnx`` line that reproduces it), the dims the shape rule guessed (and
 how to pin them), the rule that judged each output, the verdict, the median time against
-onnxruntime's, and on a numerics failure the first diverging node.
+onnxruntime's, and on a numerics failure the first diverging node. ``--dispatches`` lists
+the dispatches IREE made of it; ``--reduce`` cuts a failing model down
+(cli/reduce.py, docs/reducing.md).
 
 Exit status (``EXIT_HELP``, from the one table in common/errors.py): 0 pass; 1 IREE failed
 (numerics, or an error, crash or timeout at prepare, import, compile, load or run); 9
@@ -67,9 +69,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--benchmark",
         action=argparse.BooleanOptionalAction,
-        default=True,
+        default=None,
         help="on a pass, time IREE and onnxruntime interleaved and print Benchee's table, "
-        "compile, load and memory figures (default: on; docs/speed.md)",
+        "compile, load and memory figures (default: on, within --timing-budget; given "
+        "explicitly, or with --timing-runs N: every figure, whatever it costs; docs/speed.md)",
     )
     p.add_argument(
         "--timing-runs",
@@ -80,15 +83,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--timing-budget",
         type=parse_timing_budget,
-        default=DEFAULT_TIMING_BUDGET,
+        default=None,
         metavar="FRACTION|full",
-        help="the most the figures may add, as a fraction of the untimed run (default 0.5: "
-        "at most 1.5x; a warm run then gets few samples), or 'full': every figure",
+        help="the most the figures may add, as a fraction of the untimed run (such as "
+        f"{DEFAULT_TIMING_BUDGET}, pytest conformance's default: a reference never timed here "
+        "is left out, when --benchmark or --timing-runs is not given), or 'full' (the default "
+        "for one model: every figure, up to 10 s)",
     )
     p.add_argument("--store-dir", help="artifact store (default: as pytest conformance)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")
     p.add_argument("--json", help="also write the Outcome as JSON here")
     p.add_argument("--no-bisect", action="store_true", help="on a numerics failure, do not bisect")
+    p.add_argument(
+        "--dispatches",
+        action="store_true",
+        help="list the dispatches IREE made of the model (one more compile, "
+        "--iree-scheduling-dump-statistics-format=verbose)",
+    )
+    p.add_argument(
+        "--reduce",
+        action="store_true",
+        help="on an import, compile or crash failure, cut the model to the smallest subgraph "
+        "that fails the same way; on numerics, run the first diverging node alone "
+        "(docs/reducing.md)",
+    )
+    from iree_conformance.cli.reducing import add_budget_argument
+
+    add_budget_argument(p)
+    p.add_argument(
+        "--reduce-dir", help="where --reduce writes reduced/ (default: ./<model stem>-reduced)"
+    )
+    p.add_argument(
+        "--repro-dir",
+        help="on a failure, write its reproducer folder (IREE's own commands and files, verified) "
+        "under DIR/<target>/<case id> (docs/reproducers.md)",
+    )
 
 
 def _case(args: argparse.Namespace):
@@ -278,6 +307,38 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
         print(outcome.info["benchmark"], file=out)
 
 
+def _known_issue_line(outcome: Outcome, conformance_dir: Path, out) -> None:
+    """ "matches iree-org/iree#N" when the failure's signature is a known issue."""
+    from iree_conformance.expectations.known_issues import FILE_NAME, issue_of, load_known_issues
+    from iree_conformance.report.model import first_line
+
+    if outcome.status in (Status.PASS, Status.SKIP):
+        return
+    record = outcome.to_json()
+    issue = issue_of(record, load_known_issues(conformance_dir / FILE_NAME), first_line(record))
+    if issue:
+        print(f"matches {issue} (a known issue: same stage and first error line)", file=out)
+
+
+def _write_repro(case, target, outcome, store, conformance_dir: Path, root: Path, out) -> None:
+    from iree_conformance.expectations.known_issues import FILE_NAME, load_known_issues
+    from iree_conformance.repro import make
+    from iree_conformance.repro.command import report
+    from iree_conformance.repro.lookup import folder_for
+
+    folder = folder_for(root, target.name, case.case_id)
+    record = make.make(
+        case,
+        target,
+        outcome,
+        folder,
+        store,
+        load_known_issues(conformance_dir / FILE_NAME),
+        make.ReproOptions(force=True),
+    )
+    report(record, folder, out)
+
+
 def exit_status(outcome: Outcome) -> int:
     if outcome.status == Status.PASS:
         return 0
@@ -291,9 +352,17 @@ def exit_status(outcome: Outcome) -> int:
 def _timing_runs(args: argparse.Namespace) -> int:
     from iree_conformance.engine.benchmark import DEFAULT_MIN_RUNS
 
-    if not args.benchmark:
+    if args.benchmark is False:
         return 0
     return DEFAULT_MIN_RUNS if args.timing_runs is None else max(args.timing_runs, 0)
+
+
+def _timing_budget(args: argparse.Namespace) -> float | None:
+    """--timing-budget bounds the default timing; --benchmark or --timing-runs N asked
+    for the figures: every one (engine/benchmark.timing_budget_for)."""
+    from iree_conformance.engine.benchmark import timing_budget_for
+
+    return timing_budget_for(args.timing_runs or 0, args.benchmark, args.timing_budget)
 
 
 def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
@@ -315,6 +384,11 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     reason = unavailable_reason(target) or uncompilable_reason(target)
     if reason:
         raise ConfigurationError(f"target {target.name} cannot run here: {reason}")
+    reduce_dir = Path(args.reduce_dir or f"{Path(args.model).stem}-reduced")
+    if args.reduce:
+        from iree_conformance.cli.reducing import check_output
+
+        check_output(reduce_dir, False)
     case = _case(args)
     print(
         f"{case.case_id.removeprefix('onnx-dir/').removeprefix('torch/pt2/')} on {target.name}",
@@ -327,7 +401,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
             Attempt(
                 case,
                 target,
-                AttemptSettings(timing_runs=_timing_runs(args), timing_budget=args.timing_budget),
+                AttemptSettings(timing_runs=_timing_runs(args), timing_budget=_timing_budget(args)),
             ),
             worker,
         )
@@ -354,13 +428,55 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
                 outcome.diagnostics.append(
                     f"bisect-numerics could not run: {type(e).__name__}: {e}"
                 )
+        cap_outcome_diagnostics(outcome, store.root)
+        _print_outcome(outcome, out, args.model)
+        _known_issue_line(outcome, targets_path.parent, out)
+        if args.dispatches:
+            for line in dispatch_lines(case, target, worker):
+                print(line, file=out)
+        if args.reduce and outcome.status not in (Status.PASS, Status.SKIP):
+            from iree_conformance.cli.reducing import run_reduction
+
+            print("", file=out)
+            run_reduction(case, target, worker, args, reduce_dir, out, outcome)
     finally:
         worker.close()
-    cap_outcome_diagnostics(outcome, store.root)
-    _print_outcome(outcome, out, args.model)
+    if getattr(args, "repro_dir", None) and exit_status(outcome) == 1:
+        _write_repro(case, target, outcome, store, targets_path.parent, Path(args.repro_dir), out)
     if args.json:
         data: dict[str, Any] = outcome.to_json()
         Path(args.json).write_text(
             json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8", newline="\n"
         )
     return exit_status(outcome)
+
+
+def dispatch_lines(case, target, worker) -> list[str]:
+    """The model's dispatches, from one more compile that writes IREE's verbose scheduling
+    statistics (the suite's compiles write only the counts: ``metrics.compile_stats``)."""
+    import dataclasses
+    import tempfile
+
+    from iree_conformance.engine.attempt import Attempt, AttemptSettings
+    from iree_conformance.engine.pipeline import build_job
+    from iree_conformance.engine.worker.compiler import STATS_FLAG, dispatch_names
+
+    with tempfile.TemporaryDirectory(prefix="iree-conformance-dispatches-") as tmp:
+        path = Path(tmp) / "statistics.txt"
+        job = build_job(Attempt(case, target, AttemptSettings(compile_only=True, alone=True)), [])
+        flags = (
+            *job.compile_flags,
+            "--iree-scheduling-dump-statistics-format=verbose",
+            f"{STATS_FLAG}={path}",
+        )
+        result = worker.execute(dataclasses.replace(job, compile_flags=flags))
+        if result.status != Status.PASS:
+            first = next((d for d in result.diagnostics if d.strip()), "")
+            return [f"dispatches: none listed, the compile failed at {result.stage}: {first}"]
+        try:
+            names = dispatch_names(path.read_text(encoding="utf-8"))
+        except OSError as e:
+            return [f"dispatches: IREE wrote no statistics ({e})"]
+    lines = [f"dispatches ({len(names)}):"]
+    lines += [f"  {i}: {name}" for i, name in enumerate(names)]
+    return lines

@@ -5,8 +5,13 @@ request, or two IREE versions). The last file is the one judged (the last M with
 noise between runs, which one run cannot show, and several new runs (the same build timed
 again) confirm a change: it must be seen in each of them.
 
-Exit status: 0 no significant slowdown, 1 a case became significantly slower, 2 a results
-file is missing or malformed.
+It also lists each case whose compile statistics changed (IREE's dispatch count, the
+module's size: ``metrics.compile_stats``, report/compile_stats.py).
+
+Exit status: 0 no regression, 1 a case became significantly worse in any way listed (slower,
+more memory, more device or host memory per call, a larger module, more dispatches or a
+module at least 10 % and 1 KiB bigger in its compile statistics; the last line names each
+kind and its cases), 2 a results file is missing or malformed.
 """
 
 from __future__ import annotations
@@ -17,14 +22,14 @@ from pathlib import Path
 
 from iree_conformance.common.errors import ConfigurationError
 from iree_conformance.model.results import load_results
-from iree_conformance.report import speed
+from iree_conformance.report import compile_stats, speed
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "compare",
         help="compare two results files: verdict changes and significant speed/memory changes "
-        "(exit 1 on a significant slowdown)",
+        "(exit 1 on a significant slowdown, memory growth or larger module)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -78,4 +83,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     for line in speed.comparison_lines(result, markdown=args.markdown):
         print(line, file=sys.stdout)
-    return 1 if result.slowdowns else 0
+    stat_changes, compared = compile_stats.compare_compile_stats(base[0], new[0], args.min_effect)
+    for line in compile_stats.stat_change_lines(stat_changes, compared, markdown=args.markdown):
+        print(line, file=sys.stdout)
+    regressions = speed.regression_line(result)
+    if regressions:
+        print(regressions, file=sys.stdout)
+    grown = [c for c in stat_changes if c.worse]
+    if grown:
+        kinds = sorted({c.kind for c in grown})
+        print(
+            f"Compile statistics regressions ({len(grown)}; exit status 1): {', '.join(kinds)}",
+            file=sys.stdout,
+        )
+    return 1 if result.regressions or grown else 0

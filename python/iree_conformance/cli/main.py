@@ -21,6 +21,7 @@ from iree_conformance.report import markdown as report_mod
 from iree_conformance.report.html import command as html_command
 from iree_conformance.report.html import history_command
 from iree_conformance.report.html import inputs as html_inputs
+from iree_conformance.repro.command import run as repro_run
 
 DEFAULT_TARGETS = Path(__file__).resolve().parents[3] / "conformance" / "targets.toml"
 
@@ -87,6 +88,12 @@ def cmd_run_bundle(args: argparse.Namespace) -> int:
 
 def cmd_check_model(args: argparse.Namespace) -> int:
     from iree_conformance.cli.check_model import run
+
+    return run(args, _targets_path(args.targets))
+
+
+def cmd_reduce(args: argparse.Namespace) -> int:
+    from iree_conformance.cli.reduce import run
 
     return run(args, _targets_path(args.targets))
 
@@ -412,6 +419,13 @@ def build_parser() -> argparse.ArgumentParser:
     from iree_conformance.cli import bisect as bisect_command
 
     bisect_command.add_parser(sub)
+    from iree_conformance.cli import reduce as reduce_command
+
+    reduce_command.add_parser(sub, cmd_reduce)
+
+    from iree_conformance.repro import command as repro_command
+
+    repro_command.add_parser(sub)
     return parser
 
 
@@ -430,12 +444,16 @@ def main(argv: list[str] | None = None) -> int:
             cmd_devices,
             cmd_run_bundle,
             cmd_check_model,
+            cmd_reduce,
+            repro_run,
         ):  # the ones that load IREE's binaries
             from iree_conformance.common.platform_info import unsupported_host_reason
 
             unsupported = unsupported_host_reason()
             if unsupported:
                 raise ConfigurationError(f"iree-conformance cannot run here: {unsupported}")
+        if args.func is repro_run:
+            return repro_run(args, _targets_path(args.targets))
         return args.func(args)
     except ConformanceError as e:
         print(f"error: {e}", file=sys.stderr)

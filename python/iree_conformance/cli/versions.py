@@ -4,27 +4,31 @@ Each version runs in its own cached environment (common/version_envs.py) with it
 artifact store; the comparison (report/version_compare.py) goes to stdout (Markdown, and the
 step summary in a workflow), ``--json`` and ``--html``. Exit status: 0 no newer version is
 worse on any case, 1 one is (a gate), 2 bad arguments, an unknown or too old version, or a
-selection that matches nothing, 10 an environment could not be made (docs/versions.md).
+selection that matches nothing, 10 an environment could not be made or cannot load IREE
+(docs/versions.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from iree_conformance.common import iree_index, version_envs
+from iree_conformance.common import env_check, iree_index, version_envs
 from iree_conformance.common.errors import (
     EXIT_CONFIGURATION,
     EXIT_ENVIRONMENT,
     ConfigurationError,
+    EnvironmentBuildError,
     exit_help,
 )
 from iree_conformance.common.userdirs import STORE_ENV, resolve_dir
@@ -67,8 +71,8 @@ def add_index_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--out",
-        default="versions-out",
-        help="folder for each version's results and logs (default versions-out)",
+        help="folder for each version's results and logs (default: a new folder under the "
+        "stores' root, <stores-dir>/_runs/<command>-<time>; said on stderr)",
     )
 
 
@@ -92,6 +96,23 @@ def resolve_all(
     if len(set(labels)) != len(labels):
         raise ConfigurationError(f"a version is named twice: {' '.join(labels)}")
     return specs
+
+
+def out_dir(args: argparse.Namespace, command: str) -> Path:
+    """--out, else a new folder under the per-version stores' root (never the current
+    folder: a checkout gets nothing it did not ask for); said on stderr."""
+    if args.out:
+        return Path(args.out)
+    root = (
+        Path(args.stores_dir)
+        if args.stores_dir
+        else resolve_dir(None, STORES_ENV, "version-stores")
+    )
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    # "_runs" is no version's folder: a slug never starts with "_"
+    out = root / "_runs" / f"{command}-{stamp}-{os.getpid()}"
+    log(f"results and logs: {out} (--out names another folder)")
+    return out
 
 
 def store_for(spec: iree_index.VersionSpec, stores_dir: str | None) -> Path:
@@ -134,12 +155,33 @@ def run_selection(
             f"{' '.join(tail)} (the whole log: {log_path})"
         )
     outcomes: list[dict[str, Any]] = json.loads(report.read_text(encoding="utf-8"))["outcomes"]
+    refuse_harness_errors(env, outcomes, log_path)
     if not any(o.get("status") != "skip" for o in outcomes):
         raise SelectionError(
             f"the selection ran no case under IREE {env.spec.label}: all {len(outcomes)} skipped "
             f"(see {log_path})"
         )
     return outcomes
+
+
+def refuse_harness_errors(
+    env: version_envs.VersionEnv, outcomes: list[dict[str, Any]], log_path: Path
+) -> None:
+    """A case that failed because the environment could not load IREE is no verdict: the
+    run is refused (exit 10) with the environment to delete, never compared."""
+    broken = [o for o in outcomes if env_check.is_harness_environment_error(o)]
+    if not broken:
+        return
+    first = (broken[0].get("diagnostics") or ["?"])[0]
+    if env.spec.kind == "installed":
+        fix = "reinstall IREE (pip install --force-reinstall iree-base-compiler iree-base-runtime)"
+    else:
+        fix = f"delete {env.path} (the next run makes it again)"
+    raise EnvironmentBuildError(
+        f"IREE {env.spec.label}: {len(broken)} of {len(outcomes)} case(s) could not load IREE "
+        f"in the environment {env.path} ({first}); that is the harness's environment, not "
+        f"IREE's verdict, so nothing is compared: {fix} and run again (see {log_path})"
+    )
 
 
 def manifest_note(env: version_envs.VersionEnv) -> str | None:
@@ -167,8 +209,10 @@ def prepare_envs(
 ) -> list[version_envs.VersionEnv]:
     envs = []
     for spec in specs:
-        env = version_envs.ensure(spec, version_envs.envs_dir(envs_dir), lambda line: None)
-        state = "made" if env.created else "cached"
+        env = version_envs.ensure(spec, version_envs.envs_dir(envs_dir), lambda line: None, say)
+        state = "made" if env.created else "cached and checked"
+        if env.remade:
+            state = "made again"
         say(
             f"IREE {spec.label}: environment {state} in {env.seconds:.1f} s "
             f"(compiler {env.info.get('iree_compiler')}, revision {env.revision})"
@@ -195,7 +239,7 @@ def cmd_versions(args: argparse.Namespace) -> int:
     folder = conformance_dir(args.conformance_dir)
     specs = resolve_all(args.versions, tuple(args.find_links), args.pre)
     envs = prepare_envs(specs, args.envs_dir)
-    out = Path(args.out)
+    out = out_dir(args, "versions")
     columns = []
     for env in envs:
         note = manifest_note(env)

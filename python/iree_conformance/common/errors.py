@@ -94,12 +94,12 @@ EXIT_TABLE: tuple[tuple[int, str], ...] = (
     (
         EXIT_UNJUDGED,
         "`check-model`: the harness cannot judge the model (no usable reference, or a skip; "
-        "the message says what to specify)",
+        "the message says what to specify); `repro`: the case is skipped here or fails in the harness, not in IREE",
     ),
     (
         EXIT_ENVIRONMENT,
         "`versions`/`bisect`: a per-version environment could not be made (network, install; "
-        "nothing half-made is kept)",
+        "nothing half-made is kept), or it cannot load IREE (the folder to delete is named)",
     ),
 )
 

@@ -3,17 +3,24 @@
 ``time_iree_call`` samples the case's function with device-resident inputs (calibrated:
 common/stats.py), and, when the case's frontend gives a reference (onnxruntime on an ONNX
 model, XLA on a JAX case: frontends/base.TimingReference), that reference interleaved with it, one sample of each per round, so that their ratio survives a noisy
-machine. It also records the worker's peak memory over the calls (Linux: the VmHWM high-water
-mark, reset first through /proc/self/clear_refs) and IREE's device allocation statistics
-where the runtime exposes them. engine/benchmark.py turns the answer into the outcome's
-``metrics["benchmark"]``.
+machine. It also records what the calls cost in memory, as figures that measure the case and
+not the worker's history (``MemoryMark``): the growth of the worker's resident set over the
+calls (Linux: VmHWM, reset through /proc/self/clear_refs after the heap is trimmed, minus
+VmRSS just before them) and the bytes IREE's allocator gives out per call (the difference of
+``device.allocator.statistics`` over the calls), each with what it was measured over; and,
+for the reader only, the worker's high-water mark and IREE's statistics since the device
+was opened. engine/benchmark.py turns the answer into the outcome's ``metrics["benchmark"]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
+import dataclasses
 import math
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -59,15 +66,49 @@ def reset_peak_rss() -> bool:
         return False
 
 
-def peak_rss_bytes() -> int | None:
-    """VmHWM of this process, or None where /proc is not there."""
+def _status_bytes(field: str) -> int | None:
+    """A size field of /proc/self/status (VmHWM, VmRSS), or None where /proc is not there."""
     try:
         for line in _STATUS.read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def peak_rss_bytes() -> int | None:
+    """VmHWM of this process, or None where /proc is not there."""
+    return _status_bytes("VmHWM")
+
+
+def rss_bytes() -> int | None:
+    """VmRSS of this process, or None where /proc is not there."""
+    return _status_bytes("VmRSS")
+
+
+#: glibc's mallopt parameter, and the value it has until glibc moves it: allocations of
+#: this size and more are mapped apart and unmapped when freed.
+_M_MMAP_THRESHOLD = -3
+_MMAP_THRESHOLD_BYTES = 128 * 1024
+
+
+def trim_heap() -> bool:
+    """Makes the C heap's state the same whatever ran before (glibc): its free pages given
+    back to the system (``malloc_trim(0)``), so that memory the calls take shows as growth
+    (a compile's freed arenas would otherwise be reused unseen), and the mmap threshold
+    fixed at glibc's starting 128 KiB (``mallopt``), which glibc otherwise raises after a
+    large block is freed (a compile's), so that a call's large buffers stay on the heap
+    in one process and are unmapped on free in another. False where there is no glibc."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES)
+        libc.malloc_trim(0)
+        return True
+    except (OSError, AttributeError):
+        return False
 
 
 def device_allocation_stats(device: Any) -> dict[str, int] | None:
@@ -78,6 +119,77 @@ def device_allocation_stats(device: Any) -> dict[str, int] | None:
     except Exception:  # noqa: BLE001 - not exposed by this runtime build
         return None
     return {str(k): int(v) for k, v in stats.items()} or None
+
+
+#: IREE's allocator counters whose growth is a figure of the case: (counter, figure's name).
+ALLOCATED_KEYS = (("device_bytes_allocated", "device"), ("host_bytes_allocated", "host"))
+
+
+def allocated_since(before: dict[str, int] | None, after: dict[str, int] | None) -> dict[str, int]:
+    """Bytes IREE's allocator gave out between two of its statistics ({} without them)."""
+    if not before or not after:
+        return {}
+    return {name: after[k] - before.get(k, 0) for k, name in ALLOCATED_KEYS if k in after}
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryMark:
+    """The memory state just before the timed calls: the resident set after the heap was
+    trimmed and the high-water mark reset (None where the mark cannot be reset, so that no
+    lifetime mark passes for the calls'), and IREE's allocator counters."""
+
+    rss_bytes: int | None
+    allocator: dict[str, int] | None
+
+    @classmethod
+    def take(cls, device: Any) -> MemoryMark:
+        trim_heap()
+        rss = rss_bytes() if reset_peak_rss() else None
+        return cls(rss, device_allocation_stats(device))
+
+    def figures(
+        self, device: Any, calls: int, over: str, inputs: dict[str, int] | None = None
+    ) -> dict[str, Any]:
+        """The memory figures of ``calls`` IREE calls since the mark (``over``: what ran
+        in that time, e.g. "IREE's timed calls, interleaved with xla's"; ``inputs``: what
+        the allocator gave for the inputs' upload): each comparable figure says what it
+        measured (``*_how``); a figure that cannot be measured is None and its ``how`` says
+        why. run_peak_rss_bytes and device are the process's history (libraries, the
+        compile, earlier cases): shown, never compared."""
+        peak = peak_rss_bytes()
+        now = device_allocation_stats(device)
+        out: dict[str, Any] = {
+            "run_peak_rss_bytes": peak,
+            "run_peak_rss_how": "the worker's resident high-water mark (libraries, the "
+            "compile and earlier cases included; not compared)",
+            "device": now,
+            "calls": calls,
+        }
+        if self.rss_bytes is not None and peak is not None:
+            out["rss_growth_bytes"] = max(0, peak - self.rss_bytes)
+            out["rss_growth_how"] = f"VmHWM over {over} minus VmRSS just before (heap trimmed)"
+        else:
+            out["rss_growth_bytes"] = None
+            out["rss_growth_how"] = (
+                "not measured: the resident high-water mark cannot be reset here"
+            )
+        during = allocated_since(self.allocator, now)
+        if calls > 0 and during and inputs is not None:
+            out["allocated_bytes"] = {
+                name: inputs.get(name, 0) + round(during[name] / calls) for name in during
+            }
+            out["allocated_how"] = (
+                "IREE's allocator, bytes given out for one run: the inputs' upload and a call "
+                "with them (buffers a module allocates on its queue are not counted)"
+            )
+        else:
+            out["allocated_bytes"] = None
+            out["allocated_how"] = (
+                "not measured: no IREE call was timed"
+                if calls <= 0
+                else "not measured: this runtime exposes no allocator statistics"
+            )
+        return out
 
 
 def compile_figures(vmfb: bytes, cpu_start: float, peak_was_reset: bool) -> dict[str, Any]:
@@ -91,8 +203,11 @@ def compile_figures(vmfb: bytes, cpu_start: float, peak_was_reset: bool) -> dict
 
 
 #: The most a case's figures may add, as a fraction of its untimed time in the worker
-#: (--timing-budget): a timed case costs at most 1.5x an untimed one.
-DEFAULT_TIMING_BUDGET = 0.5
+#: (--timing-budget): a timed case costs at most 1.05x an untimed one, so that the main
+#: job's default timing of models adds at most 5 % to it (benchmarks/whole_job.py
+#: --default-timing measures it). A budgeted timing never pays a reference set-up it
+#: cannot know in advance (engine/worker/timed.py).
+DEFAULT_TIMING_BUDGET = 0.05
 #: The cap of a case's figures under --timing-budget full (and run-bundle's).
 FULL_BUDGET_S = 10.0
 
@@ -172,17 +287,25 @@ def time_iree_call(
             f"fit this case's timing budget of {budget_s:.3g} s (--timing-budget full times it)"
         }
     device = context.config.device
+    before_upload = device_allocation_stats(device)
     upload_start = time.perf_counter()
     resident = [rt.asdevicearray(device, x) for x in inputs]
     upload = time.perf_counter() - upload_start
+    inputs_allocated = allocated_since(before_upload, device_allocation_stats(device))
     round_s = (checked_s or 0.0) + reference_call_s
     tight = iree_warm and checked_s is not None and left() < round_s
     if inputs and not tight and left() > round_s + 4 * upload:
         upload = median_time(lambda: [rt.asdevicearray(device, x) for x in inputs], min(runs, 3))
     figures: dict[str, Any] = {"runs": runs, "iree_upload_median_s": upload}
     calls: dict[str, Callable[[], object]] = {}
+    iree_calls = [0]
     if not tight:
-        calls["iree"] = lambda: executor.run(vm_module, context, entry, resident)
+
+        def call_iree() -> object:
+            iree_calls[0] += 1
+            return executor.run(vm_module, context, entry, resident)
+
+        calls["iree"] = call_iree
     if reference is not None and (not tight or reference_call_s <= left()):
         calls["reference"] = reference.call
         figures["reference"] = {"name": reference.name, **reference.info}
@@ -194,7 +317,8 @@ def time_iree_call(
     elif reference_missing:
         figures["reference_missing"] = reference_missing
     sampling = case_sampling(runs, 0.9 * left())  # a tenth kept for what follows
-    reset = False if tight else reset_peak_rss()  # tight: the mark reset before the checked run
+    # tight: no IREE call is timed, the mark was reset before the checked run
+    mark = MemoryMark(None, None) if tight else MemoryMark.take(device)
     warm = frozenset({"reference"} | ({"iree"} if iree_warm else set()))
     taken = sample_interleaved(calls, sampling, warm=warm) if calls else {}
     if tight:
@@ -205,13 +329,18 @@ def time_iree_call(
         shortest = min(len(t.values_s) for t in taken.values())
         for t in taken.values():  # the ratio pairs samples round by round
             del t.values_s[shortest:]
-    figures["memory"] = {
-        "run_peak_rss_bytes": peak_rss_bytes(),
-        "run_peak_rss_how": "VmHWM reset before the calls"
-        if reset or (tight and checked_peak_reset)
-        else "process high-water mark (not resettable here)",
-        "device": device_allocation_stats(device),
-    }
+    if tight:
+        over = "IREE's checked run (not timed again: the budget)"
+        figures["memory"] = mark.figures(device, 0, over)
+        figures["memory"]["rss_growth_how"] = f"not measured: no IREE call was timed ({over})"
+        if not checked_peak_reset:
+            figures["memory"]["run_peak_rss_how"] = "the process's lifetime high-water mark"
+    else:
+        with_ref = "reference" in taken
+        over = "IREE's timed calls" + (
+            f", interleaved with {reference.name}'s" if with_ref and reference is not None else ""
+        )
+        figures["memory"] = mark.figures(device, iree_calls[0], over, inputs_allocated)
     figures["sampling"] = sampling.as_dict()
     figures["iree_function"] = entry
     figures["iree_samples_s"] = taken["iree"].values_s

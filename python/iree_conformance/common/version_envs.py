@@ -5,11 +5,21 @@ the checkout) and the project's other dependencies pinned to the versions of the
 environment, so that two versions' environments differ in IREE alone. uv makes it where
 present (seconds, from uv's cache), else ``venv`` plus pip.
 
-Made atomically: the environment is built in a temporary folder beside its final one and
-renamed there once every install succeeded and ``ready.json`` is written; a failure (a
-network error, a missing wheel) removes the temporary folder, so nothing half-made is ever
-reused. Environments live under ``$IREE_CONFORMANCE_ENVS`` or the user cache dir's
-``envs`` folder, one per (version, find-links, Python, dependency pins) key.
+Made under a lock, in place, and checked before each use. One run at a time makes or
+checks an environment (``.<name>.lock`` beside it, an OS file lock that dies with its
+holder): a second run waits, then reuses what the first made. The environment is built at
+its final path (a venv's scripts name their folder in their shebangs, so it is never
+renamed) and ``ready.json`` is written last; a folder without a whole ``ready.json`` is a
+build that did not finish and is made again. Before reuse, common/env_check.py checks
+that the environment still holds what ``ready.json`` recorded (every distribution's
+RECORD and its files' sizes) and that its Python imports IREE with the recorded version;
+a damaged, half-made or foreign environment is removed and made again, and one that
+cannot be removed is refused (exit 10, with its path). A build that fails or is stopped
+(SIGINT, SIGTERM) stops its installer and removes what it made; one killed outright
+leaves a folder that the next run removes. Environments live under
+``$IREE_CONFORMANCE_ENVS`` or the user cache dir's ``envs`` folder, one per (version,
+find-links and the sha256 of a wheels folder's IREE wheels, Python, dependency pins,
+checkout) key.
 """
 
 from __future__ import annotations
@@ -19,16 +29,20 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from iree_conformance.common import env_check
 from iree_conformance.common.errors import EnvironmentBuildError
+from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.common.iree_index import IREE_PACKAGES, VersionSpec
 from iree_conformance.common.userdirs import resolve_dir
 
@@ -38,13 +52,8 @@ PROJECT = "iree-conformance"
 # The extras whose installed packages each environment gets too (the jax suite, the
 # StableHLO reference interpreter).
 EXTRAS = ("jax", "stablehlo-ref")
-_REVISION_SCRIPT = """
-import importlib.metadata as m, json, runpy
-d = m.distribution("iree-base-compiler")
-ns = runpy.run_path(str(d.locate_file("iree/compiler/version.py")))
-print(json.dumps({"iree_compiler": d.version, "iree_runtime": m.version("iree-base-runtime"),
-                  "revision": ns.get("REVISIONS", {}).get("IREE"), "build": ns.get("VERSION")}))
-"""
+# How long a build waits for another run's lock before it says it is waiting.
+LOCK_NOTICE_S = 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +64,9 @@ class VersionEnv:
     python: Path
     info: dict[str, Any]
     created: bool  # made by this call (False: reused)
-    seconds: float  # how long making (or finding) it took
+    seconds: float  # how long making (or finding and checking) it took
+    path: Path | None = None  # the environment's folder (installed: sys.prefix)
+    remade: str | None = None  # why a cached environment was made again, if it was
 
     @property
     def revision(self) -> str | None:
@@ -92,8 +103,27 @@ def envs_dir(option: str | os.PathLike[str] | None = None) -> Path:
     return resolve_dir(option, ENVS_ENV, "envs")
 
 
-def env_key(spec: VersionSpec, pins: list[str], root: Path | None) -> str:
-    data = {
+def wheel_digests(spec: VersionSpec) -> dict[str, str]:
+    """The sha256 of each IREE wheel of spec's version in its local find-links folders: a
+    folder rebuilt with the same version is another environment."""
+    found = {}
+    for link in spec.find_links:
+        folder = Path(link)
+        if not folder.is_dir() or not spec.version:
+            continue
+        for wheel in sorted(folder.glob("iree_base_*.whl")):
+            if f"-{spec.version}-" in wheel.name:
+                digest = hashlib.sha256()
+                with open(wheel, "rb") as f:
+                    for chunk in iter(lambda: f.read(1 << 20), b""):
+                        digest.update(chunk)
+                found[str(wheel.resolve())] = digest.hexdigest()
+    return found
+
+
+def key_data(spec: VersionSpec, pins: list[str], root: Path | None) -> dict[str, Any]:
+    """What an environment is made for; ready.json records it, its hash names the folder."""
+    data: dict[str, Any] = {
         "version": spec.version,
         "kind": spec.kind,
         "find_links": list(spec.find_links),
@@ -103,6 +133,13 @@ def env_key(spec: VersionSpec, pins: list[str], root: Path | None) -> str:
         "pins": pins,
         "root": str(root),
     }
+    digests = wheel_digests(spec)
+    if digests:  # only for a wheels folder: the other keys stay as they were
+        data["wheels"] = digests
+    return data
+
+
+def env_key(data: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -114,16 +151,162 @@ def _bin(env: Path) -> Path:
     )
 
 
+# -- one run at a time per environment ------------------------------------------------
+
+
+class _Lock:
+    """An exclusive OS lock on a file beside the environment; the OS drops it when its
+    holder dies, however it dies."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+
+    def acquire(self, blocking: bool) -> bool:
+        if sys.platform == "win32":  # pragma: no cover - Windows
+            import msvcrt
+
+            while True:
+                try:
+                    msvcrt.locking(self.fd, msvcrt.LK_NBLCK, 1)
+                    return True
+                except OSError:
+                    if not blocking:
+                        return False
+                    time.sleep(0.5)
+        import fcntl
+
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            return False
+        return True
+
+    def close(self) -> None:
+        os.close(self.fd)  # releases the lock
+
+
+def _locked(path: Path, say: Callable[[str], None], what: str) -> _Lock:
+    lock = _Lock(path)
+    if not lock.acquire(blocking=False):
+        say(f"{what}: another run is making or checking this environment; waiting for it")
+        lock.acquire(blocking=True)
+    return lock
+
+
+# -- leftovers -------------------------------------------------------------------------
+
+_LEFTOVER = re.compile(r"^\.(?:trash-)?(?P<name>.+-[0-9a-f]{12})-[^/]+$")
+
+
+def sweep(base: Path, holding: str | None = None) -> list[Path]:
+    """Removes what killed builds left: hidden temporary environments (``.<name>-*``, from
+    harnesses that built beside the final folder) and discarded ones (``.trash-<name>-*``),
+    each when no live run holds its environment's lock. Returns what it removed."""
+    removed = []
+    for path in sorted(base.iterdir()) if base.is_dir() else []:
+        match = _LEFTOVER.match(path.name)
+        if not match or not path.is_dir() or path.is_symlink():
+            continue
+        name = match.group("name")
+        if name != holding:
+            lock = _Lock(base / f".{name}.lock")
+            try:
+                if not lock.acquire(blocking=False):
+                    continue  # a live run is building it
+                shutil.rmtree(path, ignore_errors=True)
+            finally:
+                lock.close()
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _discard(env: Path) -> None:
+    """Removes env: renamed aside first (one step), so that what is left if this is killed
+    is a leftover the next sweep removes, never a half-removed environment."""
+    trash = env.with_name(f".trash-{env.name}-{os.getpid()}")
+    try:
+        if trash.exists():
+            shutil.rmtree(trash)
+        env.rename(trash)
+        shutil.rmtree(trash)
+    except OSError as e:
+        raise EnvironmentBuildError(
+            f"the damaged environment {env} cannot be removed ({type(e).__name__}: {e}); "
+            f"delete {env} and run again"
+        ) from None
+
+
+# -- building ---------------------------------------------------------------------------
+
+
+class _Stopped(BaseException):
+    """SIGTERM during a build: unwinds it (its installer stopped, its folder removed)."""
+
+
+def _child_setup() -> None:  # pragma: no cover - runs in the child
+    """The installer's own process group (stopped as a whole), and on Linux killed when
+    this process dies, however it dies."""
+    os.setpgid(0, 0)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:  # pragma: no cover - Windows
+            proc.kill()
+    except OSError:
+        pass
+    proc.wait()
+
+
+def _cause(text: str) -> str:
+    """pip's or uv's own reason: its error lines and why it discarded a wheel (pip says that
+    on stdout: a wheel whose name and metadata disagree), else the output's tail."""
+    lines = [x.rstrip() for x in text.strip().splitlines() if x.strip()]
+    marked = [
+        x
+        for x in lines
+        if re.match(r"\s*(ERROR|error|(WARNING: )?Discarding|Because|╰─▶|×|hint)", x)
+        or "inconsistent" in x
+        or "does not match" in x
+    ]
+    picked = marked[:6] if marked else lines[-4:]
+    return " | ".join(x.strip() for x in picked)[:1500]
+
+
 def _run(command: list[str], what: str, log: Callable[[str], None]) -> None:
     log("$ " + " ".join(command))
-    proc = subprocess.run(
-        command, capture_output=True, text=True, encoding="utf-8", errors="replace"
+    posix = os.name == "posix"
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        preexec_fn=_child_setup if posix else None,  # noqa: PLW1509 - before any thread of ours
     )
+    try:
+        out, err = proc.communicate()
+    except BaseException:
+        _stop(proc)
+        raise
     if proc.returncode != 0:
-        tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-4:])
         raise EnvironmentBuildError(
-            f"{what} failed (exit {proc.returncode}): {tail}; nothing was kept, check the "
-            "network or the version and run again"
+            f"{what} failed (exit {proc.returncode}): {_cause(out + chr(10) + err)}; nothing was "
+            "kept, "
+            "check the network or the version and run again"
         )
 
 
@@ -145,53 +328,127 @@ def _install_commands(
     ]
 
 
+def _venv_command(target: Path) -> tuple[list[str], str]:
+    uv = shutil.which("uv")
+    if uv:
+        return [
+            uv, "venv", "-q", "--allow-existing", "--relocatable", "--python", sys.executable,
+            str(target),
+        ], "uv venv"  # fmt: skip
+    return [sys.executable, "-m", "venv", str(target)], "python -m venv"
+
+
 def _make(
     spec: VersionSpec, target: Path, pins: list[str], root: Path, log: Callable[[str], None]
 ) -> dict[str, Any]:
-    uv = shutil.which("uv")
-    if uv:
-        _run(
-            [
-                uv,
-                "venv",
-                "-q",
-                "--allow-existing",
-                "--relocatable",
-                "--python",
-                sys.executable,
-                str(target),
-            ],
-            "uv venv",
-            log,
-        )
-    else:
-        _run([sys.executable, "-m", "venv", str(target)], "python -m venv", log)
+    """Builds the environment at target (its final folder: never renamed); IREE's info."""
+    command, what = _venv_command(target)
+    _run(command, what, log)
     python = _bin(target)
     for command in _install_commands(spec, python, pins, root):
         _run(command, f"installing IREE {spec.label}", log)
-    proc = subprocess.run([str(python), "-c", _REVISION_SCRIPT], capture_output=True, text=True)
-    if proc.returncode != 0:
+    info, why = env_check.probe(python)
+    if info is None:
         raise EnvironmentBuildError(
-            f"the environment of IREE {spec.label} cannot read its IREE version: {proc.stderr.strip()[-300:]}"
+            f"the environment of IREE {spec.label} cannot import IREE: {why}; nothing was kept"
         )
-    return json.loads(proc.stdout)
+    return info
 
 
-def installed_info() -> dict[str, Any]:
-    """What ready.json would say of the running environment."""
-    proc = subprocess.run([sys.executable, "-c", _REVISION_SCRIPT], capture_output=True, text=True)
-    return json.loads(proc.stdout) if proc.returncode == 0 else {}
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Stopped
+
+
+def _build(
+    spec: VersionSpec,
+    final: Path,
+    key: dict[str, Any],
+    pins: list[str],
+    root: Path,
+    log: Callable[[str], None],
+    started: float,
+) -> dict[str, Any]:
+    """Makes final in place, ready.json last; on any failure or stop, nothing is kept."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main else None
+    try:
+        info = _make(spec, final, pins, root, log)
+        info.update(
+            format=env_check.FORMAT,
+            key=key,
+            label=spec.label,
+            seconds=round(time.monotonic() - started, 1),
+            contents=env_check.contents(final),
+        )
+        atomic_write_text(final / READY, json.dumps(info, indent=1) + "\n")
+    except BaseException as e:
+        shutil.rmtree(final, ignore_errors=True)
+        if isinstance(e, _Stopped):
+            raise SystemExit(128 + signal.SIGTERM) from None
+        raise
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
+    return info
+
+
+# -- checking ---------------------------------------------------------------------------
+
+
+def problem_of(env: Path, key: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """(ready.json's info, "") when env is whole and made for key, else (None, what is wrong)."""
+    info, why = env_check.read_ready(env / READY)
+    if info is None:
+        return None, why
+    if info.get("key") != key:
+        return None, "its ready.json was made for another version, Python or checkout"
+    if not _bin(env).exists():
+        return None, f"{_bin(env).relative_to(env)} is missing"
+    damaged = env_check.damage(env, info)
+    if damaged:
+        return None, damaged
+    found, why = env_check.probe(_bin(env))
+    if found is None:
+        return None, f"its Python cannot import IREE: {why}"
+    recorded = {k: info.get(k) for k in ("iree_compiler", "iree_runtime", "revision")}
+    if {k: found.get(k) for k in recorded} != recorded:
+        return (
+            None,
+            f"it imports IREE {found.get('iree_compiler')}, not the {info.get('iree_compiler')} it was made with",
+        )
+    return info, ""
+
+
+def check_installed(spec: VersionSpec) -> VersionEnv:
+    """The running environment as a version: refused (exit 10) when its IREE is damaged."""
+    started = time.monotonic()
+    problem = env_check.installed_damage(IREE_PACKAGES)
+    info: dict[str, Any] | None = None
+    if problem is None:
+        info, why = env_check.probe(Path(sys.executable))
+        problem = None if info is not None else f"it cannot import IREE: {why}"
+    if problem is not None or info is None:
+        raise EnvironmentBuildError(
+            f"the installed IREE (the environment {sys.prefix}) is damaged: {problem}; "
+            "reinstall it (pip install --force-reinstall iree-base-compiler iree-base-runtime) "
+            "and run again"
+        )
+    return VersionEnv(
+        spec, Path(sys.executable), info, False, time.monotonic() - started, Path(sys.prefix)
+    )
 
 
 def ensure(
     spec: VersionSpec,
     root_dir: Path | None = None,
     log: Callable[[str], None] = lambda line: None,
+    say: Callable[[str], None] = lambda line: None,
 ) -> VersionEnv:
-    """The environment of spec: reused when ready, else made atomically."""
+    """The environment of spec: checked and reused when whole, else made (again) in place
+    under its lock. log gets the install commands, say what a user should read."""
     started = time.monotonic()
     if spec.kind == "installed":
-        return VersionEnv(spec, Path(sys.executable), installed_info(), False, 0.0)
+        return check_installed(spec)
     root = project_root()
     if root is None:
         raise EnvironmentBuildError(
@@ -200,27 +457,32 @@ def ensure(
         )
     pins = dependency_pins()
     base = root_dir or envs_dir()
-    final = base / f"{spec.slug}-{env_key(spec, pins, root)}"
-    if (final / READY).exists():
-        info = json.loads((final / READY).read_text(encoding="utf-8"))
-        return VersionEnv(spec, _bin(final), info, False, time.monotonic() - started)
-    base.mkdir(parents=True, exist_ok=True)
-    if final.exists():  # made by a run that died before ready.json: never reused
-        shutil.rmtree(final, ignore_errors=True)
-    temp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=base))
+    key = key_data(spec, pins, root)
+    final = base / f"{spec.slug}-{env_key(key)}"
     try:
-        info = _make(spec, temp, pins, root, log)
-        info["seconds"] = round(time.monotonic() - started, 1)
-        info["label"] = spec.label
-        (temp / READY).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8", newline="\n")
-        try:
-            temp.rename(final)
-        except OSError:
-            if not (final / READY).exists():
-                raise
-            shutil.rmtree(temp, ignore_errors=True)  # another run made it first
-    except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        raise
-    info = json.loads((final / READY).read_text(encoding="utf-8"))
-    return VersionEnv(spec, _bin(final), info, True, time.monotonic() - started)
+        base.mkdir(parents=True, exist_ok=True)
+        lock = _locked(base / f".{final.name}.lock", say, f"IREE {spec.label}")
+    except OSError as e:
+        raise EnvironmentBuildError(
+            f"the environments folder {base} cannot be written ({type(e).__name__}: {e}); "
+            f"pass --envs-dir or set ${ENVS_ENV}"
+        ) from None
+    try:
+        for left in sweep(base, holding=final.name):
+            say(f"removed {left}, left by a build that was killed")
+        remade = None
+        if final.exists() or final.is_symlink():
+            info, why = problem_of(final, key)
+            if info is not None:
+                return VersionEnv(spec, _bin(final), info, False, time.monotonic() - started, final)
+            remade = why
+            say(f"IREE {spec.label}: the environment {final} is unusable ({why}); making it again")
+            if final.is_symlink() or not final.is_dir():
+                raise EnvironmentBuildError(
+                    f"{final} is not an environment folder; delete {final} and run again"
+                )
+            _discard(final)
+        info = _build(spec, final, key, pins, root, log, started)
+        return VersionEnv(spec, _bin(final), info, True, time.monotonic() - started, final, remade)
+    finally:
+        lock.close()

@@ -40,6 +40,16 @@ def timing_runs_for(case: Case, timing_runs: int, benchmark: bool | None) -> int
     return 0
 
 
+def timing_budget_for(
+    timing_runs: int, benchmark: bool | None, budget: float | None
+) -> float | None:
+    """The case's timing budget: ``budget`` (--timing-budget) bounds the timing a run does
+    unasked (the models', by default); figures the user asked for (--benchmark,
+    --timing-runs N, check-model --benchmark) are taken in full (None), so that every
+    timed case gets what ``compare`` needs to judge it, its reference included."""
+    return None if benchmark or timing_runs else budget
+
+
 def timed_reference(case: Case, timing_runs: int) -> str | None:
     """What the case's frontend times beside IREE in the worker (Case.timed_reference)."""
     return case.timed_reference() if timing_runs else None

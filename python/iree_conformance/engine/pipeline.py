@@ -146,5 +146,8 @@ def _run_stages(attempt: Attempt, worker: WorkerClient) -> tuple[Outcome, CaseRe
             source=case.source_location(),
         ),
     )
+    stats = outcome.info.pop("compile_stats", None)
+    if isinstance(stats, dict):  # IREE's figures of the module: metrics, as compare reads them
+        outcome.metrics["compile_stats"] = stats
     outcome.duration = time.perf_counter() - start
     return outcome, result

@@ -73,6 +73,8 @@ def judge(expectations: Expectations, outcome: Outcome, compile_only: bool = Fal
     entry = expectations.xfail.get(outcome.case_id)
     if entry is not None and judgement.name != Verdict.SKIP:
         judgement.manifest = {"path": str(entry.path), "line": entry.line}
+        if entry.issue:
+            judgement.manifest["issue"] = entry.issue
     return judgement
 
 
@@ -227,10 +229,15 @@ class Engine:
                     case, settings.attempt.timing_runs, settings.benchmark
                 )
             )
+            budget = benchmark.timing_budget_for(
+                settings.attempt.timing_runs, settings.benchmark, settings.attempt.timing_budget
+            )
             attempt = Attempt(
                 case,
                 target,
-                dataclasses.replace(settings.attempt, timing_runs=timing_runs),
+                dataclasses.replace(
+                    settings.attempt, timing_runs=timing_runs, timing_budget=budget
+                ),
                 tolerance=expectations.tolerance_for(case.case_id),
                 placement=placement,
             )

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from iree_conformance.common.errors import ManifestError
+from iree_conformance.expectations.known_issues import valid_issue
 from iree_conformance.expectations.manifest import (  # noqa: F401 - the manifest format's names, re-exported
     EXPECT_KEY,
     OLD_EXPECT_KEY,
@@ -52,6 +53,7 @@ class ManifestEntry:
     reason: str
     path: Path
     line: int | None
+    issue: str | None = None  # the upstream issue it is, "iree-org/iree#N" (known_issues.py)
 
     @property
     def expect(self) -> str:
@@ -144,7 +146,12 @@ def _parse_file(
             raise ExpectationsError(
                 f"{where}: {case_id!r} has both {EXPECT_KEY} and {OLD_EXPECT_KEY} (its old name); keep {EXPECT_KEY} only"
             )
-        _refuse_unknown_keys(spec, (EXPECT_KEY, OLD_EXPECT_KEY, "reason"), case_id, where)
+        _refuse_unknown_keys(spec, (EXPECT_KEY, OLD_EXPECT_KEY, "reason", "issue"), case_id, where)
+        issue = spec.get("issue")
+        if issue is not None and not valid_issue(issue):
+            raise ExpectationsError(
+                f'{where}: {case_id!r} has issue = {issue!r}; write it "owner/repo#N", e.g. "iree-org/iree#123"'
+            )
         key = OLD_EXPECT_KEY if OLD_EXPECT_KEY in spec else EXPECT_KEY
         stage, reason = spec.get(key), spec.get("reason")
         kinds = _parse_kinds(stage, allow_pass, case_id, where, key)
@@ -152,7 +159,7 @@ def _parse_file(
             raise ExpectationsError(
                 f"{where}: {case_id!r} needs a non-empty reason (first error line or issue link)"
             )
-        xfail[case_id] = ManifestEntry(kinds, reason, path, line)
+        xfail[case_id] = ManifestEntry(kinds, reason, path, line, issue)
     tolerance: dict[str, tuple[Tolerance, str]] = {}
     for case_id, spec in data.get("tolerance", {}).items():
         where = manifest.where("tolerance", case_id)

@@ -342,7 +342,7 @@ def _toml_value(value: Any) -> str:
 
 
 _ORDER = {
-    "xfail": (EXPECT_KEY, OLD_EXPECT_KEY, "reason"),
+    "xfail": (EXPECT_KEY, OLD_EXPECT_KEY, "reason", "issue"),
     "tolerance": ("rtol", "atol", "reason"),
 }
 
@@ -380,12 +380,18 @@ def _replace_header(text: str, header: str) -> str:
     return "".join(line + "\n" for line in header.splitlines()) + "".join(lines[n:])
 
 
-def _sync_table(table: Any, want: dict[str, dict[str, Any]], name: str) -> None:
-    """Makes a tomlkit table hold exactly ``want``, touching only the entries that differ."""
+def _sync_table(table: Any, want: dict[str, dict[str, Any]], name: str) -> Any:
+    """The tomlkit table that holds exactly ``want``, touching only the entries that differ.
+
+    A changed entry is replaced in place; a new one goes right after the greatest key
+    below it (else before the first entry), so a sorted table stays sorted and every
+    comment and blank line keeps its place. tomlkit's public API has no positional
+    insert, so the table's body is laid out anew through ``Container.append``."""
     import tomlkit
 
     for key in [k for k in table if k not in want]:
         del table[key]
+    added: list[str] = []
     for key in sorted(want):
         spec = want[key]
         if key in table:
@@ -395,17 +401,38 @@ def _sync_table(table: Any, want: dict[str, dict[str, Any]], name: str) -> None:
         item = tomlkit.parse(f"x = {entry_text(name, spec)}\n")["x"]
         if key in table:
             table[key] = item  # in place: the line keeps its position
-            continue
-        before = [k for k in table if k < key]
-        container = table.value
-        if before:
-            container._insert_after(max(before), key, item)
         else:
-            first = next((i for i, (k, _) in enumerate(container.body) if k is not None), None)
-            if first is None:
-                table[key] = item
-            else:
-                container._insert_at(first, key, item)
+            added.append(key)
+            table[key] = item  # appended for now; placed below
+    if added:
+        return _with_new_entries_placed(table, set(added))
+    return table
+
+
+def _with_new_entries_placed(table: Any, added: set[str]) -> Any:
+    """A copy of table (same header trivia) whose new keys sit in sorted position."""
+    from tomlkit.container import Container
+    from tomlkit.items import Table
+
+    body = list(table.value.body)
+    moved = sorted(
+        ((k, v) for k, v in body if k is not None and k.key in added), key=lambda kv: kv[0].key
+    )
+    body = [(k, v) for k, v in body if k is None or k.key not in added]
+    for key, item in moved:
+        keyed = [i for i, (k, _) in enumerate(body) if k is not None]
+        before = [i for i in keyed if body[i][0].key < key.key]
+        if before:
+            at = max(before, key=lambda i: body[i][0].key) + 1
+        elif keyed:
+            at = keyed[0]
+        else:
+            at = len(body)
+        body.insert(at, (key, item))
+    container = Container(parsed=True)
+    for k, v in body:
+        container.append(k, v)
+    return Table(container, table.trivia, table.is_aot_element(), name=table.name)
 
 
 def write_manifest(
@@ -440,7 +467,9 @@ def write_manifest(
                 continue
             doc.add(tomlkit.nl())
             doc.add(name, tomlkit.table())
-        _sync_table(doc[name], want, name)
+        synced = _sync_table(doc[name], want, name)
+        if synced is not doc[name]:
+            doc[name] = synced
     new = doc.as_string()
     if new == old:
         return False

@@ -49,7 +49,7 @@ class CaseJob:
     timing_runs: int = 0
     # The most the figures may add, as a fraction of the case's untimed time; None: all
     # of them whatever they cost (--timing-budget full).
-    timing_budget: float | None = 0.5  # common/timing.DEFAULT_TIMING_BUDGET
+    timing_budget: float | None = 0.05  # common/timing.DEFAULT_TIMING_BUDGET
     # The seconds of the case's untimed run spent outside this job (its share of its
     # batch's import and compile), which the timing budget counts too.
     untimed_before_s: float = 0.0

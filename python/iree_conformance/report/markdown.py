@@ -133,7 +133,7 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
             more = f" and {len(g.members) - 10} more" if len(g.members) > 10 else ""
             lines.append(
                 f"- **{md_text(g.stage)}** x{len(g.members)} ({g.unexpected} unexpected): "
-                f"{md_code(g.line)}: {ids}{more}"
+                f"{md_code(g.line)}{_issue_note(g.issue)}: {ids}{more}"
             )
         if len(groups) > max_groups:
             lines.append(f"- …and {len(groups) - max_groups} more groups")
@@ -243,3 +243,8 @@ def _inputs_note(outcome: dict[str, Any]) -> str:
     return ", inputs " + " ".join(
         f"{k}={'x'.join(map(str, v)) or 'scalar'}" for k, v in shapes.items()
     )
+
+
+def _issue_note(issue: str | None) -> str:
+    """The note of a group whose signature is a known issue: " (matches iree-org/iree#N)"."""
+    return f" (matches {md_text(issue)})" if issue else ""

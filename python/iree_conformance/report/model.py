@@ -28,6 +28,12 @@ from typing import Any
 
 from iree_conformance.common.diagnostics import normalize
 from iree_conformance.common.vocabulary import RED_VERDICTS, VERDICTS, Status, Verdict
+from iree_conformance.expectations.known_issues import (
+    KnownIssues,
+    default_path,
+    issue_of,
+    load_known_issues,
+)
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.results import MERGED_KIND
 from iree_conformance.report.merging import merge_documents, python_minor, suite_of
@@ -108,6 +114,7 @@ class FailureGroup:
     stage: str
     line: str
     members: list[Record]
+    issue: str | None = None  # the upstream issue of the signature (known_issues.py)
 
     @property
     def unexpected(self) -> int:
@@ -250,15 +257,24 @@ def _counts(runs: list[Record], outcomes: list[Record]) -> list[CountRow]:
     return [rows[k] for k in sorted(rows)]
 
 
-def failure_groups(outcomes: list[Record]) -> list[FailureGroup]:
-    """Failures by (stage, normalized first line), unexpected first, then the biggest."""
+def failure_groups(outcomes: list[Record], known: KnownIssues | None = None) -> list[FailureGroup]:
+    """Failures by (stage, normalized first line), unexpected first, then the biggest; a
+    group's issue is a member's manifest issue, else the known issue of its signature."""
+    known = known if known is not None else KnownIssues()
     groups: dict[tuple[str, str], list[Record]] = {}
+    issues: dict[tuple[str, str], str] = {}
     for o in outcomes:
         if is_failure(o):
             line = first_line(o)
             key = (str(o.get("stage", "?")), normalize(line) if line else "(no diagnostic)")
             groups.setdefault(key, []).append(o)
-    found = [FailureGroup(stage, line, members) for (stage, line), members in groups.items()]
+            issue = issue_of(o, known, line)
+            if issue and key not in issues:
+                issues[key] = issue
+    found = [
+        FailureGroup(stage, line, members, issues.get((stage, line)))
+        for (stage, line), members in groups.items()
+    ]
     return sorted(found, key=lambda g: (-g.unexpected, -len(g.members), g.stage, g.line))
 
 
@@ -338,8 +354,11 @@ def _by_target(outcomes: list[Record]) -> ByTarget:
     return ByTarget(targets, len(cells), [(case, cells[case]) for case in listed])
 
 
-def build(merged: Record, slowest: int = 10) -> ReportModel:
-    """The model of a merged document (``merging.merge_documents``; repeats dropped here)."""
+def build(merged: Record, slowest: int = 10, known: KnownIssues | None = None) -> ReportModel:
+    """The model of a merged document (``merging.merge_documents``; repeats dropped here);
+    ``known``: the known issues (default conformance/known_issues.toml)."""
+    if known is None:
+        known = load_known_issues(default_path())
     outcomes, dropped = drop_repeats(merged)
     dropped += int(merged.get("repeats_dropped") or 0)  # dropped already (html.inputs)
     runs = list(merged.get("runs") or [])
@@ -359,7 +378,7 @@ def build(merged: Record, slowest: int = 10) -> ReportModel:
                 str(o["case_id"]),
             ),
         ),
-        failure_groups=failure_groups(outcomes),
+        failure_groups=failure_groups(outcomes, known),
         expected_failures=sorted(xfails.items()),
         flaky=_flaky(outcomes),
         targets=sorted({str(o["target"]) for o in outcomes}),

@@ -9,7 +9,11 @@ An outcome's figures are ``metrics["benchmark"]`` (written by engine/benchmark.p
      "reference_missing": "why there is no reference timing",   # instead of "reference"
      "ratio": IREE median / reference median,
      "compile": {"cpu_s": ..., "module_bytes": ...}, "load_s": ...,
-     "memory": {"run_peak_rss_bytes": ..., "device_peak_bytes": ...}, "sampling": {...},
+     "memory": {"rss_growth_bytes": ..., "rss_growth_how": "VmHWM over ... minus VmRSS just before",
+                "allocated_bytes": {"device": ..., "host": ...}, "allocated_how": "...",
+                "calls": ...,
+                "run_peak_rss_bytes": ..., "device": {...}},  # the last two: history, not compared
+     "sampling": {...},
      "confirm_runs": [{"iree": {"samples_s": ...}, "reference": {...}}, ...]}  # optional
 
 A case that was asked for figures but failed has ``info["benchmark"]``: why it has none.
@@ -23,14 +27,18 @@ One run cannot show the noise between runs (a loaded 2-core machine moves a whol
 the same build by 2x), so a change must also leave the baseline runs' spread and show in
 every new run: a run is a results file or a case's ``confirm_runs`` inside one (pyperf's
 values from several processes; benchmarks/speed_compare_aa.py measures the false-alarm
-rate). Memory and module size are one figure per run: they are reported when their
-median changes by at least min_effect and 1 MiB / 1 KiB.
+rate). Memory and module size are one figure per run (``MEASURES``): they are reported when
+their median changes by at least min_effect and a floor (1 MiB of resident growth, 1 KiB of
+IREE's allocations for one run or of module), and only between figures that measured the same
+thing (their ``*_how`` equal): the worker's high-water mark, which holds the compile and
+earlier cases, is never compared. ``Comparison.regressions`` is every change for the worse,
+of any kind, which ``compare``'s exit status reports.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from iree_conformance.common.markdown_escape import md_code, md_text
@@ -169,14 +177,11 @@ class Change:
         return self.new > self.base
 
     def describe(self) -> str:
-        word = {
-            ("time", True): "slower",
-            ("time", False): "faster",
-            ("memory", True): "more memory",
-            ("memory", False): "less memory",
-            ("module size", True): "larger module",
-            ("module size", False): "smaller module",
-        }[(self.kind, self.worse)]
+        if self.kind == "time":
+            word = "slower" if self.worse else "faster"
+        else:
+            measure = MEASURE_BY_KIND[self.kind]
+            word = measure.worse if self.worse else measure.better
         pct = abs(self.relative) * 100
         if self.kind == "time":
             if self.basis:
@@ -195,6 +200,77 @@ def _bytes(n: float) -> str:
     return f"{n:.0f} B"
 
 
+def _path(bench: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = bench
+    for name in path:
+        value = value.get(name) if isinstance(value, Mapping) else None
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class Measure:
+    """A one-figure measure of a run (``metrics.benchmark``) that the comparison judges:
+    where its figure is, where what it measured is said (figures are compared only when
+    that is the same on every run; None: nothing to match), its floor and its words.
+    A new kind of figure (a dispatch count) is one more entry of MEASURES: it is then
+    listed and counted among the regressions (``compare`` exits 1 on it)."""
+
+    kind: str
+    figure: tuple[str, ...]
+    how: tuple[str, ...] | None
+    floor: float
+    worse: str
+    better: str
+    value: Callable[[Mapping[str, Any]], Any] | None = None  # instead of the figure's path
+
+    def of(self, bench: Mapping[str, Any]) -> tuple[float | None, str | None]:
+        """(the run's figure, what it measured); (None, None) when the run has none."""
+        raw = self.value(bench) if self.value is not None else _path(bench, self.figure)
+        if not isinstance(raw, (int, float)) or isinstance(raw, bool):
+            return None, None
+        how = _path(bench, self.how) if self.how is not None else ""
+        return float(raw), str(how) if how is not None else None
+
+
+MEASURES: list[Measure] = [
+    Measure(
+        "memory",
+        ("memory", "rss_growth_bytes"),
+        ("memory", "rss_growth_how"),
+        MEMORY_FLOOR_BYTES,
+        "more memory",
+        "less memory",
+    ),
+    Measure(
+        "device memory",
+        ("memory", "allocated_bytes", "device"),
+        ("memory", "allocated_how"),
+        SIZE_FLOOR_BYTES,
+        "more device memory",
+        "less device memory",
+    ),
+    Measure(
+        "host memory",
+        ("memory", "allocated_bytes", "host"),
+        ("memory", "allocated_how"),
+        SIZE_FLOOR_BYTES,
+        "more host memory",
+        "less host memory",
+    ),
+    Measure(
+        "module size",
+        ("compile", "module_bytes"),
+        None,
+        SIZE_FLOOR_BYTES,
+        "larger module",
+        "smaller module",
+    ),
+]
+MEASURE_BY_KIND = {m.kind: m for m in MEASURES}
+#: What an older results file has instead of a comparable memory figure: shown, never judged.
+OLD_MEMORY_FIGURE = ("memory", "run_peak_rss_bytes")
+
+
 @dataclasses.dataclass
 class Comparison:
     verdicts: list[tuple[Key, str, str]] = dataclasses.field(default_factory=list)
@@ -208,6 +284,12 @@ class Comparison:
     @property
     def slowdowns(self) -> list[Change]:
         return [c for c in self.changes if c.kind == "time" and c.worse]
+
+    @property
+    def regressions(self) -> list[Change]:
+        """Every change for the worse, whatever its kind (time, memory, module size and
+        any later entry of MEASURES): what ``compare``'s exit status reports."""
+        return [c for c in self.changes if c.worse]
 
     @property
     def timed(self) -> int:
@@ -302,7 +384,7 @@ def compare_time(
 
 
 def _one_figure(
-    key: Key, kind: str, base: Any, new: Any, min_effect: float, floor: int
+    key: Key, kind: str, base: Any, new: Any, min_effect: float, floor: float
 ) -> Change | None:
     if not isinstance(base, (int, float)) or not isinstance(new, (int, float)) or base <= 0:
         return None
@@ -354,6 +436,55 @@ def _typical_spread(
     return statistics.median(spreads) if spreads else None
 
 
+#: The fewest cases timed on both sides whose shifts give the runs' noise (below: none).
+MIN_SHIFT_CASES = 4
+#: Under this many runs on a side, a time change must also pass the run's own shift: so few
+#: runs cannot show the noise between a run and the next (docs/speed.md: 1 + 1 flags about
+#: half the cases of an A/A pair, 2 + 2 one in twenty, 3 + 3 none measured).
+FEW_RUNS = 3
+
+
+def _run_shift_scale(
+    base: Mapping[Key, Mapping[str, Any]],
+    new: Mapping[Key, Mapping[str, Any]],
+    extra: list[dict[Key, Mapping[str, Any]]],
+    extra_new: list[dict[Key, Mapping[str, Any]]],
+) -> float | None:
+    """The noise between the two sides as a whole, from how far every case timed on both
+    moved: 1.4826 times the median absolute log shift of the medians (a robust standard
+    deviation around no change), over at least MIN_SHIFT_CASES cases; else None. A loaded
+    machine moves a whole run, and a load that changes between the baseline's runs and
+    the new ones moves every new run alike (docs/speed.md), which the runs' own samples
+    and spread cannot show; with few runs, a case is a change only when it moved far more
+    than the cases do."""
+    import math
+
+    shifts = []
+    for key in base.keys() & new.keys():
+        fb, fn = figures(base[key]), figures(new[key])
+        if fb is None or fn is None:
+            continue
+        base_figures = [r for f in (fb, *_figures_of(extra, key)) for r in runs_of(f)]
+        new_figures = [r for f in (fn, *_figures_of(extra_new, key)) for r in runs_of(f)]
+        base_runs, new_runs, _ = _time_samples(base_figures, new_figures)
+        b = _median([x for run in base_runs for x in run])
+        n = _median([x for run in new_runs for x in run])
+        if b > 0 and n > 0:
+            shifts.append(abs(math.log(n / b)))
+    if len(shifts) < MIN_SHIFT_CASES:
+        return None
+    return 1.4826 * _median(shifts)
+
+
+def beyond_run_shift(change: Change, scale: float, alpha: float) -> bool:
+    """Whether a case timed few times a side moved beyond the runs' noise (``_run_shift_scale``):
+    its log shift past the two-sided 1 - alpha normal quantile of that scale."""
+    import math
+    from statistics import NormalDist
+
+    return abs(math.log(change.new / change.base)) > NormalDist().inv_cdf(1 - alpha / 2) * scale
+
+
 def compare_results(
     base_outcomes: Iterable[Mapping[str, Any]],
     new_outcomes: Iterable[Mapping[str, Any]],
@@ -373,6 +504,7 @@ def compare_results(
     result = Comparison(base_runs=1 + len(extra), new_runs=1 + len(extra_new))
     result.only_one_side = len(base.keys() ^ new.keys())
     prior_sd = _typical_spread(base, extra)
+    shift_scale = _run_shift_scale(base, new, extra, extra_new)
     for key in sorted(base.keys() & new.keys()):
         if only is not None and key not in only:
             continue
@@ -402,36 +534,83 @@ def compare_results(
             change, significant = compare_time(
                 key, base_runs, new_runs, alpha, min_effect, basis, prior_sd
             )
+            few = min(len(base_runs), len(new_runs)) < FEW_RUNS
+            if significant and few and shift_scale is not None:
+                significant = beyond_run_shift(change, shift_scale, alpha)
             if significant:
                 result.changes.append(change)
             else:
                 result.unchanged += 1
-        for kind, section, field, floor in (
-            ("memory", "memory", "run_peak_rss_bytes", MEMORY_FLOOR_BYTES),
-            ("module size", "compile", "module_bytes", SIZE_FLOOR_BYTES),
-        ):
-            one = _one_figure(
-                key,
-                kind,
-                _median_figure(base_figures, section, field),
-                _median_figure(new_figures, section, field),
-                min_effect,
-                floor,
+        for measure in MEASURES:
+            (base_value, base_how), (new_value, new_how) = (
+                _median_figure(base_figures, measure),
+                _median_figure(new_figures, measure),
             )
+            if base_value is None or new_value is None:
+                old = (
+                    _old_memory_only(base_figures, new_figures)
+                    if measure.kind == "memory"
+                    else None
+                )
+                if old:
+                    result.no_data.append((key, old))
+                continue
+            if base_how != new_how:
+                result.no_data.append(
+                    (key, f"{measure.kind}: measured differently, not compared "
+                     f"(base: {base_how or 'unsaid'}; new: {new_how or 'unsaid'})")
+                )  # fmt: skip
+                continue
+            one = _one_figure(key, measure.kind, base_value, new_value, min_effect, measure.floor)
             if one is not None:
                 result.changes.append(one)
     return result
+
+
+def _old_memory_only(
+    base_runs: Sequence[Mapping[str, Any]], new_runs: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """Why memory is not compared when a side is an older results file, whose only memory
+    figure is the worker's high-water mark (the compile's and earlier cases' memory
+    included), and the other side has the comparable figure; else None."""
+    growth = MEASURE_BY_KIND["memory"]
+    sides = []
+    for name, runs in (("base", base_runs), ("new", new_runs)):
+        has_new = any(growth.of(r)[0] is not None for r in runs)
+        has_old_only = any(
+            isinstance(_path(r, OLD_MEMORY_FIGURE), (int, float))
+            and _path(r, growth.how or ()) is None
+            for r in runs
+        )
+        sides.append((name, has_new, has_old_only))
+    (b, b_new, b_old), (n, n_new, n_old) = sides
+    if (b_old and n_new) or (n_old and b_new):
+        old_side = b if b_old else n
+        return (
+            f"memory: the {old_side} file carries only the worker's high-water mark (an older "
+            "results file; it holds the compile and earlier cases), not compared"
+        )
+    return None
 
 
 def _figures_of(runs: list[dict[Key, Mapping[str, Any]]], key: Key) -> list[dict[str, Any]]:
     return [f for f in (figures(run[key]) for run in runs if key in run) if f]
 
 
-def _median_figure(runs: Sequence[Mapping[str, Any]], section: str, field: str) -> float | None:
-    """The median over runs of a one-figure measure (memory, module size), or None."""
-    values = [(run.get(section) or {}).get(field) for run in runs]
-    numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    return _median(numbers) if numbers else None
+def _median_figure(
+    runs: Sequence[Mapping[str, Any]], measure: Measure
+) -> tuple[float | None, str | None]:
+    """The median over runs of a one-figure measure (memory, module size) and what it
+    measured; (None, None) without a figure, and (None, why) when the runs' figures
+    measured different things (they are not pooled)."""
+    found = [measure.of(run) for run in runs]
+    numbers = [(v, how) for v, how in found if v is not None]
+    if not numbers:
+        return None, None
+    hows = {how for _, how in numbers}
+    if len(hows) > 1:
+        return None, "; ".join(sorted(h or "unsaid" for h in hows))
+    return _median([v for v, _ in numbers]), hows.pop()
 
 
 def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
@@ -493,6 +672,18 @@ def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
     return lines
 
 
+def regression_line(c: Comparison) -> str | None:
+    """What ``compare``'s exit status 1 stands for: each kind of regression and its cases
+    (None when there is none)."""
+    kinds: dict[str, list[str]] = {}
+    for change in c.regressions:
+        kinds.setdefault(change.kind, []).append(f"{change.key[1]} on {change.key[0]}")
+    if not kinds:
+        return None
+    parts = [f"{kind}: {', '.join(cases)}" for kind, cases in kinds.items()]
+    return f"Regressions ({len(c.regressions)}; exit status 1): " + "; ".join(parts)
+
+
 def format_bytes(n: float | None) -> str:
     return "-" if n is None else _bytes(n)
 
@@ -552,19 +743,23 @@ def benchmark_lines(bench: Mapping[str, Any]) -> list[str]:
     if bench.get("cost_ratio"):
         lines.append(
             f"cost of timing: {bench['cost_s']:.2f} s; the case took {bench['cost_ratio']:.2f}x "
-            f"its untimed {bench['untimed_s']:.2f} s (budget: 1.5x)"
+            f"its untimed {bench['untimed_s']:.2f} s{_budget_note(bench.get('timing_budget'))}"
         )
     memory = bench.get("memory") or {}
-    device = memory.get("device") or {}
-    lines.append(
-        f"run peak memory: {format_bytes(memory.get('run_peak_rss_bytes'))} (worker, "
-        f"{memory.get('run_peak_rss_how', 'unknown')})"
-        + (
-            f"; IREE device allocator peak {format_bytes(device.get('device_bytes_peak'))}, "
-            f"host {format_bytes(device.get('host_bytes_peak'))}"
-            if device
-            else ""
+    if "rss_growth_how" in memory:
+        lines.append(
+            f"run memory growth: {format_bytes(memory.get('rss_growth_bytes'))} "
+            f"({memory['rss_growth_how']})"
         )
+    allocated = memory.get("allocated_bytes")
+    if isinstance(allocated, dict):
+        lines.append(
+            f"IREE's allocator for one run: device {format_bytes(allocated.get('device'))}, "
+            f"host {format_bytes(allocated.get('host'))} ({memory.get('allocated_how')})"
+        )
+    lines.append(
+        f"worker peak memory: {format_bytes(memory.get('run_peak_rss_bytes'))} "
+        f"({memory.get('run_peak_rss_how', 'unknown')})"
     )
     return lines
 
@@ -581,7 +776,7 @@ class SpeedRow:
     reference: str | None
     reference_median_s: float | None
     ratio: float | None
-    run_peak_rss_bytes: int | None
+    rss_growth_bytes: int | None
     compile_cpu_s: float | None
     module_bytes: int | None
     note: str
@@ -608,7 +803,7 @@ def speed_rows(outcomes: Iterable[Mapping[str, Any]]) -> list[SpeedRow]:
                 reference=reference_name(bench) if ref else None,
                 reference_median_s=ref_median,
                 ratio=iree.median_s / ref_median if ref_median else None,
-                run_peak_rss_bytes=(bench.get("memory") or {}).get("run_peak_rss_bytes"),
+                rss_growth_bytes=(bench.get("memory") or {}).get("rss_growth_bytes"),
                 compile_cpu_s=compiled.get("cpu_s"),
                 module_bytes=compiled.get("module_bytes"),
                 note="" if ref else str(bench.get("reference_missing") or "no reference timing"),
@@ -629,7 +824,7 @@ def markdown_speed_section(outcomes: Iterable[Mapping[str, Any]]) -> list[str]:
         "medians of calibrated samples, the reference interleaved with IREE in the same worker; "
         "on a shared machine read the ratio, not the times (docs/speed.md)",
         "",
-        "| case | target | IREE median | reference median | ratio | IREE p99 | run peak memory | compile CPU s |",
+        "| case | target | IREE median | reference median | ratio | IREE p99 | run memory growth | compile CPU s |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
@@ -642,7 +837,7 @@ def markdown_speed_section(outcomes: Iterable[Mapping[str, Any]]) -> list[str]:
             f"| {md_code(r.case_id)} | {md_text(r.target)} | {format_duration(r.iree_median_s)} | "
             + f"{md_text(ref)} | "
             + (f"{r.ratio:.2f}x" if r.ratio is not None else "-")
-            + f" | {format_duration(r.iree_p99_s)} | {format_bytes(r.run_peak_rss_bytes)} | "
+            + f" | {format_duration(r.iree_p99_s)} | {format_bytes(r.rss_growth_bytes)} | "
             + (f"{r.compile_cpu_s:.2f}" if r.compile_cpu_s is not None else "-")
             + " |"
         )
@@ -651,7 +846,7 @@ def markdown_speed_section(outcomes: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def trend_point(outcome: Mapping[str, Any]) -> dict[str, float] | None:
     """What the history keeps of a night's figures for one case: the IREE/reference ratio,
-    IREE's median, the compile's CPU seconds and the run's peak memory (None: not timed)."""
+    IREE's median, the compile's CPU seconds and the run's memory growth (None: not timed)."""
     bench = figures(outcome)
     if bench is None:
         return None
@@ -661,7 +856,7 @@ def trend_point(outcome: Mapping[str, Any]) -> dict[str, float] | None:
         "iree_median_s": iree,
         "ratio": iree / summarize(ref).median_s if ref else None,
         "compile_cpu_s": (bench.get("compile") or {}).get("cpu_s"),
-        "run_peak_rss_bytes": (bench.get("memory") or {}).get("run_peak_rss_bytes"),
+        "rss_growth_bytes": (bench.get("memory") or {}).get("rss_growth_bytes"),
     }
     return {k: float(v) for k, v in point.items() if isinstance(v, (int, float))}
 
@@ -669,7 +864,7 @@ def trend_point(outcome: Mapping[str, Any]) -> dict[str, float] | None:
 TREND_SERIES = (
     ("ratio", "IREE / reference (median)", "x"),
     ("compile_cpu_s", "compile CPU seconds", "s"),
-    ("run_peak_rss_bytes", "run peak memory (MiB)", "MiB"),
+    ("rss_growth_bytes", "run memory growth (MiB)", "MiB"),
 )
 
 
@@ -705,3 +900,10 @@ def trend_charts(points: list[tuple[str, Mapping[str, float]]]) -> list[dict[str
             }
         )
     return charts
+
+
+def _budget_note(fraction: object) -> str:
+    """The bound the case's timing kept to, as check-model prints it."""
+    if isinstance(fraction, (int, float)) and not isinstance(fraction, bool) and fraction > 0:
+        return f" (budget: {1 + fraction:.2f}x)"
+    return ""

@@ -13,7 +13,11 @@ Changes between two versions, oldest first:
 - ``message-changed``: fails the same way, with another first diagnostic line (numbers,
   locations and SSA names folded as the report groups them);
 - ``flaky``: its tries disagreed in one of the two (the flaky policy's retries): listed,
-  never counted as worse.
+  never counted as worse;
+- ``harness-error``: the case failed in one of the two because that version's environment
+  could not load IREE (common/env_check.py): the harness's error, listed, never counted as
+  worse nor as newly passing (the ``versions`` command refuses such a run with exit 10
+  before it gets here; this keeps results files compared with ``--results`` honest).
 
 A newer version is *worse* on a case when it fails where an older one passed; the
 ``versions`` command's exit status is 1 then (a gate).
@@ -25,6 +29,7 @@ import dataclasses
 from typing import Any
 
 from iree_conformance.common.diagnostics import normalize
+from iree_conformance.common.env_check import is_harness_environment_error
 from iree_conformance.common.vocabulary import Status, Verdict
 from iree_conformance.model.outcome import Outcome
 
@@ -33,8 +38,9 @@ NEWLY_PASSING = "newly-passing"
 OTHER_KIND = "other-kind"
 MESSAGE_CHANGED = "message-changed"
 FLAKY = "flaky"  # tries disagreed in a version (the flaky policy): shown, never a gate
+HARNESS_ERROR = "harness-error"  # IREE could not be loaded there: no verdict, never a gate
 # The row's change is its most telling step's, in this order.
-CHANGE_ORDER = (NEWLY_FAILING, OTHER_KIND, NEWLY_PASSING, MESSAGE_CHANGED, FLAKY)
+CHANGE_ORDER = (NEWLY_FAILING, OTHER_KIND, NEWLY_PASSING, MESSAGE_CHANGED, FLAKY, HARNESS_ERROR)
 
 
 @dataclasses.dataclass
@@ -56,6 +62,7 @@ class Cell:
     duration: float
     timing_s: float | None  # median call time, where --timing-runs (or issue V) recorded one
     flaky: bool = False  # its tries disagreed (retried in a fresh worker)
+    harness: bool = False  # its environment could not load IREE: no verdict
 
 
 @dataclasses.dataclass
@@ -77,7 +84,7 @@ class Row:
         for cell in self.cells.values():
             if cell is None:
                 continue
-            if cell.flaky:
+            if cell.flaky or cell.harness:
                 continue
             if cell.kind == "pass":
                 seen_pass = True
@@ -90,6 +97,7 @@ def _cell(data: dict[str, Any]) -> Cell | None:
     outcome = Outcome.from_json(data)
     if outcome.status == Status.SKIP:
         return None
+    harness = is_harness_environment_error(data)
     timing = outcome.metrics.get("timing") if isinstance(outcome.metrics, dict) else None
     median = timing.get("iree_median_s") if isinstance(timing, dict) else None
     return Cell(
@@ -101,10 +109,13 @@ def _cell(data: dict[str, Any]) -> Cell | None:
         timing_s=float(median) if isinstance(median, (int, float)) else None,
         flaky=outcome.verdict == Verdict.FLAKY
         or len({a.get("kind") for a in outcome.attempts} | {outcome.observed}) > 1,
+        harness=harness,
     )
 
 
 def step_change(old: Cell, new: Cell) -> str | None:
+    if old.harness or new.harness:
+        return HARNESS_ERROR if old.harness != new.harness else None
     if old.flaky or new.flaky:
         return FLAKY if old.kind != new.kind or old.flaky != new.flaky else None
     if old.kind == "pass" and new.kind != "pass":
@@ -131,6 +142,15 @@ def compare(columns: list[Column]) -> list[Row]:
         previous: tuple[str, Cell] | None = None
         for label, cell in cells.items():
             if cell is None:
+                continue
+            if cell.harness:  # no verdict here: listed, and the next version compares past it
+                steps.append(
+                    {
+                        "from": previous[0] if previous else label,
+                        "to": label,
+                        "change": HARNESS_ERROR,
+                    }
+                )
                 continue
             if previous is not None:
                 change = step_change(previous[1], cell)
@@ -197,6 +217,8 @@ def _esc(text: str) -> str:
 def _cell_text(cell: Cell | None) -> str:
     if cell is None:
         return "—"
+    if cell.harness:
+        return f"harness error (IREE not loaded): {_esc(cell.message[:80])}"
     if cell.flaky:
         return f"flaky ({cell.kind} last)"
     if cell.kind == "pass":

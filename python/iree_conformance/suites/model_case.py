@@ -108,18 +108,42 @@ class ModelCase(Case):
             return onnx.load_from_string(self.source_bytes)
         return None
 
-    def bisect(self, run_candidate) -> str:
+    def compiled_model(self):
+        """(the model as compiled: static input shapes set where the case sets them, its
+        inputs): what ``--bisect-numerics`` and the reduction (engine/reduction.py) cut."""
         import onnx
 
-        from iree_conformance.frontends.onnx.bisect import bisect
         from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION, fix_input_shapes
 
         assert self.source_path is not None
         model = onnx.load(str(self.source_path))
         inputs = self.input_sets()[-1]
         static = self.import_options.get(STATIC_OPTION)
-        if static:  # bisect the program that was compiled: the one at static shapes
+        if static:  # the program that was compiled: the one at static shapes
             model = fix_input_shapes(model, static)
+        return model, inputs
+
+    def reduce_failure(self, fails, budget_s, progress, first_line: str):
+        """The smallest subgraph of the compiled model that ``fails`` (engine/reduction.py
+        gives the predicate; frontends/onnx/reduce.py cuts): a ``ReductionResult``."""
+        from iree_conformance.frontends.onnx.reduce import reduce_onnx
+
+        model, inputs = self.compiled_model()
+        return reduce_onnx(model, inputs, fails, budget_s, progress, first_line)
+
+    def isolate_numerics(self, run_candidate):
+        """The first diverging node run alone (``run_candidate``: IREE), or None."""
+        from iree_conformance.frontends.onnx.reduce import isolate_node
+
+        model, inputs = self.compiled_model()
+        return isolate_node(
+            model, inputs, run_candidate, self.tolerance.rtol or 1e-3, self.tolerance.atol or 1e-4
+        )
+
+    def bisect(self, run_candidate) -> str:
+        from iree_conformance.frontends.onnx.bisect import bisect
+
+        model, inputs = self.compiled_model()
         from iree_conformance.frontends.onnx.quant_grid import tensor_grids
 
         report = bisect(

@@ -17,7 +17,9 @@ from iree_conformance.suites.base import SuiteContext, SuiteOption
 from iree_conformance.suites.run_options import positive_int
 
 SUITE = "onnx_ops"
-FLOOR = 1800  # onnx 1.23.2 yields 1,884 generated cases plus the wheel's data folders
+# onnx 1.23.2 yields 1,884 generated cases plus the wheel's data folders; 1.20.0, the
+# lowest release pyproject.toml admits, 1,793. A broken materialization yields far fewer.
+FLOOR = 1750
 
 
 def data_dir(option: str | None) -> Path:

@@ -213,15 +213,17 @@ class RunOptions:
     )
     benchmark: bool = option(
         "--benchmark",
-        "time every passing case: samples beside its reference, compile, load, memory (docs/speed.md); default for models only; never pass/fail",
+        "time every passing case with every figure (samples beside its reference, compile, load, memory; docs/speed.md), whatever it costs; "
+        "by default models only, within --timing-budget; never pass/fail",
         False,
         bool,
         action="store_true",
     )
     timing_budget: float | None = option(
         "--timing-budget",
-        "the most a case's figures may add, as a fraction of its untimed run (default 0.5: a timed case costs at most 1.5x; "
-        "a warm case then gets few samples), or 'full': every figure whatever it costs (CI's runs; docs/speed.md)",
+        "the most the default timing of models may add, as a fraction of a case's untimed run (default 0.05: a timed case costs at most 1.05x, "
+        "and a reference never timed here is left out; a warm case gets few samples), or 'full': every figure whatever it costs (CI's runs; docs/speed.md); "
+        "--benchmark and --timing-runs N always take every figure",
         DEFAULT_TIMING_BUDGET,
         default=DEFAULT_TIMING_BUDGET,
         metavar="FRACTION|full",
@@ -324,6 +326,19 @@ class RunOptions:
     bisect_numerics: bool = option(
         "--bisect-numerics",
         "on a model numerics failure, report the first ONNX node whose output diverges",
+        False,
+        bool,
+        action="store_true",
+    )
+    repro_dir: Path | None = option(
+        "--repro-dir",
+        "write a reproducer folder (IREE's own commands and files, verified; docs/reproducers.md) for each red case under DIR/<target>/<case id>",
+        metavar="DIR",
+        type=Path,
+    )
+    repro_expected: bool = option(
+        "--repro-expected",
+        "with --repro-dir, also write one for each expected failure (xfail)",
         False,
         bool,
         action="store_true",

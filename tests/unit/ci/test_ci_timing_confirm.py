@@ -231,7 +231,7 @@ def merged(*outcomes: dict) -> dict:
 
 def side(factor: float, runs: int, rss: int = 100 << 20) -> dict:
     figures = bench(factor)
-    figures["memory"] = {"run_peak_rss_bytes": rss}
+    figures["memory"] = {"rss_growth_bytes": rss, "rss_growth_how": "VmHWM over the calls"}
     again = [
         {"iree": {"samples_s": [x * factor * (1 + 0.002 * i) for x in SAMPLES]}}
         for i in range(1, runs)

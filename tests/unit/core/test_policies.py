@@ -87,6 +87,54 @@ def test_added_entry_lands_sorted_and_removed_entry_disappears(path, tmp_path):
     assert keys == sorted(keys) and new_key in keys and gone not in keys
 
 
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+@pytest.mark.parametrize("path", XFAIL_MANIFESTS, ids=lambda p: p.name)
+def test_new_entry_anywhere_adds_exactly_its_line(path, where, tmp_path):
+    """tomlkit 0.15.3 dropped the private insert the writer used: a new entry at the
+    table's start, middle or end adds its one line, sorted, and nothing else moves."""
+    copy = tmp_path / path.name
+    shutil.copyfile(path, copy)
+    before = copy.read_text(encoding="utf-8")
+    xfail = manifest.read_manifest(copy).table("xfail")
+    keys = sorted(xfail)
+    new_key = {
+        "first": "_" + keys[0],
+        "middle": keys[len(keys) // 2] + "_new",
+        "last": keys[-1] + "~",
+    }[where]
+    xfail[new_key] = {"stage": "fail-compile", "reason": "error: new"}
+    assert manifest.write_manifest(copy, path.stem, xfail)
+    after = copy.read_text(encoding="utf-8")
+    assert _diff(before, after) == ["+" + manifest.entry_line("xfail", new_key, xfail[new_key])]
+    written = [
+        line.key for line in manifest.scan(after) if line.kind == "entry" and line.table == "xfail"
+    ]
+    assert written == sorted(written)
+
+
+def test_new_entries_into_a_commented_table_keep_its_comments(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text(
+        "# header\n\n[xfail]  # the table\n# leading comment\n"
+        'b = { expect = "crash", reason = "x" }  # why b\n\n# a group\n'
+        'd = { expect = "crash", reason = "y" }\n\n[tolerance]\n',
+        encoding="utf-8",
+    )
+    before = path.read_text(encoding="utf-8")
+    xfail = manifest.read_manifest(path).table("xfail")
+    for key in ("a", "c", "e"):
+        xfail[key] = {"stage": "crash", "reason": key}
+    assert manifest.write_manifest(path, "t", xfail)
+    after = path.read_text(encoding="utf-8")
+    assert sorted(_diff(before, after)) == sorted(
+        f"+{k} = " + manifest.entry_text("xfail", xfail[k]) for k in ("a", "c", "e")
+    )
+    assert after.index("# leading comment") < after.index("\na = ") < after.index("\nb = ")
+    assert after.index("# why b") < after.index("\nc = ") < after.index("# a group")
+    assert after.index("\nd = ") < after.index("\ne = ") < after.index("[tolerance]")
+    assert "[xfail]  # the table" in after
+
+
 def test_recorded_on_header_survives_an_update(tmp_path):
     source = REPO / "conformance" / "expectations" / "llvm-cpu-host.toml"
     copy = tmp_path / "llvm-cpu-host.toml"

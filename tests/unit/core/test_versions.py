@@ -11,7 +11,7 @@ import pytest
 from iree_conformance.cli import bisect as bisect_command
 from iree_conformance.cli import main as cli
 from iree_conformance.common import iree_index
-from iree_conformance.common.errors import EXIT_CONFIGURATION
+from iree_conformance.common.errors import EXIT_CONFIGURATION, ConfigurationError
 from iree_conformance.common.tomlio import tomllib
 from iree_conformance.report import version_compare as vc
 
@@ -270,3 +270,68 @@ def test_another_version_names_the_manifests_version():
     note = versions_command.manifest_note(other) or ""
     assert f"recorded for IREE {iree_index.MANIFESTS_RECORDED_FOR}" in note
     assert iree_index.installed_version() == iree_index.MANIFESTS_RECORDED_FOR
+
+
+def test_bisect_refuses_ends_that_are_one_version(monkeypatch):
+    """--good installed --bad 3.13.0 where 3.13.0 is installed, either way round."""
+    monkeypatch.setattr(iree_index, "index_versions", lambda: set(RELEASES))
+    monkeypatch.setattr(iree_index, "installed_version", lambda: "3.13.0")
+    for good, bad in (("installed", "3.13.0"), ("3.13.0", "installed")):
+        with pytest.raises(ConfigurationError, match="are both IREE 3.13.0") as info:
+            bisect_command.candidates_between(good, bad, (), False)
+        assert info.value.return_code == EXIT_CONFIGURATION
+
+
+def test_bisect_refuses_a_version_below_the_minimum_before_reading_the_index(monkeypatch):
+    def offline():
+        raise AssertionError("the index was read")
+
+    monkeypatch.setattr(iree_index, "index_versions", offline)
+    with pytest.raises(iree_index.VersionError, match=f"older than {iree_index.MINIMUM_IREE}"):
+        bisect_command.candidates_between("3.9.0", "3.13.0", (), False)
+
+
+def test_bisect_and_versions_write_nothing_into_the_current_folder_unasked(
+    tmp_path, monkeypatch, capsys
+):
+    """Was: bisect-bundle/ and versions-out/ in the current folder (a checkout)."""
+    work = tmp_path / "checkout"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    stores = tmp_path / "stores"
+    argv = ["bisect", "--good", "3.12.0", "--bad", "3.13.0", "--stores-dir", str(stores)]
+    args = cli.build_parser().parse_args([*argv, "--conformance-dir", str(REPO / "conformance")])
+    bisector = bisect_command.Bisector(args, [])
+    assert bisector.out.parent == stores / "_runs" and bisector.out.name.startswith("bisect-")
+    assert bisector.bundle_dir == bisector.out / "bundle"
+    assert f"results and logs: {bisector.out}" in capsys.readouterr().err
+    named = cli.build_parser().parse_args([*argv, "--out", "o", "--bundle-dir", ""])
+    named.conformance_dir = str(REPO / "conformance")
+    bisector = bisect_command.Bisector(named, [])
+    assert bisector.out == Path("o") and bisector.bundle_dir is None
+    from iree_conformance.cli import versions as versions_command
+
+    args = cli.build_parser().parse_args(["versions", "a", "b", "--stores-dir", str(stores)])
+    assert versions_command.out_dir(args, "versions").parent == stores / "_runs"
+    assert list(work.iterdir()) == []
+
+
+def test_a_check_model_probe_that_cannot_load_iree_is_refused(monkeypatch, tmp_path):
+    from iree_conformance.common import version_envs
+    from iree_conformance.common.errors import EXIT_ENVIRONMENT, EnvironmentBuildError
+
+    spec = iree_index.VersionSpec("3.12.0", "index", "3.12.0")
+    env = version_envs.VersionEnv(spec, Path("/e/bin/python"), {}, False, 0.0, Path("/e"))
+    broken = outcome("onnx-dir/model.onnx", "error", "compile")
+    broken["diagnostics"] = ["ModuleNotFoundError: No module named 'iree.compiler'"]
+    monkeypatch.setattr(bisect_command.Bisector, "env", lambda self, s: env)
+    monkeypatch.setattr(bisect_command.Bisector, "_check_model", lambda self, e, r, s: [broken])
+    model = tmp_path / "m.onnx"
+    model.write_bytes(b"")
+    args = cli.build_parser().parse_args(
+        ["bisect", "--good", "3.12.0", "--bad", "3.13.0", "--check-model", str(model),
+         "--out", str(tmp_path / "out"), "--stores-dir", str(tmp_path / "s")]
+    )  # fmt: skip
+    with pytest.raises(EnvironmentBuildError, match="delete /e") as info:
+        bisect_command.Bisector(args, [spec]).run(spec, None)
+    assert info.value.return_code == EXIT_ENVIRONMENT

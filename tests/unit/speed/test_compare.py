@@ -10,14 +10,25 @@ import pytest
 from iree_conformance.cli.main import main
 from iree_conformance.report import speed
 
+GROWTH_HOW = "VmHWM over IREE's timed calls minus VmRSS just before (heap trimmed)"
+ALLOCATED_HOW = "IREE's allocator, bytes given out for one run"
 
-def _outcome(case_id, samples=None, status="pass", memory=None, module=None, why=None):
+
+def _outcome(
+    case_id, samples=None, status="pass", memory=None, module=None, why=None, device=None, peak=None
+):
     o = {"case_id": case_id, "target": "cpu", "suite": "s", "status": status, "verdict": status}
     if samples is not None:
         o["metrics"] = {
             "benchmark": {
                 "iree": {"samples_s": list(samples), "loops": 1},
-                "memory": {"run_peak_rss_bytes": memory},
+                "memory": {
+                    "rss_growth_bytes": memory,
+                    "rss_growth_how": GROWTH_HOW,
+                    "run_peak_rss_bytes": peak,
+                    "allocated_bytes": None if device is None else {"device": device, "host": 0},
+                    "allocated_how": ALLOCATED_HOW,
+                },
                 "compile": {"module_bytes": module},
             }
         }
@@ -293,3 +304,103 @@ def test_runs_that_timed_different_functions_are_not_compared_on_time():
     assert key == ("cpu", "a") and "check_xla, main" in why and "--timing-budget" in why
     new["metrics"]["benchmark"]["iree"]["function"] = "main"  # the same function: judged
     assert speed.compare_results([base], [new]).slowdowns
+
+
+# -- memory that measures the case (issue 45) ---------------------------------------------
+
+
+def _old_outcome(case_id, samples, peak):
+    """An outcome as results files had it before: the worker's high-water mark only."""
+    o = _outcome(case_id, samples)
+    o["metrics"]["benchmark"]["memory"] = {
+        "run_peak_rss_bytes": peak,
+        "run_peak_rss_how": "VmHWM reset before the calls",
+        "device": {"device_bytes_peak": 800000},
+    }
+    return o
+
+
+def test_the_workers_high_water_mark_is_never_compared():
+    """Cold (the compiler resident: 340 MiB) against warm (39 MiB), the issue's false
+    alarm: the high-water mark is the process's history, and only the growth is judged."""
+    base = _samples(1)
+    c = speed.compare_results(
+        [_outcome("a", base, memory=200_000, peak=340 << 20, device=400_000)],
+        [_outcome("a", base, memory=300_000, peak=39 << 20, device=400_000)],
+    )
+    assert c.changes == [] and c.regressions == []
+
+
+def test_an_older_files_peak_is_not_judged_against_the_new_figure():
+    base = _samples(1)
+    for old, new in (
+        (_old_outcome("a", base, 340 << 20), _outcome("a", base, memory=1 << 20, peak=39 << 20)),
+        (_outcome("a", base, memory=1 << 20, peak=39 << 20), _old_outcome("a", base, 340 << 20)),
+    ):
+        c = speed.compare_results([old], [new])
+        assert c.changes == []
+        (why,) = [w for _, w in c.no_data]
+        assert "only the worker's high-water mark" in why and "not compared" in why
+
+
+def test_memory_measured_over_different_things_is_not_compared():
+    base = _samples(1)
+    other = _outcome("a", base, memory=90 << 20)
+    other["metrics"]["benchmark"]["memory"]["rss_growth_how"] = "VmHWM over the checked run"
+    c = speed.compare_results([_outcome("a", base, memory=10 << 20)], [other])
+    assert c.changes == []
+    assert any("memory: measured differently" in why for _, why in c.no_data)
+
+
+def test_twice_the_device_memory_is_a_regression(tmp_path, capsys):
+    base = _samples(1)
+    a = _write(tmp_path, "a.json", [_outcome("a", base, device=400_000)])
+    b = _write(tmp_path, "b.json", [_outcome("a", base, device=800_000)])
+    assert main(["compare", a, b]) == 1
+    out = capsys.readouterr().out
+    assert "a on cpu: more device memory by 100.0 % (390.6 KiB -> 781.2 KiB)" in out
+    assert "Regressions (1; exit status 1): device memory: a on cpu" in out
+    assert main(["compare", b, a]) == 0
+
+
+@pytest.mark.parametrize(("field", "kind"), [("memory", "memory"), ("module", "module size")])
+def test_compare_exits_1_on_every_kind_it_lists_and_names_it(tmp_path, capsys, field, kind):
+    base = _samples(1)
+    a = _write(tmp_path, "a.json", [_outcome("a", base, **{field: 100 << 20})])
+    b = _write(tmp_path, "b.json", [_outcome("a", base, **{field: 130 << 20})])
+    assert main(["compare", a, b]) == 1
+    assert f"Regressions (1; exit status 1): {kind}: a on cpu" in capsys.readouterr().out
+
+
+def test_a_new_measure_is_judged_and_gates_the_exit_status(tmp_path, capsys, monkeypatch):
+    """The hook for later figures (a dispatch count): one more entry of MEASURES."""
+    measure = speed.Measure(
+        "dispatch count", (), None, 1, "more dispatches", "fewer dispatches",
+        value=lambda bench: bench.get("dispatches"),
+    )  # fmt: skip
+    monkeypatch.setattr(speed, "MEASURES", [*speed.MEASURES, measure])
+    monkeypatch.setitem(speed.MEASURE_BY_KIND, "dispatch count", measure)
+    base = _samples(1)
+    old, new = _outcome("a", base), _outcome("a", base)
+    old["metrics"]["benchmark"]["dispatches"] = 10
+    new["metrics"]["benchmark"]["dispatches"] = 14
+    a, b = _write(tmp_path, "a.json", [old]), _write(tmp_path, "b.json", [new])
+    assert main(["compare", a, b]) == 1
+    out = capsys.readouterr().out
+    assert "a on cpu: more dispatches by 40.0 %" in out
+    assert "Regressions (1; exit status 1): dispatch count: a on cpu" in out
+
+
+def test_one_run_a_side_a_shift_the_whole_run_shares_is_the_machine():
+    """An A/A pair on a loaded machine: every case moves by up to 30 % (each case's own
+    samples agree), so nothing is listed; the same run with one case 30 % slower is."""
+    rng = np.random.default_rng(7)
+    cases = [f"c{i}" for i in range(6)]
+    base = {c: _samples(i, spread=0.02) for i, c in enumerate(cases)}
+    shifts = dict(zip(cases, (1.28, 0.81, 1.17, 1.03, 0.95, 1.0)))
+    moved = [_outcome(c, [x * shifts[c] * rng.lognormal(0, 0.01) for x in base[c]]) for c in cases]
+    c = speed.compare_results([_outcome(k, v) for k, v in base.items()], moved)
+    assert c.changes == [] and c.unchanged == 6
+    injected = [_outcome(k, [x * (1.3 if k == "c3" else 1.0) for x in v]) for k, v in base.items()]
+    c = speed.compare_results([_outcome(k, v) for k, v in base.items()], injected)
+    assert [(ch.key[1], ch.kind) for ch in c.regressions] == [("c3", "time")]

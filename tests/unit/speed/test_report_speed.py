@@ -16,7 +16,7 @@ from iree_conformance.report.speed import speed_rows
 def _timed(case_id, iree, ref=None, memory=300 << 20):
     bench = {
         "iree": {"samples_s": iree},
-        "memory": {"run_peak_rss_bytes": memory},
+        "memory": {"rss_growth_bytes": memory, "rss_growth_how": "VmHWM over the calls"},
         "compile": {"cpu_s": 1.5, "module_bytes": 4096},
     }
     if ref:
@@ -126,7 +126,7 @@ def test_history_site_shows_three_nights_of_speed_trends(tmp_path):
     cell = next(iter(json.loads(state.read_text())["cases"]["slow"]["cells"].values()))
     assert [p["ratio"] for p in cell["speed"].values()] == pytest.approx([4.0, 6.0, 8.0])
     page = next((site / "cases").glob("slow-*.html")).read_text()
-    for series in ("trend-ratio", "trend-compile_cpu_s", "trend-run_peak_rss_bytes"):
+    for series in ("trend-ratio", "trend-compile_cpu_s", "trend-rss_growth_bytes"):
         assert f'class="{series}"' in page
     ratio_chart = page[page.index('class="trend-ratio"') :].split("</svg>")[0]
     assert ratio_chart.count("<circle") == 3 and "8 x" in ratio_chart

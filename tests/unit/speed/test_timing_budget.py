@@ -174,12 +174,24 @@ def test_a_warm_case_skips_a_reference_whose_set_up_is_over_its_budget(tmp_path,
     assert set_ups == ["m.onnx", "m.onnx"]
 
 
+def test_a_budget_never_pays_a_set_up_not_timed_before(tmp_path, set_ups):
+    """The default timing adds at most its budget: a set-up never timed on this machine
+    cannot be known to fit, so a budgeted run leaves it out and records nothing."""
+    cache = ModuleCache(ArtifactStore(tmp_path))
+    reference, missing, _, first = timed._reference(cache, _job(), [], 100.0)
+    assert reference is None and not first and not set_ups
+    assert "has not been timed on this machine" in missing and "--timing-budget full" in missing
+    assert cache.setup_s(f"reference:{timed.setup_identity(_job())}") is None
+
+
 def test_a_first_set_up_is_recorded_and_a_pending_import_counts(tmp_path, set_ups, monkeypatch):
     cache = ModuleCache(ArtifactStore(tmp_path))
-    reference, missing, _, first = timed._reference(cache, _job(), [], 0.1)
+    reference, missing, _, first = timed._reference(cache, _job(None), [], None)
     assert reference is not None and first and missing is None
     recorded = cache.setup_s(f"reference:{timed.setup_identity(_job())}")
     assert recorded is not None and recorded < 0.1
+    # Once recorded, a budgeted run sets it up when twice the record fits.
+    assert timed._reference(cache, _job(), [], 0.5)[0] is not None
     # A library this worker has not imported yet: its recorded import counts.
     monkeypatch.setattr(registry, "timing_modules", lambda program: ("not_imported_lib",))
     assert "not_imported_lib" not in sys.modules
@@ -219,5 +231,105 @@ def test_the_job_carries_the_budget_from_the_attempt():
     placement = Placement("key", 4, {}, {"import": 0.5, "compile": 1.5})
     attempt = Attempt(case, target, AttemptSettings(timing_runs=3), placement=placement)
     job = pipeline.build_job(attempt, [[]])
-    assert job.untimed_before_s == 2.0 and job.timing_budget == 0.5
+    assert job.untimed_before_s == 2.0 and job.timing_budget == timing.DEFAULT_TIMING_BUDGET
     assert timing.timing_budget_s({"load": 0.5, "run": 0.5}, 0.5, 2.0) == 1.5
+
+
+# -- explicit figures are taken in full; memory that measures the case (issue 45) ---------
+
+
+@pytest.mark.parametrize(
+    "timing_runs, flag, budget, expected",
+    [
+        (0, None, 0.5, 0.5),  # a model timed by default: the bound holds
+        (0, True, 0.5, None),  # --benchmark: every figure
+        (5, None, 0.5, None),  # --timing-runs N: every figure
+        (0, None, None, None),  # --timing-budget full
+        (0, False, 0.5, 0.5),
+    ],
+)
+def test_the_budget_bounds_only_the_timing_nobody_asked_for(timing_runs, flag, budget, expected):
+    from iree_conformance.engine.benchmark import timing_budget_for
+
+    assert timing_budget_for(timing_runs, flag, budget) == expected
+
+
+def test_check_model_benchmark_given_takes_every_figure():
+    import argparse
+
+    from iree_conformance.cli import check_model
+
+    def args(**kw):
+        base = {"benchmark": None, "timing_runs": None, "timing_budget": 0.5}
+        return argparse.Namespace(**{**base, **kw})
+
+    assert check_model._timing_budget(args()) == 0.5  # the default: on, within the budget
+    assert check_model._timing_budget(args(benchmark=True)) is None
+    assert check_model._timing_budget(args(timing_runs=30)) is None
+    assert (
+        check_model._timing_runs(args()) == 20
+        and check_model._timing_runs(args(benchmark=False)) == 0
+    )
+
+
+class _Allocator:
+    def __init__(self) -> None:
+        self.statistics = {"device_bytes_allocated": 5000, "host_bytes_allocated": 0,
+                           "device_bytes_peak": 9000}  # fmt: skip
+
+
+class _CountingExecutor(_Executor):
+    """Each call allocates 64 device bytes through the allocator."""
+
+    def __init__(self, allocator: _Allocator) -> None:
+        super().__init__()
+        self.allocator = allocator
+
+    def run(self, vm_module, context, entry, inputs):
+        self.allocator.statistics["device_bytes_allocated"] += 64
+        return super().run(vm_module, context, entry, inputs)
+
+
+def test_memory_figures_are_deltas_over_the_calls_not_the_workers_history(monkeypatch):
+    """Whatever the worker held before (a compile's 340 MiB, 5000 bytes of earlier cases'
+    allocations), the figures are the growth over the calls and IREE's bytes for one run."""
+    allocator = _Allocator()
+    device = SimpleNamespace(allocator=allocator)
+    context = SimpleNamespace(config=SimpleNamespace(device=device))
+    rss = {"VmRSS": 340 << 20, "VmHWM": 340 << 20}
+    monkeypatch.setattr(timing, "reset_peak_rss", lambda: True)
+    monkeypatch.setattr(timing, "_status_bytes", lambda field: rss[field])
+    executor = _CountingExecutor(allocator)
+    real_run = executor.run
+
+    def run_and_grow(*a):
+        rss["VmHWM"] = (340 << 20) + (3 << 20)  # the calls touch 3 MiB
+        return real_run(*a)
+
+    executor.run = run_and_grow  # type: ignore[method-assign]
+    figures = timing.time_iree_call(executor, None, context, "main", [], 5, None, budget_s=0.3)
+    memory = figures["memory"]
+    assert memory["calls"] == executor.calls >= 5
+    assert memory["rss_growth_bytes"] == 3 << 20
+    assert "VmHWM over IREE's timed calls minus VmRSS just before" in memory["rss_growth_how"]
+    assert memory["allocated_bytes"] == {"device": 64, "host": 0}
+    assert (
+        memory["run_peak_rss_bytes"] == (343 << 20) and "not compared" in memory["run_peak_rss_how"]
+    )
+
+
+def test_memory_growth_is_not_measured_where_the_mark_cannot_be_reset(monkeypatch):
+    monkeypatch.setattr(timing, "reset_peak_rss", lambda: False)
+    figures = timing.time_iree_call(_Executor(), None, _CONTEXT, "main", [], 3, None, budget_s=0.2)
+    memory = figures["memory"]
+    assert memory["rss_growth_bytes"] is None and "cannot be reset" in memory["rss_growth_how"]
+    assert memory["allocated_bytes"] is None  # no allocator statistics on this device
+
+
+def test_a_tight_budget_measures_no_memory_for_calls_it_did_not_time():
+    figures = timing.time_iree_call(
+        _Executor(), None, _CONTEXT, "main", [], 5, None, budget_s=0.05, checked_s=0.2,
+    )  # fmt: skip
+    memory = figures["memory"]
+    assert memory["rss_growth_bytes"] is None and memory["allocated_bytes"] is None
+    assert "no IREE call was timed" in memory["rss_growth_how"]

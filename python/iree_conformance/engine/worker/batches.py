@@ -12,7 +12,7 @@ from typing import Any
 
 from iree_conformance.common.vocabulary import Status
 from iree_conformance.engine.module_merge import MemberInfo, MergeMember, culprits_of, merge_modules
-from iree_conformance.engine.worker.compiler import Compiler
+from iree_conformance.engine.worker.compiler import Compiler, compile_statistics
 from iree_conformance.engine.worker.errors import StageError
 from iree_conformance.engine.worker.runtime import Runtime
 from iree_conformance.engine.worker.store import ModuleCache, job_host
@@ -196,9 +196,12 @@ class Batches:
                 result, status=Status.ERROR, stage=e.stage, diagnostics=e.lines, culprits=culprits
             )
         by_id = {m.case_id: m for m in members}
+        # IREE's statistics are the module's: a member's are its batch's (scope "batch").
+        stats = compile_statistics(vmfb, self.compiler.last_statistics, "batch", len(placed))
         meta = {
             "members": {
-                case_id: _member_meta(info, by_id[case_id].meta) for case_id, info in placed.items()
+                case_id: _member_meta(info, {**by_id[case_id].meta, "compile_stats": stats})
+                for case_id, info in placed.items()
             }
         }
         self.cache.put("vmfb", batch_key, vmfb, meta)

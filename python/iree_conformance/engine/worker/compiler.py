@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
+import os
 import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +15,27 @@ from typing import Any
 from iree_conformance.engine.worker.errors import StageError
 
 _VERSION_LINE = re.compile(r"""^VERSION\s*=\s*(['"])([^'"]*)\1\s*$""", re.MULTILINE)
+
+#: IREE's scheduling statistics (the stream dialect's aggregate: dispatches, executables),
+#: written by the compile itself as a small JSON file: no second tool, no second pass.
+STATS_FLAG = "--iree-scheduling-dump-statistics-file"
+STATS_FORMAT_FLAG = "--iree-scheduling-dump-statistics-format=json"
+
+
+def parse_statistics(text: str) -> dict[str, int]:
+    """The dispatch and executable counts of ``--iree-scheduling-dump-statistics-format=json``
+    output ({} when the text is not that JSON: the figures are informative, never an error)."""
+    try:
+        data = json.loads(text)
+        aggregate = data["stream-aggregate"]
+        execution, executable = aggregate.get("execution", {}), aggregate.get("executable", {})
+        stats = {
+            "dispatches": int(execution["dispatch-count"]),
+            "executables": int(executable["executable-count"]),
+        }
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    return stats
 
 
 @functools.lru_cache(maxsize=1)
@@ -34,14 +58,40 @@ def compiler_version() -> str:
     return v.VERSION
 
 
+_EXPORT = re.compile(r"stream\.executable\.export @([\w$.-]+)::@([\w$.-]+)")
+
+
+def dispatch_names(verbose: str) -> list[str]:
+    """The dispatch functions listed by ``--iree-scheduling-dump-statistics-format=verbose``
+    (its ``stream.executable.export @EXECUTABLE::@FUNCTION`` headers), in order."""
+    return [m.group(2) for m in _EXPORT.finditer(verbose)]
+
+
 class Compiler:
-    """Compiles MLIR to VM bytecode; a Session per flag set lives as long as the worker."""
+    """Compiles MLIR to VM bytecode; a Session per flag set lives as long as the worker.
+
+    Each session also writes IREE's scheduling statistics (``STATS_FLAG``) to a file of
+    its own in a temporary folder; after a compile ``last_statistics`` holds its dispatch
+    and executable counts (``compile_statistics`` adds the module's size)."""
 
     def __init__(self, read_diagnostics: Callable[[], str]):
         self.read_diagnostics = read_diagnostics
         self._sessions: dict[tuple[str, ...], Any] = {}
+        self._stats_files: dict[tuple[str, ...], Path] = {}
+        self._stats_dir: tempfile.TemporaryDirectory[str] | None = None
         self._context = None
         self._merge_session = None
+        #: The last compile's statistics (``compile_statistics``), {} when it had none.
+        self.last_statistics: dict[str, int] = {}
+
+    def _stats_file(self, flags: tuple[str, ...]) -> Path | None:
+        """Where a session with these flags writes its statistics (None: the flags set
+        their own statistics file, which is theirs to keep)."""
+        if any(f.startswith(STATS_FLAG) for f in flags):
+            return None
+        if self._stats_dir is None:
+            self._stats_dir = tempfile.TemporaryDirectory(prefix="iree-conformance-stats-")
+        return Path(self._stats_dir.name) / f"session-{len(self._stats_files)}.json"
 
     def session(self, flags: tuple[str, ...]):
         from iree.compiler.api import Session
@@ -53,8 +103,26 @@ class Compiler:
                 session.set_flags(*flags)
             except ValueError as e:
                 raise StageError("compile", f"bad compile flags: {e}") from None
+            stats = self._stats_file(flags)
+            if stats is not None:
+                try:  # the statistics are not part of the store key: they change no module
+                    session.set_flags(STATS_FORMAT_FLAG, f"{STATS_FLAG}={stats}")
+                    self._stats_files[flags] = stats
+                except ValueError:  # an IREE without the flag: no statistics, same module
+                    pass
             self._sessions[flags] = session
         return session
+
+    def _take_statistics(self, flags: tuple[str, ...]) -> dict[str, int]:
+        stats = self._stats_files.get(flags)
+        if stats is None:
+            return {}
+        try:
+            text = stats.read_text(encoding="utf-8")
+            os.unlink(stats)
+        except OSError:
+            return {}
+        return parse_statistics(text)
 
     def mlir_context(self):
         """A long-lived MLIR context for parsing (the StableHLO check rewrite)."""
@@ -75,6 +143,8 @@ class Compiler:
         from iree.compiler.api import Output, Source
 
         session = self.session(flags)
+        self._take_statistics(flags)  # nothing left over from an earlier compile
+        self.last_statistics = {}
         inv = session.invocation()
         try:
             inv.enable_console_diagnostics()
@@ -87,6 +157,20 @@ class Compiler:
                 raise StageError("compile", self.read_diagnostics() or "compilation failed")
             out = Output.open_membuffer()
             inv.output_vm_bytecode(out)
-            return bytes(out.map_memory())
+            vmfb = bytes(out.map_memory())
+            self.last_statistics = self._take_statistics(flags)
+            return vmfb
         finally:
             inv.close()
+
+
+def compile_statistics(
+    vmfb: bytes, counts: dict[str, int], scope: str, size: int = 1
+) -> dict[str, Any]:
+    """What a compiled case's results carry (``metrics.compile_stats``): the module's size,
+    its dispatch and executable counts where IREE wrote them, and whether they are the
+    case's own module's (scope "case") or its batch module's ("batch", of ``size`` cases)."""
+    stats: dict[str, Any] = {"module_bytes": len(vmfb), **counts, "scope": scope}
+    if scope == "batch":
+        stats["batch_size"] = size
+    return stats

@@ -20,7 +20,11 @@ from iree_conformance.common.store import ArtifactStore
 from iree_conformance.common.timing import compile_figures, reset_peak_rss
 from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.engine.worker.batches import Batches
-from iree_conformance.engine.worker.compiler import Compiler, compiler_version
+from iree_conformance.engine.worker.compiler import (
+    Compiler,
+    compile_statistics,
+    compiler_version,
+)
 from iree_conformance.engine.worker.errors import StageError
 from iree_conformance.engine.worker.importer import prepare_and_import, read_source
 from iree_conformance.engine.worker.runtime import Runtime, resolve_entry
@@ -132,7 +136,11 @@ class Executor:
             t, cpu, reset = time.perf_counter(), time.process_time(), reset_peak_rss()
             vmfb = self.compiler.compile(mlir, flags)
             times["compile"] = time.perf_counter() - t
-            meta = {**meta, "compile_figures": compile_figures(vmfb, cpu, reset)}
+            meta = {
+                **meta,
+                "compile_figures": compile_figures(vmfb, cpu, reset),
+                "compile_stats": compile_statistics(vmfb, self.compiler.last_statistics, "case"),
+            }
         except StageError as e:
             self.cache.put_failure(compile_key, e)
             raise

@@ -72,9 +72,10 @@ def main(argv: list[str]) -> int:
         newline="\n",
     )
 
+    from iree_conformance.common.env_check import HARNESS_ENVIRONMENT, is_iree_import_failure
     from iree_conformance.common.store import ArtifactStore
     from iree_conformance.engine.worker.executor import Executor
-    from iree_conformance.model.jobs import failed_result
+    from iree_conformance.model.jobs import CaseResult, failed_result
 
     job_start = [0]
     current_fault: list = [None]  # the job's fault, for the "compiler" point below
@@ -116,9 +117,15 @@ def main(argv: list[str]) -> int:
 
         try:
             result = executor.execute(job, stage)
-        except Exception:  # noqa: BLE001 - a Python error is the case's error, not a native crash
+        except Exception as e:  # noqa: BLE001 - a Python error is the case's error, not a native crash
             lines = traceback.format_exc().strip().splitlines()
             result = failed_result(job, "error", reached[0], [lines[-1], *lines[-6:-1]])
+            if is_iree_import_failure(e) and isinstance(result, CaseResult):
+                # this environment cannot load IREE: the harness's error, not a verdict
+                result.info["harness_error"] = HARNESS_ENVIRONMENT
+                result.diagnostics.insert(
+                    1, f"the harness's environment ({sys.prefix}) cannot import IREE"
+                )
         _write_frame(channel_out, ("result", result))
 
 

@@ -1,10 +1,11 @@
 """The timing of a case that ran (``--benchmark``), in its worker: its budget, its
 reference's set-up, then common/timing.py's samples.
 
-The budget is a fraction of the case's untimed run (``--timing-budget``, 0.5 by default:
-a timed case costs at most 1.5x). A warm case's budget is small, so a reference is set up
-only when its set-up, as timed before on this machine and kept in the store, fits; its
-library's first import in the worker is timed and kept apart (docs/speed.md, "Cost")."""
+The budget is a fraction of the case's untimed run (``--timing-budget``, 0.05 by default:
+a timed case costs at most 1.05x). A reference is set up under a budget only when its
+set-up, as timed before on this machine and kept in the store, fits: one never timed here
+is left out (``--timing-budget full`` sets it up and records it); its library's first
+import in the worker is timed and kept apart (docs/speed.md, "Cost")."""
 
 from __future__ import annotations
 
@@ -58,12 +59,6 @@ def time_case(
             cache, job, list(inputs), None if full else budget
         )
         other_call = reference is not None and reference.entry is not None
-        if first and not full:  # a set-up not known in advance may have spent the budget:
-            # what is left takes the reference's samples (and IREE's warm-up and call when
-            # the checked run was another function), no more
-            spent = time.perf_counter() - begun
-            need = (2 * checked.seconds if other_call else 0.0) + 2 * reference_call_s
-            budget = max(budget, spent + need)
         if other_call:
             entry, inputs = prefix + reference.entry, reference.inputs or []
         figures = time_iree_call(
@@ -84,8 +79,9 @@ def time_case(
         )
     except Exception as e:  # noqa: BLE001 - timing never changes a verdict
         return {"failed": f"{type(e).__name__}: {e}".splitlines()[0][:300]}
-    if first and not full and isinstance(figures.get("reference"), dict):
-        figures["reference"]["first_setup"] = True  # its cost was not known in advance
+    figures["timing_budget"] = job.timing_budget  # a fraction of the untimed run; None: full
+    if first and isinstance(figures.get("reference"), dict):
+        figures["reference"]["first_setup"] = True  # its set-up was timed and recorded now
     return figures
 
 
@@ -102,6 +98,15 @@ def _reference(
     what = f"reference:{setup_identity(job)}"
     pending = [m for m in timing_modules(job.program) if m not in sys.modules]
     known = cache.setup_s(what)
+    if known is None and budget_s is not None:
+        return (
+            None,
+            "not timed beside IREE: its set-up has not been timed on this machine yet, so it "
+            f"may not fit this case's timing budget of {budget_s:.3g} s (--timing-budget full "
+            "times it and records its set-up for later runs)",
+            0.0,
+            False,
+        )
     if known is not None and budget_s is not None:
         estimate = known + sum(cache.setup_s(f"import:{m}") or 0.0 for m in pending)
         if SETUP_MARGIN * estimate > budget_s:

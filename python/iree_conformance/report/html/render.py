@@ -11,6 +11,7 @@ from typing import Any
 import jinja2
 
 from iree_conformance.common.stats import format_duration
+from iree_conformance.expectations.known_issues import issue_url
 from iree_conformance.report import model as report_model
 from iree_conformance.report.html import charts, operators, summary, trend
 from iree_conformance.report.html.inputs import Loaded, merge_loaded, metadata_list, split_current
@@ -121,6 +122,7 @@ def context(
         "scoreboard": _scoreboard(model.outcomes, options, current),
         "rate_color": charts.rate_color,
         "failing_lines": operators.failing_lines,
+        "issue_url": issue_url,
         "platform_of": summary.platform_of,
         "groups": groups[: options.max_groups],
         "group_count": len(groups),

@@ -1,0 +1,83 @@
+"""``iree-conformance reduce MODEL.onnx``: the smallest part of a failing model that fails
+the same way (docs/reducing.md).
+
+The model runs whole, as ``check-model`` runs it (its spec files, ``--dim``,
+``--input-shape``); an import, compile or crash failure is then reduced by delta
+debugging over its nodes (engine/reduction.py), every candidate compiled through the
+artifact store; a numerics failure's first diverging node is run alone. The result goes
+to ``DIR/reduced/`` (``model.onnx``, ``input_K.npy``, ``reduction.json``).
+
+Exit status: 0 the model passes (nothing written); 1 IREE failed (reduced, or the
+message says why not); 2 bad arguments, an unreadable model, or an output folder that
+exists (``--force``); 3 a malformed spec file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from iree_conformance.cli import reducing
+from iree_conformance.common.errors import (
+    EXIT_CONFIGURATION,
+    EXIT_MANIFEST,
+    ConfigurationError,
+    exit_help,
+)
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub, func) -> None:
+    from iree_conformance.suites.run_options import dim_size, input_shape
+
+    p = sub.add_parser(
+        "reduce",
+        help="cut a failing ONNX model down to the smallest subgraph that fails the same way "
+        "(import, compile, crash), or run a numerics failure's first diverging node alone",
+        description=exit_help(
+            {0: "the model passes", 1: "IREE failed (reduced, or why not)"},
+            EXIT_CONFIGURATION,
+            EXIT_MANIFEST,
+        ),
+    )
+    p.add_argument("model", help="the .onnx file")
+    p.add_argument("--target", default="llvm-cpu", help="target (default llvm-cpu)")
+    p.add_argument("--targets", help="targets file (default: conformance/targets.toml)")
+    p.add_argument("--dim", action="append", default=[], type=dim_size, metavar="NAME=SIZE")
+    p.add_argument(
+        "--input-shape", action="append", default=[], type=input_shape, metavar="INPUT=SHAPE"
+    )
+    p.add_argument("--dynamic", action="store_true", help="the model as exported, symbolic dims")
+    reducing.add_budget_argument(p)
+    p.add_argument("-o", "--output", help="output folder (default: ./<model stem>-reduced)")
+    p.add_argument("--force", action="store_true", help="write into an output folder that exists")
+    p.add_argument("--store-dir", help="artifact store (default: as pytest conformance)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")
+    p.set_defaults(func=func)
+
+
+def run(args: argparse.Namespace, targets_path: Path) -> int:
+    from iree_conformance.cli.check_model import _case
+    from iree_conformance.common.store import ArtifactStore, default_store_dir
+    from iree_conformance.engine.worker.parent import WorkerClient
+    from iree_conformance.model.targets import load_targets, unavailable_reason, uncompilable_reason
+
+    targets = load_targets(targets_path)
+    if args.target not in targets:
+        raise ConfigurationError(f"unknown target {args.target!r}; known: {', '.join(targets)}")
+    target = targets[args.target]
+    reason = unavailable_reason(target) or uncompilable_reason(target)
+    if reason:
+        raise ConfigurationError(f"target {target.name} cannot run here: {reason}")
+    out_dir = Path(args.output or f"{Path(args.model).stem}-reduced")
+    reducing.check_output(out_dir, args.force)
+    case = _case(args)
+    print(f"{case.case_id.removeprefix('onnx-dir/')} on {target.name}", file=sys.stdout)
+    store = ArtifactStore(None if args.no_cache else Path(args.store_dir or default_store_dir()))
+    worker = WorkerClient(store.root)
+    try:
+        return reducing.run_reduction(case, target, worker, args, out_dir, sys.stdout)
+    finally:
+        worker.close()

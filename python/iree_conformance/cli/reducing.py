@@ -1,0 +1,59 @@
+"""What ``reduce`` and ``check-model --reduce`` share: the budget option, the output
+folder's check, the progress bar and the printed result (cli/reduce.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from iree_conformance.common.errors import ConfigurationError
+from iree_conformance.common.vocabulary import Status
+from iree_conformance.repro.reduced import (  # shared with repro --reduce
+    DEFAULT_BUDGET_S,
+    add_budget_argument,
+    progress_bar,
+)
+
+__all__ = [
+    "DEFAULT_BUDGET_S",
+    "add_budget_argument",
+    "check_output",
+    "progress_bar",
+    "run_reduction",
+]
+
+
+def check_output(out_dir: Path, force: bool) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigurationError(f"{out_dir} exists and is no folder; give another -o")
+    if (out_dir / "reduced").exists() and not force:
+        raise ConfigurationError(
+            f"{out_dir / 'reduced'} exists; give another -o, or --force to replace its files"
+        )
+
+
+def run_reduction(case, target, worker, args, out_dir: Path, out, outcome=None) -> int:
+    """Reduces the case's failure, prints what it found and writes ``out_dir/reduced``
+    (shared by ``reduce`` and ``check-model --reduce``)."""
+    from iree_conformance.engine.reduction import reduce_case, write_reduced
+
+    update, close = progress_bar()
+    try:
+        report = reduce_case(case, target, worker, args.reduce_budget, update, outcome)
+    finally:
+        close()
+    if report.signature is None:
+        print(f"pass: {report.note}", file=out)
+        return 0
+    print(f"failure: {report.signature.stage}: {report.signature.first_line}", file=out)
+    if report.result is not None:
+        print(report.result.summary(), file=out)
+    if report.numerics is not None:
+        print(report.numerics.summary(), file=out)
+    elif report.outcome.status == Status.FAIL:
+        print("no intermediate tensor diverges: no node to isolate", file=out)
+    if report.note:
+        print(report.note, file=out)
+    if report.reduced is not None:
+        written = write_reduced(report, out_dir, target)
+        print(f"wrote {', '.join(str(p) for p in written)}", file=out)
+    return 1

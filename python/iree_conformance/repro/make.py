@@ -1,0 +1,83 @@
+"""One reproducer from one Outcome: the spec (``source.py``), the known issue of its
+signature, the folder (``writer.py``). The one path for ``iree-conformance repro``,
+``pytest conformance --repro-dir`` and ``check-model --repro-dir``."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from iree_conformance.common.store import ArtifactStore
+from iree_conformance.common.vocabulary import Status
+from iree_conformance.expectations.known_issues import KnownIssues
+from iree_conformance.model.cases import Case
+from iree_conformance.model.compare import Tolerance
+from iree_conformance.model.outcome import Outcome
+from iree_conformance.model.targets import Target
+from iree_conformance.repro import source, writer
+from iree_conformance.repro.versions import version_info
+
+#: The failures a reproducer is made for: IREE's (not the harness's prepare or reference).
+IREE_KINDS = ("fail-import", "fail-compile", "fail-run", "fail-numerics", "crash", "timeout")
+_BISECT_PREFIX = "bisect-numerics: "
+
+
+@dataclasses.dataclass(frozen=True)
+class ReproOptions:
+    force: bool = False
+    verify: bool = True
+    sources: bool = False
+    tools_path: str | None = None  # where to look for IREE's tools (default $PATH)
+    timeout_s: float = 600.0
+
+
+def not_reproducible_reason(outcome: Outcome, sources: bool = False) -> str | None:
+    """Why no folder is made for this Outcome (a pass, a skip, the harness's own error);
+    None when one is. ``sources``: a pass gets one too (its generated code)."""
+    if outcome.status == Status.PASS:
+        return None if sources else "it passes: there is nothing to reproduce"
+    if outcome.status == Status.SKIP:
+        return f"it is skipped here ({outcome.reason or 'no reason given'})"
+    if outcome.failure_kind not in IREE_KINDS:
+        return (
+            f"its failure is the harness's, not IREE's ({outcome.failure_kind} at {outcome.stage})"
+        )
+    return None
+
+
+def make(
+    case: Case,
+    target: Target,
+    outcome: Outcome,
+    out: Path,
+    store: ArtifactStore,
+    known: KnownIssues,
+    options: ReproOptions = ReproOptions(),
+    manifest_tolerance: Tolerance | None = None,
+    manifest_issue: str | None = None,
+) -> dict[str, Any]:
+    """Writes the folder; returns its repro.json record."""
+    writer.check_destination(out, options.force)
+    kind = "pass" if outcome.status == Status.PASS else None
+    spec = source.build_spec(case, target, outcome, store, manifest_tolerance, kind)
+    if options.sources:
+        spec.sources_dir = "dump"
+    if manifest_issue:
+        spec.context["issue"] = manifest_issue
+    elif spec.kind != "pass":
+        match = known.match(spec.stage, spec.first_line)
+        if match is not None:
+            spec.context["issue"] = match.issue
+    for line in outcome.diagnostics:
+        if line.startswith(_BISECT_PREFIX):
+            spec.context["diverging_node"] = line[len(_BISECT_PREFIX) :]
+    return writer.write(
+        spec,
+        out,
+        version_info(),
+        force=options.force,
+        verify_it=options.verify and spec.kind != "pass",
+        tools_path=options.tools_path,
+        timeout_s=options.timeout_s,
+    )

@@ -1,0 +1,149 @@
+"""Writes a reproducer folder (``ReproSpec``), verifies it and records what it holds.
+
+The folder is built under a temporary name beside its place, verified from a scratch
+copy (``verify.py``), and renamed into place once complete: a folder that exists is
+whole. An existing folder is refused unless ``force`` (then it is replaced).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from iree_conformance.common.errors import ConfigurationError
+from iree_conformance.common.fsutil import (
+    atomic_write_bytes,
+    atomic_write_text,
+    make_temp_dir,
+    rename_dir,
+)
+from iree_conformance.repro import issue_text, verify
+from iree_conformance.repro.spec import (
+    INPUT_MLIR,
+    MODEL_ONNX,
+    ReproSpec,
+    compile_flags_text,
+    repro_cmd,
+    repro_sh,
+    run_flags_text,
+)
+
+RECORD_FILE = "repro.json"
+SCHEMA = "iree-conformance-repro/1"
+
+
+class FolderExists(ConfigurationError):
+    """The output folder exists and --force was not given."""
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(array), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _write_files(spec: ReproSpec, folder: Path) -> None:
+    if spec.mlir is not None:
+        atomic_write_bytes(folder / INPUT_MLIR, spec.mlir)
+    if spec.onnx is not None:
+        atomic_write_bytes(folder / MODEL_ONNX, spec.onnx)
+    atomic_write_text(folder / "compile.flags", compile_flags_text(spec))
+    atomic_write_text(folder / "run.flags", run_flags_text(spec))
+    for i, array in enumerate(spec.inputs):
+        atomic_write_bytes(folder / f"input_{i}.npy", _npy(array))
+    if spec.compares and spec.expected is not None:
+        for i, array in enumerate(spec.expected):
+            atomic_write_bytes(folder / f"expected_{i}.npy", _npy(array))
+    atomic_write_text(folder / "repro.sh", repro_sh(spec))
+    (folder / "repro.sh").chmod(0o755)
+    atomic_write_bytes(folder / "repro.cmd", repro_cmd(spec).encode("utf-8"))
+
+
+def _file_list(folder: Path) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": p.relative_to(folder).as_posix(),
+            "size": p.stat().st_size,
+            "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+        }
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != RECORD_FILE
+    ]
+
+
+def check_destination(out: Path, force: bool) -> None:
+    if out.exists() and not force:
+        raise FolderExists(f"{out} exists; pass --force to replace it, or -o another folder")
+    if out.exists() and not out.is_dir():
+        raise ConfigurationError(f"{out} exists and is not a folder; pass -o a folder path")
+
+
+def write(
+    spec: ReproSpec,
+    out: Path,
+    versions: dict[str, Any],
+    *,
+    force: bool = False,
+    verify_it: bool = True,
+    tools_path: str | None = None,
+    timeout_s: float = 600.0,
+) -> dict[str, Any]:
+    """Writes, verifies and records the folder; returns its repro.json record."""
+    out = Path(out)
+    check_destination(out, force)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = make_temp_dir(f".{out.name[:40]}.", out.parent)
+    try:
+        _write_files(spec, tmp)
+        verified: dict[str, Any] = {"reproduced": None, "why": "not verified (--no-verify)"}
+        if spec.kind == "pass":
+            verified = {"reproduced": None, "why": "the case passes: nothing to reproduce"}
+        tools: Path | None = None
+        if verify_it or spec.sources_dir:
+            try:
+                tools = verify.tools_dir(spec, tools_path)
+            except verify.ToolsMissing as e:
+                verified = {"reproduced": None, "why": str(e), "tools_missing": True}
+        if tools is not None and verify_it:
+            verified = verify.judge(spec, verify.run_reproducer(tmp, tools, timeout_s))
+            verified["tools"] = str(tools)
+        dumped = None
+        if tools is not None and spec.sources_dir and spec.mlir is not None:
+            dumped = verify.dump_sources(tmp, tools, timeout_s)
+        if spec.kind != "pass":
+            atomic_write_text(tmp / "ISSUE.md", issue_text.render(spec, versions, verified))
+        record = {
+            "schema": SCHEMA,
+            "case_id": spec.case_id,
+            "target": spec.target,
+            "kind": spec.kind,
+            "stage": spec.stage,
+            "first_line": spec.first_line,
+            "diagnostics": spec.diagnostics,
+            "function": spec.function,
+            "device": spec.device,
+            "notes": spec.notes,
+            "context": spec.context,
+            "versions": versions,
+            "reproduced": verified.get("reproduced"),
+            "verification": verified,
+            "sources": dumped,
+            "files": _file_list(tmp),
+        }
+        atomic_write_text(tmp / RECORD_FILE, json.dumps(record, indent=1, default=str) + "\n")
+        if out.exists():
+            shutil.rmtree(out)
+        if not rename_dir(tmp, out):
+            raise ConfigurationError(
+                f"{out} appeared while the reproducer was written; pass --force or -o another folder"
+            )
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return record
