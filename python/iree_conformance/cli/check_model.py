@@ -49,7 +49,10 @@ EXIT_HELP = exit_help(
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from iree_conformance.suites.run_options import dim_size, input_shape
 
-    p.add_argument("model", help="the .onnx file")
+    p.add_argument(
+        "model",
+        help="the .onnx file, or a .pt2 file (an ExportedProgram saved by torch.export.save)",
+    )
     p.add_argument(
         "--target", default="llvm-cpu", help="target from targets.toml (default llvm-cpu)"
     )
@@ -126,6 +129,8 @@ def _case(args: argparse.Namespace):
     path = Path(args.model)
     if not path.is_file():
         raise ConfigurationError(f"{path}: no such model file")
+    if path.suffix == ".pt2":
+        return _pt2_case(args, path)
 
     options = RunOptions(dims=tuple(args.dim), input_shapes=tuple(args.input_shape))
     cases = model_cases(path.resolve(), path.resolve().parent, options)
@@ -182,6 +187,36 @@ def _check_sizes(specs, dims: dict[str, int], shapes: dict[str, tuple[int, ...]]
             check_input_size(s.name, shape, dtype, " (the sizes given on the command line)")
         except InputTooLarge as e:
             raise ConfigurationError(str(e)) from None
+
+
+def _pt2_case(args: argparse.Namespace, path: Path):
+    """The torch case of an ExportedProgram file; a file that cannot be checked (not an
+    ExportedProgram, damaged, from another torch, unusable inputs) is bad input."""
+    from iree_conformance.common.store import default_store_dir
+    from iree_conformance.frontends.torch_export.pt2 import Pt2Error
+    from iree_conformance.frontends.torch_export.tree import missing_reason
+    from iree_conformance.suites.torch import pt2_case
+
+    for flag, given in (("--dim", args.dim), ("--input-shape", args.input_shape)):
+        if given:
+            raise ConfigurationError(
+                f"{path}: {flag} is for ONNX models; a .pt2 runs on the example inputs saved "
+                "with it (torch.export.save keeps them)"
+            )
+    if args.dynamic:
+        raise ConfigurationError(
+            f"{path}: --dynamic is for ONNX models; a .pt2 is compiled as exported"
+        )
+    missing = missing_reason()
+    if missing:
+        raise ConfigurationError(f"{path}: checking a .pt2 needs torch: {missing}")
+    store = None if args.no_cache else Path(args.store_dir or default_store_dir())
+    case = pt2_case(path.resolve(), store)
+    try:
+        case.export()
+    except Pt2Error as e:
+        raise ConfigurationError(str(e)) from None
+    return case
 
 
 #: Shape-rule rules that a person did not choose (``onnx.shape_policy``).
@@ -258,7 +293,9 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
         shapes = ", ".join(
             f"{k} {'x'.join(map(str, v)) or 'scalar'}" for k, v in inputs["shapes"].items()
         )
-        if inputs.get("data_sets"):
+        if inputs.get("source"):
+            source = inputs["source"]
+        elif inputs.get("data_sets"):
             source = "from " + ", ".join(Path(d).name for d in inputs["data_sets"])
         else:
             source = f"seed {inputs.get('seed')}"
@@ -378,7 +415,10 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
 
         check_output(reduce_dir, False)
     case = _case(args)
-    print(f"{case.case_id.removeprefix('onnx-dir/')} on {target.name}", file=out)
+    print(
+        f"{case.case_id.removeprefix('onnx-dir/').removeprefix('torch/pt2/')} on {target.name}",
+        file=out,
+    )
     store = ArtifactStore(None if args.no_cache else Path(args.store_dir or default_store_dir()))
     worker = WorkerClient(store.root)
     try:

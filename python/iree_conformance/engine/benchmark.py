@@ -17,9 +17,9 @@ from iree_conformance.model.jobs import CaseResult
 from iree_conformance.model.outcome import Outcome
 
 #: Suites whose cases are timed by default: models, where users ask about speed (and the
-#: JAX suite's models: case ids under MODEL_CASE_PREFIXES).
+#: JAX and torch suites' models: case ids under MODEL_CASE_PREFIXES).
 MODEL_SUITES = frozenset({"onnx_models", "onnx_dir"})
-MODEL_CASE_PREFIXES = ("jax/models/",)
+MODEL_CASE_PREFIXES = ("jax/models/", "torch/models/")
 
 
 def is_model(case: Case) -> bool:

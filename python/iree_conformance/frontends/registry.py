@@ -5,7 +5,8 @@ The worker looks a program's frontend up here (``frontend_for``) instead of bran
 its kind; the store keys an import by the frontend's ``importer_version``. A frontend
 fails a stage with ``FrontendError`` (``base.py``, with the ``Frontend`` protocol) (the worker reports it as that stage's error).
 Registered: ``onnx`` (ONNX models), ``stablehlo`` (StableHLO/MLIR text, self-checking or
-not) and ``jax_export`` (JAX programs, exported to self-checking StableHLO).
+not) ``jax_export`` (JAX programs, exported to self-checking StableHLO) and ``torch_export``
+(torch programs, exported to torch-dialect MLIR by iree-turbine).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from iree_conformance.frontends.base import Frontend, FrontendError, ImportConte
 from iree_conformance.frontends.jax_export.frontend import JaxExportFrontend
 from iree_conformance.frontends.onnx.frontend import OnnxFrontend
 from iree_conformance.frontends.stablehlo.frontend import StablehloFrontend
+from iree_conformance.frontends.torch_export.frontend import TorchExportFrontend
 from iree_conformance.model.jobs import Program
 
 __all__ = [
@@ -30,7 +32,8 @@ __all__ = [
 
 #: Every frontend, by name; the first of a kind is that kind's default.
 FRONTENDS: dict[str, Frontend] = {
-    f.name: f for f in (OnnxFrontend(), StablehloFrontend(), JaxExportFrontend())
+    f.name: f
+    for f in (OnnxFrontend(), StablehloFrontend(), JaxExportFrontend(), TorchExportFrontend())
 }
 
 

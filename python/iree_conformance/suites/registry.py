@@ -37,14 +37,22 @@ def prefixes(suite: Suite) -> tuple[str, ...]:
 
 def builtin_suites() -> list[Suite]:
     """The suites this package ships: StableHLO programs, ONNX operator tests, ONNX models,
-    ONNX models from --onnx-dir folders, JAX programs."""
+    ONNX models from --onnx-dir folders, JAX programs, torch programs."""
     from iree_conformance.suites.jax import JaxSuite
     from iree_conformance.suites.onnx_dir import OnnxDirSuite
     from iree_conformance.suites.onnx_models import OnnxModelsSuite
     from iree_conformance.suites.onnx_ops import OnnxOpsSuite
     from iree_conformance.suites.stablehlo import StablehloSuite
+    from iree_conformance.suites.torch import TorchSuite
 
-    return [StablehloSuite(), OnnxOpsSuite(), OnnxModelsSuite(), OnnxDirSuite(), JaxSuite()]
+    return [
+        StablehloSuite(),
+        OnnxOpsSuite(),
+        OnnxModelsSuite(),
+        OnnxDirSuite(),
+        JaxSuite(),
+        TorchSuite(),
+    ]
 
 
 class SuiteRegistry:

@@ -18,9 +18,25 @@ FRONTENDS_DIR = Path(__file__).resolve().parents[3] / "python" / "iree_conforman
 
 def test_every_frontend_package_registers_one():
     packages = {p.name for p in FRONTENDS_DIR.iterdir() if (p / "__init__.py").exists()}
-    assert packages == set(FRONTENDS) == {"onnx", "stablehlo", "jax_export"}
+    assert packages == set(FRONTENDS) == {"onnx", "stablehlo", "jax_export", "torch_export"}
     for name, frontend in FRONTENDS.items():
         assert isinstance(frontend, Frontend) and frontend.name == name
+
+
+def test_the_torch_frontend_fails_the_stage_its_export_names():
+    """iree-turbine's preparation ran in the pytest process; its failure reaches the
+    worker as the program's import option and fails the import stage (IREE's tooling)."""
+    from iree_conformance.frontends.base import ImportContext
+
+    stages: list[str] = []
+    context = ImportContext(stages.append, lambda: None, lambda: "")
+    failed = {"failed": {"stage": "import", "message": "iree-turbine's preparation failed: X"}}
+    program = Program("torch/x", "mlir", import_options=failed, frontend="torch_export")
+    with pytest.raises(FrontendError, match="iree-turbine's preparation failed: X") as info:
+        frontend_for(program).prepare_and_import(program, b"", context)
+    assert info.value.stage == "import" and stages == ["prepare", "import"]
+    fine = Program("torch/y", "mlir", frontend="torch_export")
+    assert frontend_for(fine).prepare_and_import(fine, b"module {}", context) == (b"module {}", {})
 
 
 def test_a_program_finds_its_frontend():

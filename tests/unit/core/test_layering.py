@@ -182,6 +182,13 @@ def violations(root: Path, stdlib_only: set[str]) -> list[str]:
                 f"{where}: only the jax_export package imports JAX, and only inside functions "
                 "(the core runs without it)"
             )
+        if (top in ("torch", "transformers") or imp.target.startswith("iree.turbine")) and not (
+            imp.module.startswith(f"{PACKAGE}.frontends.torch_export.") and imp.lazy
+        ):
+            out.append(
+                f"{where}: only the torch_export package imports torch and iree-turbine, and "
+                "only inside functions (the core runs without them)"
+            )
     return out
 
 
@@ -257,6 +264,8 @@ def test_a_violation_fails(tmp_path):
         "report/markdown.py": "import jinja2\n",
         "cli/main.py": "from cache_tools import units\nfrom ci._common import CIError\n",
         "report/html/charts.py": "from jax import numpy\n",
+        "report/html/render.py": "import torch\n",
+        "frontends/torch_export/spec.py": "from iree.turbine import aot\n",
         "model/cases.py": "from iree_conformance.engine import pipeline\n",
         "common/timing.py": "def later():\n    from ..report import model\n",
         "engine/worker/importer.py": "def later():\n    from iree_conformance.frontends.onnx import prepare\n",
@@ -277,6 +286,8 @@ def test_a_violation_fails(tmp_path):
         "the core never imports cache_tools",
         "imports ci._common: iree_conformance never imports ci/",
         "only the jax_export package imports JAX, and only inside functions",
+        "imports torch: only the torch_export package imports torch and iree-turbine",
+        "imports iree.turbine",
         "iree_conformance.model.cases:",
         "imports iree_conformance.report: the common/ layer sits below report/",
         "imports iree_conformance.engine: the model/ layer sits below engine/",

@@ -28,6 +28,8 @@ def _case(suite, case_id="c", reference="shipped"):
         ("onnx_dir", "m", 0, None, benchmark.DEFAULT_MIN_RUNS),
         ("jax", "jax/models/flax_cnn", 0, None, benchmark.DEFAULT_MIN_RUNS),
         ("jax", "jax/ops/sort", 0, None, 0),  # operator tests: off unless asked
+        ("torch", "torch/models/bert", 0, None, benchmark.DEFAULT_MIN_RUNS),
+        ("torch", "torch/elementwise/add_f32", 0, None, 0),
         ("onnx_ops", "op", 0, None, 0),
         ("onnx_ops", "op", 0, True, benchmark.DEFAULT_MIN_RUNS),
         ("onnx_models", "m", 0, False, 0),  # --no-benchmark

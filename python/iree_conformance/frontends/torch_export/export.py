@@ -1,0 +1,255 @@
+"""Exports one torch program the way IREE's own tooling does, and runs torch eager on it.
+
+``torch.export.export`` (torch's default, non-strict tracing), then the preparation
+iree-turbine's ``aot.export`` gives an ``nn.Module``: ``run_decompositions`` with
+iree-turbine's AOT decomposition table (functionalized: in-place ops and ``detach_``
+become their pure forms), then iree-turbine's FX importer (``aot.export`` of the
+prepared ExportedProgram) into torch-dialect MLIR. A loaded ``.pt2`` gets the same
+preparation (``aot.export`` of an ExportedProgram alone would skip the decompositions).
+When iree-turbine's preparation fails, torch's core ATen decompositions
+(``run_decompositions()``) are tried on the same program, and the failure says whether
+they pass.
+
+The reference is torch eager on the CPU, on copies of the same inputs and of the module
+(so an in-place op or a buffer mutation sees what the export saw).
+
+The only modules of the package that import torch, and only when called, are this one
+and ``timing``.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.metadata
+import re
+from typing import Any
+
+import numpy as np
+
+from iree_conformance.frontends.torch_export.artifact import Exported
+from iree_conformance.frontends.torch_export.spec import TorchCase
+
+TURBINE, CORE = "iree-turbine", "torch-core"
+_DYNAMIC = re.compile(r"func\.func @main\([^\n]*vtensor<\[[^\]]*\?")  # a dynamic input dim
+
+
+class ExportError(Exception):
+    """The program could not be exported, prepared or run by torch. ``stage``: "prepare"
+    (torch.export or the example inputs: torch's or the case's, no verdict on IREE),
+    "import" (iree-turbine's preparation or FX importer: IREE's tooling), "reference"
+    (torch eager's answer says nothing)."""
+
+    def __init__(self, stage: str, message: str):
+        super().__init__(message)
+        self.stage = stage
+
+
+def versions() -> dict[str, str | None]:
+    """The versions an export depends on (None: not installed)."""
+    found: dict[str, str | None] = {}
+    for dist in ("torch", "iree-turbine", "iree-base-compiler", "numpy", "transformers"):
+        try:
+            found[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            found[dist] = None
+    return found
+
+
+def flatten(value: Any) -> list[Any]:
+    """The leaves of a pytree of tensors as torch.export orders them: tuples and lists
+    by position, dicts (and transformers' ModelOutput) by insertion, None dropped."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in flatten(v)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in flatten(v)]
+    return [value]
+
+
+def to_numpy(tensor: Any) -> np.ndarray:
+    import torch
+
+    t = tensor.detach().cpu().contiguous()
+    if t.dtype == torch.bfloat16:
+        import ml_dtypes
+
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16).copy()
+    return t.numpy().copy()
+
+
+def _clone(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, dict):
+        return type(value)((k, _clone(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_clone(v) for v in value)
+    return copy.deepcopy(value)
+
+
+def _as_module(fn: Any) -> Any:
+    import torch
+
+    if isinstance(fn, torch.nn.Module):
+        return fn
+
+    class Function(torch.nn.Module):
+        def forward(self, *args: Any) -> Any:
+            return fn(*args)
+
+    return Function()
+
+
+def _first_lines(text: str, count: int = 8) -> str:
+    lines = [line for line in str(text).strip().splitlines() if line.strip()]
+    return "\n".join(lines[:count]) or "(no message)"
+
+
+def _reason(e: BaseException) -> str:
+    return f"{type(e).__name__}: {_first_lines(str(e))}"
+
+
+def build(case: TorchCase) -> tuple[Any, tuple[Any, ...], Any]:
+    """(the module, its example inputs, its dynamic_shapes), made after the case's seed."""
+    import torch
+
+    torch.manual_seed(case.seed)
+    try:
+        module = case.module() if case.builds else case.module
+        args = case.args() if callable(case.args) else case.args
+        dynamic = case.dynamic_shapes() if callable(case.dynamic_shapes) else case.dynamic_shapes
+    except Exception as e:  # noqa: BLE001 - the case's own code failed
+        raise ExportError(
+            "prepare", f"building the module or its inputs failed: {_reason(e)}"
+        ) from None
+    if not isinstance(args, tuple):
+        args = (args,) if isinstance(args, torch.Tensor) else tuple(args)
+    wrapped = _as_module(module)
+    if wrapped is not module and isinstance(dynamic, (tuple, list)):
+        dynamic = (tuple(dynamic),)  # the wrapper's one parameter: *args
+    return wrapped, args, dynamic
+
+
+def export_case(case: TorchCase) -> Exported:
+    """The case exported, prepared and imported, with torch eager's outputs."""
+    import torch
+
+    module, args, dynamic = build(case)
+    module.eval()
+    expected = eager(module, args)
+    try:
+        program = torch.export.export(module, args, dynamic_shapes=dynamic)
+    except Exception as e:  # noqa: BLE001 - any failure of torch.export is torch's
+        raise ExportError("prepare", f"torch.export cannot export it: {_reason(e)}") from None
+    return exported_program(program, args, expected)
+
+
+def eager(module: Any, args: tuple[Any, ...]) -> list[np.ndarray]:
+    """torch eager's outputs, flattened, on copies of the module and inputs."""
+    import torch
+
+    for i, leaf in enumerate(flatten(args)):
+        if not isinstance(leaf, torch.Tensor):
+            raise ExportError(
+                "prepare",
+                f"example input {i} is a {type(leaf).__name__}, not a tensor: pass tensors "
+                "(torch.export bakes other values into the program)",
+            )
+    try:
+        reference = copy.deepcopy(module)
+        with torch.no_grad():
+            outputs = reference(*_clone(args))
+    except Exception as e:  # noqa: BLE001 - the module does not run on its example inputs
+        raise ExportError(
+            "prepare", f"the module does not run on its example inputs in torch eager: {_reason(e)}"
+        ) from None
+    leaves = flatten(outputs)
+    if not leaves:
+        raise ExportError("prepare", "the module returns no tensor: return one or more tensors")
+    for i, leaf in enumerate(leaves):
+        if not isinstance(leaf, torch.Tensor):
+            raise ExportError(
+                "prepare",
+                f"output {i} is a {type(leaf).__name__}, not a tensor: return tensors "
+                "(or tuples, lists and dicts of them)",
+            )
+    return [to_numpy(t) for t in leaves]
+
+
+def says_nothing(expected: list[np.ndarray]) -> bool:
+    """Every output zero, or every output constant with more than one value in all."""
+    arrays = [np.asarray(a, dtype=np.float64) if a.dtype.kind != "b" else a for a in expected]
+    if all(a.size == 0 or not np.any(a) for a in arrays):
+        return True
+    constant = all(a.size == 0 or np.all(a == a.reshape(-1)[0]) for a in arrays)
+    return constant and sum(a.size for a in arrays) > 1
+
+
+def exported_program(program: Any, args: tuple[Any, ...], expected: list[np.ndarray]) -> Exported:
+    """An ExportedProgram prepared and imported; inputs and eager outputs as given."""
+    import torch
+
+    if says_nothing(expected):
+        shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in expected)
+        raise ExportError(
+            "reference",
+            f"torch eager's outputs ({shapes}) are all zero or constant: such a reference "
+            "cannot tell a right answer from a wrong one; give inputs that make the outputs vary",
+        )
+    inputs = [t for t in flatten(args) if isinstance(t, torch.Tensor)]
+    user_inputs = list(program.graph_signature.user_inputs)
+    if len(user_inputs) != len(inputs):
+        raise ExportError(
+            "prepare",
+            f"the exported program takes {len(user_inputs)} inputs, the example inputs hold "
+            f"{len(inputs)} tensors",
+        )
+    text, info = prepare(program)
+    info["versions"] = versions()
+    info["inputs"] = {
+        "compiled": "dynamic" if _DYNAMIC.search(text) else "static",
+        "shapes": {f"arg{i}": list(t.shape) for i, t in enumerate(inputs)},
+        "dtypes": {f"arg{i}": str(t.dtype).removeprefix("torch.") for i, t in enumerate(inputs)},
+    }
+    return Exported(text, [to_numpy(t) for t in inputs], expected, info)
+
+
+def _turbine(program: Any) -> str:
+    from iree.turbine import aot
+    from iree.turbine.aot.decompositions import current_aot_decompositions
+
+    prepared = program.run_decompositions(current_aot_decompositions())
+    return str(aot.export(prepared).mlir_module)
+
+
+def _core(program: Any) -> str:
+    from iree.turbine import aot
+
+    return str(aot.export(program.run_decompositions()).mlir_module)
+
+
+def prepare(program: Any) -> tuple[str, dict[str, Any]]:
+    """(torch-dialect MLIR, what was done): iree-turbine's preparation, and torch's core
+    decompositions beside it only when that fails."""
+    try:
+        return _turbine(program), {"preparation": TURBINE}
+    except Exception as e:  # noqa: BLE001 - said with the other preparation's result
+        turbine = _reason(e)
+    try:
+        _core(program)
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(
+            "import",
+            f"iree-turbine's preparation (its AOT decompositions, then its FX importer) "
+            f"failed: {turbine}\ntorch's core ATen decompositions (run_decompositions()) "
+            f"fail too: {_reason(e)}",
+        ) from None
+    raise ExportError(
+        "import",
+        f"iree-turbine's preparation (its AOT decompositions, then its FX importer) failed: "
+        f"{turbine}\ntorch's core ATen decompositions (run_decompositions()) then the FX "
+        "importer pass: the failure is iree-turbine's decomposition table",
+    )

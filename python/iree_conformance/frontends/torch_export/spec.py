@@ -1,0 +1,152 @@
+"""How a torch case is written: a function with example inputs, or a module.
+
+A case file is a Python file that defines cases at module level::
+
+    import torch
+    from iree_conformance.frontends.torch_export import case, module_case
+
+    @case(torch.randn(2, 3), rtol=1e-5)
+    def double(x):
+        return 2 * x
+
+    linear = module_case("linear", lambda: torch.nn.Linear(4, 2), torch.randn(3, 4))
+
+Every module-level ``TorchCase`` (and every one in a module-level list named ``CASES``) is
+collected. The inputs are tensors (or pytrees of them), or a function returning their
+tuple (called when the case is exported, after ``torch.manual_seed(seed)``); a module is
+an ``nn.Module`` or a function building one (called after the seed too, so its weights
+are the same every run). ``dynamic_shapes`` is passed to ``torch.export.export`` as it is
+(``torch.export.Dim``), or given as a function returning it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from typing import Any
+
+# float32 results: IREE and torch's CPU kernels approximate transcendental functions and
+# order reductions differently.
+DEFAULT_RTOL = 1e-4
+DEFAULT_ATOL = 1e-5
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
+
+
+@dataclasses.dataclass(frozen=True)
+class TorchCase:
+    """One torch program: ``module(*args)``, exported with ``torch.export`` and checked
+    against torch eager with the tolerance on floating-point results."""
+
+    name: str
+    module: Any  # an nn.Module, a function (wrapped in one), or a function building either
+    args: Any  # a tuple of inputs, or a function returning it
+    dynamic_shapes: Any = None
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+    description: str = ""
+    seed: int = 0
+    builds: bool = False  # module is a function that builds the module (module_case)
+    line: int = 1  # where the case is written in its file
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise ValueError(
+                f"case name {self.name!r}: use letters, digits, '_', '.' and '-' (it names a file)"
+            )
+        for label, value in (("rtol", self.rtol), ("atol", self.atol)):
+            if not value >= 0:
+                raise ValueError(f"case {self.name}: {label} must be 0 or more, got {value!r}")
+        if not callable(self.module):
+            raise ValueError(
+                f"case {self.name}: the module must be an nn.Module or a function, "
+                f"got {type(self.module).__name__}"
+            )
+
+
+def _caller_line() -> int:
+    import inspect
+
+    frame = inspect.currentframe()
+    try:
+        for _ in range(2):
+            frame = frame.f_back if frame is not None else None
+        return frame.f_lineno if frame is not None else 1
+    finally:
+        del frame
+
+
+def case(
+    *args: Any,
+    name: str | None = None,
+    dynamic_shapes: Any = None,
+    rtol: float = DEFAULT_RTOL,
+    atol: float = DEFAULT_ATOL,
+    description: str | None = None,
+    seed: int = 0,
+) -> Callable[[Callable[..., Any]], TorchCase]:
+    """Decorator: the function becomes a case run on ``args`` (its first docstring line is
+    the description unless one is given)."""
+
+    def make(fn: Callable[..., Any]) -> TorchCase:
+        doc = (fn.__doc__ or "").strip().splitlines()
+        code = getattr(fn, "__code__", None)
+        return TorchCase(
+            name=name or fn.__name__,
+            module=fn,
+            args=tuple(args),
+            dynamic_shapes=dynamic_shapes,
+            rtol=rtol,
+            atol=atol,
+            description=description if description is not None else (doc[0] if doc else ""),
+            seed=seed,
+            line=code.co_firstlineno if code is not None else 1,
+        )
+
+    return make
+
+
+def module_case(
+    name: str,
+    module: Any,
+    *args: Any,
+    dynamic_shapes: Any = None,
+    rtol: float = DEFAULT_RTOL,
+    atol: float = DEFAULT_ATOL,
+    description: str = "",
+    seed: int = 0,
+) -> TorchCase:
+    """A module (an ``nn.Module``, or a class or function that builds one: called after
+    ``torch.manual_seed(seed)`` when the case is exported) applied to ``args`` (tensors,
+    or one function returning their tuple)."""
+    import inspect
+
+    builds = inspect.isclass(module) or inspect.isfunction(module)
+    if len(args) == 1 and callable(args[0]) and not hasattr(args[0], "shape"):
+        inputs: Any = args[0]
+    else:
+        inputs = tuple(args)
+    return TorchCase(
+        name=name,
+        module=module,
+        args=inputs,
+        dynamic_shapes=dynamic_shapes,
+        rtol=rtol,
+        atol=atol,
+        description=description or (name if builds else f"torch {type(module).__name__}"),
+        seed=seed,
+        builds=builds,
+        line=_caller_line(),
+    )
+
+
+def cases_of(namespace: dict[str, Any]) -> list[TorchCase]:
+    """The cases a module defines: module-level TorchCase values and the list ``CASES``."""
+    found = [v for v in namespace.values() if isinstance(v, TorchCase)]
+    listed = namespace.get("CASES", ())
+    if not isinstance(listed, (list, tuple)) or not all(isinstance(c, TorchCase) for c in listed):
+        raise ValueError("CASES must be a list of TorchCase values")
+    for c in listed:
+        if not any(c is f for f in found):
+            found.append(c)
+    return found

@@ -1,0 +1,51 @@
+"""torch eager, as the reference a timing runs beside IREE (``--benchmark`` on torch
+cases): the case's module on its example inputs, on the CPU, under ``torch.no_grad``.
+Here because only this package imports torch (ARCHITECTURE.md, layering)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from iree_conformance.frontends.base import TimingReference
+
+#: Separates the case file from the case's name in a job's ``timed_reference``.
+SEPARATOR = "::"
+
+
+def case_reference(reference: str, inputs: list[Any]) -> TimingReference:
+    """torch eager's call of the case ``FILE::NAME`` (or of the ExportedProgram in a
+    ``.pt2`` file) on the case's inputs. Raises ValueError for a reference that names no
+    case."""
+    import torch
+
+    from iree_conformance.frontends.torch_export.export import build
+    from iree_conformance.frontends.torch_export.tree import find_case
+
+    path, sep, name = reference.rpartition(SEPARATOR)
+    if not sep:
+        module = torch.export.load(reference).module()
+        tensors = tuple(torch.from_numpy(_plain(a)) for a in inputs)
+        args: tuple[Any, ...] = tensors
+    else:
+        if not path or not name:
+            raise ValueError(f"not a torch case reference (FILE{SEPARATOR}NAME): {reference!r}")
+        module, args, _ = build(find_case(Path(path), name))
+        module.eval()
+
+    def call() -> object:
+        with torch.no_grad():
+            return module(*args)
+
+    info = {
+        "version": str(torch.__version__),  # a TorchVersion, which execnet cannot send
+        "settings": {"device": "cpu", "threads": torch.get_num_threads(), "mode": "eager, no_grad"},
+    }
+    return TimingReference("torch", info, call)
+
+
+def _plain(array: Any) -> Any:
+    import numpy as np
+
+    a = np.asarray(array)
+    return a if a.dtype.name != "bfloat16" else a.astype(np.float32)

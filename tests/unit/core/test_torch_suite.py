@@ -1,0 +1,253 @@
+"""The torch suite with torch installed: cases from Python files, exports cached in the
+store, the errors a user can meet (each names the file, none is IREE's verdict), .pt2
+files through check-model, and a small run through the plugin."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="the torch suite's tests need torch: pip install torch==2.13.0")
+pytest.importorskip("iree.turbine", reason="the torch suite's tests need iree-turbine")
+
+from iree_conformance.common.store import ArtifactStore  # noqa: E402
+from iree_conformance.frontends.torch_export import export  # noqa: E402
+from iree_conformance.model.cases import CaseInvalid, CaseReferenceError  # noqa: E402
+from iree_conformance.suites import torch as torch_suite  # noqa: E402
+from tests.support.core_helpers import run_conformance_pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[3]
+GOOD = '''
+import torch
+from iree_conformance.frontends.torch_export import case, module_case
+
+@case(torch.arange(6, dtype=torch.float32).reshape(2, 3), rtol=0.0, atol=0.0)
+def double(x):
+    """Twice x."""
+    return 2 * x
+
+linear = module_case(
+    "linear",
+    lambda: torch.nn.Linear(4, 2),
+    lambda: (torch.randn(3, 4),),
+    dynamic_shapes=lambda: ({0: torch.export.Dim("batch", max=16)},),
+)
+'''
+BAD = """
+import torch
+from iree_conformance.frontends.torch_export import case
+
+@case(torch.randn(3))
+def data_dependent(x):
+    if x.sum() > 0:  # torch.export cannot trace a branch on a value
+        return x * 2
+    return x
+
+@case(torch.randn(3))
+def zeros(x):
+    return x * 0
+
+@case(torch.randn(3))
+def not_a_tensor(x):
+    return x.shape[0]
+
+@case(torch.randn(3))
+def wrong_inputs(x, y):
+    return x + y
+"""
+
+
+def _cases(folder: Path, store: Path):
+    listed = torch_suite.user_listed(folder, ArtifactStore(store))
+    return {c.case_id: c for c in (torch_suite.to_case(r, store) for r in listed)}
+
+
+def test_user_cases_are_listed_then_exported_when_they_run_and_cached(tmp_path, monkeypatch):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "arith.py").write_text(GOOD, encoding="utf-8")
+    store = tmp_path / "store"
+    cases = _cases(tmp_path / "mine", store)
+    assert sorted(cases) == ["torch/ext/arith/double", "torch/ext/arith/linear"]
+    assert not list(store.glob("torch-export/*/*"))  # listed, not exported
+    double = cases["torch/ext/arith/double"]
+    inputs = double.input_sets()
+    assert [a.tolist() for a in inputs[0]] == [[[0, 1, 2], [3, 4, 5]]]
+    assert double.expected_sets(inputs)[0][0].tolist() == [[0, 2, 4], [6, 8, 10]]
+    program = double.program()
+    assert program.frontend == "torch_export" and b"func.func @main" in program.source_bytes
+    assert double.outcome_info()["torch"]["preparation"] == "iree-turbine"
+    linear = cases["torch/ext/arith/linear"]
+    # The dynamic batch dim stays dynamic.
+    assert b"!torch.vtensor<[?,4],f32>" in linear.program().source_bytes
+    assert linear.outcome_info()["inputs"]["compiled"] == "dynamic"
+    assert double.outcome_info()["inputs"]["compiled"] == "static"
+
+    def no_export(*args, **kwargs):
+        raise AssertionError("exported again")
+
+    monkeypatch.setattr(export, "export_case", no_export)
+    again = _cases(tmp_path / "mine", store)["torch/ext/arith/double"]
+    assert again.expected_sets(again.input_sets())[0][0].tolist() == [[0, 2, 4], [6, 8, 10]]
+
+
+def test_bad_modules_are_the_harness_errors_that_name_the_file(tmp_path):
+    (tmp_path / "mine").mkdir()
+    path = tmp_path / "mine" / "bad.py"
+    path.write_text(BAD, encoding="utf-8")
+    cases = _cases(tmp_path / "mine", tmp_path / "store")
+
+    def invalid(name: str) -> str:
+        with pytest.raises(CaseInvalid) as info:
+            cases[f"torch/ext/bad/{name}"].input_sets()
+        return str(info.value)
+
+    assert str(path) in invalid("data_dependent")
+    assert "torch.export cannot export it" in invalid("data_dependent")
+    assert "output 0 is a int, not a tensor" in invalid("not_a_tensor")
+    assert "does not run on its example inputs" in invalid("wrong_inputs")
+    with pytest.raises(CaseReferenceError, match="all zero or constant"):
+        cases["torch/ext/bad/zeros"].input_sets()
+
+
+def test_a_file_that_raises_on_import_is_an_error_case_naming_its_line(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "broken.py").write_text("import torch\n\nraise RuntimeError('no')\n")
+    (case,) = _cases(tmp_path / "mine", tmp_path / "store").values()
+    with pytest.raises(
+        CaseInvalid, match=r"broken\.py:3: cannot load the case file: RuntimeError: no"
+    ):
+        case.input_sets()
+
+
+def test_a_failed_turbine_preparation_says_whether_torchs_core_decompositions_pass(monkeypatch):
+    import torch
+
+    program = torch.export.export(torch.nn.Linear(2, 2), (torch.randn(1, 2),))
+
+    def broken(program):
+        raise RuntimeError("decomposition table broke")
+
+    monkeypatch.setattr(export, "_turbine", broken)
+    with pytest.raises(export.ExportError) as info:
+        export.prepare(program)
+    assert info.value.stage == "import"
+    assert "iree-turbine's preparation" in str(info.value) and "decomposition table broke" in str(
+        info.value
+    )
+    assert (
+        "torch's core ATen decompositions (run_decompositions()) then the FX importer pass"
+        in str(info.value)
+    )
+
+
+def _save(path: Path, module, *args) -> Path:
+    import torch
+
+    torch.export.save(torch.export.export(module, args), str(path))
+    return path
+
+
+def test_check_model_gives_a_verdict_on_a_pt2_with_in_place_ops(tmp_path):
+    """Loaded as saved the program holds aten.add_ and detach_ (IREE's importer rejects
+    them); the suite's preparation functionalizes it first."""
+    import torch
+
+    class InPlace(torch.nn.Module):
+        def forward(self, x):
+            y = x.clone()
+            y.add_(1)
+            return y.detach_() * 2
+
+    pt2 = _save(tmp_path / "inplace.pt2", InPlace(), torch.randn(3, 4))
+    from iree_conformance.cli.main import main
+
+    out = tmp_path / "outcome.json"
+    status = main(
+        [
+            "check-model",
+            str(pt2),
+            "--store-dir",
+            str(tmp_path / "store"),
+            "--no-benchmark",
+            "--json",
+            str(out),
+        ]
+    )
+    outcome = json.loads(out.read_text())
+    assert status == 0, outcome
+    assert outcome["status"] == "pass" and outcome["info"]["torch"]["preparation"] == "iree-turbine"
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "expected"),
+    [
+        ("notzip.pt2", lambda p: p.write_text("not a zip"), "not a .pt2 archive"),
+        (
+            "other.pt2",
+            lambda p: zipfile.ZipFile(p, "w").writestr("a.txt", "x"),
+            "torch.export.load cannot read it",
+        ),
+    ],
+)
+def test_a_pt2_that_is_no_exported_program_is_bad_input_naming_the_file(
+    tmp_path, capsys, name, make, expected
+):
+    from iree_conformance.cli.main import main
+
+    path = tmp_path / name
+    make(path)
+    status = main(
+        ["check-model", str(path), "--store-dir", str(tmp_path / "store"), "--no-benchmark"]
+    )
+    err = capsys.readouterr().err
+    assert status == 2 and str(path) in err and expected in err and "Traceback" not in err
+
+
+def test_a_small_selection_runs_through_the_plugin(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "arith.py").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "mine" / "bad.py").write_text(BAD, encoding="utf-8")
+    result = run_conformance_pytest(
+        "--torch-dir",
+        str(tmp_path / "mine"),
+        "-k",
+        "torch/ext/arith/double or data_dependent or zeros",
+        "--store-dir",
+        str(tmp_path / "store"),
+        "--report-json",
+        str(tmp_path / "results.json"),
+        "-n",
+        "0",
+        suite="torch",
+    )
+    outcomes = {
+        o["case_id"]: o for o in json.loads((tmp_path / "results.json").read_text())["outcomes"]
+    }
+    assert outcomes["torch/ext/arith/double"]["status"] == "pass", result.stdout[-3000:]
+    bad = outcomes["torch/ext/bad/data_dependent"]
+    assert (bad["status"], bad["stage"]) == ("error", "prepare")
+    assert "torch.export cannot export it" in "\n".join(bad["diagnostics"])
+    zeros = outcomes["torch/ext/bad/zeros"]
+    assert (zeros["status"], zeros["stage"]) == ("error", "reference")
+
+
+def test_the_timed_reference_is_torch_eager_on_the_case(tmp_path):
+    from iree_conformance.frontends.registry import timing_reference
+    from iree_conformance.model.jobs import Program
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "arith.py").write_text(GOOD, encoding="utf-8")
+    (case,) = [
+        c
+        for c in _cases(tmp_path / "mine", tmp_path / "store").values()
+        if c.case_id.endswith("/double")
+    ]
+    reference, why = timing_reference(
+        Program(case.case_id, "mlir", frontend="torch_export"), case.timed_reference(), []
+    )
+    assert why is None and reference is not None and reference.name == "torch"
+    assert reference.call().tolist() == [[0, 2, 4], [6, 8, 10]]
+    assert reference.info["settings"]["mode"] == "eager, no_grad"
