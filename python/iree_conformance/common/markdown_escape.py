@@ -15,6 +15,7 @@ from typing import Any
 
 __all__ = ["md_code", "md_text", "plain_text"]
 
+_MENTION_AT = re.compile(r"(?<![0-9A-Za-z_])@")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|~])")  # not _: intraword (onnx_ops) is no emphasis in GFM
 
@@ -31,8 +32,9 @@ def md_text(value: Any, limit: int | None = None) -> str:
     (``<script>`` shows as text), Markdown's emphasis, link, code and ``|`` characters
     backslash-escaped."""
     text = html.escape(_one_line(value, limit), quote=False)
-    # A zero-width space after @ keeps "@name" from notifying anyone.
-    return _MD_SPECIAL.sub(r"\\\1", text).replace("@", "@\u200b")
+    # A zero-width space after an @ that could start a mention keeps "@name" from notifying
+    # anyone; an @ inside a word ("fail@compare", an e-mail address) mentions no one.
+    return _MENTION_AT.sub("@\u200b", _MD_SPECIAL.sub(r"\\\1", text))
 
 
 def plain_text(value: Any, limit: int | None = None) -> str:
