@@ -277,6 +277,9 @@ class Comparison:
     changes: list[Change] = dataclasses.field(default_factory=list)
     unchanged: int = 0  # timed on both sides, no significant change
     no_data: list[tuple[Key, str]] = dataclasses.field(default_factory=list)
+    # Passed on both sides, timed on neither (the default times only the models): counted,
+    # not listed, so that two untimed runs read as quiet.
+    untimed: int = 0
     only_one_side: int = 0
     base_runs: int = 1
     new_runs: int = 1
@@ -513,7 +516,9 @@ def compare_results(
             result.verdicts.append((key, str(b.get("status")), str(n.get("status"))))
         fb, fn = figures(b), figures(n)
         if fb is None or fn is None:
-            if fb is not None or fn is not None or (b.get("status") == n.get("status") == "pass"):
+            if fb is None and fn is None and b.get("status") == n.get("status") == "pass":
+                result.untimed += 1
+            elif fb is not None or fn is not None:
                 side = "base" if fb is None else "new"
                 why = not_timed_reason(b if fb is None else n) or "no figures"
                 result.no_data.append((key, f"{side}: {why}"))
@@ -652,6 +657,11 @@ def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
         ]
         if len(c.no_data) > 50:
             lines.append(f"{bullet}... and {len(c.no_data) - 50} more")
+    if c.untimed:
+        lines.append(
+            f"{c.untimed} case(s) passed on both sides and were timed on neither (not "
+            "compared; `--benchmark` times every case)."
+        )
     if c.only_one_side:
         lines.append(f"{c.only_one_side} case(s) present on one side only.")
     if c.base_runs == 1 and c.timed:

@@ -79,6 +79,14 @@ def test_no_figures_is_no_data_not_zero():
     assert c.no_data == [(("cpu", "a"), "base: no figures")]
 
 
+def test_cases_timed_on_neither_side_are_counted_not_listed():
+    c = speed.compare_results([_outcome("a"), _outcome("b")], [_outcome("a"), _outcome("b")])
+    assert c.no_data == [] and c.untimed == 2
+    text = "\n".join(speed.comparison_lines(c))
+    assert "2 case(s) passed on both sides and were timed on neither" in text
+    assert "No data" not in text
+
+
 def test_verdict_changes_and_why_a_case_was_not_timed():
     c = speed.compare_results(
         [_outcome("a", _samples(1))],
