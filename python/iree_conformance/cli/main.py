@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -458,6 +459,10 @@ def main(argv: list[str] | None = None) -> int:
     except ConformanceError as e:
         print(f"error: {e}", file=sys.stderr)
         return e.return_code
+    except BrokenPipeError:  # `| head` closed the pipe: no traceback, the shells' status
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail too
+        return 128 + 13  # as if killed by SIGPIPE
 
 
 if __name__ == "__main__":

@@ -94,6 +94,8 @@ def figures(timing: dict[str, Any], outcome: Outcome, missing_reason: str) -> di
         "load_s": outcome.stage_times.get("load"),
         "cost_s": timing.get("cost_s"),
     }
+    if isinstance(timing.get("quiet"), dict):  # timed alone on the machine (quiet_lock)
+        bench["quiet"] = timing["quiet"]
     compiled = outcome.info.get("compile_figures")
     if isinstance(compiled, dict):
         bench["compile"] = {**compiled, "wall_s": outcome.stage_times.get("compile")}

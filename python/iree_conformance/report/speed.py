@@ -452,31 +452,40 @@ def _run_shift_scale(
     new: Mapping[Key, Mapping[str, Any]],
     extra: list[dict[Key, Mapping[str, Any]]],
     extra_new: list[dict[Key, Mapping[str, Any]]],
-) -> float | None:
+) -> dict[str, float]:
     """The noise between the two sides as a whole, from how far every case timed on both
     moved: 1.4826 times the median absolute log shift of the medians (a robust standard
-    deviation around no change), over at least MIN_SHIFT_CASES cases; else None. A loaded
-    machine moves a whole run, and a load that changes between the baseline's runs and
-    the new ones moves every new run alike (docs/speed.md), which the runs' own samples
-    and spread cannot show; with few runs, a case is a change only when it moved far more
-    than the cases do."""
+    deviation around no change), over at least MIN_SHIFT_CASES cases. A loaded machine
+    moves a whole run, and a load that changes between the baseline's runs and the new
+    ones moves every new run alike (docs/speed.md), which the runs' own samples and
+    spread cannot show; with few runs, a case is a change only when it moved far more
+    than the cases do.
+
+    Keyed by what was tested (``"ratio"``: IREE/reference, ``"seconds"``: IREE alone),
+    each from its own cases when it has enough, and ``"all"`` from every case: IREE's
+    seconds move with the load far more than a ratio does (its thread pool waits for
+    the cores; a single-threaded reference beside it barely moves), so the ratios' quiet
+    must not judge the seconds."""
     import math
 
-    shifts = []
+    shifts: dict[str, list[float]] = {"ratio": [], "seconds": []}
     for key in base.keys() & new.keys():
         fb, fn = figures(base[key]), figures(new[key])
         if fb is None or fn is None:
             continue
         base_figures = [r for f in (fb, *_figures_of(extra, key)) for r in runs_of(f)]
         new_figures = [r for f in (fn, *_figures_of(extra_new, key)) for r in runs_of(f)]
-        base_runs, new_runs, _ = _time_samples(base_figures, new_figures)
+        base_runs, new_runs, basis = _time_samples(base_figures, new_figures)
         b = _median([x for run in base_runs for x in run])
         n = _median([x for run in new_runs for x in run])
         if b > 0 and n > 0:
-            shifts.append(abs(math.log(n / b)))
-    if len(shifts) < MIN_SHIFT_CASES:
-        return None
-    return 1.4826 * _median(shifts)
+            shifts["ratio" if basis else "seconds"].append(abs(math.log(n / b)))
+    shifts["all"] = shifts["ratio"] + shifts["seconds"]
+    return {
+        kind: 1.4826 * _median(values)
+        for kind, values in shifts.items()
+        if len(values) >= MIN_SHIFT_CASES
+    }
 
 
 def beyond_run_shift(change: Change, scale: float, alpha: float) -> bool:
@@ -540,8 +549,9 @@ def compare_results(
                 key, base_runs, new_runs, alpha, min_effect, basis, prior_sd
             )
             few = min(len(base_runs), len(new_runs)) < FEW_RUNS
-            if significant and few and shift_scale is not None:
-                significant = beyond_run_shift(change, shift_scale, alpha)
+            scale = shift_scale.get("ratio" if basis else "seconds", shift_scale.get("all"))
+            if significant and few and scale is not None:
+                significant = beyond_run_shift(change, scale, alpha)
             if significant:
                 result.changes.append(change)
             else:

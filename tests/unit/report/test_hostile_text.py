@@ -5,7 +5,10 @@ or table break) or a terminal with its control characters."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from iree_conformance.cli.main import main
@@ -84,3 +87,20 @@ def test_compare_plain_strips_control_characters(tmp_path: Path, capsys) -> None
 def test_the_helpers() -> None:
     assert plain_text("a\x1b[31mb\x9bc\u202ed") == "a [31mb c d"
     assert "@\u200boctocat" in md_text("@octocat")
+
+
+def test_compare_into_a_closed_pipe_gives_no_traceback(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.json", "pass")
+    b = write(tmp_path / "b.json", "fail")
+    read, write_end = os.pipe()
+    os.close(read)  # `| head` that has already gone
+    proc = subprocess.run(
+        [sys.executable, "-m", "iree_conformance.cli.main", "compare", str(a), str(b)],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+    )
+    os.close(write_end)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 141

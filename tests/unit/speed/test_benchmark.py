@@ -64,6 +64,15 @@ def test_figures_without_a_reference_say_so():
     assert bench["cost_ratio"] == pytest.approx(1.1)
 
 
+def test_figures_say_whether_the_case_was_timed_alone():
+    case = _case("jax", "jax/models/x", reference="xla")
+    outcome = Outcome("c", "jax", "llvm-cpu", status="pass")
+    quiet = {"alone": False, "wait_s": 120.0}
+    result = CaseResult(timing={"iree_samples_s": [1e-3, 2e-3], "cost_s": 0.1, "quiet": quiet})
+    benchmark.attach(case, outcome, result, 20)
+    assert outcome.metrics["benchmark"]["quiet"] == quiet
+
+
 def test_peak_memory_is_reset_and_read():
     if not timing.reset_peak_rss():
         pytest.skip("no /proc/self/clear_refs on this system")

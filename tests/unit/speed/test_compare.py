@@ -412,3 +412,44 @@ def test_one_run_a_side_a_shift_the_whole_run_shares_is_the_machine():
     injected = [_outcome(k, [x * (1.3 if k == "c3" else 1.0) for x in v]) for k, v in base.items()]
     c = speed.compare_results([_outcome(k, v) for k, v in base.items()], injected)
     assert [(ch.key[1], ch.kind) for ch in c.regressions] == [("c3", "time")]
+
+
+def test_seconds_are_judged_by_the_seconds_cases_shift_not_by_the_quiet_ratios():
+    """One run a side: six cases timed against an interleaved reference keep their ratio,
+    while the four timed alone (no reference) move by 2x either way with the machine's
+    load, as IREE's thread pool does on a shared machine. The ratios' quiet must not make
+    the seconds' load look like changes; a 30 % ratio change is still found."""
+    rng = np.random.default_rng(11)
+
+    def case(name, samples, ref=None):
+        o = _outcome(name, samples)
+        if ref is not None:
+            o["metrics"]["benchmark"]["reference"] = {
+                "name": "xla",
+                "interleaved": True,
+                "samples_s": ref,
+            }
+        return o
+
+    ratio_cases = {
+        f"r{i}": (_samples(i, spread=0.02), _samples(50 + i, spread=0.02)) for i in range(6)
+    }
+    alone = {f"s{i}": _samples(20 + i, spread=0.02) for i in range(4)}
+    load = dict(zip(alone, (2.6, 0.5, 1.1, 0.9)))
+    base = [case(k, s, r) for k, (s, r) in ratio_cases.items()]
+    base += [case(k, s) for k, s in alone.items()]
+
+    def jitter(xs, by=1.0):
+        return [x * by * rng.lognormal(0, 0.01) for x in xs]
+
+    new = [case(k, jitter(s), jitter(r)) for k, (s, r) in ratio_cases.items()]
+    new += [case(k, jitter(s, load[k])) for k, s in alone.items()]
+    c = speed.compare_results(base, new)
+    assert c.changes == [], [ch.describe() for ch in c.changes]
+    slower = [
+        case(k, jitter(s, 1.3 if k == "r2" else 1.0), jitter(r))
+        for k, (s, r) in ratio_cases.items()
+    ]
+    slower += [case(k, jitter(s, load[k])) for k, s in alone.items()]
+    c = speed.compare_results(base, slower)
+    assert [(ch.key[1], ch.kind) for ch in c.regressions] == [("r2", "time")]
