@@ -2,14 +2,16 @@
 
 The seed (an NxIREE article) ends on Benchee's table for one softmax, ``exp(x) / sum(exp(x))``
 over f32[4] and f32[100000], on Nx (plain Elixir), EXLA (XLA) and NxIREE. Here the same
-StableHLO program runs on IREE llvm-cpu, on XLA through ``jax.jit`` and on numpy (the
-seed's Nx role: the framework's own eager code), each called as a user calls it:
+StableHLO program runs on IREE llvm-cpu, on XLA through ``jax.jit``, on numpy (the
+seed's Nx role: the framework's own eager code) and, where torch is installed, on torch
+eager (the front door most IREE users come through), each called as a user calls it:
 
 - IREE: the compiled module's function on a host numpy array, the result copied back
   (``to_host``), as ``NxIREE.call`` hands back a tensor;
 - XLA: the jitted function on a device-resident array (the seed's ``exla_input``),
   ``block_until_ready``;
-- numpy: ``np.exp(x) / np.sum(np.exp(x), axis=-1, keepdims=True)``.
+- numpy: ``np.exp(x) / np.sum(np.exp(x), axis=-1, keepdims=True)``;
+- torch: the same expression on a CPU tensor, under ``torch.no_grad``.
 
 The three are sampled interleaved (common/stats.py), so the ratios survive a loaded
 machine; each output is checked against numpy before any timing.
@@ -28,6 +30,7 @@ import numpy as np
 from iree_conformance.common.errors import ConfigurationError
 from iree_conformance.common.stats import Sampling, benchee_table, sample_interleaved, summarize
 from iree_conformance.frontends.jax_export.xla_timing import xla_softmax
+from iree_conformance.frontends.torch_export.timing import torch_softmax
 
 SIZES = (4, 100_000)
 SEED_INPUT = np.array([1.0, 2.0, -1.0, -1.5], dtype=np.float32)  # the seed's f32[4]
@@ -105,21 +108,30 @@ def bench_size(n: int, sampling: Sampling, out=None) -> dict[str, Any]:
     }
     np.testing.assert_allclose(iree_call(x), expected, rtol=1e-5, atol=1e-7)
     xla = xla_softmax()
-    missing = None
+    notes = []
     if xla is None:
-        missing = "jax is not installed: no XLA row (pip install 'iree-conformance[jax]')"
+        notes.append("jax is not installed: no XLA row (pip install 'iree-conformance[jax]')")
     else:
         jitted, put = xla
         x_dev = put(x)
         np.testing.assert_allclose(np.asarray(jitted(x_dev)), expected, rtol=1e-5, atol=1e-7)
         calls["xla_jax_jit"] = lambda: jitted(x_dev)
+    eager = torch_softmax()
+    if eager is None:
+        notes.append("torch is not installed: no torch row (docs/torch.md says how)")
+    else:
+        softmax, as_tensor = eager
+        x_tensor = as_tensor(x.copy())
+        np.testing.assert_allclose(softmax(x_tensor).numpy(), expected, rtol=1e-5, atol=1e-7)
+        calls["torch_eager"] = lambda: softmax(x_tensor)
+    missing = "; ".join(notes) or None
     taken = sample_interleaved(calls, sampling)
     summaries = {name: s.summary() for name, s in taken.items()}
     print(f"\n## softmax f32[{n}]\n", file=out)
     for line in benchee_table(summaries):
         print(line, file=out)
-    if missing:
-        print(f"\nnote: {missing}", file=out)
+    for note in notes:
+        print(f"\nnote: {note}", file=out)
     return {
         "n": n,
         "iree": iree_info,

@@ -32,18 +32,30 @@ def test_bench_prints_benchees_table_and_keeps_the_samples(tmp_path, capsys):
         line.split()[0] for line in out.splitlines() if line and line.split()[0] != "Name"
     }
     figures = json.loads(path.read_text())["sizes"][0]
-    assert figures["n"] == 4 and figures["reference_missing"] is None
+    assert figures["n"] == 4 and "jax" not in (figures["reference_missing"] or "")
     rows = figures["rows"]
     assert len(rows["iree_llvm_cpu"]["samples_s"]) == len(rows["numpy"]["samples_s"]) >= 20
 
 
-def test_without_jax_the_xla_row_is_missing_and_said(monkeypatch, capsys):
+def test_without_jax_or_torch_their_rows_are_missing_and_said(monkeypatch, capsys):
     monkeypatch.setattr(bench, "xla_softmax", lambda: None)
+    monkeypatch.setattr(bench, "torch_softmax", lambda: None)
     from iree_conformance.common.stats import Sampling
 
     figures = bench.bench_size(4, Sampling(warmup_s=0, min_runs=3, min_time_s=0))
     assert set(figures["rows"]) == {"numpy", "iree_llvm_cpu"}
-    assert "jax is not installed" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "jax is not installed" in out and "torch is not installed" in out
+    assert "torch is not installed" in figures["reference_missing"]
+
+
+def test_with_torch_the_table_has_torch_eagers_row(capsys):
+    pytest.importorskip("torch", reason="the torch lane (.ci/torch_lane.sh) runs this")
+    from iree_conformance.common.stats import Sampling
+
+    figures = bench.bench_size(4, Sampling(warmup_s=0, min_runs=3, min_time_s=0))
+    assert len(figures["rows"]["torch_eager"]["samples_s"]) >= 3
+    assert any(line.startswith("torch_eager") for line in capsys.readouterr().out.splitlines())
 
 
 @pytest.mark.parametrize("sizes", ["", "4,x", "0"])

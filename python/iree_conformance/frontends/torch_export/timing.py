@@ -49,3 +49,19 @@ def _plain(array: Any) -> Any:
 
     a = np.asarray(array)
     return a if a.dtype.name != "bfloat16" else a.astype(np.float32)
+
+
+def torch_softmax() -> tuple[Any, Any] | None:
+    """(the seed's softmax in torch eager on the CPU, put-as-tensor), or None without torch:
+    ``bench``'s torch row, as a torch user calls it."""
+    try:
+        import torch
+    except ImportError:
+        return None
+
+    def softmax(x: Any) -> Any:
+        with torch.no_grad():
+            e = torch.exp(x)
+            return e / torch.sum(e, dim=-1, keepdim=True)
+
+    return softmax, torch.from_numpy
