@@ -124,11 +124,12 @@ def _large_model_notes(case: Case, spec: ReproSpec, meta: dict[str, Any], store)
 
 
 def large_import_line(case: Case) -> list[str]:
-    """iree-import-onnx's command for a model over 2 GiB, its data read where it lies."""
+    """iree-import-onnx's command for a model over 2 GiB, on the model where it lies (its
+    external data is beside it; the tool's --data-dir is a pathlib.Path that onnx 1.17+
+    refuses, so the line names the model's own path instead)."""
     from iree_conformance.frontends.onnx.large_import import import_line
 
-    folder = Path(case.program().source_path or ".").resolve().parent
-    return [*import_line(MODEL_ONNX), "--data-dir", str(folder)]
+    return import_line(str(Path(case.program().source_path or MODEL_ONNX).resolve()))
 
 
 def _onnx_opset(source: bytes) -> int | None:
@@ -198,7 +199,7 @@ def build_spec(
     if case.kind == "onnx" and stage in (Stage.PREPARE, Stage.IMPORT) and large:
         spec.onnx, spec.import_line = source, large_import_line(case)
         spec.notes.append(
-            "The model is over 2 GiB: the harness imports it with iree-import-onnx --large-model --externalize-params, as the folder's line does; its external data stays in the model's folder, which --data-dir names."
+            "The model is over 2 GiB: the harness imports it with iree-import-onnx --large-model --externalize-params, as the folder's line does, on the model in its own folder (its external data is not copied; model.onnx is its graph)."
         )
         return spec
     if case.kind == "onnx" and stage in (Stage.PREPARE, Stage.IMPORT):

@@ -118,3 +118,36 @@ def test_without_a_store_the_file_stays_where_it_was_written(tmp_path):
     assert params.path(meta) == tmp_path / "t" / "params.irpa" and params.present(meta)
     assert params.runtime_parameters(meta) == ("model", tmp_path / "t" / "params.irpa")
     assert params.runtime_parameters({"opset_to": 17}) is None
+
+
+def test_a_large_model_is_left_out_of_batches(tmp_path):
+    from iree_conformance.engine.worker.batches import Batches
+    from iree_conformance.model.jobs import LARGE_MODEL_OPTION, BatchJob
+
+    def never(*_args):
+        raise AssertionError("a large model's source is not read for a batch")
+
+    cache = ModuleCache(ArtifactStore(tmp_path / "store"))
+    batches = Batches(cache, Compiler(lambda: ""), Runtime(lambda: ""), never, never)
+    big = Program("big", "onnx", "big.onnx", import_options={LARGE_MODEL_OPTION: [["b", 1, 2]]})
+    result = batches.compile(BatchJob((big,), FLAGS), lambda _stage: None)
+    assert "over 2 GiB" in result.left_out["big"]
+
+
+def test_check_model_says_how_a_large_model_was_imported():
+    from iree_conformance.cli.check_model import large_model_lines
+
+    info = {
+        "large_model": {
+            "bytes": 2.1 * 2**30,
+            "import_peak_rss_bytes": 2**31,
+            "import_line": ["iree-import-onnx", "m.onnx"],
+        },
+        "parameters": {"file": "params/ab/x.irpa", "bytes": 2**31, "scope": "model"},
+    }
+    lines = large_model_lines(info)
+    assert (
+        "2.10 GiB" in lines[0] and "iree-import-onnx m.onnx" in lines[0] and "2048 MiB" in lines[0]
+    )
+    assert "params/ab/x.irpa (2.00 GiB)" in lines[1] and "--parameters=model=FILE" in lines[1]
+    assert large_model_lines({"opset_to": 17}) == []
