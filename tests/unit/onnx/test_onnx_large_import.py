@@ -151,3 +151,18 @@ def test_check_model_says_how_a_large_model_was_imported():
     )
     assert "params/ab/x.irpa (2.00 GiB)" in lines[1] and "--parameters=model=FILE" in lines[1]
     assert large_model_lines({"opset_to": 17}) == []
+
+
+def test_a_killed_imports_folder_is_swept_and_a_live_ones_kept(tmp_path):
+    import os
+
+    params = ParameterFiles(ArtifactStore(tmp_path / "store"))
+    work = params.work_dir()
+    assert work is not None
+    old, live = work / "onnx-large-old", work / "onnx-large-live"
+    for folder in (old, live):
+        folder.mkdir(parents=True)
+        (folder / "params.irpa").write_bytes(b"\0" * 10)
+    os.utime(old, (0, 0))  # decades ago: its process is gone
+    assert params.work_dir() == work
+    assert not old.exists() and (live / "params.irpa").is_file()

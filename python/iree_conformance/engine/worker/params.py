@@ -15,15 +15,20 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
+from iree_conformance.common.fsutil import current_umask
 from iree_conformance.common.store import ArtifactStore
 
 __all__ = ["PARAMS_KIND", "ParameterFiles"]
 
 PARAMS_KIND = "params"
 _SCOPE = "model"  # frontends/onnx/large_import.PARAMS_SCOPE
+# A folder of tmp/ older than this is a killed import's (a live one of a large model can
+# read for many minutes without touching its folder).
+_STRAY_AFTER_S = 24 * 3600.0
 
 
 class ParameterFiles:
@@ -33,8 +38,19 @@ class ParameterFiles:
         self.store = store
 
     def work_dir(self) -> Path | None:
-        """The folder an importer writes a parameter file in (None: no store)."""
-        return self.store.root / PARAMS_KIND / "tmp" if self.store.root is not None else None
+        """The folder an importer writes a parameter file in (None: no store); the folders
+        that killed imports left there (older than a live import's) are removed first."""
+        if self.store.root is None:
+            return None
+        work = self.store.root / PARAMS_KIND / "tmp"
+        cutoff = time.time() - _STRAY_AFTER_S
+        try:
+            stray = [p for p in work.iterdir() if p.is_dir() and p.stat().st_mtime < cutoff]
+        except OSError:
+            stray = []
+        for folder in stray:
+            shutil.rmtree(folder, ignore_errors=True)
+        return work
 
     def keep(self, import_key: str, meta: dict[str, Any]) -> dict[str, Any]:
         """The import's metadata, its new parameter file (``parameters_file``) moved into
@@ -53,6 +69,7 @@ class ParameterFiles:
         target = self.store.root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(source, target)
+        target.chmod(0o666 & ~current_umask())  # as the store's entries: others may read it
         shutil.rmtree(source.parent, ignore_errors=True)
         meta["parameters"] = {"file": relative.as_posix(), "bytes": size, "scope": _SCOPE}
         return meta

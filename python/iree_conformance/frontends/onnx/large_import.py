@@ -23,10 +23,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from iree_conformance.model.jobs import LARGE_MODEL_OPTION
+from iree_conformance.common.fsutil import make_temp_dir
 
 __all__ = [
-    "LARGE_MODEL_OPTION",
     "PARAMS_SCOPE",
     "LargeImport",
     "LargeImportError",
@@ -133,7 +132,9 @@ def import_large_model(
     path = Path(path).resolve()
     if work_dir is not None:
         work_dir.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="onnx-large-", dir=work_dir))
+        folder = make_temp_dir("onnx-large-", work_dir)
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="onnx-large-"))
     try:
         return _run_tool(path, folder, static, timeout_s)
     except BaseException:
