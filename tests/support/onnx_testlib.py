@@ -236,6 +236,22 @@ def unused_port() -> int:
         return s.getsockname()[1]
 
 
+#: The non-zero weights of a `marked` external data model (exact in float32 sums).
+MARK = (1.5, -2.25, 3.0, 0.125, 8.0, -0.5, 0.25, 4.0)
+
+
+def marked_at(nbytes: int) -> int:
+    """The element where a `marked` model's weights start: 1,000 from the end."""
+    return nbytes // 4 - 1000
+
+
+def marked_expected(x) -> np.ndarray:
+    """What a `marked` model computes for its input `x` (2 floats)."""
+    return (
+        np.asarray(x, np.float32) + np.float32(sum(MARK)) + np.asarray(MARK[:2], np.float32)
+    ).astype(np.float32)
+
+
 def external_data_model(
     folder: Path,
     nbytes: int,
@@ -244,12 +260,16 @@ def external_data_model(
     location: str | None = None,
     file_bytes: int | None = None,
     op: str = "ReduceSum",
+    marked: bool = False,
 ) -> Path:
     """A model `y = x + ReduceSum(w)` whose float initializer `w` of `nbytes` lives in an
     external data file made sparse (truncate): gigabytes cost neither disk nor memory.
     `location` may point elsewhere (outside the folder); `file_bytes` makes the file
     shorter or longer than the tensor declares; `op` another op (an unknown one for a
-    model the checker rejects)."""
+    model the checker rejects). `marked` writes `MARK` at element `marked_at(nbytes)`
+    (near the end: past 2 GiB, where a 32-bit offset wraps) and makes the model
+    `y = x + ReduceSum(w) + Gather(w, [at, at + 1])`: a weight bound wrongly, shifted or
+    zero changes `y` (`marked_expected`)."""
     import onnx
     from onnx import TensorProto, helper
 
@@ -261,15 +281,24 @@ def external_data_model(
     for key, value in (("location", where), ("offset", "0"), ("length", str(count * 4))):
         entry = w.external_data.add()
         entry.key, entry.value = key, value
+    nodes = [helper.make_node(op, ["w"], ["s"], keepdims=0)]
+    initializers = [w]
+    if marked:
+        at = marked_at(nbytes)
+        initializers.append(helper.make_tensor("at", TensorProto.INT64, [2], [at, at + 1]))
+        nodes += [
+            helper.make_node("Gather", ["w", "at"], ["g"], axis=0),
+            helper.make_node("Add", ["x", "s"], ["xs"]),
+            helper.make_node("Add", ["xs", "g"], ["y"]),
+        ]
+    else:
+        nodes.append(helper.make_node("Add", ["x", "s"], ["y"]))
     graph = helper.make_graph(
-        [
-            helper.make_node(op, ["w"], ["s"], keepdims=0),
-            helper.make_node("Add", ["x", "s"], ["y"]),
-        ],
+        nodes,
         name,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
-        [w],
+        initializers,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
@@ -279,5 +308,8 @@ def external_data_model(
     data.parent.mkdir(parents=True, exist_ok=True)
     with open(data, "wb") as f:
         f.truncate(count * 4 if file_bytes is None else file_bytes)
+        if marked:
+            f.seek(marked_at(nbytes) * 4)
+            f.write(np.asarray(MARK, dtype=np.float32).tobytes())
     assert onnx.load(str(path), load_external_data=False).graph.initializer[0].name == "w"
     return path

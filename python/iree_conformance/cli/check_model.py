@@ -235,6 +235,26 @@ def opset_lines(info: dict[str, Any], model: str) -> list[str]:
     ]
 
 
+def large_model_lines(info: dict[str, Any]) -> list[str]:
+    """How a model over 2 GiB was imported, and where its weights are."""
+    large, params = info.get("large_model"), info.get("parameters")
+    if not isinstance(large, dict):
+        return []
+    rss = large.get("import_peak_rss_bytes")
+    lines = [
+        f"large model: {large.get('bytes', 0) / 2**30:.2f} GiB with its external data, "
+        "imported by "
+        + " ".join(large.get("import_line") or ["iree-import-onnx"])
+        + (f" (peak RSS {rss / 2**20:.0f} MiB)" if rss else "")
+    ]
+    if isinstance(params, dict):
+        lines.append(
+            f"  weights: {params.get('file')} ({params.get('bytes', 0) / 2**30:.2f} GiB), "
+            f"run with --parameters={params.get('scope', 'model')}=FILE"
+        )
+    return lines
+
+
 def guessed_dim_lines(info: dict[str, Any], model: str) -> list[str]:
     """The dims the shape rule guessed, and how to pin them (``--dim``, a spec)."""
     inputs = info.get("inputs") or {}
@@ -313,6 +333,7 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
             print(f"{stage:>10}  {outcome.stage_times[stage]:8.3f} s", file=out)
     for line in (
         opset_lines(outcome.info, model)
+        + large_model_lines(outcome.info)
         + guessed_dim_lines(outcome.info, model)
         + rule_lines(outcome.metrics)
     ):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from iree_conformance.model.jobs import Program
@@ -25,6 +26,10 @@ class ImportContext:
     stage: Callable[[str], None]  # announce a stage ("prepare", "import") as it starts
     mlir_context: Callable[[], Any]  # the compiler's MLIR context (for parsing MLIR)
     read_diagnostics: Callable[[], str]  # what the compiler printed since the job began
+    # Where a frontend writes a large artifact beside the MLIR (an ONNX model's parameter
+    # file): the store's folder for them, so that keeping one is a rename; None: the
+    # system's temporary folder.
+    work_dir: Path | None = None
 
 
 @dataclasses.dataclass(frozen=True)

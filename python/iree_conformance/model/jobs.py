@@ -15,6 +15,13 @@ from typing import Any, overload
 
 import numpy as np
 
+#: The import option of an ONNX model over protobuf's 2 GiB: its external data files'
+#: [location, size, mtime_ns] (the model file alone does not say what its weights are,
+#: and the store's import key must). Such a program is imported by iree-import-onnx
+#: with its weights in a parameter file (frontends/onnx/large_import.py), runs alone,
+#: never in a batch module.
+LARGE_MODEL_OPTION = "onnx.large_model"
+
 # (stage, "crash" | "hang" | "spin"): tests of crash/timeout handling. The stage "compiler"
 # fires inside a case's compile, after its compile key is announced, as a compiler bug does.
 Fault = tuple[str, str]

@@ -24,6 +24,7 @@ from iree_conformance.engine.worker.store import ModuleCache
 from iree_conformance.frontends.registry import FrontendError, ImportContext, frontend_for
 from iree_conformance.model.cases import Case
 from iree_conformance.model.compare import Tolerance
+from iree_conformance.model.jobs import LARGE_MODEL_OPTION
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.targets import Target
 from iree_conformance.report.model import first_line
@@ -71,13 +72,17 @@ def _host(target: Target) -> str:
     return cpu_fingerprint() if target.host_specific else host_arch()
 
 
-def imported_mlir(case: Case, target: Target, store: ArtifactStore) -> tuple[bytes, bool]:
-    """(the case's MLIR as the harness compiled it, whether it came from the store)."""
+def imported_mlir(
+    case: Case, target: Target, store: ArtifactStore
+) -> tuple[bytes, bool, dict[str, Any]]:
+    """(the case's MLIR as the harness compiled it, whether it came from the store, its
+    import metadata: ``parameters`` names a parameter file, ``engine/worker/params.py``)."""
     program, source = case.program(), _source(case)
     import_key, _ = ModuleCache.keys(program, source, target.case_flags(case), _host(target))
+    cache = ModuleCache(store)
     hit = store.get("mlir", import_key)
-    if hit is not None:
-        return hit[1], True
+    if hit is not None and cache.params.present(hit[0]):
+        return hit[1], True, hit[0]
     holder: dict[str, Any] = {}
 
     def context():
@@ -89,12 +94,42 @@ def imported_mlir(case: Case, target: Target, store: ArtifactStore) -> tuple[byt
 
     try:
         mlir, meta = frontend_for(program).prepare_and_import(
-            program, source, ImportContext(lambda _stage: None, context, lambda: "")
+            program,
+            source,
+            ImportContext(lambda _stage: None, context, lambda: "", cache.params.work_dir()),
         )
     except FrontendError as e:
         raise RuntimeError(f"the case's import failed here ({e.stage}): {e}") from None
+    meta = cache.params.keep(import_key, meta)
     store.put("mlir", import_key, mlir, meta)
-    return mlir, False
+    return mlir, False, meta
+
+
+def _large_model_notes(case: Case, spec: ReproSpec, meta: dict[str, Any], store) -> None:
+    """A model over 2 GiB: run.flags names its parameter file, or the folder says why not."""
+    file = ModuleCache(store).params.runtime_parameters(meta)
+    if file is None:
+        spec.notes.append(
+            "The model is over 2 GiB and its weights are a parameter file that is not in the "
+            "store: run.flags cannot name it; make it with " + " ".join(large_import_line(case))
+        )
+        return
+    scope, path = file
+    spec.parameters = f"{scope}={path}"
+    spec.notes.append(
+        f"The model is over 2 GiB: its weights are not in input.mlir but in {path} (the "
+        "store's parameter file, made by iree-import-onnx --externalize-params), which "
+        "run.flags names with --parameters; keep it with the folder."
+    )
+
+
+def large_import_line(case: Case) -> list[str]:
+    """iree-import-onnx's command for a model over 2 GiB, on the model where it lies (its
+    external data is beside it; the tool's --data-dir is a pathlib.Path that onnx 1.17+
+    refuses, so the line names the model's own path instead)."""
+    from iree_conformance.frontends.onnx.large_import import import_line
+
+    return import_line(str(Path(case.program().source_path or MODEL_ONNX).resolve()))
 
 
 def _onnx_opset(source: bytes) -> int | None:
@@ -160,6 +195,13 @@ def build_spec(
         function=case.entry_function or "main",
         diagnostics=list(outcome.diagnostics),
     )
+    large = bool(case.import_options.get(LARGE_MODEL_OPTION))
+    if case.kind == "onnx" and stage in (Stage.PREPARE, Stage.IMPORT) and large:
+        spec.onnx, spec.import_line = source, large_import_line(case)
+        spec.notes.append(
+            "The model is over 2 GiB: the harness imports it with iree-import-onnx --large-model --externalize-params, as the folder's line does, on the model in its own folder (its external data is not copied; model.onnx is its graph)."
+        )
+        return spec
     if case.kind == "onnx" and stage in (Stage.PREPARE, Stage.IMPORT):
         spec.onnx, spec.import_line = source, import_line(outcome, source)
         spec.notes.append(
@@ -173,8 +215,10 @@ def build_spec(
             "A self-checking program: the harness rewrites its check ops into calls of its own recording module; the folder holds the program as written, whose check ops iree-run-module ignores, so a wrong value does not fail the run."
         )
     else:
-        spec.mlir, from_store = imported_mlir(case, target, store)
+        spec.mlir, from_store, meta = imported_mlir(case, target, store)
         spec.context["mlir_from_store"] = from_store
+        if large:
+            _large_model_notes(case, spec, meta, store)
     if case.kind == "onnx" and len(spec.mlir) > LARGE_MLIR_BYTES:
         spec.notes.append(large_weights_note(len(spec.mlir)))
     names = public_functions(spec.mlir.decode("utf-8", errors="replace"))

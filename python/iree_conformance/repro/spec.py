@@ -48,6 +48,9 @@ class ReproSpec:
     notes: list[str] = dataclasses.field(default_factory=list)  # what the folder cannot show
     context: dict[str, Any] = dataclasses.field(default_factory=dict)  # ISSUE.md's extras
     sources_dir: str | None = None  # --sources: the dump folder inside the reproducer
+    # The parameter file the module's weights are in (an ONNX model over 2 GiB), as
+    # iree-run-module names it: "SCOPE=PATH" (--parameters=model=/store/params/...).
+    parameters: str | None = None
 
     @property
     def compares(self) -> bool:
@@ -108,7 +111,8 @@ def compile_flags_text(spec: ReproSpec) -> str:
 
 
 def run_flags_text(spec: ReproSpec) -> str:
-    lines = [f"--module={MODULE_FILE}", f"--device={spec.device}", f"--function={spec.function}"]
+    lines = [f"--parameters={spec.parameters}"] if spec.parameters else []
+    lines += [f"--module={MODULE_FILE}", f"--device={spec.device}", f"--function={spec.function}"]
     lines += [f"--input=@input_{i}.npy" for i in range(len(spec.inputs))]
     if spec.compares and spec.expected is not None:
         lines += [f"--expected_output={expected_value(a, i)}" for i, a in enumerate(spec.expected)]

@@ -25,6 +25,7 @@ from iree_conformance.model.cases import (
     CaseSkipped,
 )
 from iree_conformance.model.compare import Tolerance
+from iree_conformance.model.jobs import LARGE_MODEL_OPTION
 from iree_conformance.model.quantization import QuantGrid
 from iree_conformance.model.unjudged import InputsNotJudged
 
@@ -116,6 +117,11 @@ class ModelCase(Case):
         from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION, fix_input_shapes
 
         assert self.source_path is not None
+        if self.import_options.get(LARGE_MODEL_OPTION):
+            raise ValueError(
+                f"{self.source_path}: a model over 2 GiB cannot be loaded in memory to be cut "
+                "(protobuf's limit); cut it with its external data by hand"
+            )
         model = onnx.load(str(self.source_path))
         inputs = self.input_sets()[-1]
         static = self.import_options.get(STATIC_OPTION)
@@ -178,18 +184,21 @@ def load_model_header(path: Path):
         ) from None
 
 
-def refuse_large_model(path: Path, model) -> None:
-    """A model over protobuf's 2 GiB with its external data is a skip (checked by path
-    first, nothing loaded: frontends/onnx/prepare.large_model_reason); one whose external
-    data is outside its folder, truncated or mis-declared is the case's error."""
-    from iree_conformance.frontends.onnx.prepare import PrepareError, large_model_reason
+def large_model_option(path: Path, model) -> list[list[Any]] | None:
+    """For a model over protobuf's 2 GiB with its external data (checked by path first,
+    nothing loaded: frontends/onnx/prepare.large_model_size), its ``LARGE_MODEL_OPTION``:
+    its external data files' identity; None for any other. One whose external data is
+    outside its folder, truncated or mis-declared, or that the checker rejects, is the
+    case's error."""
+    from iree_conformance.frontends.onnx.large_import import external_data_identity
+    from iree_conformance.frontends.onnx.prepare import PrepareError, large_model_size
 
     try:
-        reason = large_model_reason(Path(path), model)
-    except PrepareError as e:
+        if large_model_size(Path(path), model) is None:
+            return None
+        return external_data_identity(model, Path(path).parent)
+    except (PrepareError, OSError) as e:
         raise CaseInvalid(str(e)) from None
-    if reason:
-        raise CaseSkipped(reason)
 
 
 def has_symbolic_inputs(model) -> bool:
@@ -232,6 +241,13 @@ class ChosenInputsCase(ModelCase):
     _chosen: ChosenInputs | None = dataclasses.field(default=None, repr=False)
     _data: ShippedDataSets | None = dataclasses.field(default=None, repr=False)
 
+    def _note_large_model(self, model_path: Path, model) -> None:
+        """A model over 2 GiB is imported with its weights in a parameter file (the
+        frontend's large path); its option keys the store by its external data."""
+        option = large_model_option(model_path, model)
+        if option is not None:
+            self.import_options[LARGE_MODEL_OPTION] = option
+
     def use_data_sets(self, model_path: Path, dirs: Sequence[Path]) -> list[list[np.ndarray]]:
         """Loads (once) and returns the inputs of the model's ``test_data_set_N`` folders.
 
@@ -243,7 +259,7 @@ class ChosenInputsCase(ModelCase):
             from iree_conformance.frontends.onnx.values import graph_inputs, load_data_set
 
             model = load_model_header(model_path)
-            refuse_large_model(model_path, model)
+            self._note_large_model(model_path, model)
             loaded = [(Path(d), *load_data_set(d)) for d in dirs]
             names = [vi.name for vi in graph_inputs(model)]
             shapes = [
@@ -292,7 +308,7 @@ class ChosenInputsCase(ModelCase):
             from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION
 
             model = load_model_header(model_path)
-            refuse_large_model(model_path, model)
+            self._note_large_model(model_path, model)
             ports = (self.io_ports or {}).get("inputs")
             specs = specs_from_io_ports(ports) if ports else specs_from_model(model)
             names = [s.name for s in specs]

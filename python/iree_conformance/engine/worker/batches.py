@@ -16,7 +16,7 @@ from iree_conformance.engine.worker.compiler import Compiler, compile_statistics
 from iree_conformance.engine.worker.errors import StageError
 from iree_conformance.engine.worker.runtime import Runtime
 from iree_conformance.engine.worker.store import ModuleCache, job_host
-from iree_conformance.model.jobs import BatchJob, BatchResult, Program
+from iree_conformance.model.jobs import LARGE_MODEL_OPTION, BatchJob, BatchResult, Program
 
 # Loaded batch modules a worker keeps. More than two: a re-selection's batch takes its
 # members from the modules of earlier batches (the member index), in turns.
@@ -89,6 +89,10 @@ class Batches:
         times, left_out = result.stage_times, result.left_out
         entries: list[_Entry] = []
         for program in job.members:
+            if program.import_options.get(LARGE_MODEL_OPTION):
+                # Its weights are a parameter file the batch module would not load.
+                left_out[program.case_id] = "a model over 2 GiB runs alone, with its parameters"
+                continue
             try:
                 source = self.read_source(program, stage)
                 import_key, compile_key = self.cache.keys(program, source, flags, host)

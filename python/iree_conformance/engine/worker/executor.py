@@ -64,7 +64,12 @@ class Executor:
         self, program: Program, source: bytes, stage: Callable[[str], None]
     ) -> tuple[bytes, dict[str, Any]]:
         return prepare_and_import(
-            program, source, stage, self.compiler.mlir_context, self.read_diagnostics
+            program,
+            source,
+            stage,
+            self.compiler.mlir_context,
+            self.read_diagnostics,
+            self.cache.params.work_dir(),
         )
 
     # -- the runtime, for run-bundle and timing --------------------------------
@@ -97,6 +102,8 @@ class Executor:
         # A retry compiles afresh: a flaky compile must not be answered from the store.
         bypass = job.bypass_store
         cached = None if bypass else self.cache.get("vmfb", compile_key)
+        if cached is not None and not self.cache.params.present(cached[0]):
+            cached = None  # its parameter file is gone: imported and compiled again
         if cached is not None:
             hits["import"] = hits["compile"] = True
             times["store"] = time.perf_counter() - t0
@@ -181,7 +188,11 @@ class Executor:
             stage("load")
             t = time.perf_counter()
             vm_module, context = self.runtime.load(
-                vmfb, job.driver, job.device, checks["sites"] if checks else None
+                vmfb,
+                job.driver,
+                job.device,
+                checks["sites"] if checks else None,
+                self.cache.params.runtime_parameters(meta),
             )
             times["load"] = time.perf_counter() - t
             self._run_sets(

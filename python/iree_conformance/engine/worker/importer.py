@@ -30,14 +30,16 @@ def prepare_and_import(
     stage: Callable[[str], None],
     mlir_context: Callable[[], Any],
     read_diagnostics: Callable[[], str],
+    work_dir: Path | None = None,
 ) -> tuple[bytes, dict[str, Any]]:
     """(MLIR, import metadata), from the program's frontend (frontends/registry.py): ONNX
     is checked, upgraded and imported in process; a self-checking StableHLO or JAX program
-    gets its check ops rewritten into calls."""
+    gets its check ops rewritten into calls. ``work_dir``: where a large artifact (a
+    parameter file) is written."""
     try:
         frontend = frontend_for(program)
         return frontend.prepare_and_import(
-            program, source, ImportContext(stage, mlir_context, read_diagnostics)
+            program, source, ImportContext(stage, mlir_context, read_diagnostics, work_dir)
         )
     except FrontendError as e:
         raise StageError(e.stage, str(e)) from None

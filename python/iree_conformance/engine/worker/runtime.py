@@ -4,6 +4,7 @@ modules loaded into fresh contexts, and calls of their functions."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,15 @@ def resolve_entry(entry: str | None, names: list[str]) -> str:
     if entry is None:
         entry = "main" if "main" in names or len(names) != 1 else names[0]
     return entry
+
+
+def parameters_module(instance, scope: str, file: Path):
+    """IREE's io_parameters module serving the parameters of ``file`` under ``scope``."""
+    import iree.runtime as rt
+
+    index = rt.ParameterIndex()
+    index.load(str(file))
+    return rt.create_io_parameters_module(instance, index.create_provider(scope=scope))
 
 
 class Runtime:
@@ -53,9 +63,12 @@ class Runtime:
         driver: str,
         device: str | None,
         check_sites: list[dict[str, Any]] | None = None,
+        parameters: tuple[str, Path] | None = None,
     ):
         """The module in a fresh context; with check_sites, beside a check recorder
-        (``context.check_recorder``) that implements its check imports."""
+        (``context.check_recorder``) that implements its check imports; with parameters
+        (scope, .irpa file), beside the io_parameters module that serves them (the file
+        is mapped, not read)."""
         import iree.runtime as rt
 
         config = self.config(driver, device)
@@ -68,6 +81,8 @@ class Runtime:
 
                 recorder = CheckRecorder(check_sites, config.device)
                 modules.insert(0, recorder.module)
+            if parameters is not None:
+                modules.insert(0, parameters_module(config.vm_instance, *parameters))
             context = rt.SystemContext(vm_modules=modules, config=config)
             context.check_recorder = recorder
         except Exception as e:  # noqa: BLE001

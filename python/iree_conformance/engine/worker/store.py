@@ -15,6 +15,7 @@ from iree_conformance.common.platform_info import cpu_fingerprint, host_arch
 from iree_conformance.common.store import ArtifactStore, make_key
 from iree_conformance.engine.worker.compiler import compiler_version
 from iree_conformance.engine.worker.errors import StageError
+from iree_conformance.engine.worker.params import ParameterFiles
 from iree_conformance.frontends.registry import importer_version
 from iree_conformance.model.jobs import BatchJob, CaseJob, Program
 
@@ -44,6 +45,7 @@ class ModuleCache:
 
     def __init__(self, store: ArtifactStore):
         self.store = store
+        self.params = ParameterFiles(store)
         self._whole: set[str] = set()  # batch modules read whole once by this worker
 
     @staticmethod
@@ -103,11 +105,13 @@ class ModuleCache:
     ) -> tuple[bytes, dict[str, Any]]:
         """The program's MLIR and import metadata, from the store or imported now."""
         imported = None if bypass else self.store.get("mlir", import_key)
-        if imported is not None:
+        # An import whose parameter file is gone (pruned) is imported again.
+        if imported is not None and self.params.present(imported[0]):
             hits["import"] = True
             meta, mlir = imported
             return mlir, meta
         mlir, meta = do_import()
+        meta = self.params.keep(import_key, meta)
         self.put("mlir", import_key, mlir, meta)
         return mlir, meta
 

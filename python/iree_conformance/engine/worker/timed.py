@@ -20,7 +20,7 @@ from typing import Any
 from iree_conformance.common import quiet_lock
 from iree_conformance.common.timing import FULL_BUDGET_S, time_iree_call, timing_budget_s
 from iree_conformance.engine.worker.store import ModuleCache
-from iree_conformance.model.jobs import CaseJob, CaseResult
+from iree_conformance.model.jobs import LARGE_MODEL_OPTION, CaseJob, CaseResult
 
 #: A reference is set up only when this many times its recorded set-up fits the budget:
 #: a session's set-up varies by 2x between runs on a shared machine.
@@ -111,6 +111,14 @@ def _reference(
 
     if job.timed_reference is None:
         return None, None, 0.0, False
+    if job.program.import_options.get(LARGE_MODEL_OPTION):
+        return (
+            None,
+            "not timed beside IREE: the model is over 2 GiB, and a reference session in the "
+            "worker would hold a second copy of its weights beside IREE's",
+            0.0,
+            False,
+        )
     what = f"reference:{setup_identity(job)}"
     pending = [m for m in timing_modules(job.program) if m not in sys.modules]
     known = cache.setup_s(what)

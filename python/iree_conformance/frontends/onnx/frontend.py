@@ -1,5 +1,8 @@
 """The ONNX frontend: a model is checked, upgraded to the opset the importer reads, fixed at
-its case's chosen shapes, and imported to MLIR in process (``prepare``)."""
+its case's chosen shapes, and imported to MLIR in process (``prepare``). A model over
+protobuf's 2 GiB with its external data is checked by path and imported by IREE's
+``iree-import-onnx --large-model --externalize-params`` (``large_import``): its weights
+are a parameter file the worker keeps beside the module."""
 
 from __future__ import annotations
 
@@ -60,6 +63,13 @@ class OnnxFrontend:
         context.stage("prepare")
         # External data files are named relative to the model's folder.
         base = Path(program.source_path).parent if program.source_path else None
+        if program.source_path:
+            try:
+                size = prepare.large_model_size(Path(program.source_path))
+            except Exception as e:  # noqa: BLE001 - a model the checker rejects, bad data
+                raise FrontendError("prepare", f"{type(e).__name__}: {e}") from None
+            if size is not None:
+                return _import_large(program, source, size, context)
         try:
             prepared = prepare.prepare_model(source, base_dir=base)
             static = program.import_options.get(STATIC_OPTION)
@@ -74,3 +84,38 @@ class OnnxFrontend:
         except Exception as e:  # noqa: BLE001
             raise FrontendError("import", f"{e}\n{context.read_diagnostics()}") from None
         return text.encode(), meta
+
+
+def _import_large(
+    program: Program, source: bytes, size: int, context: ImportContext
+) -> tuple[bytes, dict[str, Any]]:
+    """A model over protobuf's 2 GiB: IREE's iree-import-onnx --large-model, the weights
+    kept out of the MLIR in a parameter file (``large_import.py``); the metadata names the
+    file for the worker to keep (``engine/worker/params.py``)."""
+    from iree_conformance.frontends.onnx import large_import
+    from iree_conformance.frontends.onnx.prepare import default_opset, load_model
+    from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION
+
+    assert program.source_path is not None
+    header = load_model(source)[0]  # the graph: its data stays in its files
+    opset = default_opset(header)
+    context.stage("import")
+    try:
+        done = large_import.import_large_model(
+            Path(program.source_path),
+            context.work_dir,
+            program.import_options.get(STATIC_OPTION),
+        )
+    except large_import.LargeImportError as e:
+        raise FrontendError("import", str(e)) from None
+    meta = {
+        "opset_from": opset,
+        "opset_to": opset,  # iree-import-onnx cannot upgrade a large model's opset
+        "large_model": {
+            "bytes": size,
+            "import_peak_rss_bytes": done.peak_rss_bytes,
+            "import_line": done.command,
+        },
+        "parameters_file": str(done.params),
+    }
+    return done.mlir, meta

@@ -28,8 +28,9 @@ __all__ = [
     "PreparedModel",
     "default_opset",
     "external_data_bytes",
+    "graph_tensors",
     "import_to_mlir",
-    "large_model_reason",
+    "large_model_size",
     "load_model",
     "prepare_model",
 ]
@@ -73,7 +74,7 @@ def _first_lines(text: str | BaseException, limit: int = _MAX_DIAGNOSTIC_LINES) 
     return "\n".join(lines)
 
 
-def _graph_tensors(graph: onnx.GraphProto):
+def graph_tensors(graph: onnx.GraphProto):
     """Every tensor of a graph and its subgraphs: initializers and attribute tensors."""
     yield from graph.initializer
     for node in graph.node:
@@ -82,9 +83,9 @@ def _graph_tensors(graph: onnx.GraphProto):
                 yield attribute.t
             yield from attribute.tensors
             if attribute.HasField("g"):
-                yield from _graph_tensors(attribute.g)
+                yield from graph_tensors(attribute.g)
             for sub in attribute.graphs:
-                yield from _graph_tensors(sub)
+                yield from graph_tensors(sub)
 
 
 def _gib(size: int) -> str:
@@ -100,7 +101,7 @@ def external_data_bytes(model: onnx.ModelProto, base_dir: Path, label: str) -> i
 
     base = base_dir.resolve()
     total = 0
-    for t in _graph_tensors(model.graph):
+    for t in graph_tensors(model.graph):
         if not uses_external_data(t):
             continue
         info = {e.key: e.value for e in t.external_data}
@@ -153,10 +154,11 @@ def _itemsize(data_type: int) -> int | None:
         return None
 
 
-def large_model_reason(path: Path, model: onnx.ModelProto | None = None) -> str | None:
+def large_model_size(path: Path, model: onnx.ModelProto | None = None) -> int | None:
     """None for a model protobuf can hold as one message; for one over 2 GiB with its
-    external data, why it cannot run in-process, after ``onnx.checker`` checked it by path
-    without loading the data (a ``PrepareError`` when the checker rejects it)."""
+    external data, its size, after ``onnx.checker`` checked it by path without loading
+    the data (a ``PrepareError`` when the checker rejects it). Such a model is imported
+    by ``iree-import-onnx --large-model`` (``large_import.py``), not in process."""
     path = Path(path)
     if model is None:
         model = onnx.load(str(path), load_external_data=False)
@@ -168,12 +170,7 @@ def large_model_reason(path: Path, model: onnx.ModelProto | None = None) -> str 
         onnx.checker.check_model(str(path))
     except Exception as e:  # onnx.checker.ValidationError and friends
         raise PrepareError(f"{label}: onnx.checker rejects the model: {_first_lines(e, 4)}") from e
-    return (
-        f"{label}: {_gib(total)} with its external data, over the 2 GiB protobuf holds in one "
-        "message; onnx.checker (by path) accepts it, but IREE's in-process importer needs the "
-        "whole model in memory: import it with `iree-import-onnx MODEL --large-model "
-        "--externalize-params` and compile the MLIR"
-    )
+    return total
 
 
 def _load_external(model: onnx.ModelProto, base_dir: Path, label: str) -> None:
