@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iree_conformance.common.errors import (
     EXIT_CONFIGURATION,
@@ -28,6 +28,9 @@ from iree_conformance.common.errors import (
     ConfigurationError,
     exit_help,
 )
+
+if TYPE_CHECKING:
+    from iree_conformance.repro.worked_before import WorkedBefore
 
 EXIT_HELP = exit_help(
     {
@@ -92,12 +95,15 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def say_worked_before(worked: Any, out) -> None:
+def say_worked_before(worked: WorkedBefore, out) -> None:
     """Where ISSUE.md's "Did it work before?" came from, or why a result given could not say."""
+    from iree_conformance.common.markdown_escape import plain_text
+
     if worked.problem:
-        print(f"did it work before: not known: {worked.problem}", file=out)
+        print(f"did it work before: not known: {plain_text(worked.problem)}", file=out)
     elif worked.source:
-        print(f"did it work before: {worked.text} (from {worked.source})", file=out)
+        said = plain_text(f"{worked.text} (from {worked.source})")
+        print(f"did it work before: {said}", file=out)
 
 
 def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:

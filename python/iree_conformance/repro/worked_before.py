@@ -75,11 +75,13 @@ def lookup(given: str | None, case_id: str, target: str) -> WorkedBefore:
             return from_path(Path(given), case_id, target)
         except Unusable as e:
             return not_known(case_id, str(e))
+        except (TypeError, ValueError, KeyError, AttributeError) as e:  # a field of another shape
+            return not_known(case_id, f"{given} could not be read ({type(e).__name__}: {e})")
     runs = version_stores_dir() / RUNS_FOLDER
     for folder in stored_runs(runs):
         try:
             return from_path(folder, case_id, target)
-        except Unusable:
+        except (Unusable, TypeError, ValueError, KeyError, AttributeError):
             continue
     return not_known(case_id)
 
@@ -168,7 +170,7 @@ def _from_comparison(path: Path, data: dict[str, Any], case_id: str, target: str
     seen = [
         (
             str(v.get("label")),
-            _text_or_none(kinds.get(v.get("label"))),
+            _text_or_none(kinds.get(str(v.get("label")))),
             _text_or_none(v.get("revision")),
         )
         for v in versions
