@@ -166,7 +166,8 @@ def _from_comparison(path: Path, data: dict[str, Any], case_id: str, target: str
     cases = [c for c in data.get("cases") or [] if isinstance(c, dict)]
     _matching(path, [(str(c.get("target")), str(c.get("case_id"))) for c in cases], case_id, target)
     case = next(c for c in cases if (c.get("target"), c.get("case_id")) == (target, case_id))
-    kinds = case.get("kinds") if isinstance(case.get("kinds"), dict) else {}
+    given_kinds = case.get("kinds")
+    kinds: dict[str, Any] = given_kinds if isinstance(given_kinds, dict) else {}
     seen = [
         (
             str(v.get("label")),
@@ -189,8 +190,9 @@ def _from_bisect(path: Path, data: dict[str, Any], case_id: str, target: str) ->
             "the other); not bisected further",
             source=str(path),
         )
-    revisions = f.get("revisions") if isinstance(f.get("revisions"), list) else [None, None]
-    r_old, r_new = (_text_or_none(r) for r in (list(revisions) + [None, None])[:2])
+    given = f.get("revisions")
+    revisions: list[Any] = [*given, None, None] if isinstance(given, list) else [None, None]
+    r_old, r_new = (_text_or_none(r) for r in revisions[:2])
     last, first = str(f.get("last_old")), str(f.get("first_new"))
     seen: tuple[Seen, ...] = ((last, old, r_old), (first, new, r_new))
     said = f"last {_verb(old)} on IREE {last}{_rev(r_old)}, first {_verb(new)} on IREE {first}{_rev(r_new)}"
