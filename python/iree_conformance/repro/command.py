@@ -4,7 +4,9 @@ The case is looked up as ``pytest conformance`` collects it (suites/registry.py;
 suites' own options, such as ``--stablehlo-dir``, are accepted here too), run through
 the same pipeline and store (a warm case compiles nothing), and, when it fails, written
 as a folder of IREE's own commands and files (``make.py``) that a clean subprocess with
-only IREE's tools on ``PATH`` then runs (``verify.py``).
+only IREE's tools on ``PATH`` then runs (``verify.py``). ISSUE.md's "did it work before"
+comes from ``--versions-result`` or the newest stored ``versions``/``bisect`` run
+(``worked_before.py``).
 
 Exit status: 0 the folder was written and shows the failure (or the case passes:
 nothing written; with ``--sources`` its generated code is); 1 the folder was written but
