@@ -367,20 +367,13 @@ def _known_issue_line(outcome: Outcome, conformance_dir: Path, out) -> None:
 
 
 def _write_repro(case, target, outcome, store, conformance_dir: Path, root: Path, out) -> None:
-    from iree_conformance.expectations.known_issues import FILE_NAME, load_known_issues
     from iree_conformance.repro import make
     from iree_conformance.repro.command import report
     from iree_conformance.repro.lookup import folder_for
 
     folder = folder_for(root, target.name, case.case_id)
-    record = make.make(
-        case,
-        target,
-        outcome,
-        folder,
-        store,
-        load_known_issues(conformance_dir / FILE_NAME),
-        make.ReproOptions(force=True),
+    record = make.make_for_case(
+        case, target, outcome, folder, store, conformance_dir, make.ReproOptions(force=True)
     )
     report(record, folder, out)
 

@@ -21,8 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
 from iree_conformance.common import env_check, iree_index, version_envs
 from iree_conformance.common.errors import (
     EXIT_CONFIGURATION,
@@ -31,10 +29,16 @@ from iree_conformance.common.errors import (
     EnvironmentBuildError,
     exit_help,
 )
-from iree_conformance.common.userdirs import STORE_ENV, resolve_dir
+from iree_conformance.common.userdirs import (
+    RUNS_FOLDER,
+    STORE_ENV,
+    VERSION_STORES_ENV,
+    resolve_dir,
+    version_stores_dir,
+)
 from iree_conformance.report import version_compare
 
-STORES_ENV = "IREE_CONFORMANCE_VERSION_STORES"
+STORES_ENV = VERSION_STORES_ENV
 
 
 class SelectionError(ConfigurationError):
@@ -103,14 +107,9 @@ def out_dir(args: argparse.Namespace, command: str) -> Path:
     folder: a checkout gets nothing it did not ask for); said on stderr."""
     if args.out:
         return Path(args.out)
-    root = (
-        Path(args.stores_dir)
-        if args.stores_dir
-        else resolve_dir(None, STORES_ENV, "version-stores")
-    )
+    root = version_stores_dir(args.stores_dir)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    # "_runs" is no version's folder: a slug never starts with "_"
-    out = root / "_runs" / f"{command}-{stamp}-{os.getpid()}"
+    out = root / RUNS_FOLDER / f"{command}-{stamp}-{os.getpid()}"
     log(f"results and logs: {out} (--out names another folder)")
     return out
 
@@ -118,8 +117,7 @@ def out_dir(args: argparse.Namespace, command: str) -> Path:
 def store_for(spec: iree_index.VersionSpec, stores_dir: str | None) -> Path:
     if spec.kind == "installed":
         return resolve_dir(None, STORE_ENV, "store")
-    root = Path(stores_dir) if stores_dir else resolve_dir(None, STORES_ENV, "version-stores")
-    return root / spec.slug
+    return version_stores_dir(stores_dir) / spec.slug
 
 
 def run_selection(
@@ -195,13 +193,7 @@ def manifest_note(env: version_envs.VersionEnv) -> str | None:
     return None
 
 
-def version_order(column: version_compare.Column) -> Version:
-    """Oldest first: the compiler's build version (a nightly's rc date orders it)."""
-    text = str(column.info.get("build") or column.info.get("iree_compiler") or "0")
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return Version("0")
+version_order = version_compare.version_order
 
 
 def prepare_envs(
@@ -280,18 +272,9 @@ def cmd_compare_results(args: argparse.Namespace) -> int:
     """The comparison of results files already made (``versions --results``)."""
     from iree_conformance.report.markdown import load_results
 
-    columns = []
-    for path in args.results:
-        data = load_results(Path(path))
-        meta = data.get("metadata", {})
-        info = {
-            "iree_compiler": meta.get("iree_compiler"),
-            "iree_runtime": meta.get("iree_runtime"),
-            "revision": meta.get("iree_revision"),
-        }
-        columns.append(
-            version_compare.Column(meta.get("iree_compiler") or path, info, data["outcomes"], meta)
-        )
+    columns = [
+        version_compare.column_of_results(load_results(Path(path)), path) for path in args.results
+    ]
     columns.sort(key=version_order)
     return write_comparison(args, columns)
 

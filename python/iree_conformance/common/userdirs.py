@@ -16,6 +16,10 @@ APP = "iree-conformance"
 STORE_ENV = "IREE_CONFORMANCE_STORE"  # the artifact store (store.py)
 DATA_ENV = "IREE_CONFORMANCE_DATA"  # generated ONNX operator test data (onnx_ops suite)
 ZOO_CACHE_ENV = "IREE_CONFORMANCE_ZOO_CACHE"  # downloaded zoo models (onnx_models suite)
+VERSION_STORES_ENV = "IREE_CONFORMANCE_VERSION_STORES"  # per-version stores (versions, bisect)
+#: The folder under the per-version stores' root where ``versions`` and ``bisect`` put each
+#: run's results by default (no version's folder: a slug never starts with "_").
+RUNS_FOLDER = "_runs"
 
 
 def user_cache_dir(name: str) -> Path:
@@ -32,3 +36,8 @@ def resolve_dir(option: str | os.PathLike[str] | None, env: str | None, name: st
     if env and os.environ.get(env):
         return Path(os.environ[env])
     return user_cache_dir(name)
+
+
+def version_stores_dir(option: str | os.PathLike[str] | None = None) -> Path:
+    """The root of the per-version artifact stores (``--stores-dir``, else the variable)."""
+    return resolve_dir(option, VERSION_STORES_ENV, "version-stores")

@@ -21,6 +21,10 @@ Changes between two versions, oldest first:
 
 A newer version is *worse* on a case when it fails where an older one passed; the
 ``versions`` command's exit status is 1 then (a gate).
+
+Each row also lists its compile statistics' changes (dispatch count, module size) between
+consecutive versions that have figures for it, by ``compare``'s rules
+(report/compile_stats.py): reported, growth and shrink alike, never a gate here.
 """
 
 from __future__ import annotations
@@ -29,11 +33,14 @@ import dataclasses
 import re
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from iree_conformance.common.diagnostics import normalize
 from iree_conformance.common.env_check import is_harness_environment_error
 from iree_conformance.common.markdown_escape import md_code, md_text
 from iree_conformance.common.vocabulary import Status, Verdict
 from iree_conformance.model.outcome import Outcome
+from iree_conformance.report.compile_stats import StatChange, compare_compile_stats, compile_stats
 
 NEWLY_FAILING = "newly-failing"
 NEWLY_PASSING = "newly-passing"
@@ -55,6 +62,27 @@ class Column:
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
+def column_of_results(data: dict[str, Any], label: str) -> Column:
+    """One version's column from its results file (``--report-json``): the IREE version
+    and revision its metadata recorded; ``label`` when it recorded none."""
+    meta = data.get("metadata", {})
+    info = {
+        "iree_compiler": meta.get("iree_compiler"),
+        "iree_runtime": meta.get("iree_runtime"),
+        "revision": meta.get("iree_revision"),
+    }
+    return Column(meta.get("iree_compiler") or label, info, data["outcomes"], meta)
+
+
+def version_order(column: Column) -> Version:
+    """Oldest first: the compiler's build version (a nightly's rc date orders it)."""
+    text = str(column.info.get("build") or column.info.get("iree_compiler") or "0")
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return Version("0")
+
+
 @dataclasses.dataclass
 class Cell:
     kind: str  # "pass", "fail-compile", "crash", ... (Outcome.observed)
@@ -73,6 +101,11 @@ class Row:
     target: str
     cells: dict[str, Cell | None]  # by version label; None: not run (skipped or absent)
     steps: list[dict[str, str]]  # {"from", "to", "change"} for each step that changed
+    #: (from, to, change) for each compile figure that changed between consecutive
+    #: versions with figures (compare's rules: report/compile_stats.py)
+    stat_changes: list[tuple[str, str, StatChange]] = dataclasses.field(default_factory=list)
+    stats_compared: bool = False  # figures of one scope in two versions or more
+    stats: dict[str, dict[str, Any] | None] = dataclasses.field(default_factory=dict)  # by label
 
     @property
     def change(self) -> str:
@@ -134,10 +167,12 @@ def step_change(old: Cell, new: Cell) -> str | None:
 def compare(columns: list[Column]) -> list[Row]:
     """A row per (target, case) run in any version; columns oldest first."""
     table: dict[tuple[str, str], dict[str, Cell | None]] = {}
+    raw: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     for column in columns:
         for data in column.outcomes:
             key = (str(data.get("target")), str(data.get("case_id")))
             table.setdefault(key, {c.label: None for c in columns})[column.label] = _cell(data)
+            raw.setdefault(key, {})[column.label] = data
     rows = []
     for (target, case_id), cells in sorted(table.items()):
         steps = []
@@ -159,8 +194,42 @@ def compare(columns: list[Column]) -> list[Row]:
                 if change:
                     steps.append({"from": previous[0], "to": label, "change": change})
             previous = (label, cell)
-        rows.append(Row(case_id, target, cells, steps))
+        row = Row(case_id, target, cells, steps)
+        _add_stat_changes(row, [raw[(target, case_id)].get(c.label) for c in columns], columns)
+        rows.append(row)
     return rows
+
+
+def _add_stat_changes(
+    row: Row, outcomes: list[dict[str, Any] | None], columns: list[Column]
+) -> None:
+    """Each version's figures against the previous version's that has figures."""
+    previous: tuple[str, dict[str, Any]] | None = None
+    for column, data in zip(columns, outcomes):
+        row.stats[column.label] = compile_stats(data) if data is not None else None
+        if data is None or row.stats[column.label] is None:
+            continue
+        if previous is not None:
+            changes, compared = compare_compile_stats([previous[1]], [data])
+            row.stats_compared = row.stats_compared or compared > 0
+            row.stat_changes += [(previous[0], column.label, c) for c in changes]
+        previous = (column.label, data)
+
+
+def stat_change_json(row: Row) -> list[dict[str, Any]]:
+    return [
+        {
+            "from": old,
+            "to": new,
+            "kind": c.kind,
+            "old": c.base,
+            "new": c.new,
+            "scope": c.scope,
+            "grew": c.worse,
+            "text": c.describe(),
+        }
+        for old, new, c in row.stat_changes
+    ]
 
 
 def to_json(columns: list[Column], rows: list[Row], changed_only: bool = False) -> dict[str, Any]:
@@ -195,12 +264,14 @@ def to_json(columns: list[Column], rows: list[Row], changed_only: bool = False) 
                 "messages": per(r, "message"),
                 "durations": per(r, "duration"),
                 "timings": per(r, "timing_s"),
+                "compile_stats": {c.label: r.stats.get(c.label) for c in columns},
+                "stat_changes": stat_change_json(r),
                 "change": r.change,
                 "steps": r.steps,
                 "worse": r.worse,
             }
             for r in rows
-            if r.change or not changed_only
+            if r.change or r.stat_changes or not changed_only
         ],
     }
 
@@ -276,4 +347,30 @@ def markdown(columns: list[Column], rows: list[Row], max_listed: int = 100) -> s
             )
         if len(changed) > max_listed:
             lines.append(f"\n… and {len(changed) - max_listed} more (see the JSON).")
+    lines += stats_markdown(rows, max_listed)
     return "\n".join(lines) + "\n"
+
+
+def stats_markdown(rows: list[Row], max_listed: int = 100) -> list[str]:
+    """The compile statistics' changes (nothing when no case had figures in two versions)."""
+    compared = sum(1 for r in rows if r.stats_compared)
+    if not compared:
+        return []
+    changes = [(r, old, new, c) for r in rows for old, new, c in r.stat_changes]
+    grew = sum(1 for *_, c in changes if c.worse)
+    lines = [
+        "",
+        f"**Compile statistics: {len(changes)} change(s)** over {compared} case(s) with "
+        f"figures in two versions or more, {grew} growth(s) (dispatch count, or module size "
+        "by at least 1 KiB and 10 %, as `compare` counts them).",
+    ]
+    if changes:
+        lines += ["", "| case | target | versions | change |", "|---|---|---|---|"]
+        for r, old, new, c in changes[:max_listed]:
+            lines.append(
+                f"| {md_code(r.case_id)} | {_esc(r.target)} | {_esc(old)} → {_esc(new)} | "
+                f"{_esc(c.describe())} |"
+            )
+        if len(changes) > max_listed:
+            lines.append(f"\n… and {len(changes) - max_listed} more (see the JSON).")
+    return lines

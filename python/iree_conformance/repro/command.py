@@ -4,7 +4,9 @@ The case is looked up as ``pytest conformance`` collects it (suites/registry.py;
 suites' own options, such as ``--stablehlo-dir``, are accepted here too), run through
 the same pipeline and store (a warm case compiles nothing), and, when it fails, written
 as a folder of IREE's own commands and files (``make.py``) that a clean subprocess with
-only IREE's tools on ``PATH`` then runs (``verify.py``).
+only IREE's tools on ``PATH`` then runs (``verify.py``). ISSUE.md's "did it work before"
+comes from ``--versions-result`` or the newest stored ``versions``/``bisect`` run
+(``worked_before.py``).
 
 Exit status: 0 the folder was written and shows the failure (or the case passes:
 nothing written; with ``--sources`` its generated code is); 1 the folder was written but
@@ -19,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iree_conformance.common.errors import (
     EXIT_CONFIGURATION,
@@ -28,6 +30,9 @@ from iree_conformance.common.errors import (
     ConfigurationError,
     exit_help,
 )
+
+if TYPE_CHECKING:
+    from iree_conformance.repro.worked_before import WorkedBefore
 
 EXIT_HELP = exit_help(
     {
@@ -77,6 +82,13 @@ def add_parser(sub: Any) -> None:
     from iree_conformance.repro.reduced import add_budget_argument
 
     add_budget_argument(p)
+    p.add_argument(
+        "--versions-result",
+        metavar="PATH",
+        help="fill ISSUE.md's 'did it work before' from this versions or bisect result: its "
+        "results folder (--out), or a versions --json / bisect --json file (default: the "
+        "newest run stored under <version stores>/_runs that holds the case)",
+    )
     p.add_argument("--store-dir", help="artifact store (default: as pytest conformance)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the store")
     for suite, option in SuiteRegistry.builtin().options():
@@ -85,10 +97,15 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _known_issues(conformance_dir: Path):
-    from iree_conformance.expectations.known_issues import FILE_NAME, load_known_issues
+def say_worked_before(worked: WorkedBefore, out) -> None:
+    """Where ISSUE.md's "Did it work before?" came from, or why a result given could not say."""
+    from iree_conformance.common.markdown_escape import plain_text
 
-    return load_known_issues(conformance_dir / FILE_NAME)
+    if worked.problem:
+        print(f"did it work before: not known: {plain_text(worked.problem)}", file=out)
+    elif worked.source:
+        said = plain_text(f"{worked.text} (from {worked.source})")
+        print(f"did it work before: {said}", file=out)
 
 
 def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
@@ -100,7 +117,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     from iree_conformance.engine.worker.parent import WorkerClient
     from iree_conformance.expectations.lookup import load_expectations
     from iree_conformance.model.targets import load_targets, unavailable_reason, uncompilable_reason
-    from iree_conformance.repro import make
+    from iree_conformance.repro import make, worked_before
     from iree_conformance.repro.lookup import find_case, folder_for
     from iree_conformance.suites.registry import SuiteRegistry
     from iree_conformance.suites.run_options import RunOptions
@@ -146,19 +163,22 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     if why_not is not None:
         print(f"no reproducer written: {why_not}", file=out)
         return 0 if outcome.status == Status.PASS else EXIT_UNJUDGED
-    entry = expectations.xfail.get(case.case_id)
-    record = make.make(
+    worked = None
+    if outcome.status != Status.PASS:
+        worked = worked_before.lookup(args.versions_result, case.case_id, target.name)
+        say_worked_before(worked, out)
+    record = make.make_for_case(
         case,
         target,
         outcome,
         folder,
         store,
-        _known_issues(conformance_dir),
+        conformance_dir,
         make.ReproOptions(
             force=args.force, verify=not args.no_verify, sources=args.sources, tools_path=args.tools
         ),
-        expectations.tolerance_for(case.case_id),
-        getattr(entry, "issue", None),
+        expectations,
+        worked,
     )
     status = report(record, folder, out)
     if args.reduce and record.get("kind") != "pass":

@@ -9,6 +9,7 @@ from iree_conformance.common.markdown_escape import md_code, md_text
 from iree_conformance.common.vocabulary import Stage
 from iree_conformance.repro.spec import ReproSpec
 from iree_conformance.repro.versions import version_lines
+from iree_conformance.repro.worked_before import find_out_command
 
 #: The template's component, by the stage that failed.
 COMPONENTS = {
@@ -101,12 +102,7 @@ def context_lines(spec: ReproSpec, verified: dict[str, Any] | None) -> list[str]
         )
     if ctx.get("diverging_node"):
         lines.append(f"First diverging node: {md_text(ctx['diverging_node'])}")
-    if ctx.get("worked_before"):
-        lines.append(f"Did it work before? {md_text(ctx['worked_before'])}")
-    else:
-        lines.append(
-            "Did it work before? Not known here (run `iree-conformance versions` or `bisect` to find out)."
-        )
+    lines.append(worked_before_line(ctx.get("worked_before"), spec.case_id))
     if verified is not None:
         if verified.get("reproduced"):
             lines.append(
@@ -119,3 +115,15 @@ def context_lines(spec: ReproSpec, verified: dict[str, Any] | None) -> list[str]
     lines += [md_text(n) for n in spec.notes]
     lines.append("Made by iree-conformance (`iree-conformance repro`).")
     return lines
+
+
+def worked_before_line(found: Any, case_id: str) -> str:
+    """ "Did it work before?": the case per IREE version from a ``versions`` or ``bisect``
+    result (repro/worked_before.py), else how to find out."""
+    if not isinstance(found, dict) or not found.get("source"):
+        command = find_out_command(case_id)
+        return f"Did it work before? Not known (run {md_code(command)} to find out)."
+    line = f"Did it work before? {md_text(found.get('text', ''))}"
+    if found.get("compare"):  # compare_link made it of two commit hashes: inert
+        line += f"; IREE's changes between them: {found['compare']}"
+    return line + f" (from {md_code(found['source'])})."

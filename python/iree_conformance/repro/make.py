@@ -10,13 +10,15 @@ from typing import Any
 
 from iree_conformance.common.store import ArtifactStore
 from iree_conformance.common.vocabulary import Status
-from iree_conformance.expectations.known_issues import KnownIssues
+from iree_conformance.expectations.known_issues import FILE_NAME, KnownIssues, load_known_issues
+from iree_conformance.expectations.lookup import Expectations
 from iree_conformance.model.cases import Case
 from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.targets import Target
 from iree_conformance.repro import source, writer
 from iree_conformance.repro.versions import version_info
+from iree_conformance.repro.worked_before import WorkedBefore
 
 #: The failures a reproducer is made for: IREE's (not the harness's prepare or reference).
 IREE_KINDS = ("fail-import", "fail-compile", "fail-run", "fail-numerics", "crash", "timeout")
@@ -56,6 +58,7 @@ def make(
     options: ReproOptions = ReproOptions(),
     manifest_tolerance: Tolerance | None = None,
     manifest_issue: str | None = None,
+    worked_before: WorkedBefore | None = None,
 ) -> dict[str, Any]:
     """Writes the folder; returns its repro.json record."""
     writer.check_destination(out, options.force)
@@ -72,6 +75,8 @@ def make(
     for line in outcome.diagnostics:
         if line.startswith(_BISECT_PREFIX):
             spec.context["diverging_node"] = line[len(_BISECT_PREFIX) :]
+    if worked_before is not None:
+        spec.context["worked_before"] = worked_before.record()
     return writer.write(
         spec,
         out,
@@ -80,4 +85,32 @@ def make(
         verify_it=options.verify and spec.kind != "pass",
         tools_path=options.tools_path,
         timeout_s=options.timeout_s,
+    )
+
+
+def make_for_case(
+    case: Case,
+    target: Target,
+    outcome: Outcome,
+    out: Path,
+    store: ArtifactStore,
+    conformance_dir: Path,
+    options: ReproOptions = ReproOptions(),
+    expectations: Expectations | None = None,
+    worked_before: WorkedBefore | None = None,
+) -> dict[str, Any]:
+    """``make`` as its three callers call it: the known issues of the conformance folder,
+    and, given the target's expectations, the case's manifest tolerance and issue."""
+    entry = expectations.xfail.get(case.case_id) if expectations is not None else None
+    return make(
+        case,
+        target,
+        outcome,
+        out,
+        store,
+        load_known_issues(conformance_dir / FILE_NAME),
+        options,
+        expectations.tolerance_for(case.case_id) if expectations is not None else None,
+        getattr(entry, "issue", None),
+        worked_before,
     )

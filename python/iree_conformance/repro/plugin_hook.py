@@ -12,7 +12,6 @@ from pathlib import Path
 from iree_conformance.common.errors import ConformanceError
 from iree_conformance.common.store import ArtifactStore
 from iree_conformance.common.vocabulary import RED_VERDICTS, Verdict
-from iree_conformance.expectations.known_issues import FILE_NAME, load_known_issues
 from iree_conformance.expectations.lookup import Expectations
 from iree_conformance.model.cases import Case
 from iree_conformance.model.outcome import Outcome
@@ -44,19 +43,17 @@ def write_for_run(
         return None
     if make.not_reproducible_reason(outcome) is not None:
         return None
-    entry = expectations.xfail.get(case.case_id)
     try:
         folder = folder_for(Path(options.repro_dir), target.name, case.case_id)
-        record = make.make(
+        record = make.make_for_case(
             case,
             target,
             outcome,
             folder,
             store,
-            load_known_issues(conformance_dir / FILE_NAME),
+            conformance_dir,
             make.ReproOptions(force=True),
-            expectations.tolerance_for(case.case_id),
-            entry.issue if entry is not None else None,
+            expectations,
         )
     except (ConformanceError, OSError, RuntimeError) as e:
         return {"error": f"no reproducer: {e}"}

@@ -31,6 +31,8 @@ def repro(tmp_path: Path, *args: str, path: str | None = None) -> subprocess.Com
     env = {
         **os.environ,
         "PATH": path if path is not None else f"{TOOLS}{os.pathsep}{os.environ.get('PATH', '')}",
+        # no stored versions run answers "did it work before" unless a test makes one
+        "IREE_CONFORMANCE_VERSION_STORES": str(tmp_path / "version-stores"),
     }
     return subprocess.run(
         [
@@ -135,3 +137,57 @@ def test_tools_missing_from_path_keep_the_folder_and_say_so(tmp_path):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "not on PATH" in proc.stderr and "iree-compile" in proc.stderr
     assert json.loads((tmp_path / "out" / "repro.json").read_text())["reproduced"] is None
+
+
+def _versions_results(folder: Path, case_id: str) -> Path:
+    """A versions run's results folder: the case passed on 3.12.0, failed on 3.13.0."""
+    folder.mkdir(parents=True)
+    for version, status, revision in (
+        ("3.12.0", "pass", "2b05c5db"),
+        ("3.13.0", "fail", "89ece87b"),
+    ):
+        outcome = {
+            "case_id": case_id, "suite": "stablehlo", "target": "llvm-cpu", "status": status,
+            "stage": "compare", "verdict": status, "diagnostics": [], "duration": 1.0,
+        }  # fmt: skip
+        meta = {"iree_compiler": version, "iree_revision": revision * 5}
+        doc = {"schema": 1, "metadata": meta, "outcomes": [outcome]}
+        (folder / f"{version}.json").write_text(json.dumps(doc))
+    return folder
+
+
+@needs_tools
+def test_issue_md_says_it_worked_before_from_the_newest_stored_run(tmp_path):
+    case = "stablehlo/sort_key_value_stable"
+    run = _versions_results(
+        tmp_path / "version-stores" / "_runs" / "versions-20261204-010000-1", case
+    )
+    proc = repro(tmp_path, case, "-o", "out")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "did it work before: Yes, on IREE 3.12.0: passed on IREE 3.12.0" in proc.stdout
+    assert f"(from {run})" in proc.stdout
+    issue = (tmp_path / "out" / "ISSUE.md").read_text()
+    assert (
+        "- Did it work before? Yes, on IREE 3.12.0: passed on IREE 3.12.0 (revision 2b05c5db2b05)"
+        in issue
+    )
+    assert "fail-numerics on IREE 3.13.0" in issue and "compare/2b05c5db" in issue
+    record = json.loads((tmp_path / "out" / "repro.json").read_text())
+    assert record["context"]["worked_before"]["source"] == str(run)
+
+
+@needs_tools
+def test_a_malformed_versions_result_is_said_and_the_folder_written(tmp_path):
+    bad = tmp_path / "versions.json"
+    bad.write_text("{oops")
+    proc = repro(
+        tmp_path, "stablehlo/sort_key_value_stable", "-o", "out", "--versions-result", str(bad)
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"did it work before: not known: {bad} is not JSON" in proc.stdout
+    assert "Traceback" not in proc.stderr
+    issue = (tmp_path / "out" / "ISSUE.md").read_text()
+    assert (
+        "Did it work before? Not known (run `iree-conformance versions previous installed -- -k sort_key_value_stable`"
+        in issue
+    )

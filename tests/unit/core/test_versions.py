@@ -335,3 +335,66 @@ def test_a_check_model_probe_that_cannot_load_iree_is_refused(monkeypatch, tmp_p
     with pytest.raises(EnvironmentBuildError, match="delete /e") as info:
         bisect_command.Bisector(args, [spec]).run(spec, None)
     assert info.value.return_code == EXIT_ENVIRONMENT
+
+
+def with_stats(data: dict, dispatches: int, module_bytes: int, scope: str = "case") -> dict:
+    stats = {"dispatches": dispatches, "module_bytes": module_bytes, "scope": scope}
+    return {**data, "metrics": {"compile_stats": stats}}
+
+
+def test_compile_statistics_changes_are_listed_per_version_step(tmp_path, capsys):
+    """Growth and shrink, by compare's rules: a dispatch more is a change, a module 500
+    bytes bigger is noise (under 1 KiB), a batch's figures are not compared with a case's."""
+    older = write_results(
+        tmp_path / "a.json",
+        "3.11.0",
+        with_stats(outcome("onnx-ops/fused"), 1, 10_000),
+        with_stats(outcome("onnx-ops/noise"), 2, 10_000),
+        with_stats(outcome("onnx-ops/smaller"), 3, 40_000),
+        with_stats(outcome("onnx-ops/batched"), 1, 10_000),
+    )
+    middle = write_results(
+        tmp_path / "b.json",
+        "3.12.0",
+        with_stats(outcome("onnx-ops/fused"), 3, 10_000),
+        with_stats(outcome("onnx-ops/noise"), 2, 10_500),
+        outcome("onnx-ops/smaller", "skip"),
+        with_stats(outcome("onnx-ops/batched"), 9, 90_000, "batch"),
+    )
+    newer = write_results(
+        tmp_path / "c.json",
+        "3.13.0",
+        with_stats(outcome("onnx-ops/fused"), 3, 10_000),
+        with_stats(outcome("onnx-ops/noise"), 2, 10_900),
+        with_stats(outcome("onnx-ops/smaller"), 3, 20_000),
+        with_stats(outcome("onnx-ops/batched"), 9, 90_000),
+    )
+    js, html = tmp_path / "v.json", tmp_path / "v.html"
+    argv = ["versions", "--no-step-summary", "--json", str(js), "--html", str(html), "--results"]
+    # a compile figure's change is reported, never the gate (no verdict changed)
+    assert cli.main([*argv, older, middle, newer]) == 0
+    out = capsys.readouterr().out
+    assert "**Compile statistics: 2 change(s)** over 3 case(s)" in out
+    assert (
+        "| `onnx-ops/fused` | llvm-cpu | 3.11.0 → 3.12.0 | dispatches 1 -&gt; 3 (+200.0%) |" in out
+    )
+    # skipped on 3.12.0: 3.13.0 compares with 3.11.0, the last version with figures
+    assert "3.11.0 → 3.13.0 | module size 40,000 -&gt; 20,000 bytes (-50.0%)" in out
+    assert "noise" not in out.split("Compile statistics")[1]
+    cases = {c["case_id"]: c for c in json.loads(js.read_text())["cases"]}
+    (fused,) = cases["onnx-ops/fused"]["stat_changes"]
+    assert (fused["from"], fused["to"], fused["kind"], fused["grew"]) == (
+        "3.11.0", "3.12.0", "dispatches", True,
+    )  # fmt: skip
+    assert cases["onnx-ops/smaller"]["stat_changes"][0]["grew"] is False
+    assert cases["onnx-ops/fused"]["compile_stats"]["3.13.0"]["dispatches"] == 3
+    assert cases["onnx-ops/batched"]["stat_changes"] == []
+    page = html.read_text()
+    assert 'id="compile-stats"' in page and "dispatches 1 -&gt; 3" in page
+
+
+def test_without_compile_statistics_nothing_is_said_about_them(tmp_path, capsys):
+    older = write_results(tmp_path / "a.json", "3.12.0", outcome("onnx-ops/x"))
+    newer = write_results(tmp_path / "b.json", "3.13.0", outcome("onnx-ops/x"))
+    assert cli.main(["versions", "--no-step-summary", "--results", older, newer]) == 0
+    assert "Compile statistics" not in capsys.readouterr().out

@@ -341,3 +341,58 @@ def test_verdict_strip_is_runs_of_one_verdict():
     ]
     assert runs[0]["title"] == "2026-W40 to 2026-W41 (2): pass (worst of each week)"
     assert runs[2]["title"] == "2026-10-13 to 2026-10-14 (2): fail"
+
+
+def set_stats(doc: dict[str, Any], case_id: str, dispatches: int, module_bytes: int) -> None:
+    for o in doc["outcomes"]:
+        if o["case_id"] == case_id and o["target"] == "llvm-cpu":
+            stats = {"dispatches": dispatches, "module_bytes": module_bytes, "scope": "case"}
+            o.setdefault("metrics", {})["compile_stats"] = stats
+
+
+def test_compile_statistics_over_time_and_at_each_change_of_version(tmp_path):
+    """A case's figures are kept when they change by compare's rules (a module 300 bytes
+    bigger is noise); the version step lists the change, the case page each entry."""
+    case_id, steady = "onnx-ops/test_ReLU", "onnx-ops/test_abs"
+    figures = [(1, 10_000), (1, 10_300), (2, 10_300), (2, 30_000)]
+    docs = [
+        night_doc(real(), datetime.date(2026, 11, d), v)
+        for d, v in ((20, "3.12.0"), (21, "3.12.0"), (22, "3.13.0"), (23, "3.13.0"))
+    ]
+    for doc, (dispatches, size) in zip(docs, figures):
+        set_stats(doc, case_id, dispatches, size)
+        set_stats(doc, steady, 1, 5_000)
+    state_path, site_dir = tmp_path / "h.json", tmp_path / "site"
+    paths = write_nights(tmp_path, docs)
+    argv = ["history", *paths, "--state-out", str(state_path), "--site", str(site_dir)]
+    assert cli.main([*argv, "--keep-nights", "3"]) == 0
+    state = json.loads(state_path.read_text(encoding="utf-8"))
+    entries = cell_of(state, case_id)["stats"]
+    # the 20th was folded into its week: its entry stays as the one the kept nights start from
+    assert [(e[0][:10], e[1], e[2]) for e in entries] == [
+        ("2026-11-20", 1, 10_000),
+        ("2026-11-22", 2, 10_300),
+        ("2026-11-23", 2, 30_000),
+    ]
+    assert cell_of(state, steady)["stats"] == [[entries[0][0], 1, 5_000, "case"]]
+    (step,) = history.version_steps(state)
+    assert [(c, k, ch.describe()) for c, k, ch in step.stat_changes] == [
+        (case_id, "llvm-cpu linux/x86_64", "dispatches 1 -> 2 (+100.0%)")
+    ]
+    index = (site_dir / "index.html").read_text(encoding="utf-8")
+    section = index.split('id="versions"')[1].split('id="started-failing"')[0]
+    assert "Compile statistics changed (1)" in section and "dispatches 1 -&gt; 2" in section
+    page = (site_dir / "cases" / f"{site.slug(case_id)}.html").read_text(encoding="utf-8")
+    table = page.split('class="compile-stats"')[1].split("</table>")[0]
+    assert table.count("<tr><td>") == 3 and "(a folded night)" in table
+    assert "module size 10,300 -&gt; 30,000 bytes (+191.3%)" in table
+
+
+def test_compile_statistics_are_kept_only_when_they_change():
+    cell = {"nights": "PPP", "weeks": ""}
+    for day, figures in (("2026-11-20", (1, 1_000)), ("2026-11-21", (4, 1_000))):
+        history.record_stats(cell, day, {"dispatches": figures[0], "module_bytes": figures[1]})
+    history.record_stats(cell, "2026-11-22", {"dispatches": 4, "module_bytes": 1_000})
+    assert [e[0] for e in cell["stats"]] == ["2026-11-20", "2026-11-21"]
+    assert history.figures_at(cell, "2026-11-22")[1] == 4
+    assert history.figures_at(cell, "2026-11-19") is None

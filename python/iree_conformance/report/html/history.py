@@ -14,7 +14,11 @@ in its results artifact, like the report's trend file) holds:
   "failing since" survives folding), the flaky nights folded away (counted since the history began), and the reason of
   its latest unexpected or expected failure;
 - ``trend_weeks``: the pass and total counts per suite, target and OS of each folded
-  week (its last night); the kept nights' counts are computed from the cells.
+  week (its last night); the kept nights' counts are computed from the cells;
+- per cell, ``stats``: its compile statistics (``[night id, dispatches, module bytes,
+  scope]``) on the first kept night that had them and on each night they changed by
+  ``compare``'s rules (report/compile_stats.py), so a few entries per cell, at most one
+  from before the kept nights.
 
 So the state grows with the number of cases, never with the number of nights: at most
 ``keep_nights + keep_weeks`` codes per cell.
@@ -22,12 +26,14 @@ So the state grows with the number of cases, never with the number of nights: at
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from iree_conformance.common.errors import ConfigurationError
+from iree_conformance.report.compile_stats import StatChange, compare_compile_stats, compile_stats
 from iree_conformance.report.merging import suite_of
 from iree_conformance.report.speed import trend_point
 
@@ -207,12 +213,47 @@ def add_night(state: dict[str, Any], night: Night) -> None:
             cell = case["cells"][key] = _new_cell(len(nights), len(state["weeks"]))
         s = cell["nights"]
         cell["nights"] = s[:pos] + code + s[pos + 1 :]
+        record_stats(cell, night.id, compile_stats(outcome))
         point = trend_point(outcome)
         if point:  # the speed figures, keyed by night (report/speed.py)
             cell.setdefault("speed", {})[night.id] = point
         if newest and code not in "Ps":
             cell["reason"], cell["reason_night"] = _reason_of(outcome), night.id
     _drop_empty(state)
+
+
+StatEntry = list[Any]  # [night id, dispatches, module bytes, scope]
+
+
+def _stat_outcome(entry: StatEntry) -> dict[str, Any]:
+    """An entry as compare_compile_stats reads an outcome."""
+    figures = {"dispatches": entry[1], "module_bytes": entry[2], "scope": entry[3]}
+    return {"target": "", "case_id": "", "metrics": {"compile_stats": figures}}
+
+
+def stat_changes(old: StatEntry, new: StatEntry) -> list[StatChange]:
+    """What changed from one entry to the next, by compare's rules (none across scopes)."""
+    return compare_compile_stats([_stat_outcome(old)], [_stat_outcome(new)])[0]
+
+
+def record_stats(cell: dict[str, Any], night_id: str, stats: dict[str, Any] | None) -> None:
+    """Keeps the night's figures when they are the first or differ from the night before's."""
+    entries = [e for e in cell.get("stats", []) if e[0] != night_id]
+    if stats is not None:
+        entry = [night_id, stats.get("dispatches"), stats.get("module_bytes"), stats.get("scope")]
+        before = [e for e in entries if e[0] < night_id]
+        if not before or before[-1][3] != entry[3] or stat_changes(before[-1], entry):
+            entries = sorted([*entries, entry], key=lambda e: str(e[0]))
+    if entries:
+        cell["stats"] = entries
+    else:
+        cell.pop("stats", None)
+
+
+def figures_at(cell: dict[str, Any], night_id: str) -> StatEntry | None:
+    """The cell's compile statistics as last recorded on or before the night."""
+    seen = [e for e in cell.get("stats", []) if e[0] <= night_id]
+    return seen[-1] if seen else None
 
 
 def _drop_empty(state: dict[str, Any]) -> None:
@@ -280,6 +321,8 @@ class VersionStep:
     after: VersionRun
     newly_failing: list[tuple[str, str]]  # (case id, cell key)
     newly_passing: list[tuple[str, str]]
+    #: (case id, cell key, change): compile statistics, the same two nights compared
+    stat_changes: list[tuple[str, str, StatChange]] = dataclasses.field(default_factory=list)
 
 
 def version_runs(state: dict[str, Any]) -> list[VersionRun]:
@@ -295,14 +338,31 @@ def version_runs(state: dict[str, Any]) -> list[VersionRun]:
     return runs
 
 
+def _seen(codes: str, run: VersionRun) -> list[tuple[int, str]]:
+    """(night index, code) of the run's nights the cell ran."""
+    return [(i, codes[i]) for i in range(run.first, run.last + 1) if codes[i] != ABSENT]
+
+
 def _last_seen(codes: str, run: VersionRun) -> str:
-    seen = [c for c in codes[run.first : run.last + 1] if c != ABSENT]
-    return seen[-1] if seen else ABSENT
+    seen = _seen(codes, run)
+    return seen[-1][1] if seen else ABSENT
 
 
 def _first_seen(codes: str, run: VersionRun) -> str:
-    seen = [c for c in codes[run.first : run.last + 1] if c != ABSENT]
-    return seen[0] if seen else ABSENT
+    seen = _seen(codes, run)
+    return seen[0][1] if seen else ABSENT
+
+
+def _step_stat_changes(
+    state: dict[str, Any], cell: dict[str, Any], before: VersionRun, after: VersionRun
+) -> list[StatChange]:
+    """The figures of the cell's last night on the old version against its first on the new."""
+    old_seen, new_seen = _seen(cell["nights"], before), _seen(cell["nights"], after)
+    if not cell.get("stats") or not old_seen or not new_seen:
+        return []
+    old = figures_at(cell, state["nights"][old_seen[-1][0]]["id"])
+    new = figures_at(cell, state["nights"][new_seen[0][0]]["id"])
+    return stat_changes(old, new) if old is not None and new is not None and old != new else []
 
 
 def version_steps(state: dict[str, Any]) -> list[VersionStep]:
@@ -311,6 +371,7 @@ def version_steps(state: dict[str, Any]) -> list[VersionStep]:
     steps = []
     for before, after in zip(runs, runs[1:]):
         worse, better = [], []
+        stats: list[tuple[str, str, StatChange]] = []
         for case_id in sorted(state["cases"]):
             for key, cell in sorted(state["cases"][case_id]["cells"].items()):
                 old = _last_seen(cell["nights"], before)
@@ -319,7 +380,8 @@ def version_steps(state: dict[str, Any]) -> list[VersionStep]:
                     worse.append((case_id, key))
                 elif old in FAILING and new in PASSING:
                     better.append((case_id, key))
-        steps.append(VersionStep(before, after, worse, better))
+                stats += [(case_id, key, c) for c in _step_stat_changes(state, cell, before, after)]
+        steps.append(VersionStep(before, after, worse, better, stats))
     return steps
 
 
@@ -386,6 +448,11 @@ def _fold_oldest(state: dict[str, Any]) -> None:
             cell["nights"] = rest
             if night["id"] in cell.get("speed", {}):  # figures are kept for kept nights only
                 del cell["speed"][night["id"]]
+            if cell.get("stats") and len(state["nights"]) > 1:
+                # the kept nights' entries and the one they start from
+                kept_from = state["nights"][1]["id"]
+                older = [e for e in cell["stats"] if e[0] < kept_from]
+                cell["stats"] = older[-1:] + [e for e in cell["stats"] if e[0] >= kept_from]
     del state["nights"][0]
 
 

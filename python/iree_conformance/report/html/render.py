@@ -186,5 +186,7 @@ def render_versions(columns: list[Any], rows: list[Any]) -> str:
             links=links,
             changed=changed,
             worse=sum(1 for r in changed if r.worse),
+            stats_compared=sum(1 for r in rows if r.stats_compared),
+            stat_changes=[(r, old, new, c) for r in rows for old, new, c in r.stat_changes],
         )
     )

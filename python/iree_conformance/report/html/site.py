@@ -4,8 +4,8 @@
 the cases that started failing within the history, the flaky ones, and a search box
 (a few lines of inline JavaScript over the case index inlined as JSON; ``?q=NAME``
 fills it). ``cases/<slug>.html`` is one page per case: per target and OS, when it
-started failing and with which IREE version, when it last passed, its flaky record and
-a strip of its verdicts. Nothing is loaded from elsewhere: no scripts, fonts or styles.
+started failing and with which IREE version, when it last passed, its flaky record,
+a strip of its verdicts and its compile statistics' changes. Nothing is loaded from elsewhere: no scripts, fonts or styles.
 """
 
 from __future__ import annotations
@@ -101,6 +101,7 @@ def _cell_view(
         "last_flaky": last_flaky,
         "reason": cell.get("reason", ""),
         "reason_night": cell.get("reason_night"),
+        "stats": _stats_rows(state, cell),
         "speed": trend_charts(
             [
                 (_day(n["id"]), cell["speed"][n["id"]])
@@ -109,6 +110,31 @@ def _cell_view(
             ]
         ),
     }
+
+
+def _stats_rows(state: dict[str, Any], cell: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cell's compile statistics over time: each recorded entry, with what changed."""
+    iree = {n["id"]: n.get("iree_compiler") for n in state["nights"]}
+    rows, previous = [], None
+    for entry in cell.get("stats", []):
+        if previous is None:
+            change = "first figures kept"
+        elif previous[3] != entry[3]:
+            change = f"compiled as a {entry[3]} now (figures of another scope)"
+        else:
+            change = "; ".join(c.describe() for c in history.stat_changes(previous, entry))
+        rows.append(
+            {
+                "night": _day(entry[0]),
+                "iree": iree.get(entry[0]) or "(a folded night)",
+                "dispatches": entry[1],
+                "module_bytes": entry[2],
+                "scope": entry[3],
+                "change": change,
+            }
+        )
+        previous = entry
+    return rows
 
 
 def _strip(periods: list[dict[str, Any]], codes: str) -> list[dict[str, Any]]:
@@ -196,6 +222,10 @@ def build_site(
                 "better": [(c, k, f"{CASE_DIR}/{slug(c)}.html") for c, k in step.newly_passing][
                     :MAX_LISTED
                 ],
+                "stats": [
+                    (c, k, f"{CASE_DIR}/{slug(c)}.html", change.describe())
+                    for c, k, change in step.stat_changes
+                ][:MAX_LISTED],
             }
             for step in history.version_steps(state)
         ],
