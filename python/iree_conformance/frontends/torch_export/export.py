@@ -39,9 +39,10 @@ class ExportError(Exception):
     "import" (iree-turbine's preparation or FX importer: IREE's tooling), "reference"
     (torch eager's answer says nothing)."""
 
-    def __init__(self, stage: str, message: str):
+    def __init__(self, stage: str, message: str, core_mlir: str | None = None):
         super().__init__(message)
         self.stage = stage
+        self.core_mlir = core_mlir  # torch's core decompositions' import, when it passed
 
 
 def versions() -> dict[str, str | None]:
@@ -233,13 +234,14 @@ def _core(program: Any) -> str:
 
 def prepare(program: Any) -> tuple[str, dict[str, Any]]:
     """(torch-dialect MLIR, what was done): iree-turbine's preparation, and torch's core
-    decompositions beside it only when that fails."""
+    decompositions beside it only when that fails (their MLIR rides on the error, for the
+    engine to compile: ``core_mlir``)."""
     try:
         return _turbine(program), {"preparation": TURBINE}
     except Exception as e:  # noqa: BLE001 - said with the other preparation's result
         turbine = _reason(e)
     try:
-        _core(program)
+        core = _core(program)
     except Exception as e:  # noqa: BLE001
         raise ExportError(
             "import",
@@ -252,4 +254,32 @@ def prepare(program: Any) -> tuple[str, dict[str, Any]]:
         f"iree-turbine's preparation (its AOT decompositions, then its FX importer) failed: "
         f"{turbine}\ntorch's core ATen decompositions (run_decompositions()) then the FX "
         "importer pass: the failure is iree-turbine's decomposition table",
+        core_mlir=core,
     )
+
+
+def core_prepared(program: Any) -> str:
+    """The program prepared with torch's core ATen decompositions and imported (the
+    comparison for a program whose iree-turbine preparation fails to compile).
+    ExportError("import") says why it cannot be."""
+    try:
+        return _core(program)
+    except Exception as e:  # noqa: BLE001 - the comparison's own failure is its result
+        raise ExportError(
+            "import",
+            "torch's core ATen decompositions (run_decompositions()) then the FX importer "
+            f"fail: {_reason(e)}",
+        ) from None
+
+
+def export_core(case: TorchCase) -> str:
+    """The case exported again and prepared with torch's core decompositions instead."""
+    import torch
+
+    module, args, dynamic = build(case)
+    module.eval()
+    try:
+        program = torch.export.export(module, args, dynamic_shapes=dynamic)
+    except Exception as e:  # noqa: BLE001
+        raise ExportError("prepare", f"torch.export cannot export it: {_reason(e)}") from None
+    return core_prepared(program)
