@@ -167,3 +167,43 @@ def test_a_torch_bundle_reruns_its_cases_bf16_included(cases_dir, tmp_path):
     assert normal_outcomes["torch/ext/ops/double_bf16"]["status"] == "pass"
     assert counts == {"pass": 1}
     assert any("torch/ext/ops/index_add" in line for line in manifest["not_bundled"])
+
+
+@needs_tools
+def test_check_model_of_a_pt2_writes_its_reproducer_and_the_comparison(
+    tmp_path, capsys, monkeypatch
+):
+    import os
+
+    import torch
+
+    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")  # its tools
+
+    class IndexAdd(torch.nn.Module):
+        def forward(self, x, index, source):
+            return x.index_add(0, index, source)
+
+    args = (torch.randn(5, 3), torch.tensor([0, 2, 4]), torch.randn(3, 3))
+    pt2 = tmp_path / "index_add.pt2"
+    torch.export.save(torch.export.export(IndexAdd(), args), str(pt2))
+    out = tmp_path / "outcome.json"
+    status = main(
+        [
+            "check-model",
+            str(pt2),
+            "--store-dir",
+            str(tmp_path / "store"),
+            "--no-benchmark",
+            "--repro-dir",
+            str(tmp_path / "rd"),
+            "--json",
+            str(out),
+        ]
+    )
+    captured = capsys.readouterr()
+    said = captured.out + captured.err
+    assert status == 1, said
+    outcome = json.loads(out.read_text())
+    assert outcome["info"]["preparations"]["other_status"] == "pass", outcome["info"]
+    (record,) = (tmp_path / "rd").rglob("repro.json")
+    assert json.loads(record.read_text())["reproduced"] is True, said
