@@ -117,3 +117,27 @@ def test_a_torch_import_failure_gets_no_reproducer_folder_and_says_why():
     assert make.not_reproducible_reason(compiled) is None  # input.mlir shows it
     onnx = Outcome("onnx-ops/x", "onnx-ops", "llvm-cpu", stage="import", status="error")
     assert make.not_reproducible_reason(onnx) is None  # iree-import-onnx shows it
+
+
+class ModelsSkipped:
+    """A suite whose models file cannot be listed here (transformers missing)."""
+
+    name, description, case_prefix, floor, options = "torch", "t", "torch/", 0, ()
+
+    def collect(self, context):
+        return [
+            Case("torch/models", "torch", "mlir", skip_reason="needs transformers: pip install"),
+            Case("torch/nn/prelu", "torch", "mlir"),
+        ]
+
+
+def test_repro_of_a_case_whose_file_is_skipped_here_says_why(tmp_path):
+    from iree_conformance.repro.lookup import UnknownCase, find_case
+    from iree_conformance.suites.registry import SuiteRegistry
+    from iree_conformance.suites.run_options import RunOptions
+
+    registry = SuiteRegistry([ModelsSkipped()])
+    with pytest.raises(UnknownCase, match=r"torch/models is skipped \(needs transformers"):
+        find_case("torch/models/gpt2", tmp_path, RunOptions(), {}, registry)
+    with pytest.raises(UnknownCase, match="the nearest: torch/nn/prelu"):
+        find_case("torch/nn/prelux", tmp_path, RunOptions(), {}, registry)
