@@ -63,6 +63,7 @@ def compare(attempt: Attempt, outcome: Outcome, worker: Any) -> None:
     """Adds the other preparation's result to a failure at import or compile."""
     if outcome.status != Status.ERROR or outcome.stage not in _STAGES:
         return
+    started = time.perf_counter()  # the other preparation (an export) and its compile
     try:
         other = attempt.case.other_preparation(str(outcome.stage))
     except Exception as e:  # noqa: BLE001 - information only: the verdict stands without it
@@ -70,7 +71,6 @@ def compare(attempt: Attempt, outcome: Outcome, worker: Any) -> None:
         return
     if other is None:
         return
-    started = time.perf_counter()
     status, stage, line = _compile(attempt, other, worker)
     said = summary(other.used, str(outcome.stage), other.other, status, stage, line)
     outcome.info["preparations"] = {

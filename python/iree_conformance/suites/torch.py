@@ -248,9 +248,11 @@ def user_listed(root: Path, store: ArtifactStore) -> list[Listed]:
 
 def _core_failure(message: str) -> str:
     """The core decompositions' part of an import failure's message."""
-    lines = message.splitlines()
-    found = [ln for ln in lines if ln.startswith("torch's core ATen decompositions")]
-    return found[0] if found else message
+    for line in message.splitlines():
+        head, _, why = line.partition(" fail too: ")
+        if head.startswith("torch's core ATen decompositions") and why:
+            return why
+    return message
 
 
 def pt2_case(path: Path, store_root: Path | None) -> TorchCase:

@@ -127,10 +127,12 @@ def test_a_compile_failure_says_what_torchs_core_decompositions_do(
     assert list(Path(torch_store).glob("torch-core-export/*/*"))  # cached in the store
     cond, _ = run_case(Attempt(cases["torch/ext/ops/cond"], llvm_cpu), worker)
     assert (cond.status, cond.stage) == ("error", "import")
-    assert cond.info["preparations"]["summary"].startswith(
+    assert cond.info["preparations"]["summary"] == (
         "fails at import with iree-turbine's decompositions; fails with torch's core "
-        "decompositions too, at import"
-    )
+        "decompositions too, at import: iree-turbine's FX importer fails on its program: "
+        "NotImplementedError: Higher-order operation 'cond' not implemented in the FxImporter "
+        "(tried '_import_hop_cond')"
+    ), cond.info["preparations"]
 
 
 @needs_tools

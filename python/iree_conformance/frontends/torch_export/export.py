@@ -226,12 +226,6 @@ def _turbine(program: Any) -> str:
     return str(aot.export(prepared).mlir_module)
 
 
-def _core(program: Any) -> str:
-    from iree.turbine import aot
-
-    return str(aot.export(program.run_decompositions()).mlir_module)
-
-
 def prepare(program: Any) -> tuple[str, dict[str, Any]]:
     """(torch-dialect MLIR, what was done): iree-turbine's preparation, and torch's core
     decompositions beside it only when that fails (their MLIR rides on the error, for the
@@ -241,13 +235,13 @@ def prepare(program: Any) -> tuple[str, dict[str, Any]]:
     except Exception as e:  # noqa: BLE001 - said with the other preparation's result
         turbine = _reason(e)
     try:
-        core = _core(program)
-    except Exception as e:  # noqa: BLE001
+        core = core_prepared(program)
+    except ExportError as e:
         raise ExportError(
             "import",
             f"iree-turbine's preparation (its AOT decompositions, then its FX importer) "
             f"failed: {turbine}\ntorch's core ATen decompositions (run_decompositions()) "
-            f"fail too: {_reason(e)}",
+            f"fail too: {e}",
         ) from None
     raise ExportError(
         "import",
@@ -262,13 +256,17 @@ def core_prepared(program: Any) -> str:
     """The program prepared with torch's core ATen decompositions and imported (the
     comparison for a program whose iree-turbine preparation fails to compile).
     ExportError("import") says why it cannot be."""
+    from iree.turbine import aot
+
     try:
-        return _core(program)
+        decomposed = program.run_decompositions()
     except Exception as e:  # noqa: BLE001 - the comparison's own failure is its result
+        raise ExportError("import", f"run_decompositions() fails: {_reason(e)}") from None
+    try:
+        return str(aot.export(decomposed).mlir_module)
+    except Exception as e:  # noqa: BLE001
         raise ExportError(
-            "import",
-            "torch's core ATen decompositions (run_decompositions()) then the FX importer "
-            f"fail: {_reason(e)}",
+            "import", f"iree-turbine's FX importer fails on its program: {_reason(e)}"
         ) from None
 
 
