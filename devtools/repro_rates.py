@@ -29,9 +29,7 @@ KINDS = ("fail-import", "fail-compile", "crash", "fail-run", "fail-numerics")
 FAMILIES = ("onnx-ops", "stablehlo", "jax", "torch")
 
 
-def sample(
-    manifest: Path, per: int, families: tuple[str, ...] = FAMILIES
-) -> list[tuple[str, str]]:
+def sample(manifest: Path, per: int, families: tuple[str, ...] = FAMILIES) -> list[tuple[str, str]]:
     """(case id, kind) of `per` entries of each family and kind, spread evenly over the
     sorted ids (not the first few, which share an operator)."""
     from iree_conformance.common.tomlio import load_toml
