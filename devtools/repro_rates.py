@@ -2,7 +2,7 @@
 
 Picks a sample of the xfail entries of a target's manifest (conformance/expectations/
 <target>.toml): --per N cases (spread over the sorted ids) of each suite family (onnx-ops,
-stablehlo, jax) and each kind (fail-import, fail-compile, crash, fail-run,
+stablehlo, jax, torch: run it with a Python that has torch and iree-turbine) and each kind (fail-import, fail-compile, crash, fail-run,
 fail-numerics), runs `iree-conformance repro` on each (verified with the tools of
 --tools DIR, e.g. a fresh venv holding only iree-base-compiler and iree-base-runtime),
 and prints the rates per kind, with each case that did not reproduce and why.
@@ -11,6 +11,7 @@ stablehlo-ext cases need their external corpus (--stablehlo-dir) and are left ou
 Examples:
   python -m devtools.repro_rates --tools /tmp/fresh-iree/bin --per 3
   python -m devtools.repro_rates --json rates.json
+  /path/to/torch-venv/bin/python -m devtools.repro_rates --family torch --per 16
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 KINDS = ("fail-import", "fail-compile", "crash", "fail-run", "fail-numerics")
-FAMILIES = ("onnx-ops", "stablehlo", "jax")
+FAMILIES = ("onnx-ops", "stablehlo", "jax", "torch")
 
 
-def sample(manifest: Path, per: int) -> list[tuple[str, str]]:
+def sample(manifest: Path, per: int, families: tuple[str, ...] = FAMILIES) -> list[tuple[str, str]]:
     """(case id, kind) of `per` entries of each family and kind, spread evenly over the
     sorted ids (not the first few, which share an operator)."""
     from iree_conformance.common.tomlio import load_toml
@@ -36,7 +37,7 @@ def sample(manifest: Path, per: int) -> list[tuple[str, str]]:
     groups: dict[tuple[str, str], list[str]] = defaultdict(list)
     for case_id, spec in sorted(load_toml(manifest).get("xfail", {}).items()):
         kind, family = spec.get("expect"), case_id.split("/", 1)[0]
-        if isinstance(kind, str) and kind in KINDS and family in FAMILIES:
+        if isinstance(kind, str) and kind in KINDS and family in families:
             groups[(family, kind)].append(case_id)
     return [
         (ids[i * len(ids) // min(per, len(ids))], kind)
@@ -66,7 +67,9 @@ def run_one(case_id: str, target: str, tools: str | None, store: str, work: Path
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=REPO, check=False)
     record_path = out / "repro.json"
     if not record_path.is_file():
-        last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or ["?"])[-1]
+        lines = proc.stdout.strip().splitlines() + proc.stderr.strip().splitlines()
+        said = [ln for ln in lines if ln.startswith("no reproducer written")]
+        last = (said or lines or ["?"])[-1]
         return {
             "case_id": case_id,
             "reproduced": None,
@@ -91,10 +94,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--store-dir", default=None, help="artifact store (default: a fresh temporary one)"
     )
+    p.add_argument(
+        "--family",
+        action="append",
+        choices=FAMILIES,
+        help="only these suite families (repeatable; default: all)",
+    )
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args(argv)
     manifest = REPO / "conformance" / "expectations" / f"{args.target}.toml"
-    picked = sample(manifest, args.per)
+    picked = sample(manifest, args.per, tuple(args.family or FAMILIES))
     results = []
     with tempfile.TemporaryDirectory(prefix="repro-rates-") as tmp:
         store = args.store_dir or str(Path(tmp) / "store")

@@ -45,6 +45,7 @@ from iree_conformance.engine import benchmark
 from iree_conformance.engine.after_run import RunJudging, after_run
 from iree_conformance.engine.verdicts import judge
 from iree_conformance.expectations.lookup import Expectations, ManifestEntry
+from iree_conformance.frontends.mlir_types import numpy_dtype
 from iree_conformance.model.compare import Check, Tolerance
 from iree_conformance.model.jobs import CaseResult
 from iree_conformance.model.outcome import Outcome
@@ -54,6 +55,8 @@ from iree_conformance.model.outcome import Outcome
 #    (actual, expected) pairs of returned values).
 # 4: a record of inputs that are no verdict holds "unjudged" (the reason) and no expected
 #    values; run-bundle judges it as the suite does (model/unjudged.py).
+#    (A record's optional "bf16" lists its arrays stored as their uint16 bits: a .npz reads
+#    bfloat16 back as void. Older bundles lack it, and are read as before.)
 # 5: manifest.json.sha256 beside the manifest; "source" and "expected" paths are relative
 #    to the checkout that made the bundle (or the file's name), never absolute.
 BUNDLE_SCHEMA = 5
@@ -126,6 +129,10 @@ class BundleWriter:
             for s, expected in enumerate(case.expected_sets(input_sets)):
                 for i, value in enumerate(expected):
                     arrays[f"expected_{s}_{i}"] = np.asarray(value)
+        bf16 = sorted(k for k, a in arrays.items() if a.dtype.name == "bfloat16")
+        if bf16:  # a .npz cannot type bfloat16 (it reads back as void): kept as its bits
+            record["bf16"] = bf16
+            arrays.update({k: arrays[k].view(np.uint16) for k in bf16})
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]  # numpy stubs type **kwds as bool
         data = buffer.getvalue()
@@ -231,6 +238,25 @@ def _checks_from(
     return checks
 
 
+class BundleArrays:
+    """A bundled case's arrays (its .npz), its bfloat16 ones given back their type."""
+
+    def __init__(self, npz: Any, bf16: list[str]):
+        self._npz, self._bf16 = npz, set(bf16)
+        self.files = npz.files
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        value = self._npz[key]
+        if key not in self._bf16:
+            return value
+        dtype = numpy_dtype("bf16")
+        if dtype is None:
+            raise BundleError(
+                f"{key} is bfloat16, which numpy reads only with ml_dtypes: pip install ml_dtypes"
+            )
+        return value.view(dtype)
+
+
 def bundle_expectations(root: Path, record: dict[str, Any]) -> Expectations:
     """The manifest entry the bundle carries for one case, judged like a normal run."""
     expectations = Expectations(record["target"])
@@ -329,6 +355,12 @@ def run_bundle(
     for record in manifest["cases"]:  # verify everything before running anything
         _read_verified(root, record["module"], record["module_sha256"])
         _read_verified(root, record["data"], record["data_sha256"])
+    bf16 = [r["case_id"] for r in manifest["cases"] if r.get("bf16")]
+    if bf16 and numpy_dtype("bf16") is None:
+        raise BundleError(
+            f"{len(bf16)} bundled cases ({bf16[0]}, ...) hold bfloat16 arrays, which numpy "
+            "reads only with ml_dtypes: pip install ml_dtypes"
+        )
     executor = Executor(ArtifactStore(None), lambda: "")
     started = datetime.datetime.now(datetime.timezone.utc)
     outcomes: list[dict[str, Any]] = []
@@ -344,7 +376,8 @@ def run_bundle(
         start = time.perf_counter()
         vmfb = _read_verified(root, record["module"], record["module_sha256"])
         data = _read_verified(root, record["data"], record["data_sha256"])
-        with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            arrays = BundleArrays(npz, record.get("bf16", []))
             judging = _run_record(
                 executor, record, vmfb, arrays, driver, device, timing_runs, outcome
             )

@@ -68,6 +68,7 @@ _FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
     "checks": ((list,), False),
     "unjudged": ((str,), False),
     "expected": ((dict,), False),
+    "bf16": ((list,), False),  # the .npz keys holding bfloat16 as its uint16 bits
 }
 _TOLERANCE_KEYS = frozenset(f.name for f in dataclasses.fields(Tolerance))
 

@@ -371,6 +371,10 @@ def _write_repro(case, target, outcome, store, conformance_dir: Path, root: Path
     from iree_conformance.repro.command import report
     from iree_conformance.repro.lookup import folder_for
 
+    why_not = make.not_reproducible_reason(outcome)
+    if why_not is not None:
+        print(f"no reproducer written: {why_not}", file=out)
+        return
     folder = folder_for(root, target.name, case.case_id)
     record = make.make_for_case(
         case, target, outcome, folder, store, conformance_dir, make.ReproOptions(force=True)

@@ -6,7 +6,7 @@ import time
 
 from iree_conformance.common.diagnostics import cap_outcome_diagnostics
 from iree_conformance.common.vocabulary import Stage, Status
-from iree_conformance.engine import benchmark
+from iree_conformance.engine import benchmark, preparations
 from iree_conformance.engine.after_run import RunJudging, after_run
 from iree_conformance.engine.attempt import Attempt
 from iree_conformance.engine.worker.parent import WorkerClient
@@ -43,9 +43,11 @@ def build_job(attempt: Attempt, input_sets: list) -> CaseJob:
 
 def run_case(attempt: Attempt, worker: WorkerClient) -> tuple[Outcome, CaseResult]:
     """Returns the Outcome and the worker's result (which holds the vmfb when compile_only);
-    a diagnostic line too long for a console is cut, its full text kept in a file
-    (``common/diagnostics.cap_outcome_diagnostics``)."""
+    a failure at import or compile gets its case's other preparation compiled beside it
+    (``engine/preparations.py``); a diagnostic line too long for a console is cut, its
+    full text kept in a file (``common/diagnostics.cap_outcome_diagnostics``)."""
     outcome, result = _run_placed(attempt, worker)
+    preparations.compare(attempt, outcome, worker)  # information only: the verdict stands
     cap_outcome_diagnostics(outcome, getattr(worker, "store_dir", None))
     return outcome, result
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from iree_conformance.model.compare import Check, Tolerance
 from iree_conformance.model.jobs import CaseResult, Program
+from iree_conformance.model.preparation import OtherPreparation
 
 ONNX_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
 
@@ -78,6 +79,12 @@ class Case:
     def unjudged_reason(self) -> str | None:
         """Why a run-stage failure on these inputs is no verdict (random values of an
         input whose values carry meaning); None when it is one."""
+        return None
+
+    def other_preparation(self, stage: str) -> OtherPreparation | None:
+        """Another preparation of the program, imported and compiled when this one fails
+        at ``stage`` (import or compile): information beside the verdict
+        (``engine/preparations.py``). None: the case has no other."""
         return None
 
     def program(self) -> Program:

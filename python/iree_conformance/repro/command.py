@@ -13,7 +13,8 @@ nothing written; with ``--sources`` its generated code is); 1 the folder was wri
 does not show the failure (repro.json and ISSUE.md say why); 2 bad arguments, an unknown
 case (the nearest ids named), an existing folder without ``--force``, a case id that
 would escape the folder, IREE's tools not on ``PATH`` (the folder is kept, unverified);
-9 the case is skipped here or fails in the harness, not in IREE.
+9 the case is skipped here, fails in the harness, not in IREE, or fails in a Python
+importer no IREE tool runs (a torch case's import: iree-turbine's).
 """
 
 from __future__ import annotations

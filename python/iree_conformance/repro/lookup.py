@@ -40,6 +40,12 @@ def find_case(
     for case in cases:
         if case.case_id == case_id:
             return case
+    for case in cases:  # a file whose cases cannot be listed here (a missing package)
+        if case.skip_reason and case_id.startswith(case.case_id + "/"):
+            raise UnknownCase(
+                f"case {case_id!r} is not listed here: {case.case_id} is skipped "
+                f"({case.skip_reason})"
+            )
     ids = [c.case_id for c in cases]
     near = difflib.get_close_matches(case_id, ids, n=5, cutoff=0.6)
     hint = f"; the nearest: {', '.join(near)}" if near else f"; suite {suite} has {len(ids)} cases"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from iree_conformance.common.store import ArtifactStore
-from iree_conformance.common.vocabulary import Status
+from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.expectations.known_issues import FILE_NAME, KnownIssues, load_known_issues
 from iree_conformance.expectations.lookup import Expectations
 from iree_conformance.model.cases import Case
@@ -23,6 +23,9 @@ from iree_conformance.repro.worked_before import WorkedBefore
 #: The failures a reproducer is made for: IREE's (not the harness's prepare or reference).
 IREE_KINDS = ("fail-import", "fail-compile", "fail-run", "fail-numerics", "crash", "timeout")
 _BISECT_PREFIX = "bisect-numerics: "
+#: Suites whose import is Python in the harness's process, with no IREE command-line tool
+#: (ONNX's has iree-import-onnx): an import failure there has no reproducer folder.
+IN_PROCESS_IMPORTERS = {"torch": "iree-turbine's preparation and FX importer (Python)"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +47,12 @@ def not_reproducible_reason(outcome: Outcome, sources: bool = False) -> str | No
     if outcome.failure_kind not in IREE_KINDS:
         return (
             f"its failure is the harness's, not IREE's ({outcome.failure_kind} at {outcome.stage})"
+        )
+    if outcome.suite in IN_PROCESS_IMPORTERS and outcome.stage in (Stage.PREPARE, Stage.IMPORT):
+        return (
+            f"it fails in {IN_PROCESS_IMPORTERS[outcome.suite]}, which IREE's command-line "
+            "tools do not run, so no folder of theirs can show it: the failure's message "
+            "is the report (the case's file and the versions reproduce it)"
         )
     return None
 

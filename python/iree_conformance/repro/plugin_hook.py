@@ -41,8 +41,9 @@ def write_for_run(
     """The folder of one judged case, when it is wanted; what happened, for info.repro."""
     if options.repro_dir is None or not wanted(outcome, options.repro_expected):
         return None
-    if make.not_reproducible_reason(outcome) is not None:
-        return None
+    why_not = make.not_reproducible_reason(outcome)
+    if why_not is not None:  # an expected failure no folder can show (a torch import)
+        return {"folder": None, "reproduced": None, "why": f"no reproducer: {why_not}"}
     try:
         folder = folder_for(Path(options.repro_dir), target.name, case.case_id)
         record = make.make_for_case(

@@ -172,6 +172,23 @@ def _tolerances(
     return [tol.resolve(np.asarray(e).dtype) for e in expected], notes
 
 
+def _frontend_notes(case: Case, outcome: Outcome) -> list[str]:
+    """What input.mlir is when the harness made it in Python, and what the other
+    preparation did (``engine/preparations.py``)."""
+    notes = []
+    if case.program().frontend == "torch_export":
+        notes.append(
+            "input.mlir is the torch-dialect program iree-turbine's FX importer wrote: the "
+            "case exported with torch.export and prepared with iree-turbine's AOT "
+            "decompositions (functionalized), as aot.export prepares a module; the "
+            "expected outputs are torch eager's."
+        )
+    said = (outcome.info.get("preparations") or {}).get("summary")
+    if said:
+        notes.append(f"Preparation: {said}.")
+    return notes
+
+
 def build_spec(
     case: Case,
     target: Target,
@@ -219,6 +236,7 @@ def build_spec(
         spec.context["mlir_from_store"] = from_store
         if large:
             _large_model_notes(case, spec, meta, store)
+    spec.notes += _frontend_notes(case, outcome)
     if case.kind == "onnx" and len(spec.mlir) > LARGE_MLIR_BYTES:
         spec.notes.append(large_weights_note(len(spec.mlir)))
     names = public_functions(spec.mlir.decode("utf-8", errors="replace"))

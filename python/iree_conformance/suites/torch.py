@@ -24,11 +24,13 @@ from iree_conformance.common import errors
 from iree_conformance.common.store import ArtifactStore, default_store_dir
 from iree_conformance.common.vocabulary import Stage
 from iree_conformance.frontends.torch_export.artifact import Exported
-from iree_conformance.frontends.torch_export.pt2 import cached_export
+from iree_conformance.frontends.torch_export.pt2 import cached_core_export, cached_export
 from iree_conformance.frontends.torch_export.timing import SEPARATOR
 from iree_conformance.frontends.torch_export.tree import (
     ExportFailed,
     Listed,
+    core_export_listed,
+    core_text,
     decode,
     export_listed,
     list_tree,
@@ -37,6 +39,7 @@ from iree_conformance.frontends.torch_export.tree import (
 from iree_conformance.model.cases import Case, CaseInvalid, CaseReferenceError
 from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.jobs import Program
+from iree_conformance.model.preparation import OtherPreparation
 from iree_conformance.suites.base import SuiteContext, SuiteOption
 from iree_conformance.suites.stablehlo_files import InvalidCase
 
@@ -48,6 +51,7 @@ CASE_PREFIX = "torch/"
 USER_PREFIX = "torch/ext/"
 BUNDLED_FLOOR = 150  # a broken conformance/torch must not look green
 ENTRY_FUNCTION = "main"
+USED, OTHER = "iree-turbine's decompositions", "torch's core decompositions"
 
 
 class CorpusError(errors.CorpusError):
@@ -118,6 +122,37 @@ class TorchCase(Case):
         return dataclasses.replace(
             super().program(),
             source_bytes=exported.text.encode("utf-8") if exported else b"",
+            import_options=options,
+            frontend="torch_export",
+        )
+
+    def other_preparation(self, stage: str) -> OtherPreparation | None:
+        """torch's core ATen decompositions of the same program, for a failure of
+        iree-turbine's: at import, the core program the export made beside it; at
+        compile, the case exported again that way (cached in the store)."""
+        failure = self._failure
+        if stage == Stage.IMPORT and failure is not None and failure.stage == Stage.IMPORT:
+            if failure.core_mlir is None:
+                return OtherPreparation(USED, OTHER, None, _core_failure(str(failure)))
+            return OtherPreparation(USED, OTHER, self._other_program(failure.core_mlir))
+        if stage != Stage.COMPILE or self.export() is None:
+            return None
+        store = ArtifactStore(self.store_root)
+        try:
+            if self.pt2 is not None:
+                text = core_text(cached_core_export(self.pt2, store))
+            else:
+                assert self.listed is not None
+                text = core_export_listed(self.listed, store)
+        except ExportFailed as e:
+            return OtherPreparation(USED, OTHER, None, str(e))
+        return OtherPreparation(USED, OTHER, self._other_program(text))
+
+    def _other_program(self, text: str) -> Program:
+        options = {k: v for k, v in self.import_options.items() if k != "failed"}
+        return dataclasses.replace(
+            super().program(),
+            source_bytes=text.encode("utf-8"),
             import_options=options,
             frontend="torch_export",
         )
@@ -209,6 +244,15 @@ def user_listed(root: Path, store: ArtifactStore) -> list[Listed]:
             Listed(f"{USER_PREFIX}{root.name}:folder", str(root), str(root), "", error=problem)
         ]
     return listed
+
+
+def _core_failure(message: str) -> str:
+    """The core decompositions' part of an import failure's message."""
+    for line in message.splitlines():
+        head, _, why = line.partition(" fail too: ")
+        if head.startswith("torch's core ATen decompositions") and why:
+            return why
+    return message
 
 
 def pt2_case(path: Path, store_root: Path | None) -> TorchCase:

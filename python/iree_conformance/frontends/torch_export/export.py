@@ -39,9 +39,10 @@ class ExportError(Exception):
     "import" (iree-turbine's preparation or FX importer: IREE's tooling), "reference"
     (torch eager's answer says nothing)."""
 
-    def __init__(self, stage: str, message: str):
+    def __init__(self, stage: str, message: str, core_mlir: str | None = None):
         super().__init__(message)
         self.stage = stage
+        self.core_mlir = core_mlir  # torch's core decompositions' import, when it passed
 
 
 def versions() -> dict[str, str | None]:
@@ -225,31 +226,58 @@ def _turbine(program: Any) -> str:
     return str(aot.export(prepared).mlir_module)
 
 
-def _core(program: Any) -> str:
-    from iree.turbine import aot
-
-    return str(aot.export(program.run_decompositions()).mlir_module)
-
-
 def prepare(program: Any) -> tuple[str, dict[str, Any]]:
     """(torch-dialect MLIR, what was done): iree-turbine's preparation, and torch's core
-    decompositions beside it only when that fails."""
+    decompositions beside it only when that fails (their MLIR rides on the error, for the
+    engine to compile: ``core_mlir``)."""
     try:
         return _turbine(program), {"preparation": TURBINE}
     except Exception as e:  # noqa: BLE001 - said with the other preparation's result
         turbine = _reason(e)
     try:
-        _core(program)
-    except Exception as e:  # noqa: BLE001
+        core = core_prepared(program)
+    except ExportError as e:
         raise ExportError(
             "import",
             f"iree-turbine's preparation (its AOT decompositions, then its FX importer) "
             f"failed: {turbine}\ntorch's core ATen decompositions (run_decompositions()) "
-            f"fail too: {_reason(e)}",
+            f"fail too: {e}",
         ) from None
     raise ExportError(
         "import",
         f"iree-turbine's preparation (its AOT decompositions, then its FX importer) failed: "
         f"{turbine}\ntorch's core ATen decompositions (run_decompositions()) then the FX "
         "importer pass: the failure is iree-turbine's decomposition table",
+        core_mlir=core,
     )
+
+
+def core_prepared(program: Any) -> str:
+    """The program prepared with torch's core ATen decompositions and imported (the
+    comparison for a program whose iree-turbine preparation fails to compile).
+    ExportError("import") says why it cannot be."""
+    from iree.turbine import aot
+
+    try:
+        decomposed = program.run_decompositions()
+    except Exception as e:  # noqa: BLE001 - the comparison's own failure is its result
+        raise ExportError("import", f"run_decompositions() fails: {_reason(e)}") from None
+    try:
+        return str(aot.export(decomposed).mlir_module)
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(
+            "import", f"iree-turbine's FX importer fails on its program: {_reason(e)}"
+        ) from None
+
+
+def export_core(case: TorchCase) -> str:
+    """The case exported again and prepared with torch's core decompositions instead."""
+    import torch
+
+    module, args, dynamic = build(case)
+    module.eval()
+    try:
+        program = torch.export.export(module, args, dynamic_shapes=dynamic)
+    except Exception as e:  # noqa: BLE001
+        raise ExportError("prepare", f"torch.export cannot export it: {_reason(e)}") from None
+    return core_prepared(program)

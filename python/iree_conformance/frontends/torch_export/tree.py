@@ -27,6 +27,7 @@ from iree_conformance.frontends.torch_export.artifact import Exported
 from iree_conformance.frontends.torch_export.spec import TorchCase, cases_of
 
 INDEX_KIND, EXPORT_KIND = "torch-cases", "torch-export"
+CORE_KIND = "torch-core-export"  # the program under torch's core decompositions
 INSTALL_HINT = (
     "pip install torch==2.13.0 iree-turbine (or the extra: pip install 'iree-conformance[torch]'; "
     "GitHub runners: --index-url https://download.pytorch.org/whl/cpu for torch's CPU build)"
@@ -57,9 +58,10 @@ class Listed:
 class ExportFailed(Exception):
     """The case cannot be exported; ``stage`` is where (``export.ExportError``)."""
 
-    def __init__(self, stage: str, message: str):
+    def __init__(self, stage: str, message: str, core_mlir: str | None = None):
         super().__init__(message)
         self.stage = stage
+        self.core_mlir = core_mlir  # torch's core decompositions' import, when it passed
 
 
 def missing_reason() -> str | None:
@@ -198,12 +200,49 @@ def export_listed(case: Listed, store: ArtifactStore) -> Exported:
 def decode(payload: bytes) -> Exported:
     if payload.startswith(b"{"):
         failure = json.loads(payload)
-        raise ExportFailed(failure["stage"], failure["error"])
+        raise ExportFailed(failure["stage"], failure["error"], failure.get("core_mlir"))
     return Exported.from_bytes(payload)
 
 
-def failure_payload(stage: str, message: str) -> bytes:
-    return json.dumps({"stage": stage, "error": message}).encode()
+def failure_payload(stage: str, message: str, core_mlir: str | None = None) -> bytes:
+    failure = {"stage": stage, "error": message}
+    if core_mlir is not None:
+        failure["core_mlir"] = core_mlir
+    return json.dumps(failure).encode()
+
+
+def core_export_listed(case: Listed, store: ArtifactStore) -> str:
+    """The case's program prepared with torch's core decompositions (only asked for a case
+    whose iree-turbine preparation fails to compile), from the store, else made and
+    stored. ExportFailed says why there is none."""
+    path, root = Path(case.source), Path(case.root)
+    key = make_key(file_key(path, root, case.prefix), case.name, CORE_KIND)
+    entry = store.get(CORE_KIND, key)
+    payload = entry[1] if entry is not None else None
+    if payload is None:
+        payload = _export_core(path, case)
+        store.put(CORE_KIND, key, payload, {"case": case.case_id})
+    return core_text(payload)
+
+
+def core_text(payload: bytes) -> str:
+    if payload.startswith(b"{"):
+        failure = json.loads(payload)
+        raise ExportFailed(failure["stage"], failure["error"])
+    return payload.decode("utf-8")
+
+
+def _export_core(path: Path, listed: Listed) -> bytes:
+    from iree_conformance.frontends.torch_export.export import ExportError, export_core
+
+    try:
+        found = find_case(path, listed.name)
+    except Exception as e:  # noqa: BLE001 - it exported before: a file that changed since
+        return failure_payload("prepare", f"{path}: {e}")
+    try:
+        return export_core(found).encode("utf-8")
+    except ExportError as e:
+        return failure_payload(e.stage, str(e))
 
 
 def _export(path: Path, listed: Listed) -> bytes:
@@ -219,7 +258,8 @@ def _export(path: Path, listed: Listed) -> bytes:
     try:
         return export_case(found).to_bytes()
     except ExportError as e:
-        return failure_payload(e.stage, f"{path}:{found.line}: case {listed.name}: {e}")
+        message = f"{path}:{found.line}: case {listed.name}: {e}"
+        return failure_payload(e.stage, message, e.core_mlir)
 
 
 @functools.lru_cache(maxsize=64)
