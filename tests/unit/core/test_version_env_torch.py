@@ -76,7 +76,7 @@ def running_env(root: Path, torch_version: str = "2.13.0+cpu") -> Path:
         site,
         "iree-turbine",
         "3.9.0",
-        {"iree/turbine/__init__.py": "", "iree/turbine/aot/__init__.py": ""},
+        {"iree/turbine/__init__.py": ""},
         ("iree-base-compiler", "iree-base-runtime", "torch>=2.5", "numpy"),
     )
     installed(site, "transformers", "5.25.0", {"transformers/__init__.py": ""}, ("numpy",))
