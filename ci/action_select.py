@@ -32,6 +32,15 @@ def _inside(path: Path | None, roots: list[Path]) -> bool:
     return any(resolved.is_relative_to(root) for root in roots)
 
 
+def _source(case: object) -> Path | None:
+    """The case's file: its source_path, else where it is written (a torch case's .py)."""
+    path = getattr(case, "source_path", None)
+    if path is None and callable(getattr(case, "source_location", None)):
+        location = case.source_location()  # type: ignore[attr-defined]
+        path = location.get("path") if isinstance(location, dict) else None
+    return Path(path) if path else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     roots = _roots()
     if not roots:
@@ -40,7 +49,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         callspec = getattr(item, "callspec", None)
         case = callspec.params.get("conformance_case") if callspec is not None else None
-        if case is None or _inside(getattr(case, "source_path", None), roots):
+        if case is None or _inside(_source(case), roots):
             kept.append(item)
         else:
             dropped.append(item)

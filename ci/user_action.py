@@ -65,7 +65,12 @@ FOLDERS = {
     "onnx-dir": ("onnx_dir", "*.onnx", "ONNX models (.onnx)"),
     "stablehlo-dir": ("stablehlo", "*.mlir", "StableHLO programs (.mlir)"),
     "jax-dir": ("jax", "*.py", "JAX case files (.py)"),
+    "torch-dir": ("torch", "*.py", "torch case files (.py)"),
 }
+# With torch-dir, torch's CPU build goes in before the torch extra: PyPI's default Linux
+# torch is a CUDA build of several GB (docs/torch.md).
+TORCH_REQUIREMENT = "torch==2.13.0"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 _VERSION = re.compile(r"^\d+(\.\d+){0,3}([a-z]+\d*)?(\.dev\d+|\.post\d+)?$")
 _FILE_LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<rest>.*)$", re.S)
 # pip's and uv's words for a version PyPI does not have.
@@ -136,7 +141,7 @@ def case_folders(inputs: dict[str, list[str]], root: Path) -> dict[str, list[Pat
             found.setdefault(name, []).append(path)
     if not found:
         raise ConfigurationError(
-            "nothing to run: set at least one of onnx-dir, stablehlo-dir, jax-dir"
+            "nothing to run: set at least one of onnx-dir, stablehlo-dir, jax-dir, torch-dir"
         )
     return found
 
@@ -212,7 +217,22 @@ class Inputs:
         self.expectations = expectations_folder(args.expectations_dir, self.root)
         if not early:  # the manifest reader needs the installed project (numpy)
             check_manifests(self.expectations, self.targets)
+            if "torch-dir" in self.folders:
+                check_torch()
         self.pytest_args = shlex.split(args.pytest_args or "")
+
+
+def check_torch() -> None:
+    """torch-dir's cases need torch and iree-turbine in the action's environment."""
+    from iree_conformance.frontends.torch_export.tree import missing_reason
+
+    missing = missing_reason()
+    if missing:
+        raise ConfigurationError(
+            f"torch-dir: {missing} (the action's environment, {sys.prefix}: its install step "
+            f"puts in {TORCH_REQUIREMENT} from {TORCH_CPU_INDEX} and the torch extra when "
+            "torch-dir is set; see that step's log)"
+        )
 
 
 # -- install ------------------------------------------------------------------------------
@@ -259,19 +279,14 @@ def cmd_install(args: argparse.Namespace) -> int:
     requirements = [requirement, str(action / "cache_tools")]
     # uv when the runner has it (parallel downloads, its cache linked, not copied), else pip.
     uv = shutil.which("uv")
-    command = (
-        [uv, "pip", "install", "--python", str(python), *requirements]
+    installer = (
+        [uv, "pip", "install", "--python", str(python)]
         if uv
-        else [
-            str(python),
-            "-I",
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            *requirements,
-        ]
+        else [str(python), "-I", "-m", "pip", "install", "--disable-pip-version-check"]
     )
+    if "torch" in split_list(args.extras):
+        install_torch(installer)
+    command = [*installer, *requirements]
     print(
         f"installing with {'uv' if uv else 'pip'}: {' '.join(requirements)} {' '.join(pins)}",
         flush=True,
@@ -303,6 +318,26 @@ def cmd_install(args: argparse.Namespace) -> int:
     set_outputs({"python": str(python), "iree-version": version})
     print(f"installed iree-conformance with iree-base-compiler {version} into {venv}")
     return 0
+
+
+def torch_command(installer: list[str]) -> list[str]:
+    """torch's CPU build alone, from PyTorch's CPU index (the torch extra then finds it)."""
+    return [*installer, "--index-url", TORCH_CPU_INDEX, TORCH_REQUIREMENT]
+
+
+def install_torch(installer: list[str]) -> None:
+    print(f"installing torch's CPU build: {TORCH_REQUIREMENT} from {TORCH_CPU_INDEX}", flush=True)
+    result = subprocess.run(
+        torch_command(installer), capture_output=True, text=True, encoding="utf-8", errors="replace"
+    )
+    sys.stdout.write(result.stdout + result.stderr)
+    if result.returncode != 0:
+        last = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        raise CIError(
+            f"torch-dir: installing torch's CPU build failed (exit {result.returncode}): "
+            f"{last[0]}; the torch cases need `pip install {TORCH_REQUIREMENT} --index-url "
+            f"{TORCH_CPU_INDEX}` to succeed on this runner (docs/torch.md)"
+        )
 
 
 # -- check and run ------------------------------------------------------------------------
@@ -438,7 +473,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--venv", required=True)
     p.add_argument("--action-path", default=str(ACTION_PATH))
     p.add_argument("--iree-version", default="")
-    p.add_argument("--extras", default="", help="extras of this project, e.g. jax")
+    p.add_argument(
+        "--extras",
+        default="",
+        help="extras of this project, e.g. jax (torch: torch's CPU build first)",
+    )
     p.set_defaults(func=cmd_install)
     for name, func, text in (
         ("check", cmd_check, "check the inputs"),

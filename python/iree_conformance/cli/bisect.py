@@ -96,6 +96,12 @@ class Bisector:
             versions_command.conformance_dir(args.conformance_dir) if not args.check_model else None
         )
         self.selection = versions_command.selection_of(args)
+        # torch cases (or a .pt2 program): the environments get the running one's torch
+        self.torch = (
+            Path(args.check_model).suffix == ".pt2"
+            if args.check_model
+            else versions_command.selects_torch(self.selection)
+        )
         self.out = versions_command.out_dir(args, "bisect")
         # --bundle-dir, else <out>/bundle; "" writes none
         self.bundle_dir: Path | None = self.out / "bundle"
@@ -106,7 +112,9 @@ class Bisector:
 
     def env(self, spec: iree_index.VersionSpec) -> version_envs.VersionEnv:
         if spec.label not in self.envs:
-            self.envs[spec.label] = versions_command.prepare_envs([spec], self.args.envs_dir)[0]
+            self.envs[spec.label] = versions_command.prepare_envs(
+                [spec], self.args.envs_dir, torch=self.torch
+            )[0]
         return self.envs[spec.label]
 
     def run(

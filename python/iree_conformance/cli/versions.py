@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from iree_conformance.common import env_check, iree_index, version_envs
+from iree_conformance.common import env_check, iree_index, torch_envs, version_envs
 from iree_conformance.common.errors import (
     EXIT_CONFIGURATION,
     EXIT_ENVIRONMENT,
@@ -196,18 +196,56 @@ def manifest_note(env: version_envs.VersionEnv) -> str | None:
 version_order = version_compare.version_order
 
 
+def selects_torch(pytest_args: list[str]) -> bool:
+    """Whether the selection's -m expression can select torch cases (no -m: every suite);
+    only then do the environments get torch (docs/versions.md)."""
+    from iree_conformance.plugin.pytest_plugin import suites_selected_by
+    from iree_conformance.suites.registry import builtin_suites
+
+    expression = ""
+    for n, arg in enumerate(pytest_args):
+        if arg == "-m" and n + 1 < len(pytest_args):
+            expression = pytest_args[n + 1]  # the last -m wins, as in pytest
+        elif arg.startswith("-m") and len(arg) > 2 and not arg.startswith("--"):
+            expression = arg[2:]
+    names = [suite.name for suite in builtin_suites()]
+    return "torch" in suites_selected_by(expression, names)
+
+
+def torch_for(wanted: bool, say: Callable[[str], None] = log) -> torch_envs.TorchSet | None:
+    """The running environment's torch for the environments, when the selection has torch
+    cases; said when it has them but this environment lacks torch or iree-turbine."""
+    if not wanted:
+        return None
+    found = torch_envs.running()
+    if found is None:
+        say(
+            "the selection includes the torch suite, but this environment has no torch or "
+            "iree-turbine, which the versions' environments take from it: their torch cases "
+            "skip (install them here to run them: docs/torch.md)"
+        )
+    return found
+
+
 def prepare_envs(
-    specs: list[iree_index.VersionSpec], envs_dir: str | None, say: Callable[[str], None] = log
+    specs: list[iree_index.VersionSpec],
+    envs_dir: str | None,
+    say: Callable[[str], None] = log,
+    torch: bool = False,
 ) -> list[version_envs.VersionEnv]:
     envs = []
+    torch_set = torch_for(torch, say)
     for spec in specs:
-        env = version_envs.ensure(spec, version_envs.envs_dir(envs_dir), lambda line: None, say)
+        env = version_envs.ensure(
+            spec, version_envs.envs_dir(envs_dir), lambda line: None, say, torch_set
+        )
         state = "made" if env.created else "cached and checked"
         if env.remade:
             state = "made again"
+        with_torch = f", torch {env.info['torch']}" if env.info.get("torch") else ""
         say(
             f"IREE {spec.label}: environment {state} in {env.seconds:.1f} s "
-            f"(compiler {env.info.get('iree_compiler')}, revision {env.revision})"
+            f"(compiler {env.info.get('iree_compiler')}, revision {env.revision}{with_torch})"
         )
         envs.append(env)
     return envs
@@ -230,7 +268,7 @@ def cmd_versions(args: argparse.Namespace) -> int:
         )
     folder = conformance_dir(args.conformance_dir)
     specs = resolve_all(args.versions, tuple(args.find_links), args.pre)
-    envs = prepare_envs(specs, args.envs_dir)
+    envs = prepare_envs(specs, args.envs_dir, torch=selects_torch(pytest_args))
     out = out_dir(args, "versions")
     columns = []
     for env in envs:

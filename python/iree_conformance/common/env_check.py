@@ -13,7 +13,7 @@ Measured on a real IREE 3.12.0 environment (jax, onnx, onnxruntime, numpy: 56
 distributions, 17,791 files): the file check takes 0.25 to 0.5 s, the import probe 0.7 to
 1.3 s (docs/versions.md). The same checks guard the ``installed`` version: the
 running environment's IREE distributions (their files, through ``importlib.metadata``) and
-the probe.
+the probe. An environment made for torch cases is probed with torch too (``TORCH_PROBE``).
 
 A problem with the running harness's own environment (the IREE it imports is damaged) is
 told apart in a worker by ``is_iree_import_failure``: such a stage failure is the
@@ -37,6 +37,8 @@ __all__ = [
     "FORMAT",
     "HARNESS_ENVIRONMENT",
     "PROBE_SCRIPT",
+    "TORCH_KEYS",
+    "TORCH_PROBE",
     "contents",
     "damage",
     "installed_damage",
@@ -60,9 +62,20 @@ d = m.distribution("iree-base-compiler")
 ns = runpy.run_path(str(d.locate_file("iree/compiler/version.py")))
 import iree.compiler.api, iree.runtime
 iree.compiler.api.Session()
-print(json.dumps({"iree_compiler": d.version, "iree_runtime": m.version("iree-base-runtime"),
-                  "revision": ns.get("REVISIONS", {}).get("IREE"), "build": ns.get("VERSION")}))
+out = {"iree_compiler": d.version, "iree_runtime": m.version("iree-base-runtime"),
+       "revision": ns.get("REVISIONS", {}).get("IREE"), "build": ns.get("VERSION")}
 """
+# With torch (an environment that runs torch cases, common/torch_envs.py): torch (which
+# loads libtorch) and iree-turbine import, and their versions are recorded and checked.
+# Not iree.turbine.aot: it imports torch's compiler stack, 2.6 times the time (20 s
+# against 7.8 s on the loaded machine); the file check has seen its files.
+TORCH_PROBE = """
+import torch, iree.turbine
+out.update(torch=m.version("torch"), iree_turbine=m.version("iree-turbine"))
+"""
+# The recorded keys a torch probe adds.
+TORCH_KEYS = ("torch", "iree_turbine")
+_PRINT = "print(json.dumps(out))\n"
 
 
 def site_packages(env: Path) -> list[Path]:
@@ -149,12 +162,13 @@ def installed_damage(names: tuple[str, ...]) -> str | None:
     return None
 
 
-def probe(python: Path) -> tuple[dict[str, Any] | None, str]:
+def probe(python: Path, torch: bool = False) -> tuple[dict[str, Any] | None, str]:
     """(IREE's version and revision as the environment's Python imports it, "") or
-    (None, why it could not)."""
+    (None, why it could not); with torch, torch's and iree-turbine's too."""
+    script = PROBE_SCRIPT + (TORCH_PROBE if torch else "") + _PRINT
     try:
         proc = subprocess.run(
-            [str(python), "-c", PROBE_SCRIPT],
+            [str(python), "-c", script],
             capture_output=True,
             text=True,
             encoding="utf-8",

@@ -19,7 +19,9 @@ cannot be removed is refused (exit 10, with its path). A build that fails or is 
 leaves a folder that the next run removes. Environments live under
 ``$IREE_CONFORMANCE_ENVS`` or the user cache dir's ``envs`` folder, one per (version,
 find-links and the sha256 of a wheels folder's IREE wheels, Python, dependency pins,
-checkout) key.
+checkout) key. An environment for a selection with torch cases also gets the running
+environment's torch, iree-turbine and transformers (common/torch_envs.py: hard links, no
+download), their versions and RECORDs in its key; one for a selection without them does not.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from iree_conformance.common import env_check
+from iree_conformance.common import env_check, torch_envs
 from iree_conformance.common.errors import EnvironmentBuildError
 from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.common.iree_index import IREE_PACKAGES, VersionSpec
@@ -121,7 +123,12 @@ def wheel_digests(spec: VersionSpec) -> dict[str, str]:
     return found
 
 
-def key_data(spec: VersionSpec, pins: list[str], root: Path | None) -> dict[str, Any]:
+def key_data(
+    spec: VersionSpec,
+    pins: list[str],
+    root: Path | None,
+    torch: torch_envs.TorchSet | None = None,
+) -> dict[str, Any]:
     """What an environment is made for; ready.json records it, its hash names the folder."""
     data: dict[str, Any] = {
         "version": spec.version,
@@ -136,6 +143,8 @@ def key_data(spec: VersionSpec, pins: list[str], root: Path | None) -> dict[str,
     digests = wheel_digests(spec)
     if digests:  # only for a wheels folder: the other keys stay as they were
         data["wheels"] = digests
+    if torch is not None:  # only for torch cases: the other keys stay as they were
+        data["torch"] = torch.key()
     return data
 
 
@@ -339,7 +348,12 @@ def _venv_command(target: Path) -> tuple[list[str], str]:
 
 
 def _make(
-    spec: VersionSpec, target: Path, pins: list[str], root: Path, log: Callable[[str], None]
+    spec: VersionSpec,
+    target: Path,
+    pins: list[str],
+    root: Path,
+    log: Callable[[str], None],
+    torch: torch_envs.TorchSet | None = None,
 ) -> dict[str, Any]:
     """Builds the environment at target (its final folder: never renamed); IREE's info."""
     command, what = _venv_command(target)
@@ -347,10 +361,25 @@ def _make(
     python = _bin(target)
     for command in _install_commands(spec, python, pins, root):
         _run(command, f"installing IREE {spec.label}", log)
-    info, why = env_check.probe(python)
+    if torch is not None:
+        try:
+            torch_envs.link_into(target, torch, log)
+        except OSError as e:
+            raise EnvironmentBuildError(
+                f"the environment of IREE {spec.label}: the running environment's torch "
+                f"could not be linked into it ({type(e).__name__}: {e}); nothing was kept"
+            ) from None
+    info, why = env_check.probe(python, torch=True) if torch else env_check.probe(python)
     if info is None:
+        what = "IREE, torch or iree-turbine" if torch else "IREE"
         raise EnvironmentBuildError(
-            f"the environment of IREE {spec.label} cannot import IREE: {why}; nothing was kept"
+            f"the environment of IREE {spec.label} cannot import {what}: {why}; nothing was kept"
+        )
+    if spec.version and info.get("iree_compiler") != spec.version:
+        raise EnvironmentBuildError(
+            f"the environment of IREE {spec.label} imports iree-base-compiler "
+            f"{info.get('iree_compiler')}, not {spec.version} (an install replaced the pin); "
+            "nothing was kept"
         )
     return info
 
@@ -367,12 +396,13 @@ def _build(
     root: Path,
     log: Callable[[str], None],
     started: float,
+    torch: torch_envs.TorchSet | None = None,
 ) -> dict[str, Any]:
     """Makes final in place, ready.json last; on any failure or stop, nothing is kept."""
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main else None
     try:
-        info = _make(spec, final, pins, root, log)
+        info = _make(spec, final, pins, root, log, torch)
         info.update(
             format=env_check.FORMAT,
             key=key,
@@ -407,15 +437,22 @@ def problem_of(env: Path, key: dict[str, Any]) -> tuple[dict[str, Any] | None, s
     damaged = env_check.damage(env, info)
     if damaged:
         return None, damaged
-    found, why = env_check.probe(_bin(env))
+    torch = "torch" in key
+    found, why = env_check.probe(_bin(env), torch=True) if torch else env_check.probe(_bin(env))
     if found is None:
-        return None, f"its Python cannot import IREE: {why}"
+        return None, f"its Python cannot import {'IREE or torch' if torch else 'IREE'}: {why}"
     recorded = {k: info.get(k) for k in ("iree_compiler", "iree_runtime", "revision")}
     if {k: found.get(k) for k in recorded} != recorded:
         return (
             None,
             f"it imports IREE {found.get('iree_compiler')}, not the {info.get('iree_compiler')} it was made with",
         )
+    for name in env_check.TORCH_KEYS if torch else ():
+        if found.get(name) != info.get(name):
+            return (
+                None,
+                f"it imports {name} {found.get(name)}, not the {info.get(name)} it was made with",
+            )
     return info, ""
 
 
@@ -443,9 +480,11 @@ def ensure(
     root_dir: Path | None = None,
     log: Callable[[str], None] = lambda line: None,
     say: Callable[[str], None] = lambda line: None,
+    torch: torch_envs.TorchSet | None = None,
 ) -> VersionEnv:
     """The environment of spec: checked and reused when whole, else made (again) in place
-    under its lock. log gets the install commands, say what a user should read."""
+    under its lock. log gets the install commands, say what a user should read. With
+    torch (torch_envs.running()), the environment also holds the running one's torch."""
     started = time.monotonic()
     if spec.kind == "installed":
         return check_installed(spec)
@@ -457,7 +496,7 @@ def ensure(
         )
     pins = dependency_pins()
     base = root_dir or envs_dir()
-    key = key_data(spec, pins, root)
+    key = key_data(spec, pins, root, torch)
     final = base / f"{spec.slug}-{env_key(key)}"
     try:
         base.mkdir(parents=True, exist_ok=True)
@@ -482,7 +521,7 @@ def ensure(
                     f"{final} is not an environment folder; delete {final} and run again"
                 )
             _discard(final)
-        info = _build(spec, final, key, pins, root, log, started)
+        info = _build(spec, final, key, pins, root, log, started, torch)
         return VersionEnv(spec, _bin(final), info, True, time.monotonic() - started, final, remade)
     finally:
         lock.close()

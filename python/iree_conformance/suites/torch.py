@@ -273,7 +273,10 @@ def to_case(listed: Listed, store_root: Path | None) -> Case:
     if listed.skip:
         return Case(listed.case_id, SUITE, "mlir", skip_reason=listed.skip)
     if listed.error:
-        return InvalidCase(listed.case_id, SUITE, "mlir", problem=listed.error)
+        # its file: the action keeps a user's broken file's error (ci/action_select.py)
+        return InvalidCase(
+            listed.case_id, SUITE, "mlir", source_path=Path(listed.source), problem=listed.error
+        )
     return TorchCase(
         case_id=listed.case_id,
         suite=SUITE,

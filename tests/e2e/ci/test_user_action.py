@@ -102,6 +102,7 @@ def test_action_wiring() -> None:
         "onnx-dir",
         "stablehlo-dir",
         "jax-dir",
+        "torch-dir",
         "pytest-args",
         "expectations-dir",
         "targets",
@@ -114,10 +115,26 @@ def test_action_wiring() -> None:
     # The user's later steps must not change: nothing written to their environment.
     assert "GITHUB_ENV" not in text and "GITHUB_PATH" not in text
     assert "github.action_path" in text
+    # torch-dir reaches every step jax-dir reaches, and the install step's extras
+    for step in action["runs"]["steps"]:
+        run_text = str(step.get("run", ""))
+        if "--jax-dir" in run_text:
+            assert '--torch-dir "$TORCH_DIR"' in run_text, step["name"]
+        if "JAX_DIR" in step.get("env", {}):
+            assert step["env"].get("TORCH_DIR") == "${{ inputs.torch-dir }}", step["name"]
+    (install,) = [s for s in action["runs"]["steps"] if "user-action install" in str(s.get("run"))]
+    assert '--extras "${JAX_DIR:+jax} ${TORCH_DIR:+torch}"' in install["run"]
     reusable = yaml.safe_load(
         (REPO / ".github" / "workflows" / "conformance.yml").read_text(encoding="utf-8")
     )
     assert "workflow_call" in reusable[True]
+    assert "torch-dir" in reusable[True]["workflow_call"]["inputs"]
+    (call,) = [
+        s
+        for s in reusable["jobs"]["conformance"]["steps"]
+        if "with" in s and "onnx-dir" in s["with"]
+    ]
+    assert call["with"]["torch-dir"] == "${{ inputs.torch-dir }}"
     matrix = reusable["jobs"]["conformance"]["strategy"]["matrix"]["os"]
     assert "fromJSON(inputs.os)" in matrix
     default_os = reusable[True]["workflow_call"]["inputs"]["os"]["default"]
@@ -132,6 +149,40 @@ def test_selection_plugin_keeps_only_the_users_cases(tmp_path: Path, monkeypatch
     assert action_select._inside(tmp_path / "mine" / "a.mlir", roots)
     assert not action_select._inside(tmp_path / "bundled" / "a.mlir", roots)
     assert not action_select._inside(None, roots)
+
+
+def test_selection_plugin_keeps_a_users_torch_case(tmp_path: Path, monkeypatch) -> None:
+    """A torch case has no source_path: its file is where it is written."""
+    from ci import action_select
+    from iree_conformance.frontends.torch_export.tree import Listed
+    from iree_conformance.suites.torch import to_case
+
+    monkeypatch.setenv(action_select.ENV, str(tmp_path / "mine"))
+    roots = action_select._roots()
+    mine = Listed(
+        "torch/ext/a/relu",
+        str(tmp_path / "mine" / "a.py"),
+        str(tmp_path / "mine"),
+        "torch/ext/",
+        "relu",
+    )
+    bundled = Listed(
+        "torch/relu",
+        str(tmp_path / "bundled" / "a.py"),
+        str(tmp_path / "bundled"),
+        "torch/",
+        "relu",
+    )
+    assert action_select._inside(action_select._source(to_case(mine, None)), roots)
+    assert not action_select._inside(action_select._source(to_case(bundled, None)), roots)
+    broken = Listed(
+        "torch/ext/b",
+        str(tmp_path / "mine" / "b.py"),
+        str(tmp_path / "mine"),
+        "torch/ext/",
+        error="b.py: SyntaxError",
+    )
+    assert action_select._inside(action_select._source(to_case(broken, None)), roots)
 
 
 def snippets() -> list[str]:
@@ -284,6 +335,51 @@ def test_install_brings_every_package_the_action_steps_run(tmp_path: Path, monke
     }
     # ci/ is not installed: action_run.py runs it from the action's own folder.
     assert run - {"ci"} and run - {"ci"} <= installed, (run, installed)
+
+
+def test_torch_dir_installs_torchs_cpu_build_before_the_extra(tmp_path: Path, monkeypatch) -> None:
+    """A plain torch from PyPI is a CUDA build of several GB on Linux: with torch-dir the
+    CPU build goes in first, from PyTorch's CPU index, then the extras."""
+    calls: list[list[str]] = []
+
+    def fake_run(command: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        calls.append([str(c) for c in command])
+        return subprocess.CompletedProcess(command, 0, stdout="3.13.0\n", stderr="")
+
+    monkeypatch.setattr(user_action.subprocess, "run", fake_run)
+    monkeypatch.setattr(user_action.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(user_action, "set_outputs", lambda _outputs: None)
+    argv = ["install", "--venv", str(tmp_path / "venv"), "--action-path", str(REPO)]
+    args = command_parser("user-action", user_action).parse_args([*argv, "--extras", "jax torch"])
+    assert user_action.cmd_install(args) == 0
+    installs = [c for c in calls if "install" in c]
+    assert installs[0][-3:] == [
+        "--index-url",
+        "https://download.pytorch.org/whl/cpu",
+        "torch==2.13.0",
+    ]
+    assert any(a.endswith("[jax,torch]") for a in installs[1])
+    calls.clear()
+    args = command_parser("user-action", user_action).parse_args([*argv, "--extras", " jax"])
+    assert user_action.cmd_install(args) == 0
+    assert not any("torch==2.13.0" in c for c in calls)  # no torch-dir: no torch
+
+
+def test_torch_dir_without_torch_says_how_to_install_it(consumer: Path, monkeypatch) -> None:
+    from iree_conformance.frontends.torch_export import tree
+
+    (consumer / "torch_cases").mkdir()
+    (consumer / "torch_cases" / "mine.py").write_text("", encoding="utf-8")
+    result = check(consumer, "--torch-dir", "torch_cases")
+    if tree.missing_reason() is None:  # torch is installed here: the input is accepted
+        assert result.returncode == 0, result.stderr
+    else:
+        assert result.returncode == 2, result.stderr
+        (line,) = result.stderr.strip().splitlines()
+        assert line.startswith("error: torch-dir: ") and "download.pytorch.org/whl/cpu" in line
+    monkeypatch.setattr(tree, "missing_reason", lambda: "torch not installed: pip install ...")
+    with pytest.raises(user_action.ConfigurationError, match="torch-dir: torch not installed"):
+        user_action.check_torch()
 
 
 # -- the action runs its own code, never the user's checkout's (issue 47) ----------------
