@@ -355,17 +355,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def pytest_arguments(inputs: Inputs, results: Path, expectations: Path) -> list[str]:
+def selection_arguments(inputs: Inputs, expectations: Path) -> list[str]:
+    """The user's selection: the action's plugin, the suites, folders, targets, manifests
+    and pytest-args; neither the conformance folder nor a results file (`versions` gives
+    each version its own)."""
     markers = " or ".join(FOLDERS[name][0] for name in inputs.folders)
-    argv = [str(ACTION_PATH / "conformance"), "-p", "no:cacheprovider"]
-    argv += ["-p", "ci.action_select", "-m", markers, "--offline"]
+    argv = ["-p", "ci.action_select", "-m", markers, "--offline"]
     for name, paths in inputs.folders.items():
         for path in paths:
             argv += [f"--{name}", str(path)]
     for target in inputs.targets:
         argv += ["--target", target]
-    argv += ["--expectations-dir", str(expectations), "--report-json", str(results)]
-    return argv + inputs.pytest_args
+    return argv + ["--expectations-dir", str(expectations), *inputs.pytest_args]
+
+
+def pytest_arguments(inputs: Inputs, results: Path, expectations: Path) -> list[str]:
+    argv = [str(ACTION_PATH / "conformance"), "-p", "no:cacheprovider"]
+    argv += ["--report-json", str(results)]
+    return argv + selection_arguments(inputs, expectations)
 
 
 def pytest_command(inputs: Inputs, results: Path, expectations: Path) -> list[str]:
@@ -403,17 +410,45 @@ def require_versions_command(versions: list[str]) -> str:
     return python
 
 
+def versions_out(results: Path) -> Path:
+    """Where `versions` writes each version's results and log, beside the results file."""
+    return results.parent / "versions"
+
+
 def versions_command(inputs: Inputs, results: Path, expectations: Path) -> list[str]:
-    """The version comparison: the versions, then the pytest arguments after `--`."""
+    """The version comparison: the versions, the action's conformance folder (the run's
+    working directory is the user's checkout), each version's results under
+    versions_out, the comparison beside the results; the selection after `--`."""
     python = require_versions_command(inputs.versions)
-    test_args = pytest_arguments(inputs, results, expectations)
     return [
         *own_module(python, "iree_conformance.cli.main"),
         "versions",
         *inputs.versions,
+        "--conformance-dir",
+        str(ACTION_PATH / "conformance"),
+        "--out",
+        str(versions_out(results)),
+        "--json",
+        str(results.with_name("versions.json")),
         "--",
-        *test_args,
+        *selection_arguments(inputs, expectations),
     ]
+
+
+def newest_results(out: Path, results: Path) -> None:
+    """Copies the newest version's results (the order of the comparison) to results: the
+    counts, annotations and report of a version comparison are the newest version's."""
+    from iree_conformance.report import version_compare
+    from iree_conformance.report.markdown import load_results
+
+    found = [
+        (version_compare.column_of_results(load_results(path), path.stem), path)
+        for path in sorted(out.glob("*.json"))
+    ]
+    if found:
+        newest = max(found, key=lambda pair: version_compare.version_order(pair[0]))[1]
+        shutil.copyfile(newest, results)
+        print(f"results of the newest version: {newest} (every version's: {out})")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -421,6 +456,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     results = Path(args.results).resolve()
     results.parent.mkdir(parents=True, exist_ok=True)
     results.unlink(missing_ok=True)
+    shutil.rmtree(versions_out(results), ignore_errors=True)  # no earlier run's versions
     with tempfile.TemporaryDirectory() as empty:
         # No expectations folder: an empty one, never this project's own manifests.
         expectations = inputs.expectations or Path(empty)
@@ -439,6 +475,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         print("+ " + shlex.join(command), flush=True)
         code = subprocess.run(command, cwd=inputs.root, env=env).returncode
+    if len(inputs.versions) > 1:
+        newest_results(versions_out(results), results)
     if not results.is_file():
         raise CIError(f"the run wrote no results ({results}); pytest exited {code}, see above")
     data = json.loads(results.read_text(encoding="utf-8"))
