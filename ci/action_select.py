@@ -33,11 +33,15 @@ def _inside(path: Path | None, roots: list[Path]) -> bool:
 
 
 def _source(case: object) -> Path | None:
-    """The case's file: its source_path, else where it is written (a torch case's .py)."""
+    """The case's file: its source_path, else where it is written (a torch case's .py),
+    else the case file it was listed from (a JAX case's .py: its source_location is left
+    unset, since its check ops' lines are the exported MLIR's, not the .py's)."""
     path = getattr(case, "source_path", None)
     if path is None and callable(getattr(case, "source_location", None)):
         location = case.source_location()  # type: ignore[attr-defined]
         path = location.get("path") if isinstance(location, dict) else None
+    if path is None:
+        path = getattr(getattr(case, "listed", None), "source", None)
     return Path(path) if path else None
 
 

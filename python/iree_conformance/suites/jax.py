@@ -166,7 +166,11 @@ def to_case(listed: Listed, store_root: Path | None) -> Case:
     if listed.skip:
         return Case(listed.case_id, SUITE, "mlir", skip_reason=listed.skip)
     if listed.error:
-        return InvalidCase(listed.case_id, SUITE, "mlir", problem=listed.error)
+        # its file: the action keeps a user's broken file's error (ci/action_select.py)
+        source = Path(listed.source) if listed.source else None
+        return InvalidCase(
+            listed.case_id, SUITE, "mlir", source_path=source, problem=listed.error
+        )
     return JaxCase(
         case_id=listed.case_id,
         suite=SUITE,

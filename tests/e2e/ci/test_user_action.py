@@ -6,6 +6,8 @@ annotation at the model), is devtools/consumer_repo_proof.py, run by .ci/run."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import re
 import shutil
@@ -183,6 +185,78 @@ def test_selection_plugin_keeps_a_users_torch_case(tmp_path: Path, monkeypatch) 
         error="b.py: SyntaxError",
     )
     assert action_select._inside(action_select._source(to_case(broken, None)), roots)
+
+
+def test_selection_plugin_keeps_a_users_jax_case(tmp_path: Path, monkeypatch) -> None:
+    """A JAX case has neither source_path nor source_location: its file is the case file
+    it was listed from; a broken file's error is kept too."""
+    from ci import action_select
+    from iree_conformance.frontends.jax_export.tree import Listed
+    from iree_conformance.suites.jax import to_case
+
+    monkeypatch.setenv(action_select.ENV, str(tmp_path / "mine"))
+    roots = action_select._roots()
+    mine = Listed(
+        "jax/ext/a/add", "a/add.mlir", str(tmp_path / "mine" / "a.py"), str(tmp_path / "mine"),
+        "jax/ext/", "add",
+    )  # fmt: skip
+    bundled = Listed(
+        "jax/a/add", "a/add.mlir", str(tmp_path / "bundled" / "a.py"),
+        str(tmp_path / "bundled"), "jax/", "add",
+    )  # fmt: skip
+    broken = Listed(
+        "jax/ext/b", "", str(tmp_path / "mine" / "b.py"), str(tmp_path / "mine"), "jax/ext/",
+        error="b.py: SyntaxError",
+    )  # fmt: skip
+    assert action_select._inside(action_select._source(to_case(mine, None)), roots)
+    assert not action_select._inside(action_select._source(to_case(bundled, None)), roots)
+    assert action_select._inside(action_select._source(to_case(broken, None)), roots)
+
+
+def test_a_version_list_runs_versions_on_the_actions_conformance_folder(
+    consumer: Path, monkeypatch
+) -> None:
+    """The command `run` builds for several versions, parsed by `versions` itself from the
+    user's checkout (the run's working directory): the action's conformance folder, and
+    a selection without the folder or a results file (each version gets its own)."""
+    from iree_conformance.cli import main, versions
+
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(consumer))
+    monkeypatch.chdir(consumer)
+    monkeypatch.setattr(user_action, "require_versions_command", lambda _: sys.executable)
+    args = command_parser("user-action", user_action).parse_args(
+        ["run", "--onnx-dir", "models", "--iree-version", "3.12.0 3.13.0"]
+        + ["--pytest-args", "-k affine", "--results", "r.json"]
+    )
+    inputs = user_action.Inputs(args)
+    results = consumer / "out" / "r.json"
+    command = user_action.versions_command(inputs, results, consumer / "expectations")
+    seen: list[argparse.Namespace] = []
+    monkeypatch.setattr(versions, "cmd_versions", lambda a: seen.append(a) or 0)
+    assert main.main(command[command.index("versions") :]) == 0
+    parsed = seen[0]
+    assert parsed.versions == ["3.12.0", "3.13.0"]
+    assert versions.conformance_dir(parsed.conformance_dir) == REPO / "conformance"
+    selection = versions.selection_of(parsed)
+    assert "--report-json" not in selection
+    assert str(REPO / "conformance") not in selection
+    assert selection[selection.index("--onnx-dir") + 1] == str(consumer / "models")
+    assert selection[-2:] == ["-k", "affine"]
+    assert Path(parsed.out) == user_action.versions_out(results)
+
+
+def test_a_version_lists_results_are_the_newest_versions(tmp_path: Path) -> None:
+    """3.12.0 is newer than 3.9.0, though its file name sorts first."""
+    from iree_conformance.model.results import SCHEMA
+
+    out = tmp_path / "versions"
+    out.mkdir()
+    for version in ("3.9.0", "3.12.0"):
+        data = {"schema": SCHEMA, "metadata": {"iree_compiler": version}, "outcomes": []}
+        (out / f"{version}.json").write_text(json.dumps(data), encoding="utf-8")
+    results = tmp_path / "results.json"
+    user_action.newest_results(out, results)
+    assert json.loads(results.read_text(encoding="utf-8"))["metadata"]["iree_compiler"] == "3.12.0"
 
 
 def snippets() -> list[str]:
