@@ -23,7 +23,8 @@ configuration (unknown target or IREE version), 3 a malformed manifest, 4 a case
 missing or empty, 8 anything else the user can fix.
 
 A list of IREE versions (`3.12.0 3.13.0`) is the version comparison of `iree-conformance
-versions`; `run` hands it over when that command exists and says so when it does not.
+versions`; `run` hands it over when that command exists and says so when it does not,
+and takes the newest version's results as the run's (versions_command, newest_results).
 
 The action runs each of its Python modules as `python -I action_run.py MODULE`, never as
 `python -m MODULE` from the user's checkout, where the checkout's own `ci/` or

@@ -168,9 +168,7 @@ def to_case(listed: Listed, store_root: Path | None) -> Case:
     if listed.error:
         # its file: the action keeps a user's broken file's error (ci/action_select.py)
         source = Path(listed.source) if listed.source else None
-        return InvalidCase(
-            listed.case_id, SUITE, "mlir", source_path=source, problem=listed.error
-        )
+        return InvalidCase(listed.case_id, SUITE, "mlir", source_path=source, problem=listed.error)
     return JaxCase(
         case_id=listed.case_id,
         suite=SUITE,
