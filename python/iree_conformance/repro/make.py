@@ -80,4 +80,5 @@ def make(
         verify_it=options.verify and spec.kind != "pass",
         tools_path=options.tools_path,
         timeout_s=options.timeout_s,
+        store=store,
     )

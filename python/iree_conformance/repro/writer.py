@@ -23,7 +23,8 @@ from iree_conformance.common.fsutil import (
     make_temp_dir,
     rename_dir,
 )
-from iree_conformance.repro import issue_text, verify
+from iree_conformance.common.store import ArtifactStore
+from iree_conformance.repro import issue_text, verify, verify_cache
 from iree_conformance.repro.spec import (
     INPUT_MLIR,
     MODEL_ONNX,
@@ -93,8 +94,11 @@ def write(
     verify_it: bool = True,
     tools_path: str | None = None,
     timeout_s: float = 600.0,
+    store: ArtifactStore | None = None,
 ) -> dict[str, Any]:
-    """Writes, verifies and records the folder; returns its repro.json record."""
+    """Writes, verifies and records the folder; returns its repro.json record. With a
+    ``store``, a verification run of the same files and tools made before is read from
+    it (``verify_cache``) instead of compiling again."""
     out = Path(out)
     check_destination(out, force)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -111,8 +115,10 @@ def write(
             except verify.ToolsMissing as e:
                 verified = {"reproduced": None, "why": str(e), "tools_missing": True}
         if tools is not None and verify_it:
-            verified = verify.judge(spec, verify.run_reproducer(tmp, tools, timeout_s))
+            ran = verify_cache.run_reproducer(tmp, tools, timeout_s, store)
+            verified = verify.judge(spec, ran)
             verified["tools"] = str(tools)
+            verified["from_store"] = bool(ran.get("from_store"))
         dumped = None
         if tools is not None and spec.sources_dir and spec.mlir is not None:
             dumped = verify.dump_sources(tmp, tools, timeout_s)

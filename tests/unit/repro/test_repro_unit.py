@@ -74,6 +74,30 @@ def test_run_flags_carry_module_device_function_inputs_expected_and_thresholds()
     assert "--expected_f32_threshold=1e-06" in text and "--expected_rtol=1e-05" in text
 
 
+def test_float8_and_bf16_outputs_are_written_inline_as_iree_parses_them():
+    """A .npy cannot type float8 (ml_dtypes' types read as opaque), so iree-run-module
+    aborted reading expected_K.npy of a float8 output: they go inline, as bf16 does."""
+    import ml_dtypes
+
+    values = [1.5, float("nan"), 57344.0]
+    for dtype, name in (
+        (ml_dtypes.float8_e5m2fnuz, "f8E5M2FNUZ"),
+        (ml_dtypes.float8_e5m2, "f8E5M2"),
+        (ml_dtypes.float8_e4m3fn, "f8E4M3FN"),
+        (ml_dtypes.float8_e4m3fnuz, "f8E4M3FNUZ"),
+        (ml_dtypes.bfloat16, "bf16"),
+    ):
+        array = np.array(values, dtype=dtype).reshape(1, 3)
+        text = spec_mod.expected_value(array, 0)
+        head, _, body = text.partition("=")
+        assert head == f"1x3x{name}", text
+        assert body.split() == [repr(float(v)) for v in array.reshape(-1)]
+    scalar = spec_mod.expected_value(np.array(2.0, dtype=ml_dtypes.float8_e4m3fn), 0)
+    assert scalar == "f8E4M3FN=2.0"
+    big = np.zeros(spec_mod.INLINE_INT_LIMIT + 1, dtype=ml_dtypes.float8_e5m2)
+    assert spec_mod.expected_value(big, 3) == "@expected_3.npy"
+
+
 def test_compile_flags_and_sources_dump_flags():
     s = _spec(sources_dir="dump")
     lines = spec_mod.compile_flags_text(s).splitlines()

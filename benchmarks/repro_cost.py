@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""What ``--repro-dir`` costs a run (issue 42, item 6; docs/reproducers.md "Cost"): the same
+selection on a warm store with and without ``--repro-dir D --repro-expected``.
+
+    python benchmarks/repro_cost.py                         # -m onnx_ops --onnx-ops-sample 200
+    python benchmarks/repro_cost.py --repeats 3 -- -m stablehlo
+
+Runs ``pytest conformance -n 1 --offline`` once to fill a private store (not counted), then
+without and with reproducers in the order A B B A (A B B A ... with ``--repeats``), each
+with a fresh reproducer folder, and prints each run's CPU seconds (this process's
+children: pytest, its workers and the reproducers' verification) and the ratio of the
+sums (with / without) against the 1.10 target. It also checks that only red and
+expected-failure cases got a folder and an ``info.repro``: a green case gets nothing.
+Exits 1 when the target is missed or a green case got a folder, 2 when a run failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+for _path in (ROOT / "python", ROOT):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from benchmarks.whole_job import load_outcomes, run_pytest  # noqa: E402
+
+DEFAULT_SELECTION = ("-m", "onnx_ops", "--onnx-ops-sample", "200")
+JOB = ("conformance", "-n", "1", "--offline")
+#: Issue 42: the main job with --repro-dir for its reds costs at most 10 % more CPU.
+TARGET = 1.10
+GREEN = ("pass", "flaky", "skip")
+
+
+def folders(repro_dir: Path) -> set[str]:
+    """The case ids (target/case id) that got a reproducer folder."""
+    return {
+        record.parent.relative_to(repro_dir).as_posix() for record in repro_dir.rglob("repro.json")
+    }
+
+
+def green_with_repro(outcomes: list[dict[str, Any]], written: set[str]) -> list[str]:
+    """Green cases that got a folder or an info.repro: there should be none."""
+    found = []
+    for o in outcomes:
+        if o.get("verdict") not in GREEN:
+            continue
+        name = f"{o['target']}/{o['case_id']}"
+        if name in written or (o.get("info") or {}).get("repro"):
+            found.append(name)
+    return found
+
+
+def order(repeats: int) -> list[str]:
+    """A B B A, repeated: neither side always runs first on a machine that warms up."""
+    pattern = ("without", "with", "with", "without")
+    return [pattern[i % 4] for i in range(2 * repeats)]
+
+
+def measure(selection: list[str], repeats: int, work: Path) -> dict[str, Any]:
+    env = dict(os.environ)
+    store = work / "store"
+    args = [*JOB, *selection]
+    warm_up = run_pytest("fill the store", args, store, work / "fill.json", env)
+    runs: list[dict[str, Any]] = []
+    for i, label in enumerate(order(repeats)):
+        extra: list[str] = []
+        repro_dir = work / f"repro-{i}"
+        if label == "with":
+            extra = ["--repro-dir", str(repro_dir), "--repro-expected"]
+        report = work / f"run-{i}.json"
+        run = run_pytest(f"{label} ({i + 1})", [*args, *extra], store, report, env)
+        outcomes = load_outcomes(report)
+        run["side"] = label
+        run["cases"] = len(outcomes)
+        run["red_or_xfail"] = sum(o.get("verdict") not in GREEN for o in outcomes)
+        if label == "with":
+            written = folders(repro_dir) if repro_dir.is_dir() else set()
+            run["folders"] = len(written)
+            run["reproduced"] = sum(
+                bool(((o.get("info") or {}).get("repro") or {}).get("reproduced")) for o in outcomes
+            )
+            run["green_with_repro"] = green_with_repro(outcomes, written)
+        runs.append(run)
+    return {"selection": selection, "warm_up": warm_up, "runs": runs, "cpus": os.cpu_count()}
+
+
+def judge(figures: dict[str, Any]) -> tuple[float, bool, list[str]]:
+    """(ratio of the CPU sums with / without, whether it meets TARGET, green cases that
+    got a reproducer)."""
+    runs = figures["runs"]
+    cpu = {side: sum(r["cpu_s"] for r in runs if r["side"] == side) for side in ("with", "without")}
+    ratio = cpu["with"] / max(cpu["without"], 1e-9)
+    greens = sorted({g for r in runs for g in r.get("green_with_repro", [])})
+    return ratio, ratio <= TARGET, greens
+
+
+def format_figures(figures: dict[str, Any]) -> list[str]:
+    lines = [
+        f"repro cost: pytest {' '.join([*JOB, *figures['selection']])} ({figures['cpus']} CPUs), warm store",
+        "| run | wall s | CPU s | cases | red or xfail | folders | reproduced | load before -> after |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in figures["runs"]:
+        lines.append(
+            f"| {r['label']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['cases']} | {r['red_or_xfail']} "
+            f"| {r.get('folders', '-')} | {r.get('reproduced', '-')} | {r['load_before']} -> {r['load_after']} |"
+        )
+    ratio, ok, greens = judge(figures)
+    lines.append(
+        f"{'MET' if ok else 'MISSED'}: --repro-dir --repro-expected costs {ratio:.3f}x the CPU "
+        f"of the same warm run without it, target {TARGET:.2f}x"
+    )
+    lines.append(
+        "green cases with a reproducer: "
+        + (", ".join(greens) if greens else "none (nothing is written or run for a green case)")
+    )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each side (default 2)")
+    parser.add_argument("--work-dir", type=Path, help="keep the store, results and folders here")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "selection", nargs="*", help=f"pytest selection (default: {' '.join(DEFAULT_SELECTION)})"
+    )
+    args = parser.parse_args(argv)
+    selection = list(args.selection or DEFAULT_SELECTION)
+    with tempfile.TemporaryDirectory(prefix="repro-cost-") as tmp:
+        work = args.work_dir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        figures = measure(selection, args.repeats, work)
+    print("\n".join(format_figures(figures)))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8", newline="\n")
+    if any(r["returncode"] not in (0, 1) for r in [figures["warm_up"], *figures["runs"]]):
+        return 2
+    ratio, ok, greens = judge(figures)
+    return 0 if ok and not greens else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
