@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -92,20 +93,31 @@ def main(argv: list[str] | None = None) -> int:
         "--store-dir", default=None, help="artifact store (default: a fresh temporary one)"
     )
     p.add_argument("--json", help="also write the results here")
+    p.add_argument(
+        "--keep", help="write the folders here and keep them (default: a temporary folder)"
+    )
+    p.add_argument(
+        "--jobs", type=int, default=1, help="cases run at once (default 1; each is a process)"
+    )
     args = p.parse_args(argv)
     manifest = REPO / "conformance" / "expectations" / f"{args.target}.toml"
     picked = sample(manifest, args.per)
     results = []
     with tempfile.TemporaryDirectory(prefix="repro-rates-") as tmp:
         store = args.store_dir or str(Path(tmp) / "store")
-        for case_id, listed in picked:
-            found = run_one(case_id, args.target, args.tools, store, Path(tmp))
+
+        def one(picked_case: tuple[str, str]) -> dict:
+            case_id, listed = picked_case
+            found = run_one(case_id, args.target, args.tools, store, Path(args.keep or tmp))
             found["listed"] = listed
-            results.append(found)
             print(
                 f"{'yes' if found['reproduced'] else 'no ':3} {listed:13} {case_id}: {found['why'][:160]}",
                 flush=True,
             )
+            return found
+
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = list(pool.map(one, picked))
     by_kind: dict[str, list[dict]] = defaultdict(list)
     for r in results:
         by_kind[r["listed"]].append(r)
