@@ -8,8 +8,13 @@ fail-numerics), runs `iree-conformance repro` on each (verified with the tools o
 and prints the rates per kind, with each case that did not reproduce and why.
 stablehlo-ext cases need their external corpus (--stablehlo-dir) and are left out.
 
+A verification run of the same files with the same tools is read from the store
+(repro/verify_cache.py): give a --store-dir without its repro-run/ folder to verify
+every folder afresh.
+
 Examples:
   python -m devtools.repro_rates --tools /tmp/fresh-iree/bin --per 3
+  python -m devtools.repro_rates --tools /tmp/fresh-iree/bin --per 40 --jobs 2 --keep folders
   python -m devtools.repro_rates --json rates.json
 """
 
