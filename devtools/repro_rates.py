@@ -8,8 +8,13 @@ fail-numerics), runs `iree-conformance repro` on each (verified with the tools o
 and prints the rates per kind, with each case that did not reproduce and why.
 stablehlo-ext cases need their external corpus (--stablehlo-dir) and are left out.
 
+A verification run of the same files with the same tools is read from the store
+(repro/verify_cache.py): give a --store-dir without its repro-run/ folder to verify
+every folder afresh.
+
 Examples:
   python -m devtools.repro_rates --tools /tmp/fresh-iree/bin --per 3
+  python -m devtools.repro_rates --tools /tmp/fresh-iree/bin --per 40 --jobs 2 --keep folders
   python -m devtools.repro_rates --json rates.json
   /path/to/torch-venv/bin/python -m devtools.repro_rates --family torch --per 16
 """
@@ -22,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -101,20 +107,31 @@ def main(argv: list[str] | None = None) -> int:
         help="only these suite families (repeatable; default: all)",
     )
     p.add_argument("--json", help="also write the results here")
+    p.add_argument(
+        "--keep", help="write the folders here and keep them (default: a temporary folder)"
+    )
+    p.add_argument(
+        "--jobs", type=int, default=1, help="cases run at once (default 1; each is a process)"
+    )
     args = p.parse_args(argv)
     manifest = REPO / "conformance" / "expectations" / f"{args.target}.toml"
     picked = sample(manifest, args.per, tuple(args.family or FAMILIES))
     results = []
     with tempfile.TemporaryDirectory(prefix="repro-rates-") as tmp:
         store = args.store_dir or str(Path(tmp) / "store")
-        for case_id, listed in picked:
-            found = run_one(case_id, args.target, args.tools, store, Path(tmp))
+
+        def one(picked_case: tuple[str, str]) -> dict:
+            case_id, listed = picked_case
+            found = run_one(case_id, args.target, args.tools, store, Path(args.keep or tmp))
             found["listed"] = listed
-            results.append(found)
             print(
                 f"{'yes' if found['reproduced'] else 'no ':3} {listed:13} {case_id}: {found['why'][:160]}",
                 flush=True,
             )
+            return found
+
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = list(pool.map(one, picked))
     by_kind: dict[str, list[dict]] = defaultdict(list)
     for r in results:
         by_kind[r["listed"]].append(r)

@@ -94,6 +94,7 @@ _KIND_WORDS = {
     "failure": "failures",
     "member": "batch index entries",
     "timing": "reference set-up records",
+    "repro-run": "reproducer verification runs",
 }
 
 

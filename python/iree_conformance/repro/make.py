@@ -94,6 +94,7 @@ def make(
         verify_it=options.verify and spec.kind != "pass",
         tools_path=options.tools_path,
         timeout_s=options.timeout_s,
+        store=store,
     )
 
 

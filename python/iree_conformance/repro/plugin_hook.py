@@ -58,8 +58,10 @@ def write_for_run(
         )
     except (ConformanceError, OSError, RuntimeError) as e:
         return {"error": f"no reproducer: {e}"}
+    verification = record.get("verification") or {}
     return {
         "folder": str(folder),
         "reproduced": record.get("reproduced"),
-        "why": (record.get("verification") or {}).get("why"),
+        "why": verification.get("why"),
+        "from_store": bool(verification.get("from_store")),
     }

@@ -28,7 +28,13 @@ from iree_conformance.model.jobs import LARGE_MODEL_OPTION
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.targets import Target
 from iree_conformance.report.model import first_line
-from iree_conformance.repro.spec import INPUT_MLIR, MODEL_ONNX, ReproSpec
+from iree_conformance.repro.spec import (
+    FLOAT8_MISMATCH_NOTE,
+    INPUT_MLIR,
+    MODEL_ONNX,
+    ReproSpec,
+    has_float8,
+)
 
 _FUNC = re.compile(
     r'^\s*func\.func\s+(public\s+)?(private\s+)?@("(?:[^"\\]|\\.)*"|[\w$.\-]+)', re.MULTILINE
@@ -263,4 +269,6 @@ def build_spec(
         spec.expected = [np.asarray(e) for e in expected]
         spec.tolerances, notes = _tolerances(case, manifest_tolerance, spec.expected)
         spec.notes += notes
+        if has_float8(spec.expected):
+            spec.notes.append(FLOAT8_MISMATCH_NOTE)
     return spec

@@ -78,21 +78,54 @@ def threshold_flags(
     return flags
 
 
-#: Integer and bf16 outputs up to this many elements are written inline (``2x3xi32=1 2 3 4 5
-#: 6``): IREE reads a .npy of int32 as ``si32``, which never matches a module's signless
-#: ``i32``, and a .npy has no bf16.
+#: Integer, bf16 and float8 outputs up to this many elements are written inline (``2x3xi32=1
+#: 2 3 4 5 6``): IREE reads a .npy of int32 as ``si32`` and one of uint8 as ``ui8``, which
+#: never match a module's signless ``i32`` or ``i8`` (unsigned outputs are written as the
+#: signed view of their bytes), and a .npy has no bf16 or float8 (ml_dtypes' types read as
+#: opaque).
 INLINE_INT_LIMIT = 4096
+
+#: IREE's element type names (iree/hal/string_util.c) of the float types a .npy cannot
+#: say, by numpy (ml_dtypes) dtype name; IREE parses their values inline as floats.
+INLINE_FLOAT_TYPES = {
+    "bfloat16": "bf16",
+    "float8_e4m3fn": "f8E4M3FN",
+    "float8_e4m3fnuz": "f8E4M3FNUZ",
+    "float8_e5m2": "f8E5M2",
+    "float8_e5m2fnuz": "f8E5M2FNUZ",
+}
+
+
+#: What IREE's tools do with a float8 output's mismatch (measured with iree-run-module 3.13).
+FLOAT8_MISMATCH_NOTE = (
+    "iree-run-module compares float8 outputs (equal values print [SUCCESS]) but aborts with "
+    "OUT_OF_RANGE when it reports a mismatch of an f8E4M3FN, f8E4M3FNUZ or f8E5M2FNUZ output "
+    "(an f8E5M2 one is reported), so the reproducer may not show IREE's own mismatch report; remove the --expected_output line of run.flags to print the actual values "
+    "and compare them with the expected ones written there."
+)
+
+
+def has_float8(arrays: list[np.ndarray] | None) -> bool:
+    """Whether an output is a float8 type (whose mismatch IREE's tools cannot report)."""
+    return any(np.asarray(a).dtype.name.startswith("float8") for a in arrays or [])
+
+
+def _float_text(value: float) -> str:
+    """A float as IREE's parser reads it (``nan``, ``inf``, ``-inf`` included)."""
+    return repr(value)
 
 
 def expected_value(array: np.ndarray, index: int) -> str:
-    """``@expected_K.npy``, or a signed integer output inline as IREE writes one."""
+    """``@expected_K.npy``, or an integer, bf16 or float8 output inline as IREE writes one."""
     a = np.asarray(array)
     if a.size > INLINE_INT_LIMIT:
         return f"@expected_{index}.npy"
-    if a.dtype.kind == "i":
-        kind, values = f"i{a.dtype.itemsize * 8}", [str(int(v)) for v in a.reshape(-1)]
-    elif a.dtype.name == "bfloat16":  # a .npy cannot say bf16 (ml_dtypes' type reads as opaque)
-        kind, values = "bf16", [repr(float(v)) for v in a.reshape(-1)]
+    if a.dtype.kind in "iu":  # the module returns unsigned outputs signless: their bytes
+        signed = a.view(f"i{a.dtype.itemsize}")
+        kind, values = f"i{a.dtype.itemsize * 8}", [str(int(v)) for v in signed.reshape(-1)]
+    elif a.dtype.name in INLINE_FLOAT_TYPES:
+        kind = INLINE_FLOAT_TYPES[a.dtype.name]
+        values = [_float_text(float(v)) for v in a.reshape(-1)]
     else:
         return f"@expected_{index}.npy"
     shape = "x".join(str(d) for d in a.shape)

@@ -25,7 +25,7 @@ from typing import Any
 
 from iree_conformance.common.diagnostics import normalize
 from iree_conformance.common.vocabulary import Stage
-from iree_conformance.repro.spec import INPUT_MLIR, MODULE_FILE, ReproSpec
+from iree_conformance.repro.spec import INPUT_MLIR, MODULE_FILE, ReproSpec, has_float8
 
 #: The tools a reproducer calls, by whether it imports ONNX first.
 TOOLS = ("iree-compile", "iree-run-module")
@@ -178,11 +178,17 @@ def judge(spec: ReproSpec, ran: dict[str, Any]) -> dict[str, Any]:
                 "reproduced": True,
                 "why": "iree-run-module reports the mismatch ([FAILED] result[K])",
             }
-        return {
-            **record,
-            "reproduced": False,
-            "why": f"iree-run-module exited {rc} without IREE's mismatch report",
-        }
+        why = f"iree-run-module exited {rc} without IREE's mismatch report"
+        if (
+            _signalled(rc)
+            and has_float8(spec.expected)
+            and any("OUT_OF_RANGE" in ln for ln in output)
+        ):
+            why += (
+                ": it aborts (OUT_OF_RANGE) reporting a mismatch of a float8 output, which "
+                "IREE's tools compare but cannot print (the folder's notes say how to see the values)"
+            )
+        return {**record, "reproduced": False, "why": why}
     if spec.kind == "crash":
         if _signalled(rc):
             return {**record, "reproduced": True, "why": f"it crashed at {stage} (exit {rc})"}

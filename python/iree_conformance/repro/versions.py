@@ -3,6 +3,8 @@ the CPU and Python."""
 
 from __future__ import annotations
 
+import copy
+import functools
 import importlib.metadata
 import platform
 import sys
@@ -27,6 +29,12 @@ def _package(name: str, module: str) -> dict[str, Any]:
 
 
 def version_info() -> dict[str, Any]:
+    """The fields, read once per process (a run with many reds asks for each)."""
+    return copy.deepcopy(_version_info())
+
+
+@functools.lru_cache(maxsize=1)
+def _version_info() -> dict[str, Any]:
     cpu = host_cpu()
     return {
         "iree-base-compiler": _package("iree-base-compiler", "iree.compiler.version"),

@@ -18,12 +18,11 @@ import numpy as np
 
 from iree_conformance.common.errors import ConfigurationError
 from iree_conformance.common.fsutil import (
-    atomic_write_bytes,
-    atomic_write_text,
     make_temp_dir,
     rename_dir,
 )
-from iree_conformance.repro import issue_text, verify
+from iree_conformance.common.store import ArtifactStore
+from iree_conformance.repro import issue_text, verify, verify_cache
 from iree_conformance.repro.spec import (
     INPUT_MLIR,
     MODEL_ONNX,
@@ -49,20 +48,26 @@ def _npy(array: np.ndarray) -> bytes:
 
 
 def _write_files(spec: ReproSpec, folder: Path) -> None:
+    """Plain writes: ``folder`` is the temporary one, renamed into place once complete, so
+    a file of it needs no atomic write of its own (which costs a run with many reds)."""
     if spec.mlir is not None:
-        atomic_write_bytes(folder / INPUT_MLIR, spec.mlir)
+        (folder / INPUT_MLIR).write_bytes(spec.mlir)
     if spec.onnx is not None:
-        atomic_write_bytes(folder / MODEL_ONNX, spec.onnx)
-    atomic_write_text(folder / "compile.flags", compile_flags_text(spec))
-    atomic_write_text(folder / "run.flags", run_flags_text(spec))
+        (folder / MODEL_ONNX).write_bytes(spec.onnx)
+    texts = {
+        "compile.flags": compile_flags_text(spec),
+        "run.flags": run_flags_text(spec),
+        "repro.sh": repro_sh(spec),
+    }
+    for name, text in texts.items():
+        (folder / name).write_bytes(text.encode("utf-8"))
     for i, array in enumerate(spec.inputs):
-        atomic_write_bytes(folder / f"input_{i}.npy", _npy(array))
+        (folder / f"input_{i}.npy").write_bytes(_npy(array))
     if spec.compares and spec.expected is not None:
         for i, array in enumerate(spec.expected):
-            atomic_write_bytes(folder / f"expected_{i}.npy", _npy(array))
-    atomic_write_text(folder / "repro.sh", repro_sh(spec))
+            (folder / f"expected_{i}.npy").write_bytes(_npy(array))
     (folder / "repro.sh").chmod(0o755)
-    atomic_write_bytes(folder / "repro.cmd", repro_cmd(spec).encode("utf-8"))
+    (folder / "repro.cmd").write_bytes(repro_cmd(spec).encode("utf-8"))
 
 
 def _file_list(folder: Path) -> list[dict[str, Any]]:
@@ -93,8 +98,11 @@ def write(
     verify_it: bool = True,
     tools_path: str | None = None,
     timeout_s: float = 600.0,
+    store: ArtifactStore | None = None,
 ) -> dict[str, Any]:
-    """Writes, verifies and records the folder; returns its repro.json record."""
+    """Writes, verifies and records the folder; returns its repro.json record. With a
+    ``store``, a verification run of the same files and tools made before is read from
+    it (``verify_cache``) instead of compiling again."""
     out = Path(out)
     check_destination(out, force)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -111,13 +119,17 @@ def write(
             except verify.ToolsMissing as e:
                 verified = {"reproduced": None, "why": str(e), "tools_missing": True}
         if tools is not None and verify_it:
-            verified = verify.judge(spec, verify.run_reproducer(tmp, tools, timeout_s))
+            ran = verify_cache.run_reproducer(tmp, tools, timeout_s, store)
+            verified = verify.judge(spec, ran)
             verified["tools"] = str(tools)
+            verified["from_store"] = bool(ran.get("from_store"))
         dumped = None
         if tools is not None and spec.sources_dir and spec.mlir is not None:
             dumped = verify.dump_sources(tmp, tools, timeout_s)
         if spec.kind != "pass":
-            atomic_write_text(tmp / "ISSUE.md", issue_text.render(spec, versions, verified))
+            (tmp / "ISSUE.md").write_bytes(
+                issue_text.render(spec, versions, verified).encode("utf-8")
+            )
         record = {
             "schema": SCHEMA,
             "case_id": spec.case_id,
@@ -136,7 +148,8 @@ def write(
             "sources": dumped,
             "files": _file_list(tmp),
         }
-        atomic_write_text(tmp / RECORD_FILE, json.dumps(record, indent=1, default=str) + "\n")
+        text = json.dumps(record, indent=1, default=str) + "\n"
+        (tmp / RECORD_FILE).write_bytes(text.encode("utf-8"))
         if out.exists():
             shutil.rmtree(out)
         if not rename_dir(tmp, out):

@@ -71,7 +71,34 @@ def test_run_flags_carry_module_device_function_inputs_expected_and_thresholds()
     assert "--input=@input_0.npy" in text
     assert "--expected_output=@expected_0.npy" in text
     assert "--expected_output=2xi32=1 2" in text  # a .npy of int32 reads as si32 in IREE
+    unsigned = np.array([[168, 115], [255, 1]], np.uint8)  # the module returns it as i8
+    assert spec_mod.expected_value(unsigned, 0) == "2x2xi8=-88 115 -1 1"
+    assert spec_mod.expected_value(np.array([7], np.uint32), 0) == "1xi32=7"
     assert "--expected_f32_threshold=1e-06" in text and "--expected_rtol=1e-05" in text
+
+
+def test_float8_and_bf16_outputs_are_written_inline_as_iree_parses_them():
+    """A .npy cannot type float8 (ml_dtypes' types read as opaque), so iree-run-module
+    aborted reading expected_K.npy of a float8 output: they go inline, as bf16 does."""
+    import ml_dtypes
+
+    values = [1.5, float("nan"), 57344.0]
+    for dtype, name in (
+        (ml_dtypes.float8_e5m2fnuz, "f8E5M2FNUZ"),
+        (ml_dtypes.float8_e5m2, "f8E5M2"),
+        (ml_dtypes.float8_e4m3fn, "f8E4M3FN"),
+        (ml_dtypes.float8_e4m3fnuz, "f8E4M3FNUZ"),
+        (ml_dtypes.bfloat16, "bf16"),
+    ):
+        array = np.array(values, dtype=dtype).reshape(1, 3)
+        text = spec_mod.expected_value(array, 0)
+        head, _, body = text.partition("=")
+        assert head == f"1x3x{name}", text
+        assert body.split() == [repr(float(v)) for v in array.reshape(-1)]
+    scalar = spec_mod.expected_value(np.array(2.0, dtype=ml_dtypes.float8_e4m3fn), 0)
+    assert scalar == "f8E4M3FN=2.0"
+    big = np.zeros(spec_mod.INLINE_INT_LIMIT + 1, dtype=ml_dtypes.float8_e5m2)
+    assert spec_mod.expected_value(big, 3) == "@expected_3.npy"
 
 
 def test_compile_flags_and_sources_dump_flags():
@@ -153,6 +180,30 @@ def test_numerics_needs_ireess_own_mismatch_report_and_exit_1(tmp_path):
     tools2 = _fake_tools(tmp_path / "t2", COMPILE_OK, metadata_only)
     record = writer.write(s, tmp_path / "b", VERSIONS, tools_path=str(tools2))
     assert record["reproduced"] is False  # a type's metadata is no value mismatch
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the fake tools are #! scripts")
+def test_a_float8_mismatch_that_aborts_the_tool_says_why(tmp_path):
+    """iree-run-module aborts with OUT_OF_RANGE reporting a float8 mismatch: not IREE's
+    mismatch report, so not reproduced, and the folder says why and how to see the values."""
+    import ml_dtypes
+
+    s = _spec(
+        kind="fail-numerics",
+        stage="compare",
+        expected=[np.array([1.5, 57344.0], dtype=ml_dtypes.float8_e5m2fnuz)],
+        tolerances=[None],
+        notes=[spec_mod.FLOAT8_MISMATCH_NOTE],
+    )
+    aborts = "sys.stderr.write('OUT_OF_RANGE\\n'); sys.stderr.flush(); os.kill(os.getpid(), 6)"
+    tools = _fake_tools(tmp_path, COMPILE_OK, aborts)
+    record = writer.write(s, tmp_path / "out", VERSIONS, tools_path=str(tools))
+    assert record["reproduced"] is False
+    assert "float8" in record["verification"]["why"]
+    assert "OUT_OF_RANGE" in record["verification"]["why"]
+    assert spec_mod.has_float8(s.expected) and not spec_mod.has_float8([np.zeros(2)])
+    run_flags = (tmp_path / "out" / "run.flags").read_text()
+    assert "--expected_output=2xf8E5M2FNUZ=1.5 57344.0" in run_flags
 
 
 @pytest.mark.skipif(os.name == "nt", reason="the fake tools are #! scripts")
