@@ -13,7 +13,7 @@ eager (the front door most IREE users come through), each called as a user calls
 - numpy: ``np.exp(x) / np.sum(np.exp(x), axis=-1, keepdims=True)``;
 - torch: the same expression on a CPU tensor, under ``torch.no_grad``.
 
-The three are sampled interleaved (common/stats.py), so the ratios survive a loaded
+The rows are sampled interleaved (common/stats.py), so the ratios survive a loaded
 machine; each output is checked against numpy before any timing.
 """
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,11 @@ def tools_identity(tools: Path) -> str:
     parts = []
     for name in (*verify.TOOLS, verify.IMPORT_TOOL):
         for folder in str(tools).split(os.pathsep):
-            path = Path(folder) / name
+            found = shutil.which(name, path=folder)  # iree-compile.exe on Windows
+            if found is None:
+                continue
             try:
-                real = path.resolve()
+                real = Path(found).resolve()
                 stat = real.stat()
             except OSError:
                 continue

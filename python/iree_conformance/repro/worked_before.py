@@ -14,6 +14,7 @@ import dataclasses
 import json
 import re
 import shlex
+import time
 from pathlib import Path
 from typing import Any
 
@@ -93,10 +94,21 @@ def stored_runs(root: Path) -> list[Path]:
         return []
 
     def when(folder: Path) -> str:
+        """A sortable UTC stamp, from the name or else the modification time."""
         found = _RUN_STAMP.search(folder.name)
-        return found.group(1) if found else f"{folder.stat().st_mtime:020.6f}"
+        if found:
+            return found.group(1)
+        try:
+            mtime = folder.stat().st_mtime
+        except OSError:
+            return ""
+        return time.strftime("%Y%m%d-%H%M%S", time.gmtime(mtime))
 
-    return sorted((p for p in root.iterdir() if p.is_dir()), key=when, reverse=True)
+    try:
+        folders = [p for p in root.iterdir() if p.is_dir()]
+    except OSError:
+        return []
+    return sorted(folders, key=when, reverse=True)
 
 
 def from_path(path: Path, case_id: str, target: str) -> WorkedBefore:
@@ -165,7 +177,9 @@ def _from_comparison(path: Path, data: dict[str, Any], case_id: str, target: str
     versions = [v for v in data["versions"] if isinstance(v, dict)]
     cases = [c for c in data.get("cases") or [] if isinstance(c, dict)]
     _matching(path, [(str(c.get("target")), str(c.get("case_id"))) for c in cases], case_id, target)
-    case = next(c for c in cases if (c.get("target"), c.get("case_id")) == (target, case_id))
+    case = next(
+        c for c in cases if (str(c.get("target")), str(c.get("case_id"))) == (target, case_id)
+    )
     given_kinds = case.get("kinds")
     kinds: dict[str, Any] = given_kinds if isinstance(given_kinds, dict) else {}
     seen = [
@@ -182,7 +196,7 @@ def _from_comparison(path: Path, data: dict[str, Any], case_id: str, target: str
 def _from_bisect(path: Path, data: dict[str, Any], case_id: str, target: str) -> WorkedBefore:
     cases = [c for c in data.get("cases") or [] if isinstance(c, dict)]
     _matching(path, [(str(c.get("target")), str(c.get("case_id"))) for c in cases], case_id, target)
-    f = next(c for c in cases if (c.get("target"), c.get("case_id")) == (target, case_id))
+    f = next(c for c in cases if (str(c.get("target")), str(c.get("case_id"))) == (target, case_id))
     old, new = str(f.get("old_kind")), str(f.get("new_kind"))
     if f.get("flaky_at"):
         return WorkedBefore(

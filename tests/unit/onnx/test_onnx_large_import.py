@@ -111,6 +111,16 @@ def test_the_store_keeps_the_file_once_and_imports_again_when_it_is_gone(tmp_pat
     assert not cache.params.present(meta)
 
 
+@pytest.mark.parametrize("named", ["/etc/passwd", "../../outside.irpa", "mlir/ab/x.irpa"])
+def test_a_store_entry_naming_a_file_outside_params_names_none(tmp_path, named):
+    store = ArtifactStore(tmp_path / "store")
+    (tmp_path / "outside.irpa").write_bytes(b"x" * 10)
+    params = ParameterFiles(store)
+    meta = {"parameters": {"file": named, "bytes": 10, "scope": "model"}}
+    assert params.path(meta) is None and params.runtime_parameters(meta) is None
+    assert not params.present(meta)  # not a hit: the import is made again
+
+
 def test_without_a_store_the_file_stays_where_it_was_written(tmp_path):
     params = ParameterFiles(ArtifactStore(None))
     assert params.work_dir() is None

@@ -71,3 +71,23 @@ def test_the_lock_dies_with_its_holder(lock_file):
     proc.wait(timeout=30)
     with quiet_lock.holding(exclusive=True, limit_s=5) as state:
         assert state["held"] and state["wait_s"] < 2
+
+
+def test_a_waiting_timing_is_not_starved_by_new_compiles(lock_file):
+    """flock gives a waiting exclusive request no priority: the gate queues a compile that
+    comes after a waiting timing behind it."""
+    compile_1 = _holder("s", 1.0)  # a compile holds the lock shared for 1 s
+    timing = _holder_waiting("x", 0.5)  # a timing asks, and waits for that compile
+    time.sleep(0.3)
+    start = time.perf_counter()
+    with quiet_lock.holding(exclusive=False) as later_compile:
+        waited = time.perf_counter() - start
+    compile_1.wait(timeout=30)
+    timing.wait(timeout=30)
+    assert later_compile["held"] and waited >= 0.6  # after the timing, not beside compile_1
+
+
+def _holder_waiting(kind: str, seconds: float) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, kind, str(seconds)], text=True)
+    time.sleep(0.2)  # it is waiting for the lock by now
+    return proc

@@ -79,17 +79,25 @@ class ParameterFiles:
         entry = meta.get("parameters")
         if not isinstance(entry, dict) or not entry.get("file"):
             return None
-        file = Path(entry["file"])
-        if not file.is_absolute() and self.store.root is not None:
-            file = self.store.root / file
-        return file
+        file = Path(str(entry["file"]))
+        if self.store.root is None:
+            return file  # no store: the worker's own scratch file, named by this process
+        # A store entry names a file under the store's params/ folder, never elsewhere (the
+        # store is shared and restored from caches): anything else is no file.
+        params = (self.store.root / PARAMS_KIND).resolve()
+        if file.is_absolute() or not (self.store.root / file).resolve().is_relative_to(params):
+            return None
+        return self.store.root / file
 
     def present(self, meta: dict[str, Any]) -> bool:
         """Whether the parameter file the metadata names is there, whole (its size), or
-        it names none."""
+        it names none. One that names a file outside the store's params/ is not there:
+        the import is made again."""
+        if not isinstance(meta.get("parameters"), dict) or not meta["parameters"].get("file"):
+            return True
         file = self.path(meta)
         if file is None:
-            return True
+            return False
         try:
             return file.stat().st_size == int(meta["parameters"].get("bytes", -1))
         except (OSError, TypeError, ValueError):

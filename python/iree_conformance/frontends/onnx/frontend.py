@@ -97,6 +97,15 @@ def _import_large(
     from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION
 
     assert program.source_path is not None
+    usable = large_import.usable_memory_bytes()
+    if usable is not None and size > usable:  # the importer holds the weights in memory
+        raise FrontendError(
+            "prepare",
+            f"{program.source_path}: {size / 2**30:.2f} GiB of external data; importing it "
+            f"(iree-import-onnx --large-model) holds the weights in memory, and a process "
+            f"here may hold {usable / 2**30:.2f} GiB (the machine's memory, or its "
+            "address-space limit): nothing was read; run it on a machine with more memory",
+        )
     header = load_model(source)[0]  # the graph: its data stays in its files
     opset = default_opset(header)
     context.stage("import")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -142,6 +141,32 @@ def import_large_model(
         raise
 
 
+def _children_peak_rss() -> int | None:
+    """The largest finished child's peak RSS in bytes (None on Windows, which has no
+    ``resource``): Linux counts ``ru_maxrss`` in KiB, macOS in bytes."""
+    if sys.platform == "win32":
+        return None
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def usable_memory_bytes() -> int | None:
+    """What a process here may hold: the physical memory, under the address-space limit
+    when one is set (None where neither can be read, as on Windows)."""
+    if sys.platform == "win32":
+        return None
+    import resource
+
+    try:
+        found = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError):
+        return None
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    return min(found, soft) if soft != resource.RLIM_INFINITY else found
+
+
 def _run_tool(
     path: Path, folder: Path, static: Mapping[str, Any] | None, timeout_s: float | None
 ) -> LargeImport:
@@ -165,7 +190,7 @@ def _run_tool(
         "-o",
         str(mlir),
     ]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    before = _children_peak_rss()
     try:
         proc = subprocess.run(
             command,
@@ -178,9 +203,9 @@ def _run_tool(
         raise LargeImportError(
             f"iree-import-onnx did not finish within {timeout_s:.0f} s"
         ) from None
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    after = _children_peak_rss()
     # ru_maxrss of the children is the largest child's: this child's when it is the largest.
-    peak = after * 1024 if after > before else None
+    peak = after if after is not None and before is not None and after > before else None
     if proc.returncode != 0 or not mlir.is_file() or not params.is_file():
         raise LargeImportError(
             f"iree-import-onnx --large-model --externalize-params failed (exit "
