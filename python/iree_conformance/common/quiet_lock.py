@@ -5,7 +5,7 @@ compiles, move each other's figures by 2x to 10x (a StableHLO ``while`` loop's m
 went from 0.47 ms to 13 ms between a cold and a warm run of one commit: the other worker
 was timing beside it). So every process of this user on the machine shares one lock file:
 a timing holds it exclusively, an IREE compile in this project's workers holds it shared
-(the imports, the reference's set-up and other programs on the machine do not take it). The OS drops a lock when its
+(the imports and other programs on the machine do not take it). The OS drops a lock when its
 holder dies, however it dies. A wait is bounded (``WAIT_LIMIT_S``): past it the work goes
 on without the lock, and the timing's figures say so (``quiet: false``), since neither a
 verdict nor a compile depends on it.

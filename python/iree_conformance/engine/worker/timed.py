@@ -45,9 +45,28 @@ def time_case(
 ) -> dict[str, Any]:
     """The figures of a case that ran, beside its frontend's reference, within its budget;
     a timing that fails says why and leaves the verdict alone. ``module``: (vm module,
-    context, the entry that ran, the case's function prefix in a batch module)."""
+    context, the entry that ran, the case's function prefix in a batch module).
+
+    The whole timing holds the machine-wide lock (``common/quiet_lock.py``), the
+    reference's set-up with the samples, so that another worker's XLA compile or
+    onnxruntime session does not run beside a case's samples."""
+    with quiet_lock.holding(exclusive=True) as quiet:
+        figures = _time_case(executor, cache, job, module, result, checked)
+    if "failed" not in figures:
+        figures["quiet"] = {"alone": quiet["held"], "wait_s": quiet["wait_s"]}
+    return figures
+
+
+def _time_case(
+    executor: Any,
+    cache: ModuleCache,
+    job: CaseJob,
+    module: tuple[Any, Any, str | None, str],
+    result: CaseResult,
+    checked: CheckedRun,
+) -> dict[str, Any]:
     vm_module, context, entry, prefix = module
-    begun = time.perf_counter()
+    begun = time.perf_counter()  # after the wait for the lock: waiting spends no CPU
     full = job.timing_budget is None
     budget = (
         FULL_BUDGET_S
@@ -62,27 +81,22 @@ def time_case(
         other_call = reference is not None and reference.entry is not None
         if other_call:
             entry, inputs = prefix + reference.entry, reference.inputs or []
-        # The samples alone hold the machine-wide lock (the reference's set-up above
-        # does not): the wait spends no CPU, so it is not part of the timing's cost.
-        with quiet_lock.holding(exclusive=True) as quiet:
-            begun += float(quiet["wait_s"])
-            figures = time_iree_call(
-                executor,
-                vm_module,
-                context,
-                entry,
-                inputs,
-                job.timing_runs,
-                reference,
-                missing,
-                budget,
-                begun,
-                iree_warm=not other_call,
-                checked_s=None if full else checked.seconds,
-                reference_call_s=reference_call_s,
-                checked_peak_reset=checked.peak_reset,
-            )
-        figures["quiet"] = {"alone": quiet["held"], "wait_s": quiet["wait_s"]}
+        figures = time_iree_call(
+            executor,
+            vm_module,
+            context,
+            entry,
+            inputs,
+            job.timing_runs,
+            reference,
+            missing,
+            budget,
+            begun,
+            iree_warm=not other_call,
+            checked_s=None if full else checked.seconds,
+            reference_call_s=reference_call_s,
+            checked_peak_reset=checked.peak_reset,
+        )
     except Exception as e:  # noqa: BLE001 - timing never changes a verdict
         return {"failed": f"{type(e).__name__}: {e}".splitlines()[0][:300]}
     figures["timing_budget"] = job.timing_budget  # a fraction of the untimed run; None: full
