@@ -16,6 +16,6 @@ python3 -m venv --clear "$venv"
 "$venv/bin/python" -c "import torch, iree.turbine, transformers; print('torch lane:', torch.__version__, 'transformers', transformers.__version__)"
 export PATH="$venv/bin:$PATH"
 IREE_CONFORMANCE_STORE="$PWD/.ci-cache/torch/store" \
-  "$venv/bin/pytest" tests/unit/core/test_torch_suite.py tests/unit/speed/test_bench.py tests/e2e/repro/test_torch_repro.py -q -p no:cacheprovider
+  "$venv/bin/pytest" tests/unit/core/test_torch_suite.py tests/unit/speed/test_bench.py -k torch tests/e2e/repro/test_torch_repro.py -q -p no:cacheprovider
 IREE_CONFORMANCE_STORE="$PWD/.ci-cache/torch/store" \
   "$venv/bin/pytest" conformance -m torch -n 2 -p no:cacheprovider --report-json .ci-cache/torch-results.json
