@@ -19,6 +19,7 @@ import importlib.util
 import json
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -187,14 +188,7 @@ def _list_file(path: Path, root: Path, id_prefix: str) -> tuple[list[Listed], bo
 def export_listed(case: Listed, store: ArtifactStore) -> Exported:
     """The case's export: from the store, else exported and stored. ExportFailed says
     why there is none (a failure is stored too: it is as deterministic as a success)."""
-    path, root = Path(case.source), Path(case.root)
-    key = make_key(file_key(path, root, case.prefix), case.name)
-    entry = store.get(EXPORT_KIND, key)
-    payload = entry[1] if entry is not None else None
-    if payload is None:
-        payload = _export(path, case)
-        store.put(EXPORT_KIND, key, payload, {"case": case.case_id})
-    return decode(payload)
+    return decode(_stored(case, store, EXPORT_KIND, _export))
 
 
 def decode(payload: bytes) -> Exported:
@@ -215,14 +209,25 @@ def core_export_listed(case: Listed, store: ArtifactStore) -> str:
     """The case's program prepared with torch's core decompositions (only asked for a case
     whose iree-turbine preparation fails to compile), from the store, else made and
     stored. ExportFailed says why there is none."""
+    return core_text(_stored(case, store, CORE_KIND, _export_core, CORE_KIND))
+
+
+def _stored(
+    case: Listed,
+    store: ArtifactStore,
+    kind: str,
+    make: Callable[[Path, Listed], bytes],
+    *key_extra: str,
+) -> bytes:
+    """The case's ``kind`` payload from the store, else made and stored (a failure too)."""
     path, root = Path(case.source), Path(case.root)
-    key = make_key(file_key(path, root, case.prefix), case.name, CORE_KIND)
-    entry = store.get(CORE_KIND, key)
-    payload = entry[1] if entry is not None else None
-    if payload is None:
-        payload = _export_core(path, case)
-        store.put(CORE_KIND, key, payload, {"case": case.case_id})
-    return core_text(payload)
+    key = make_key(file_key(path, root, case.prefix), case.name, *key_extra)
+    entry = store.get(kind, key)
+    if entry is not None and entry[1] is not None:
+        return entry[1]
+    payload = make(path, case)
+    store.put(kind, key, payload, {"case": case.case_id})
+    return payload
 
 
 def core_text(payload: bytes) -> str:
