@@ -1,7 +1,8 @@
 """Check that the figures are quiet on an unchanged commit and loud on a change (an A/A
 check, issue 45; docs/speed.md, "Is the pull-request view quiet?").
 
-A small smoke selection (default: five bundled StableHLO cases) runs with ``--benchmark``
+A selection (default: the bundled StableHLO corpus and the light ONNX models, 92 cases;
+``--quick``: the issue's five StableHLO cases, as ``.ci/run`` runs it) runs with ``--benchmark``
 on an empty artifact store (cold: everything compiles), then on the same store (warm:
 nothing compiles), as a pull request's baseline comes from one run and its own figures
 from a run on the restored store. Each side is timed a second time on the warm store, as
@@ -23,11 +24,13 @@ from a run on the restored store. Each side is timed a second time on the warm s
            loaded runner can be wider than 30 %: whether it listed the slowdown is printed)
 
 Exit status 1 when a check fails (each failure is named), 2 on a run that did not pass.
-About a minute on 2 cores (four runs of the selection; docs/speed.md has the figures).
+Four runs of the selection: on 2 cores, quiet, 7 minutes for the default (cold 130 s, each
+warm run 90 s), about a minute for ``--quick`` (docs/compare.md has the figures).
 
 Examples:
   python -m devtools.check_aa_quiet
-  python -m devtools.check_aa_quiet --work-dir .ci-cache/aa-quiet -k "sort_f32 or seed_cos_sin or ..."
+  python -m devtools.check_aa_quiet --quick
+  python -m devtools.check_aa_quiet --work-dir .ci-cache/aa-quiet -m stablehlo -k "sort_f32 or ..."
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +51,12 @@ from ci import _timing_confirm
 from ci._common import CIError, run_main
 
 REPO = Path(__file__).resolve().parent.parent
-#: The issue's five bundled StableHLO cases: a softmax of 100,000, a small MLP, a reduction,
-#: a sort and two elementwise ops; each static, so that XLA is timed beside IREE.
-DEFAULT_SELECTION = (
+#: The issue's selection: the bundled StableHLO corpus (XLA timed beside IREE on its static
+#: cases) and the light ONNX models (onnxruntime beside IREE): 92 cases.
+DEFAULT_MARKER = "stablehlo or onnx_models"
+#: The issue's first five cases (``--quick``): a softmax of 100,000, a small MLP, a
+#: reduction, a sort and two elementwise ops.
+QUICK_SELECTION = (
     "seed_softmax_100000 or mlp_layer_relu or reduce_sum_random_f32 or sort_f32 or seed_cos_sin"
 )
 SLOWDOWN = 1.3
@@ -229,20 +236,31 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--work-dir", default=".ci-cache/aa-quiet", help="emptied first")
-    parser.add_argument("-m", dest="marker", default="stablehlo", help="the suite marker")
-    parser.add_argument("-k", default=DEFAULT_SELECTION, help="the cases (pytest -k)")
+    parser.add_argument(
+        "-m", dest="marker", default=DEFAULT_MARKER, help=f"the suites (default {DEFAULT_MARKER!r})"
+    )
+    parser.add_argument("-k", default="", help="the cases (pytest -k; default: every case)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"the issue's five StableHLO cases only (-m stablehlo -k {QUICK_SELECTION!r})",
+    )
     parser.add_argument(
         "--target", default="llvm-cpu", help="the target timed (default llvm-cpu, CI's smoke run's)"
     )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.marker, args.k = "stablehlo", QUICK_SELECTION
     work = (REPO / args.work_dir).resolve()
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     store = work / "store"
     runs = {}
     for name in ("cold", "cold-confirm", "warm", "warm-confirm"):
+        began = time.monotonic()
         runs[name] = run_selection(args, store, work / f"{name}.json")
-        print(f"{name}: {len(runs[name]['outcomes'])} case(s)")
+        took = time.monotonic() - began
+        print(f"{name}: {len(runs[name]['outcomes'])} case(s) in {took:.0f} s", flush=True)
     cold, warm = work / "cold.json", work / "warm.json"
     base = write(work / "baseline.json", with_confirm(runs["cold"], runs["cold-confirm"]))
     current = write(work / "current.json", with_confirm(runs["warm"], runs["warm-confirm"]))

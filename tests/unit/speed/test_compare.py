@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import numpy as np
@@ -453,3 +454,131 @@ def test_seconds_are_judged_by_the_seconds_cases_shift_not_by_the_quiet_ratios()
     slower += [case(k, jitter(s, load[k])) for k, s in alone.items()]
     c = speed.compare_results(base, slower)
     assert [(ch.key[1], ch.kind) for ch in c.regressions] == [("r2", "time")]
+
+
+def _two_runs(case_id, first, second):
+    """An outcome timed twice (its run and a confirm run, as ``ci run-shard`` folds them)."""
+    o = _outcome(case_id, first)
+    o["metrics"]["benchmark"]["confirm_runs"] = [{"iree": {"samples_s": list(second)}}]
+    return o
+
+
+def test_a_case_whose_runs_on_one_side_disagree_is_noise_in_either_order():
+    """Two timings a side: the baseline's agree, the new side's are 3.9x and 2x the
+    baseline's (a loaded machine, the A/A pair of 2026-12-04): the spread of each side's
+    runs is the noise, so neither order lists it (the baseline's runs alone listed it one
+    way and not the other)."""
+    quiet = {f"q{i}": (_samples(i, spread=0.02), _samples(40 + i, spread=0.02)) for i in range(6)}
+    base = [_two_runs(k, a, b) for k, (a, b) in quiet.items()]
+    new = [_two_runs(k, [x * 1.01 for x in a], b) for k, (a, b) in quiet.items()]
+    base.append(_two_runs("noisy", _samples(90, spread=0.02), _samples(91, spread=0.02)))
+    new.append(
+        _two_runs("noisy", [x * 3.9 for x in _samples(92, spread=0.02)],
+                  [x * 2.0 for x in _samples(93, spread=0.02)])
+    )  # fmt: skip
+    for first, second in ((base, new), (new, base)):
+        c = speed.compare_results(first, second)
+        assert c.changes == [], [(ch.key, ch.describe()) for ch in c.changes]
+    slower = [_two_runs(k, [x * 1.5 for x in a], [x * 1.5 for x in b]) for k, (a, b) in quiet.items()
+              if k == "q2"]  # fmt: skip
+    c = speed.compare_results(base, [o for o in new if o["case_id"] != "q2"] + slower)
+    assert [(ch.key[1], ch.kind) for ch in c.regressions] == [("q2", "time")]
+
+
+def test_many_cases_one_run_a_side_list_no_case_by_chance():
+    """91 cases timed once a side, their shifts spread as a loaded machine spreads them
+    (normal in logs, the robust spread 0.2): at alpha 0.01 per case about one would be
+    listed on every A/A comparison; alpha is the whole comparison's (Bonferroni), so the
+    case at 2.9 standard deviations is not listed, and a case 3x slower is."""
+    from statistics import NormalDist
+
+    shifts = [NormalDist(0, 0.2).inv_cdf((i + 0.5) / 90) for i in range(90)] + [2.9 * 0.2]
+    base = [_outcome(f"c{i}", _samples(i, spread=0.01)) for i in range(91)]
+
+    def moved(extra):
+        return [
+            _outcome(f"c{i}", [x * np.exp(s + (extra if i == 7 else 0)) for x in _samples(i, spread=0.01)])
+            for i, s in enumerate(shifts)
+        ]  # fmt: skip
+
+    c = speed.compare_results(base, moved(0.0))
+    assert c.changes == [], [(ch.key, ch.describe()) for ch in c.changes]
+    assert c.case_alpha == pytest.approx(0.01 / 91)
+    c = speed.compare_results(base, moved(np.log(3.0)))
+    assert [(ch.key[1], ch.kind) for ch in c.regressions] == [("c7", "time")]
+
+
+def test_a_tiny_cases_resident_growth_between_workers_is_not_listed():
+    """0.1 MiB in one worker, 1.6 MiB in the next (the interpreter's allocator, the same
+    case: the A/A pair of 2026-12-04) is under the floor; 40 MiB more is listed."""
+    base = _samples(1)
+    for new_growth, listed in ((1_646_592, []), (40 << 20, [("a", "memory")])):
+        c = speed.compare_results(
+            [_outcome("a", base, memory=98_304)], [_outcome("a", base, memory=new_growth)]
+        )
+        assert [(ch.key[1], ch.kind) for ch in c.changes] == listed
+
+
+def test_each_references_ratios_are_judged_by_that_references_shift():
+    """Two timings a side that agree: eight cases against XLA keep their ratio while the
+    six against onnxruntime (threads of its own, unlike XLA's) all move by 1.2-2.4x with
+    the load (a loaded machine's A/A pair, 2026-12-04): the onnxruntime cases' shift is
+    their noise, not the XLA cases' quiet. Among quiet onnxruntime cases, one 1.5x
+    slower is still listed."""
+    rng = np.random.default_rng(5)
+
+    def case(name, ref_name, runs):
+        o = _two_runs(name, *(iree for iree, _ in runs))
+        bench = o["metrics"]["benchmark"]
+        for run, (_, ref) in zip([bench, *bench["confirm_runs"]], runs):
+            run["reference"] = {"name": ref_name, "interleaved": True, "samples_s": ref}
+        return o
+
+    def jitter(xs, by=1.0):
+        return [x * by * rng.lognormal(0, 0.01) for x in xs]
+
+    cases = {f"x{i}": "xla" for i in range(8)} | {f"o{i}": "onnxruntime" for i in range(6)}
+    samples = {k: (_samples(i, spread=0.02), _samples(60 + i, spread=0.02))
+               for i, k in enumerate(cases)}  # fmt: skip
+    load = dict(zip([k for k in cases if k[0] == "o"], (1.25, 1.6, 2.4, 1.9, 1.4, 2.1)))
+
+    def side(by):
+        return [
+            case(k, ref, [(jitter(s, by(k)), jitter(r)) for _ in range(2)])
+            for k, ref in cases.items()
+            for s, r in [samples[k]]
+        ]
+
+    base = side(lambda k: 1.0)
+    loaded = side(lambda k: load.get(k, 1.0))
+    for a, b in ((base, loaded), (loaded, base)):
+        c = speed.compare_results(a, b)
+        assert c.changes == [], [(ch.key, ch.describe()) for ch in c.changes]
+    c = speed.compare_results(base, side(lambda k: 1.5 if k == "o3" else 1.0))
+    assert [(ch.key[1], ch.kind) for ch in c.regressions] == [("o3", "time")]
+
+
+def test_a_30_percent_slowdown_among_92_cases_timed_twice_a_side_is_listed():
+    """check_aa_quiet's injection: 92 cases, two timings a side, a case's runs apart by
+    about 12 % (a quiet typical spread of 0.04 in logs, as the A/A pair of 2026-12-04),
+    and the samples of the case whose runs agree made 30 % slower in a copy. The comparison's level (alpha over
+    92 cases) is held by the run's shift (rule 5); the spread between runs tests at alpha,
+    as at the comparison's level with so few runs it hid the injected case (2026-12-04).
+    Two independent sides list nothing."""
+    rng = np.random.default_rng(3)
+
+    def run(i):  # a run moves as a whole; c40's two agree (the case check_aa_quiet picks)
+        shift = 1.0 if i == 40 else rng.lognormal(0, 0.12)
+        return [x * shift for x in _samples(i, spread=0.02)]
+
+    def side():
+        return [_two_runs(f"c{i}", run(i), run(i)) for i in range(92)]
+
+    base = side()
+    assert speed.compare_results(base, side()).changes == []
+    slower = copy.deepcopy(base)
+    bench = slower[40]["metrics"]["benchmark"]
+    for timing in (bench, *bench["confirm_runs"]):
+        timing["iree"]["samples_s"] = [x * 1.3 for x in timing["iree"]["samples_s"]]
+    c = speed.compare_results(base, slower)
+    assert [(ch.key[1], ch.kind) for ch in c.regressions] == [("c40", "time")]
