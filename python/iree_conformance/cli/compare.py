@@ -51,7 +51,10 @@ def add_parser(sub) -> None:
         "--alpha",
         type=float,
         default=speed.ALPHA,
-        help=f"significance level of the Mann-Whitney U test (default {speed.ALPHA})",
+        help=(
+            "the comparison's chance of listing an unchanged case's time (default "
+            f"{speed.ALPHA}); each case is tested at alpha over the cases judged"
+        ),
     )
     p.add_argument(
         "--min-effect",
