@@ -28,12 +28,13 @@ the same build by 2x), so a change must also leave the spread of both sides' run
 every new run and, with few runs, pass the shift every case of the run shared: a run is a
 results file or a case's ``confirm_runs`` inside one (pyperf's values from several
 processes; benchmarks/speed_compare_aa.py measures the false-alarm rate). ``alpha`` is the
-whole comparison's chance of listing an unchanged case (docs/compare.md). Memory and module size are one figure per run (``MEASURES``): they are reported when
-their median changes by at least min_effect and a floor (4 MiB of resident growth, 1 KiB of
-IREE's allocations for one run or of module), and only between figures that measured the same
-thing (their ``*_how`` equal): the worker's high-water mark, which holds the compile and
-earlier cases, is never compared. ``Comparison.regressions`` is every change for the worse,
-of any kind, which ``compare``'s exit status reports.
+whole comparison's chance of listing an unchanged case (docs/compare.md). Memory and module
+size are one figure per run (``MEASURES``): they are reported when their median changes by
+at least min_effect and a floor (4 MiB of resident growth, 1 KiB of IREE's allocations for
+one run or of module), and only between figures that measured the same thing (their
+``*_how`` equal): the worker's high-water mark, which holds the compile and earlier cases,
+is never compared. ``Comparison.regressions`` is every change for the worse, of any kind,
+which ``compare``'s exit status reports.
 """
 
 from __future__ import annotations
@@ -494,8 +495,8 @@ def _run_shift_scale(
     ratio does (its thread pool waits for the cores; a single-threaded reference beside
     it barely moves), so the ratios' quiet must not judge the seconds; and a reference
     with threads of its own (onnxruntime) moves its ratios with the load unlike XLA's
-    (the light models' ratios all moved 1.2-2.4x together between two loaded runs while
-    the StableHLO cases' stayed, 2026-12-04)."""
+    (a loaded A/A pair, 2026-12-04: light_squeezenet's IREE/onnxruntime went from 21x to
+    45-51x, each side's two timings agreeing, while the StableHLO cases' ratios stayed)."""
     import math
 
     shifts: dict[str, list[float]] = {"ratio": [], "seconds": []}

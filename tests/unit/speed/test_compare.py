@@ -522,8 +522,8 @@ def test_a_tiny_cases_resident_growth_between_workers_is_not_listed():
 def test_each_references_ratios_are_judged_by_that_references_shift():
     """Two timings a side that agree: eight cases against XLA keep their ratio while the
     six against onnxruntime (threads of its own, unlike XLA's) all move by 1.2-2.4x with
-    the load (a loaded machine's A/A pair, 2026-12-04): the onnxruntime cases' shift is
-    their noise, not the XLA cases' quiet. Among quiet onnxruntime cases, one 1.5x
+    the load (light_squeezenet's moved 2.3x in a loaded A/A pair, 2026-12-04): the
+    onnxruntime cases' shift is their noise, not the XLA cases' quiet. Among quiet onnxruntime cases, one 1.5x
     slower is still listed."""
     rng = np.random.default_rng(5)
 
