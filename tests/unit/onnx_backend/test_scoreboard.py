@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from iree_conformance.onnx_backend import scoreboard
 
 REPO = Path(__file__).resolve().parents[3]
-RESULTS = REPO / "docs" / "onnx-backend" / "results-llvm-cpu"
+RESULTS = REPO / "benchmarks" / "onnx-backend" / "results-llvm-cpu"
 DOC = REPO / "docs" / "onnx-backend.md"
 
 
@@ -93,7 +93,7 @@ def test_the_plugin_writes_the_files_after_a_pytest_run(pytester, tmp_path):
 
 
 def test_the_committed_results_parse_and_match_the_docs():
-    """docs/onnx-backend/results-llvm-cpu: `python -m iree_conformance.onnx_backend
+    """benchmarks/onnx-backend/results-llvm-cpu: `python -m iree_conformance.onnx_backend
     --compare-with onnx_ops_320.json --scoreboard DIR` here; docs/onnx-backend.md quotes it."""
     statuses = scoreboard.read_report(RESULTS)
     assert len(statuses) >= 300
