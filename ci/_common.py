@@ -10,7 +10,7 @@ library, and sizes from ``cache_tools/units.py``; all of those are standard libr
 Nothing here edits ``sys.path``: the commands run as ``python -m ci COMMAND`` from the
 repository root (so ``ci`` and ``cache_tools`` import from there), and a step that runs
 before the project is installed gets the source tree's ``python/`` folder on
-``PYTHONPATH`` from its workflow job (docs/ci-local.md, "How ci/ imports the library").
+``PYTHONPATH`` from its workflow job (docs/ci-commands.md, "How ci/ imports the library").
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ except ModuleNotFoundError as _exc:
     print(
         "error: python -m ci imports the library (iree_conformance): run it from the "
         "repository root with the project installed, or before the install with "
-        "PYTHONPATH=python (docs/ci-local.md, 'How ci/ imports the library')",
+        "PYTHONPATH=python (docs/ci-commands.md, 'How ci/ imports the library')",
         file=sys.stderr,
     )
     raise SystemExit(8) from None  # EXIT_CI, which is the library's

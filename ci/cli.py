@@ -82,7 +82,7 @@ END = "<!-- ci-commands:end -->"
 
 
 def markdown() -> str:
-    """The command table of docs/ci-local.md (a test keeps the two in step)."""
+    """The command table of docs/ci-commands.md (a test keeps the two in step)."""
     rows = [START, "| `python -m ci ...` | module | what it does |", "|---|---|---|"]
     for name, command in COMMANDS.items():
         path = command.module.replace(".", "/") + ".py"
@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--markdown", action="store_true", help="print the command table of docs/ci-local.md"
+        "--markdown", action="store_true", help="print the command table of docs/ci-commands.md"
     )
     parser.add_argument("command", metavar="COMMAND", help="one of the commands below")
     return parser

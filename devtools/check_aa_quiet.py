@@ -1,5 +1,5 @@
 """Check that the figures are quiet on an unchanged commit and loud on a change (an A/A
-check, issue 45; docs/speed.md, "Is the pull-request view quiet?").
+check, issue 45; benchmarks/compare.md, "Is the pull-request view quiet?").
 
 A selection (default: the bundled StableHLO corpus and the light ONNX models, 92 cases;
 ``--quick``: the issue's five StableHLO cases, as ``.ci/run`` runs it) runs with ``--benchmark``
@@ -25,7 +25,7 @@ from a run on the restored store. Each side is timed a second time on the warm s
 
 Exit status 1 when a check fails (each failure is named), 2 on a run that did not pass.
 Four runs of the selection: on 2 cores, quiet, 7 minutes for the default (cold 130 s, each
-warm run 90 s), about a minute for ``--quick`` (docs/compare.md has the figures).
+warm run 90 s), about a minute for ``--quick`` (benchmarks/compare.md has the figures).
 
 Examples:
   python -m devtools.check_aa_quiet

@@ -5,12 +5,9 @@ and two runs compared case by case."""
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from iree_conformance.model.results import VERDICT_FIELDS, diff_outcomes
-
-if TYPE_CHECKING:
-    from .phases import Phase
 
 IREE_STAGES = ("import", "compile", "load", "run")
 
@@ -49,18 +46,6 @@ def overhead_stats(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
         "split_ms_mean": {
             k: round(v / n, 2) for k, v in sorted(split.items(), key=lambda kv: -kv[1])
         },
-    }
-
-
-def pytest_overhead(phase: Phase, workers: int) -> dict[str, float]:
-    """A pytest run's wall clock that no case accounts for (pytest start, collection,
-    xdist, teardown, batch jobs): wall minus the case durations spread over `workers`."""
-    total = sum(o.get("duration") or 0.0 for o in phase.outcomes)
-    outside = max(phase.wall - total / workers, 0.0)
-    return {
-        "wall_per_case_ms": round(1000 * phase.wall / phase.cases, 1),
-        "fixed_s": round(outside, 2),
-        "fixed_per_case_ms": round(1000 * outside / phase.cases, 1),
     }
 
 

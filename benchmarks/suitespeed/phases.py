@@ -71,6 +71,18 @@ class Phase:
         }
 
 
+def pytest_overhead(phase: Phase, workers: int) -> dict[str, float]:
+    """A pytest run's wall clock that no case accounts for (pytest start, collection,
+    xdist, teardown, batch jobs): wall minus the case durations spread over `workers`."""
+    total = sum(o.get("duration") or 0.0 for o in phase.outcomes)
+    outside = max(phase.wall - total / workers, 0.0)
+    return {
+        "wall_per_case_ms": round(1000 * phase.wall / phase.cases, 1),
+        "fixed_s": round(outside, 2),
+        "fixed_per_case_ms": round(1000 * outside / phase.cases, 1),
+    }
+
+
 def run_baseline(
     plans: list[BaselinePlan], workers: int, tools: dict[str, str], name: str = "baseline"
 ) -> Phase:

@@ -17,8 +17,8 @@ from .batch_size import measure_batch_rss
 from .bisection import measure_bisection
 from .machine import loadavg, machine_description
 from .memory import MEMORY_CONFIGS, measure_memory
-from .outcome_stats import overhead_stats, pytest_overhead, shard_balance
-from .phases import Phase, empty_dir, log, run_round, summarize_round
+from .outcome_stats import overhead_stats, shard_balance
+from .phases import Phase, empty_dir, log, pytest_overhead, run_round, summarize_round
 from .pipeline_profile import fill_store, profile_cold, profile_warm
 from .ratios import median_ratios
 from .report import format_report

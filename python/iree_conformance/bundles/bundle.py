@@ -295,7 +295,7 @@ def _run_record(
     records: list[list[tuple[int, list[np.ndarray]]]] = []
     loaded: list[Any] = []
     try:
-        loaded += executor.load(vmfb, driver, device, record.get("checks"))
+        loaded += executor.runtime.load(vmfb, driver, device, record.get("checks"))
         vm_module, context = loaded
         outcome.stage = Stage.RUN
         started = time.perf_counter()

@@ -105,15 +105,21 @@ def read_manifest_bytes(root: Path) -> bytes:
     """The manifest's bytes, refused unless they match the digest written beside them."""
     root = Path(root)
     path = root / MANIFEST_NAME
+    return _read_bytes(
+        path,
+        missing=f"{path} not found: is {root} a bundle made by --compile-only --bundle?",
+        unreadable=f"{path}: cannot be read",
+    )
+
+
+def _read_bytes(path: Path, missing: str, unreadable: str) -> bytes:
+    """path's bytes; a BundleError saying ``missing``, or ``unreadable`` and the reason."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
-        raise BundleError(
-            f"{path} not found: is {root} a bundle made by --compile-only --bundle?"
-        ) from None
+        raise BundleError(missing) from None
     except OSError as e:
-        raise BundleError(f"{path}: cannot be read ({e.strerror})") from None
-    return data
+        raise BundleError(f"{unreadable} ({e.strerror})") from None
 
 
 def check_digest(root: Path, data: bytes) -> None:
@@ -263,14 +269,11 @@ def bundle_file(root: Path, relative: str) -> Path:
 def read_verified(root: Path, relative: str, digest: str) -> bytes:
     """The bytes of a bundle file, after the containment check, checked against ``digest``."""
     path = bundle_file(root, relative)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise BundleError(
-            f"bundle file {path} is missing; rebuild the bundle or copy it whole"
-        ) from None
-    except OSError as e:
-        raise BundleError(f"bundle file {path} cannot be read ({e.strerror})") from None
+    data = _read_bytes(
+        path,
+        missing=f"bundle file {path} is missing; rebuild the bundle or copy it whole",
+        unreadable=f"bundle file {path} cannot be read",
+    )
     if _sha256(data) != digest:
         raise BundleError(
             f"bundle file {path} does not match its sha256 in manifest.json (tampered or truncated)"

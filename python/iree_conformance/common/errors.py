@@ -14,7 +14,7 @@ Exit statuses: ONE table for every command-line tool of the project (``iree-conf
 from. 0 and 1 keep their usual meaning (success, and "tests failed" or "findings"); 2 is
 also what argparse exits with on a usage error, so it stays "bad arguments or
 configuration" in every tool. ``EXIT_CODES`` below is the table in code and ``EXIT_TABLE``
-its meanings: the README's table (``python -m iree_conformance.cli.options_table``) and the
+its meanings: docs/commands.md's table (``python -m iree_conformance.cli.options_table``) and the
 commands' help texts (``exit_help``) are generated from them, and
 tests/unit/core/test_exit_codes.py checks that no two kinds share a number. cache-tools, its own
 distribution, keeps a copy of its three numbers that the tests check against this one.
@@ -71,7 +71,7 @@ EXIT_CODES: dict[str, int] = {
     "environment": EXIT_ENVIRONMENT,
 }
 
-# Every status with what it means, for the README's table and the help texts.
+# Every status with what it means, for docs/commands.md's table and the help texts.
 EXIT_TABLE: tuple[tuple[int, str], ...] = (
     (0, "done"),
     (1, "failures found (a flaky case for `flakes`, a missed target for a check)"),

@@ -48,12 +48,17 @@ def loads_toml(text: str, where: str | Path = "<string>") -> dict[str, Any]:
         raise TomlError(f"{prefix}: malformed TOML: {e}") from None
 
 
-def load_toml(path: str | Path) -> dict[str, Any]:
-    """Reads and parses a UTF-8 TOML file (a BOM is tolerated)."""
+def read_toml_text(path: str | Path) -> str:
+    """The text of a UTF-8 TOML file (a BOM is tolerated); TomlError naming the file when
+    it is missing or cannot be read."""
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        return Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise TomlError(f"{path}: file not found") from None
     except OSError as e:
         raise TomlError(f"{path}: cannot read: {e}") from None
-    return loads_toml(text, path)
+
+
+def load_toml(path: str | Path) -> dict[str, Any]:
+    """Reads and parses a UTF-8 TOML file (a BOM is tolerated)."""
+    return loads_toml(read_toml_text(path), path)

@@ -9,11 +9,13 @@ once in ``EngineSettings``.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from iree_conformance.common.timing import DEFAULT_TIMING_BUDGET
 from iree_conformance.engine.batching import Placement
 from iree_conformance.model.cases import Case
 from iree_conformance.model.compare import Tolerance
+from iree_conformance.model.jobs import CaseJob, Program
 from iree_conformance.model.targets import Target
 
 
@@ -51,6 +53,23 @@ class Attempt:
     @property
     def alone(self) -> bool:
         return self.settings.alone
+
+    def job(self, program: Program, **fields: Any) -> CaseJob:
+        """The worker's job for program as this attempt's case on its target: the case's
+        flags on the target, the target's driver, device and time limits, the entry
+        function; ``fields`` set the rest (inputs, compile-only, timing, batch)."""
+        case, target = self.case, self.target
+        return CaseJob(
+            program=program,
+            compile_flags=target.case_flags(case),
+            target=target.name,
+            driver=target.driver,
+            device=target.device,
+            host_specific=target.host_specific,
+            entry_function=case.entry_function,
+            stage_timeouts=dict(target.stage_timeouts),
+            **fields,
+        )
 
     def but(self, **changes: object) -> Attempt:
         """A copy with these fields changed (``settings`` fields by their own names)."""

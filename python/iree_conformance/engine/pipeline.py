@@ -18,15 +18,9 @@ from iree_conformance.model.outcome import Outcome
 def build_job(attempt: Attempt, input_sets: list) -> CaseJob:
     """The worker's job for one attempt (a retry compiles afresh; alone: never in a batch
     module; with a placement: run in that batch's module)."""
-    case, target, placement = attempt.case, attempt.target, attempt.placement
-    return CaseJob(
-        program=case.program(),
-        compile_flags=target.case_flags(case),
-        target=target.name,
-        driver=target.driver,
-        device=target.device,
-        host_specific=target.host_specific,
-        entry_function=case.entry_function,
+    case, placement = attempt.case, attempt.placement
+    return attempt.job(
+        case.program(),
         input_sets=tuple(input_sets),
         compile_only=attempt.compile_only,
         timing_runs=attempt.timing_runs,
@@ -35,7 +29,6 @@ def build_job(attempt: Attempt, input_sets: list) -> CaseJob:
         timed_reference=benchmark.timed_reference(case, attempt.timing_runs),
         bypass_store=attempt.retry,
         alone=attempt.alone,
-        stage_timeouts=dict(target.stage_timeouts),
         batch_key=placement.batch_key if placement else None,
         batch_member=placement.member_id if placement else None,
     )

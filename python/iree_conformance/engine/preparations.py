@@ -17,7 +17,6 @@ from typing import Any
 
 from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.engine.attempt import Attempt
-from iree_conformance.model.jobs import CaseJob
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.preparation import OtherPreparation
 
@@ -34,21 +33,7 @@ def _compile(attempt: Attempt, other: OtherPreparation, worker: Any) -> tuple[st
     """(status, stage, first line) of the other preparation's import and compile."""
     if other.program is None:
         return Status.ERROR, Stage.IMPORT, _first(other.error)
-    case, target = attempt.case, attempt.target
-    result = worker.execute(
-        CaseJob(
-            program=other.program,
-            compile_flags=target.case_flags(case),
-            target=target.name,
-            driver=target.driver,
-            device=target.device,
-            host_specific=target.host_specific,
-            entry_function=case.entry_function,
-            compile_only=True,
-            alone=True,
-            stage_timeouts=dict(target.stage_timeouts),
-        )
-    )
+    result = worker.execute(attempt.job(other.program, compile_only=True, alone=True))
     return result.status, result.stage, _first(result.diagnostics) if result.diagnostics else ""
 
 

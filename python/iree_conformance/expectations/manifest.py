@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iree_conformance.common.errors import ManifestError
-from iree_conformance.common.tomlio import TomlError, loads_toml
+from iree_conformance.common.tomlio import TomlError, loads_toml, read_toml_text
 from iree_conformance.common.vocabulary import Status
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -140,13 +140,7 @@ def parse_manifest(text: str, path: str | Path = "<manifest>") -> ManifestFile:
 
 def read_manifest(path: str | Path) -> ManifestFile:
     """Reads and parses one manifest file (ManifestError when missing or malformed)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise TomlError(f"{path}: file not found") from None
-    except OSError as e:
-        raise TomlError(f"{path}: cannot read: {e}") from None
-    return parse_manifest(text, path)
+    return parse_manifest(read_toml_text(path), path)
 
 
 def xfail_table(path: Path) -> dict[str, dict[str, Any]]:

@@ -99,13 +99,19 @@ Job = CaseJob | BatchJob
 
 
 @dataclasses.dataclass
-class CaseResult:
-    """What the worker answers for a CaseJob (or the parent, for a crash or timeout)."""
+class WorkerAnswer:
+    """What every answer of the worker holds: how far it got and what it said."""
 
     status: str = "pass"  # pass | error | crash | timeout
     stage: str = "prepare"
     diagnostics: list[str] = dataclasses.field(default_factory=list)
     stage_times: dict[str, float] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class CaseResult(WorkerAnswer):
+    """What the worker answers for a CaseJob (or the parent, for a crash or timeout)."""
+
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
     outputs: list[list[np.ndarray]] | None = None  # one list per input set
     check_sites: list[dict[str, Any]] | None = None  # self-checking programs' sites
@@ -115,13 +121,10 @@ class CaseResult:
 
 
 @dataclasses.dataclass
-class BatchResult:
+class BatchResult(WorkerAnswer):
     """What the worker answers for a BatchJob."""
 
-    status: str = "pass"  # pass | error | crash | timeout
     stage: str = "compile"
-    diagnostics: list[str] = dataclasses.field(default_factory=list)
-    stage_times: dict[str, float] = dataclasses.field(default_factory=dict)
     cache_hits: dict[str, bool] = dataclasses.field(default_factory=dict)
     batch_key: str | None = None
     placed: list[str] = dataclasses.field(default_factory=list)  # case ids in the module

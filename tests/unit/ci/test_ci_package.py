@@ -179,7 +179,7 @@ def test_every_command_answers_help():
 def test_the_command_table_in_the_docs_is_current():
     from ci.cli import END, START, markdown
 
-    text = (REPO / "docs" / "ci-local.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "ci-commands.md").read_text(encoding="utf-8")
     assert START in text and END in text
     shown = text[text.index(START) : text.index(END) + len(END)]
     assert shown == markdown(), "regenerate it: python -m ci --markdown"

@@ -10,9 +10,17 @@ import pytest
 
 from tests.support.core_helpers import ROOT
 
-# Page -> its size limit in bytes.
-LIMITS = {"README.md": 15_000, "ARCHITECTURE.md": 20_000}
+# Page -> its size limit in bytes (issue 54).
+LIMITS = {"README.md": 10_000, "ARCHITECTURE.md": 15_000}
+# A hand-written page under docs/: its bytes outside the generated blocks, which tests keep
+# current. benchmarks/ and the conformance READMEs are records of measurements: 25 KB.
+DOCS_PAGE_LIMIT = 15_000
 PAGE_LIMIT = 25_000
+# Every file under docs/. Issue 54 asks 280 KB; 378 KB before it, 311 KB after its first
+# cut (figures moved to benchmarks/, repetition and history cut): this keeps it from growing
+# while the rest is cut, with room for the short paragraphs other work adds.
+DOCS_TOTAL_LIMIT = 318_000
+_GENERATED = re.compile(r"<!-- ([\w-]+):start .*?-->.*?<!-- \1:end -->", re.S)
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 _CODE = re.compile(r"`[^`\n]*`")
@@ -93,9 +101,31 @@ def test_the_link_check_finds_a_broken_file_and_anchor(tmp_path: Path) -> None:
 @pytest.mark.parametrize("page", pages(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_pages_stay_small(page: Path) -> None:
     name = page.relative_to(ROOT).as_posix()
-    limit = LIMITS.get(name, PAGE_LIMIT)
-    size = len(page.read_bytes())
+    if name.startswith("docs/"):
+        limit = DOCS_PAGE_LIMIT
+        size = len(hand_written(page.read_text(encoding="utf-8")).encode())
+    else:
+        limit = LIMITS.get(name, PAGE_LIMIT)
+        size = len(page.read_bytes())
     assert size <= limit, f"{name} is {size} bytes, over its {limit}: split it by topic"
+
+
+def hand_written(text: str) -> str:
+    """text without its generated blocks (``<!-- NAME:start ... -->`` to ``<!-- NAME:end -->``)."""
+    return _GENERATED.sub("", text)
+
+
+def test_a_generated_block_is_not_counted():
+    text = "a\n<!-- t:start (generated) -->\n| x |\n<!-- t:end -->\nb\n"
+    assert hand_written(text) == "a\n\nb\n"
+
+
+def test_docs_stay_small_in_all():
+    size = sum(f.stat().st_size for f in (ROOT / "docs").rglob("*") if f.is_file())
+    assert size <= DOCS_TOTAL_LIMIT, (
+        f"docs/ holds {size} bytes, over {DOCS_TOTAL_LIMIT}: cut repetition, or move measured "
+        "figures to benchmarks/"
+    )
 
 
 def setup_commands(readme: str) -> list[str]:

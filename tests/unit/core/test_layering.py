@@ -319,11 +319,12 @@ def _modules_of(root: Path) -> set[str]:
     return found
 
 
-def import_circles(root: Path) -> list[list[str]]:
-    """The module cycles of the package (strongly connected components of more than one
-    module), counting every import: lazy ones and those under ``if TYPE_CHECKING:`` too,
-    since a circle of either still means two modules that cannot be read apart."""
-    modules = _modules_of(root)
+def import_circles(*roots: Path) -> list[list[str]]:
+    """The module cycles of the packages under roots, within and across them (strongly
+    connected components of more than one module), counting every import: lazy ones and
+    those under ``if TYPE_CHECKING:`` too, since a circle of either still means two modules
+    that cannot be read apart."""
+    modules = set().union(*(_modules_of(root) for root in roots))
 
     def module_of(name: str) -> str:  # "pkg.mod.Name" -> "pkg.mod"
         while name and name not in modules:
@@ -331,7 +332,8 @@ def import_circles(root: Path) -> list[list[str]]:
         return name
 
     graph: dict[str, set[str]] = {m: set() for m in modules}
-    for imp in imports_of(root, type_checking=True, each_name=True):
+    found = [i for root in roots for i in imports_of(root, type_checking=True, each_name=True)]
+    for imp in found:
         target = module_of(imp.target)
         if target and target != imp.module and imp.module in graph:
             graph[imp.module].add(target)
@@ -376,8 +378,23 @@ def import_circles(root: Path) -> list[list[str]]:
     return sorted(circles)
 
 
-def test_no_import_circle():
-    assert import_circles(REPO / "python" / PACKAGE) == []
+# Every package of the tree: the library, its tools, its tests.
+TREE_PACKAGES = ("python/iree_conformance", "benchmarks", "devtools", "ci", "cache_tools", "tests")
+
+
+def test_no_import_circle_anywhere():
+    roots = [REPO / name for name in TREE_PACKAGES]
+    top = {p.parent for p in REPO.glob("*/__init__.py")} | {REPO / "python" / PACKAGE}
+    assert top == set(roots), "a new top-level package: add it to TREE_PACKAGES"
+    assert import_circles(*roots) == []
+
+
+def test_a_circle_across_packages_fails(tmp_path):
+    for name, line in (("ci", "from devtools.b import f\n"), ("devtools", "import ci.a\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("", encoding="utf-8")
+        (tmp_path / name / ("a.py" if name == "ci" else "b.py")).write_text(line, encoding="utf-8")
+    assert import_circles(tmp_path / "ci", tmp_path / "devtools") == [["ci.a", "devtools.b"]]
 
 
 def test_an_import_circle_fails(tmp_path):

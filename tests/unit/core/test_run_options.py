@@ -1,6 +1,6 @@
 """RunOptions: option values checked by their type callables, the parsed record, and
-docs/suites.md's options table generated from the same help strings, and the README's
-exit-status table from errors.EXIT_TABLE."""
+docs/suites.md's options table generated from the same help strings, and docs/commands.md's
+command table and exit-status table from the parser and errors.EXIT_TABLE."""
 
 import argparse
 
@@ -31,13 +31,15 @@ def test_options_table_is_generated_from_the_help_strings():
     assert all(f"`{option.name}" in text for option in OPTIONS)
 
 
-def test_readme_exit_table_is_generated_from_the_error_table():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert options_table.CODES_START in text
+def test_commands_page_is_generated_from_the_parser_and_the_error_table():
+    text = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
+    assert options_table.CODES_START in text and options_table.COMMANDS_START in text
     assert options_table.updated(text) == text, (
-        "README.md's exit-status table differs from errors.EXIT_TABLE; "
-        "run: python -m iree_conformance.cli.options_table"
+        "docs/commands.md's command or exit-status table differs from the parser or "
+        "errors.EXIT_TABLE; run: python -m iree_conformance.cli.options_table"
     )
+    for name in ("devices", "check-model", "repro", "reduce", "versions", "bisect"):
+        assert f"| `iree-conformance {name}` |" in text, name
     for code, kind in ((2, "configuration"), (6, "threshold"), (7, "api")):
         assert errors.EXIT_CODES[kind] == code and f"| {code} |" in text
 
@@ -47,6 +49,15 @@ def test_the_exit_table_covers_every_kind_once():
     assert codes == sorted(set(codes)) and set(errors.EXIT_CODES.values()) | {0, 1} == set(codes)
     text = errors.exit_help({0: "pass"}, errors.EXIT_CONFIGURATION, errors.EXIT_UNJUDGED)
     assert text.startswith("Exit status: 0 pass; 2 bad arguments") and "; 9 check-model: " in text
+
+
+def test_the_command_table_follows_the_parser():
+    table = options_table.render_commands()
+    assert "| `iree-conformance export-jax` | write each JAX case as a self-checking" in table
+    assert table.count("\n") == 2 + len(
+        "devices report history compare bench update-expectations flakes compare-upstream "
+        "run-bundle check-model export-jax versions bisect reduce repro".split()
+    )
 
 
 def test_options_table_check_mode_says_stale(tmp_path, capsys):

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 from iree_conformance.onnx_backend import scoreboard
 
 REPO = Path(__file__).resolve().parents[3]
-RESULTS = REPO / "docs" / "onnx-backend" / "results-llvm-cpu"
-DOC = REPO / "docs" / "onnx-backend.md"
+RESULTS = REPO / "benchmarks" / "onnx-backend" / "results-llvm-cpu"
+DOC = REPO / "benchmarks" / "onnx-backend.md"
 
 
 def _stats(**groups):
@@ -93,8 +93,8 @@ def test_the_plugin_writes_the_files_after_a_pytest_run(pytester, tmp_path):
 
 
 def test_the_committed_results_parse_and_match_the_docs():
-    """docs/onnx-backend/results-llvm-cpu: `python -m iree_conformance.onnx_backend
-    --compare-with onnx_ops_320.json --scoreboard DIR` here; docs/onnx-backend.md quotes it."""
+    """benchmarks/onnx-backend/results-llvm-cpu: `python -m iree_conformance.onnx_backend
+    --compare-with onnx_ops_320.json --scoreboard DIR` here; benchmarks/onnx-backend.md quotes it."""
     statuses = scoreboard.read_report(RESULTS)
     assert len(statuses) >= 300
     assert set(statuses.values()) <= {"passed", "failed", "skipped"}

@@ -72,16 +72,7 @@ class Executor:
             self.cache.params.work_dir(),
         )
 
-    # -- the runtime, for run-bundle and timing --------------------------------
-    def load(
-        self,
-        vmfb: bytes,
-        driver: str,
-        device: str | None,
-        check_sites: list[dict[str, Any]] | None = None,
-    ):
-        return self.runtime.load(vmfb, driver, device, check_sites)
-
+    # -- the runtime's call, which common/timing.time_iree_call times ----------
     def run(
         self, vm_module, context, entry: str | None, inputs: list[np.ndarray]
     ) -> list[np.ndarray]:

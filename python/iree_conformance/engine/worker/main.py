@@ -15,7 +15,21 @@ import struct
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+
+
+def _log_stream(fd: int) -> TextIO:
+    """A line-buffered UTF-8 text stream on fd (the log file), which never fails on a
+    character it cannot encode."""
+    return open(
+        fd,
+        "w",
+        closefd=False,
+        buffering=1,
+        encoding="utf-8",
+        errors="backslashreplace",
+        newline="\n",
+    )
 
 
 def _read_frame(stream) -> tuple[Any, ...] | None:
@@ -53,24 +67,7 @@ def main(argv: list[str]) -> int:
     )
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
-    sys.stdout = open(
-        1,
-        "w",
-        closefd=False,
-        buffering=1,
-        encoding="utf-8",
-        errors="backslashreplace",
-        newline="\n",
-    )
-    sys.stderr = open(
-        2,
-        "w",
-        closefd=False,
-        buffering=1,
-        encoding="utf-8",
-        errors="backslashreplace",
-        newline="\n",
-    )
+    sys.stdout, sys.stderr = _log_stream(1), _log_stream(2)
 
     from iree_conformance.common.env_check import HARNESS_ENVIRONMENT, is_iree_import_failure
     from iree_conformance.common.store import ArtifactStore

@@ -13,6 +13,7 @@ wall seconds; elsewhere, and past that bound, the limit is wall seconds.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import subprocess
@@ -43,6 +44,15 @@ def process_cpu(pid: int) -> float | None:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError, AttributeError):
         return None
+
+
+def _close_pipes(proc: subprocess.Popen) -> None:
+    """Closes a worker's stdin and stdout pipes; a pipe already broken is closed anyway."""
+    for stream in (proc.stdin, proc.stdout):
+        if stream is None:  # both are pipes: never None
+            continue
+        with contextlib.suppress(OSError):
+            stream.close()
 
 
 class WorkerError(RuntimeError):
@@ -125,26 +135,14 @@ class WorkerClient:
                     proc.kill()
                     proc.wait()
         finally:
-            for stream in (proc.stdin, proc.stdout):
-                if stream is None:  # both are pipes: never None
-                    continue
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+            _close_pipes(proc)
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
             proc.kill()
             proc.wait()
-            for stream in (proc.stdin, proc.stdout):
-                if stream is None:  # both are pipes: never None
-                    continue
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+            _close_pipes(proc)
 
     def close(self) -> None:
         self.stop()

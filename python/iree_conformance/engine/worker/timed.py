@@ -10,17 +10,21 @@ import in the worker is timed and kept apart (docs/speed.md, "Cost")."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 from iree_conformance.common import quiet_lock
 from iree_conformance.common.timing import FULL_BUDGET_S, time_iree_call, timing_budget_s
 from iree_conformance.engine.worker.store import ModuleCache
 from iree_conformance.model.jobs import LARGE_MODEL_OPTION, CaseJob, CaseResult
+
+P = ParamSpec("P")
 
 #: A reference is set up only when this many times its recorded set-up fits the budget:
 #: a session's set-up varies by 2x between runs on a shared machine.
@@ -35,6 +39,23 @@ class CheckedRun:
     peak_reset: bool  # the memory mark was reset before it
 
 
+def _alone(timing: Callable[P, dict[str, Any]]) -> Callable[P, dict[str, Any]]:
+    """timing run holding the machine-wide lock (``common/quiet_lock.py``), the reference's
+    set-up with the samples, so that another worker's XLA compile or onnxruntime session
+    does not run beside a case's samples; the figures say whether it was alone."""
+
+    @functools.wraps(timing)
+    def holding(*args: P.args, **kwargs: P.kwargs) -> dict[str, Any]:
+        with quiet_lock.holding(exclusive=True) as quiet:
+            figures = timing(*args, **kwargs)
+        if "failed" not in figures:
+            figures["quiet"] = {"alone": quiet["held"], "wait_s": quiet["wait_s"]}
+        return figures
+
+    return holding
+
+
+@_alone
 def time_case(
     executor: Any,
     cache: ModuleCache,
@@ -43,28 +64,10 @@ def time_case(
     result: CaseResult,
     checked: CheckedRun,
 ) -> dict[str, Any]:
-    """The figures of a case that ran, beside its frontend's reference, within its budget;
-    a timing that fails says why and leaves the verdict alone. ``module``: (vm module,
-    context, the entry that ran, the case's function prefix in a batch module).
-
-    The whole timing holds the machine-wide lock (``common/quiet_lock.py``), the
-    reference's set-up with the samples, so that another worker's XLA compile or
-    onnxruntime session does not run beside a case's samples."""
-    with quiet_lock.holding(exclusive=True) as quiet:
-        figures = _time_case(executor, cache, job, module, result, checked)
-    if "failed" not in figures:
-        figures["quiet"] = {"alone": quiet["held"], "wait_s": quiet["wait_s"]}
-    return figures
-
-
-def _time_case(
-    executor: Any,
-    cache: ModuleCache,
-    job: CaseJob,
-    module: tuple[Any, Any, str | None, str],
-    result: CaseResult,
-    checked: CheckedRun,
-) -> dict[str, Any]:
+    """The figures of a case that ran, beside its frontend's reference, within its budget
+    (the whole of it alone: ``_alone``); a timing that fails says why and leaves the
+    verdict alone. ``module``: (vm module, context, the entry that ran, the case's
+    function prefix in a batch module)."""
     vm_module, context, entry, prefix = module
     begun = time.perf_counter()  # after the wait for the lock: waiting spends no CPU
     full = job.timing_budget is None
