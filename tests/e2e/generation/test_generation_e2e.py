@@ -1,0 +1,93 @@
+"""check-model on a folder saved by transformers' save_pretrained: a generation check
+whose tokens are transformers' greedy generate's, and clear refusals of folders it cannot
+check (no torch needed for those)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from iree_conformance.cli.main import main
+
+
+def _config(folder: Path, architectures: list[str]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps({"architectures": architectures}))
+
+
+def test_a_folder_without_a_causal_lm_is_refused(tmp_path, capsys) -> None:
+    _config(tmp_path / "bert", ["BertModel"])
+    assert main(["check-model", str(tmp_path / "bert")]) == 2
+    assert "causal language model" in capsys.readouterr().err
+
+
+def test_a_pickled_checkpoint_is_not_loaded(tmp_path, capsys) -> None:
+    folder = tmp_path / "pickled"
+    _config(folder, ["LlamaForCausalLM"])
+    (folder / "pytorch_model.bin").write_bytes(b"not loaded")
+    assert main(["check-model", str(folder)]) == 2
+    assert "pickled checkpoints are not loaded" in capsys.readouterr().err
+
+
+def test_tokens_are_for_folders_only(tmp_path, capsys) -> None:
+    model = tmp_path / "m.onnx"
+    model.write_bytes(b"")
+    assert main(["check-model", str(model), "--tokens", "4"]) == 2
+    assert "--tokens and --prompt-ids are for a causal LM folder" in capsys.readouterr().err
+
+
+def test_a_saved_model_generates_transformers_tokens_on_iree(tmp_path, capsys) -> None:
+    """An architecture the suite does not hold (qwen3), saved with save_pretrained."""
+    torch = pytest.importorskip("torch", reason="generation checks need torch")
+    pytest.importorskip("iree.turbine", reason="generation checks need iree-turbine")
+    transformers = pytest.importorskip("transformers", reason="generation checks need transformers")
+    torch.manual_seed(0)
+    config = transformers.Qwen3Config(
+        vocab_size=96,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+    )
+    folder = tmp_path / "qwen3-tiny"
+    transformers.AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    out = tmp_path / "out.json"
+    status = main(
+        [
+            "check-model",
+            str(folder),
+            "--tokens",
+            "12",
+            "--prompt-ids",
+            "5,6,7",
+            "--json",
+            str(out),
+            "--store-dir",
+            str(tmp_path / "store"),
+            "--no-benchmark",
+        ]
+    )
+    printed = capsys.readouterr().out
+    found = json.loads(out.read_text())["info"]["generation"]
+    assert found["prompt_ids"] == [5, 6, 7]
+    assert len(found["eager_tokens"]) == 12
+    assert status == 0, printed
+    assert found["iree_tokens"] == found["eager_tokens"]
+    assert "verdict: pass" in printed
+    # The reference is transformers' own greedy generate, computed here again.
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
+    ids = torch.tensor([[5, 6, 7]])
+    again = model.generate(
+        ids,
+        attention_mask=torch.ones_like(ids),
+        do_sample=False,
+        max_new_tokens=12,
+        min_new_tokens=0,
+        eos_token_id=None,
+        pad_token_id=0,
+    )
+    assert again[0, 3:].tolist() == found["eager_tokens"]
