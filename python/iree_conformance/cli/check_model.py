@@ -67,7 +67,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=_prompt_ids,
         default=None,
         metavar="ID,ID,...",
-        help="a causal LM folder: the prompt's token ids (default: 8 seeded ids)",
+        help="a causal LM folder: the prompt's token ids (default: the --prompt text through "
+        "the folder's tokenizer, else 8 seeded ids)",
+    )
+    p.add_argument(
+        "--prompt",
+        default=None,
+        metavar="TEXT",
+        help="a causal LM folder with a tokenizer: the prompt as text (default 'The quick brown fox')",
     )
     p.add_argument(
         "--target", default="llvm-cpu", help="target from targets.toml (default llvm-cpu)"
@@ -175,6 +182,7 @@ def _generation_case(args: argparse.Namespace, path: Path):
         folder=str(path.resolve()),
         tokens=tokens,
         prompt_ids=args.prompt_ids,
+        prompt=args.prompt,
         timing=args.benchmark is not False,
     )
 
@@ -188,8 +196,10 @@ def _case(args: argparse.Namespace):
     path = Path(args.model)
     if path.is_dir():
         return _generation_case(args, path)
-    if args.tokens is not None or args.prompt_ids is not None:
-        raise ConfigurationError(f"{path}: --tokens and --prompt-ids are for a causal LM folder")
+    if args.tokens is not None or args.prompt_ids is not None or args.prompt is not None:
+        raise ConfigurationError(
+            f"{path}: --tokens, --prompt-ids and --prompt are for a causal LM folder"
+        )
     if not path.is_file():
         raise ConfigurationError(f"{path}: no such model file")
     if path.suffix == ".pt2":
@@ -506,15 +516,17 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     store = ArtifactStore(None if args.no_cache else Path(args.store_dir or default_store_dir()))
     worker = WorkerClient(store.root)
     try:
+        # A generation check times itself (prefill and decode against torch eager).
+        timing_runs = 0 if case.suite == "llm" else _timing_runs(args)
         outcome, _ = run_case(
             Attempt(
                 case,
                 target,
-                AttemptSettings(timing_runs=_timing_runs(args), timing_budget=_timing_budget(args)),
+                AttemptSettings(timing_runs=timing_runs, timing_budget=_timing_budget(args)),
             ),
             worker,
         )
-        note_untimed(outcome, _timing_runs(args))
+        note_untimed(outcome, timing_runs)
         if outcome.status == Status.FAIL and not args.no_bisect and hasattr(case, "bisect"):
 
             def run_candidate(model, inputs):

@@ -65,6 +65,7 @@ class GenerationCase(Case):
     folder: str | None = None
     tokens: int = DEFAULT_TOKENS
     prompt_ids: tuple[int, ...] | None = None
+    prompt: str | None = None
     timing: bool = False
     line: int = 1
     _compared: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
@@ -80,6 +81,7 @@ class GenerationCase(Case):
             folder=self.folder,
             tokens=self.tokens,
             prompt_ids=self.prompt_ids,
+            prompt=self.prompt,
             timing=self.timing and not compile_only,
             compile_flags=tuple(target.case_flags(self)),
             device=target.device_uri,

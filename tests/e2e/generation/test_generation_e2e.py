@@ -35,7 +35,9 @@ def test_tokens_are_for_folders_only(tmp_path, capsys) -> None:
     model = tmp_path / "m.onnx"
     model.write_bytes(b"")
     assert main(["check-model", str(model), "--tokens", "4"]) == 2
-    assert "--tokens and --prompt-ids are for a causal LM folder" in capsys.readouterr().err
+    assert (
+        "--tokens, --prompt-ids and --prompt are for a causal LM folder" in capsys.readouterr().err
+    )
 
 
 def test_a_saved_model_generates_transformers_tokens_on_iree(tmp_path, capsys) -> None:
@@ -91,3 +93,53 @@ def test_a_saved_model_generates_transformers_tokens_on_iree(tmp_path, capsys) -
         pad_token_id=0,
     )
     assert again[0, 3:].tolist() == found["eager_tokens"]
+
+
+def test_the_folders_tokenizer_turns_a_text_prompt_into_ids_and_tokens_into_text(
+    tmp_path, capsys
+) -> None:
+    torch = pytest.importorskip("torch", reason="generation checks need torch")
+    pytest.importorskip("iree.turbine", reason="generation checks need iree-turbine")
+    transformers = pytest.importorskip("transformers", reason="generation checks need transformers")
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = [f"w{i}" for i in range(64)]
+    vocab = {w: i for i, w in enumerate(["[UNK]", *words])}
+    raw = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    raw.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="[UNK]")
+    torch.manual_seed(1)
+    config = transformers.LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+    )
+    folder = tmp_path / "llama-words"
+    transformers.AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    out = tmp_path / "out.json"
+    status = main(
+        [
+            "check-model",
+            str(folder),
+            "--tokens",
+            "6",
+            "--prompt",
+            "w1 w2 w3",
+            "--json",
+            str(out),
+            "--store-dir",
+            str(tmp_path / "store"),
+            "--no-benchmark",
+        ]
+    )
+    printed = capsys.readouterr().out
+    found = json.loads(out.read_text())["info"]["generation"]
+    assert found["prompt_ids"] == [2, 3, 4], found
+    assert status == 0, printed
+    assert found["text"]["prompt"] == "w1 w2 w3"
+    assert found["text"]["iree"] == tokenizer.decode(found["iree_tokens"])
+    assert "IREE text:" in printed

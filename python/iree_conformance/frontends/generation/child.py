@@ -81,9 +81,33 @@ def load_model(spec: GenerationSpec) -> Any:
     return transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
 
 
-def prompt_ids(spec: GenerationSpec, vocab: int) -> Any:
+DEFAULT_PROMPT = "The quick brown fox"
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")
+
+
+def tokenizer_of(spec: GenerationSpec) -> Any:
+    """The folder's own tokenizer, when it has one (None otherwise): nothing downloaded,
+    no remote code."""
+    if spec.folder is None or not any((Path(spec.folder) / f).is_file() for f in TOKENIZER_FILES):
+        return None
+    import transformers
+
+    try:
+        return transformers.AutoTokenizer.from_pretrained(
+            spec.folder, local_files_only=True, trust_remote_code=False
+        )
+    except Exception as e:  # noqa: BLE001 - a broken tokenizer is the folder's problem
+        raise StageFailed(
+            Stage.PREPARE, f"cannot load the folder's tokenizer: {_reason(e)}"
+        ) from None
+
+
+def prompt_ids(spec: GenerationSpec, vocab: int, tokenizer: Any = None) -> Any:
     import torch
 
+    if spec.prompt_ids is None and tokenizer is not None:
+        ids = tokenizer(spec.prompt or DEFAULT_PROMPT)["input_ids"]
+        return torch.tensor([list(ids)], dtype=torch.int64)
     if spec.prompt_ids is not None:
         bad = [i for i in spec.prompt_ids if not 0 <= i < vocab]
         if bad:
@@ -91,6 +115,10 @@ def prompt_ids(spec: GenerationSpec, vocab: int) -> Any:
                 Stage.PREPARE, f"prompt ids {bad[:5]} are outside the vocabulary (0..{vocab - 1})"
             )
         return torch.tensor([list(spec.prompt_ids)], dtype=torch.int64)
+    if spec.prompt is not None:
+        raise StageFailed(
+            Stage.PREPARE, "a text prompt needs a tokenizer in the folder: give --prompt-ids"
+        )
     generator = torch.Generator().manual_seed(spec.seed)
     return torch.randint(0, vocab, (1, 8), generator=generator, dtype=torch.int64)
 
@@ -367,7 +395,8 @@ def run(spec: GenerationSpec, out: Path) -> dict[str, Any]:
             model = load_model(spec)
         except Exception as e:  # noqa: BLE001 - the model cannot be built: the harness's input
             raise StageFailed(Stage.PREPARE, f"cannot build the model: {_reason(e)}") from None
-        ids = prompt_ids(spec, int(model.config.vocab_size))
+        tokenizer = tokenizer_of(spec)
+        ids = prompt_ids(spec, int(model.config.vocab_size), tokenizer)
         info["prompt_ids"] = ids[0].tolist()
         info["model_type"] = model.config.model_type
         progress.enter(Stage.REFERENCE)
@@ -405,6 +434,12 @@ def run(spec: GenerationSpec, out: Path) -> dict[str, Any]:
         progress.enter(Stage.COMPARE)
         status, diagnostics, compared = compare(spec, eager, produced)
         info.update(compared)
+        if tokenizer is not None:
+            info["text"] = {
+                "prompt": tokenizer.decode(info["prompt_ids"]),
+                "eager": tokenizer.decode(compared["eager_tokens"]),
+                "iree": tokenizer.decode(compared["iree_tokens"]),
+            }
         result.update(
             stage=Stage.COMPARE if status == Status.FAIL else Stage.RUN,
             status=status,

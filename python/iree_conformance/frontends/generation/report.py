@@ -19,6 +19,14 @@ def generation_lines(info: dict[str, Any]) -> list[str]:
     for side, key in (("transformers generate", "eager_tokens"), ("IREE", "iree_tokens")):
         if key in found:
             lines.append(f"{side + ':':<22}{found[key]}")
+    text = found.get("text")
+    if isinstance(text, dict):  # the folder's tokenizer decoded them
+        for side, key in (
+            ("prompt", "prompt"),
+            ("transformers text", "eager"),
+            ("IREE text", "iree"),
+        ):
+            lines.append(f"{side + ':':<22}{text.get(key)!r}")
     if "max_logit_diff" in found:
         lines.append(
             f"largest logit difference over the steps compared: {found['max_logit_diff']:.3g}"

@@ -23,6 +23,7 @@ class GenerationSpec:
     folder: str | None = None  # a save_pretrained folder (config.json and safetensors)
     seed: int = 0
     prompt_ids: tuple[int, ...] | None = None  # None: seeded ids within the vocabulary
+    prompt: str | None = None  # text, for a folder with a tokenizer (ids win when both)
     tokens: int = DEFAULT_TOKENS
     compile_flags: tuple[str, ...] = ()
     device: str = "local-task"
