@@ -95,6 +95,12 @@ class Case:
         cache carried between calls); None: the worker runs it."""
         return None
 
+    def own_reproducer(self) -> dict[str, Any] | None:
+        """A case that runs itself gives its reproducer's parts here after a failure
+        (``mlir``, ``inputs``, ``expected``, ``notes``); None: the store's and the
+        case's program make it (``repro/source.py``)."""
+        return None
+
     def program(self) -> Program:
         """The program as the worker imports it."""
         return Program(

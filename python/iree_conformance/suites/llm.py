@@ -20,7 +20,12 @@ from iree_conformance.common import errors
 from iree_conformance.common.tomlio import TomlError, load_toml
 from iree_conformance.common.vocabulary import Stage, Status
 from iree_conformance.frontends.generation.check import run_check
-from iree_conformance.frontends.generation.spec import DEFAULT_TOKENS, GenerationSpec
+from iree_conformance.frontends.generation.spec import (
+    DEFAULT_ATOL,
+    DEFAULT_RTOL,
+    DEFAULT_TOKENS,
+    GenerationSpec,
+)
 from iree_conformance.model.cases import Case, Check, ChecksFailed
 from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.jobs import CaseResult
@@ -66,9 +71,13 @@ class GenerationCase(Case):
     tokens: int = DEFAULT_TOKENS
     prompt_ids: tuple[int, ...] | None = None
     prompt: str | None = None
+    atol: float = DEFAULT_ATOL
+    rtol: float = DEFAULT_RTOL
     timing: bool = False
     line: int = 1
     _compared: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    _repro: dict[str, Any] | None = dataclasses.field(default=None, repr=False)
+    _tolerance: tuple[float, float] | None = dataclasses.field(default=None, repr=False)
 
     def source_line(self) -> int:
         return self.line
@@ -82,6 +91,8 @@ class GenerationCase(Case):
             tokens=self.tokens,
             prompt_ids=self.prompt_ids,
             prompt=self.prompt,
+            atol=self.atol,
+            rtol=self.rtol,
             timing=self.timing and not compile_only,
             compile_flags=tuple(target.case_flags(self)),
             device=target.device_uri,
@@ -89,6 +100,8 @@ class GenerationCase(Case):
             compile_only=compile_only,
         )
         found = run_check(spec)
+        self._repro = found.get("repro")
+        self._tolerance = (spec.rtol, spec.atol)
         info = dict(found.get("info") or {})
         self._compared = {
             "status": found["status"],
@@ -111,6 +124,30 @@ class GenerationCase(Case):
             stage_times=found.get("stage_times", {}),
             outputs=[[]],
         )
+
+    def own_reproducer(self) -> dict[str, Any] | None:
+        """The failing function (prefill or decode) alone: its MLIR, the inputs of the
+        failing call (the prompt, or one token, its position and the KV cache IREE returned
+        the step before) and torch eager's outputs of the same wrapper on them."""
+        if self._repro is None:
+            raise RuntimeError(
+                "the generation check left no failing call to reproduce (a crash or time-out "
+                "of its process, or a failure before IREE compiled)"
+            )
+        which = self._repro["which"]
+        step = (self._compared.get("info") or {}).get("failing_step")
+        what = (
+            "the prefill (the prompt's ids)"
+            if which == "prefill"
+            else "one decode step (a token, its position, and the KV cache IREE returned the step before)"
+        )
+        notes = [
+            f"A generation check: the folder holds the {which} function, {what}"
+            + (f", at step {step} of greedy decoding" if step is not None else "")
+            + "; expected outputs are torch eager's of the same function on the same inputs "
+            "(docs/generation.md)."
+        ]
+        return {**self._repro, "notes": notes, "tolerance": self._tolerance}
 
     def checks(self, input_sets: Any, output_sets: Any, worker_result: CaseResult) -> list[Check]:
         compared = self._compared

@@ -143,3 +143,66 @@ def test_the_folders_tokenizer_turns_a_text_prompt_into_ids_and_tokens_into_text
     assert found["text"]["prompt"] == "w1 w2 w3"
     assert found["text"]["iree"] == tokenizer.decode(found["iree_tokens"])
     assert "IREE text:" in printed
+
+
+def test_a_red_generation_check_gets_a_folder_that_iree_s_tools_alone_reproduce(tmp_path) -> None:
+    """At atol 0 the float32 logits' last-bit differences are a numerics failure: its
+    folder holds the failing function, the call's inputs and eager's outputs, and
+    repro.sh, started as sh repro.sh, fails the same way."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch", reason="generation checks need torch")
+    pytest.importorskip("iree.turbine", reason="generation checks need iree-turbine")
+    pytest.importorskip("transformers", reason="generation checks need transformers")
+    from iree_conformance.common.store import ArtifactStore
+    from iree_conformance.engine.attempt import Attempt
+    from iree_conformance.engine.pipeline import run_case
+    from iree_conformance.engine.worker.parent import WorkerClient
+    from iree_conformance.model.targets import load_targets
+    from iree_conformance.repro.make import make_for_case
+    from iree_conformance.suites.llm import GenerationCase
+
+    conformance = Path(__file__).resolve().parents[3] / "conformance"
+    target = load_targets(conformance / "targets.toml")["llvm-cpu"]
+    config = {
+        "model_type": "llama",
+        "vocab_size": 64,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+    }
+    case = GenerationCase(
+        case_id="llm/exact",
+        suite="llm",
+        kind="mlir",
+        source_path=conformance / "targets.toml",
+        config=config,
+        tokens=6,
+        atol=0.0,
+        rtol=0.0,
+    )
+    store = ArtifactStore(tmp_path / "store")
+    worker = WorkerClient(store.root)
+    try:
+        outcome, _ = run_case(Attempt(case, target), worker)
+    finally:
+        worker.close()
+    assert (outcome.status, outcome.stage) == ("fail", "compare"), outcome.diagnostics
+    folder = tmp_path / "repro"
+    record = make_for_case(case, target, outcome, folder, store, conformance)
+    assert record["reproduced"] is True, record
+    assert (folder / "input.mlir").is_file()
+    tools = str(Path(sys.executable).parent)
+    ran = subprocess.run(
+        ["sh", "repro.sh"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env={"PATH": tools + ":/usr/bin:/bin"},
+        timeout=600,
+    )
+    assert ran.returncode != 0
+    assert "[FAILED]" in ran.stdout + ran.stderr

@@ -38,6 +38,7 @@ def run_check(spec: GenerationSpec, timeout_s: float = DEFAULT_TIMEOUT_S) -> dic
         result_file = out / "result.json"
         if proc.returncode == 0 and result_file.is_file():
             result: dict[str, Any] = json.loads(result_file.read_text(encoding="utf-8"))
+            result["repro"] = read_repro(out / "repro")
             return result
         tail = [line for line in proc.stderr.strip().splitlines() if line.strip()][-6:]
         return _stopped(
@@ -56,4 +57,24 @@ def _stopped(out: Path, status: str, diagnostics: list[str]) -> dict[str, Any]:
         "diagnostics": diagnostics,
         "info": {},
         "stage_times": {},
+    }
+
+
+def read_repro(folder: Path) -> dict[str, Any] | None:
+    """The failing function's MLIR, the call's inputs and torch eager's outputs on them,
+    as the child wrote them (None when nothing failed in IREE)."""
+    record = folder / "repro.json"
+    if not record.is_file():
+        return None
+    import numpy as np
+
+    meta = json.loads(record.read_text(encoding="utf-8"))
+    with np.load(folder / "arrays.npz", allow_pickle=False) as arrays:
+        inputs = [arrays[f"input_{i}"] for i in range(meta["inputs"])]
+        expected = [arrays[f"expected_{i}"] for i in range(meta["expected"])]
+    return {
+        "which": meta["function"],
+        "mlir": (folder / "input.mlir").read_bytes(),
+        "inputs": inputs,
+        "expected": expected or None,
     }

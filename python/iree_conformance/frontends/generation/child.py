@@ -304,6 +304,7 @@ def compare(
         diff = float(np.max(np.abs(e - i)))
         diffs.append(diff)
         if not np.allclose(i, e, atol=spec.atol, rtol=spec.rtol) and not messages:
+            info["failing_step"] = step
             messages.append(
                 f"step {step}: logits differ by {diff:.3g} (atol {spec.atol:g}, rtol {spec.rtol:g})"
             )
@@ -324,7 +325,68 @@ def compare(
             )
             return Status.PASS, [], info
         messages.insert(0, line)
+        info["failing_step"] = min(info.get("failing_step", first_diff), first_diff)
     return (Status.FAIL if messages else Status.PASS), messages, info
+
+
+def step_call(
+    prefill: IreeFunction, decode: IreeFunction, ids: np.ndarray, tokens: list[int], step: int
+) -> tuple[str, list[np.ndarray]]:
+    """The function and inputs of the call that made step ``step``'s logits on IREE (the
+    cache IREE itself returned), replayed from the prompt."""
+    if step == 0:
+        return "prefill", [ids]
+    kv = prefill(ids)[1:]
+    position = ids.shape[1]
+    for s in range(1, step + 1):
+        inputs = [
+            np.array([[tokens[s - 1]]], dtype=np.int64),
+            np.array([[position]], dtype=np.int64),
+            *kv,
+        ]
+        if s == step:
+            break
+        kv = decode(*inputs)[1:]
+        position += 1
+    return "decode", inputs
+
+
+def write_repro(
+    out: Path,
+    mlir: dict[str, str],
+    which: str,
+    inputs: list[np.ndarray] | None = None,
+    expected: list[np.ndarray] | None = None,
+) -> None:
+    """What a reproducer folder of the failing function needs: its MLIR, and for a run or
+    numerics failure the call's inputs (and torch eager's outputs on them)."""
+    folder = out / "repro"
+    folder.mkdir(exist_ok=True)
+    for name, text in mlir.items():
+        (folder / f"{name}.mlir").write_text(text, encoding="utf-8")
+    arrays = {f"input_{i}": a for i, a in enumerate(inputs or [])}
+    arrays |= {f"expected_{i}": a for i, a in enumerate(expected or [])}
+    np.savez(folder / "arrays.npz", allow_pickle=False, **arrays)
+    (folder / "repro.json").write_text(
+        json.dumps(
+            {"function": which, "inputs": len(inputs or []), "expected": len(expected or [])}
+        ),
+        encoding="utf-8",
+    )
+
+
+def eager_outputs(model: Any, which: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """torch eager's outputs of the same wrapper on the same inputs."""
+    import torch
+
+    prefill, decode = wrappers(model)
+    module = prefill if which == "prefill" else decode
+    with torch.no_grad():
+        outputs = module(*[torch.from_numpy(np.ascontiguousarray(a)) for a in inputs])
+    return [
+        o.detach().float().numpy().copy() if o.is_floating_point() else o.numpy().copy()
+        for o in outputs
+    ]
 
 
 def _seconds(fn: Any) -> float:
@@ -411,10 +473,17 @@ def run(spec: GenerationSpec, out: Path) -> dict[str, Any]:
         progress.enter(Stage.IMPORT)
         pre_mlir, preparation = prepare(pre_program)
         dec_mlir, _ = prepare(dec_program)
+        mlir = {"prefill": pre_mlir, "decode": dec_mlir}
         info["preparation"] = preparation
         progress.enter(Stage.COMPILE)
-        pre_vmfb = compile_module(pre_mlir, spec, cache_hits)
-        dec_vmfb = compile_module(dec_mlir, spec, cache_hits)
+        vmfbs = {}
+        for which, text in mlir.items():
+            try:
+                vmfbs[which] = compile_module(text, spec, cache_hits)
+            except StageFailed:
+                write_repro(out, {"input": text}, which)
+                raise
+        pre_vmfb, dec_vmfb = vmfbs["prefill"], vmfbs["decode"]
         if spec.compile_only:
             result.update(stage=Stage.COMPILE, status=Status.PASS)
             raise _Done
@@ -434,6 +503,12 @@ def run(spec: GenerationSpec, out: Path) -> dict[str, Any]:
         progress.enter(Stage.COMPARE)
         status, diagnostics, compared = compare(spec, eager, produced)
         info.update(compared)
+        if status == Status.FAIL:
+            step = int(compared.get("failing_step", 0))
+            which, inputs = step_call(prefill, decode, ids.numpy(), produced[0], step)
+            write_repro(
+                out, {"input": mlir[which]}, which, inputs, eager_outputs(model, which, inputs)
+            )
         if tokenizer is not None:
             info["text"] = {
                 "prompt": tokenizer.decode(info["prompt_ids"]),
