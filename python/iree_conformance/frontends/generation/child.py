@@ -188,7 +188,9 @@ def prepare(program: Any) -> tuple[str, str]:
     try:
         text, info = prepare_program(program)
     except ExportError as e:
-        raise StageFailed(e.stage, str(e)) from None
+        # The FX importer's message carries the node's whole metadata: keep its target.
+        lines = [line.split(", {'stack_trace'")[0] for line in str(e).splitlines()]
+        raise StageFailed(e.stage, "\n".join(lines)) from None
     return text, str(info.get("preparation"))
 
 
