@@ -17,5 +17,11 @@ python3 -m venv --clear "$venv"
 export PATH="$venv/bin:$PATH"
 IREE_CONFORMANCE_STORE="$PWD/.ci-cache/torch/store" \
   "$venv/bin/pytest" tests/unit/core/test_torch_suite.py tests/unit/speed/test_bench.py -k torch tests/e2e/repro/test_torch_repro.py -q -p no:cacheprovider
+# Language models (docs/generation.md): a save_pretrained folder through check-model, then
+# the -m llm suite's six architectures, each generating 32 tokens against transformers.
+IREE_CONFORMANCE_STORE="$PWD/.ci-cache/torch/store" \
+  "$venv/bin/pytest" tests/e2e/generation -q -p no:cacheprovider
+IREE_CONFORMANCE_STORE="$PWD/.ci-cache/torch/store" \
+  "$venv/bin/pytest" conformance -m llm -n 2 -p no:cacheprovider --report-json .ci-cache/llm-results.json
 IREE_CONFORMANCE_STORE="$PWD/.ci-cache/torch/store" \
   "$venv/bin/pytest" conformance -m torch -n 2 -p no:cacheprovider --report-json .ci-cache/torch-results.json

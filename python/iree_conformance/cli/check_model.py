@@ -51,7 +51,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument(
         "model",
-        help="the .onnx file, or a .pt2 file (an ExportedProgram saved by torch.export.save)",
+        help="the .onnx file, a .pt2 file (an ExportedProgram saved by torch.export.save), "
+        "or a folder saved by a transformers causal LM's save_pretrained (a generation check: "
+        "docs/generation.md)",
+    )
+    p.add_argument(
+        "--tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a causal LM folder: greedy tokens to generate (default 32)",
+    )
+    p.add_argument(
+        "--prompt-ids",
+        type=_prompt_ids,
+        default=None,
+        metavar="ID,ID,...",
+        help="a causal LM folder: the prompt's token ids (default: the --prompt text through "
+        "the folder's tokenizer, else 8 seeded ids)",
+    )
+    p.add_argument(
+        "--prompt",
+        default=None,
+        metavar="TEXT",
+        help="a causal LM folder with a tokenizer: the prompt as text (default 'The quick brown fox')",
     )
     p.add_argument(
         "--target", default="llvm-cpu", help="target from targets.toml (default llvm-cpu)"
@@ -120,6 +143,50 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _prompt_ids(text: str) -> tuple[int, ...]:
+    try:
+        ids = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give token ids as 1,2,3") from None
+    if not ids or min(ids) < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give one or more non-negative token ids")
+    return ids
+
+
+def _generation_case(args: argparse.Namespace, path: Path):
+    from iree_conformance.frontends.generation.spec import DEFAULT_TOKENS, is_causal_lm_folder
+    from iree_conformance.suites.llm import GenerationCase, missing_reason
+
+    if not is_causal_lm_folder(path):
+        raise ConfigurationError(
+            f"{path}: a folder is checked only when it holds a causal language model saved by "
+            "transformers' save_pretrained (config.json naming a *ForCausalLM architecture)"
+        )
+    if not any(path.glob("*.safetensors")):
+        raise ConfigurationError(
+            f"{path}: no *.safetensors file: save the model with save_pretrained(..., "
+            "safe_serialization=True); pickled checkpoints are not loaded (they run code)"
+        )
+    missing = missing_reason()
+    if missing:
+        raise ConfigurationError(f"{path}: a generation check needs {missing}")
+    tokens = DEFAULT_TOKENS if args.tokens is None else args.tokens
+    if tokens < 1:
+        raise ConfigurationError(f"--tokens {tokens}: give 1 or more")
+    return GenerationCase(
+        case_id=f"llm/dir/{path.resolve().name}",
+        suite="llm",
+        kind="mlir",
+        source_path=path.resolve() / "config.json",
+        reference_name="transformers-generate",
+        folder=str(path.resolve()),
+        tokens=tokens,
+        prompt_ids=args.prompt_ids,
+        prompt=args.prompt,
+        timing=args.benchmark is not False,
+    )
+
+
 def _case(args: argparse.Namespace):
     from iree_conformance.frontends.onnx.specs import SpecError
     from iree_conformance.suites.model_case import DYNAMIC_SUFFIX
@@ -127,6 +194,12 @@ def _case(args: argparse.Namespace):
     from iree_conformance.suites.run_options import RunOptions
 
     path = Path(args.model)
+    if path.is_dir():
+        return _generation_case(args, path)
+    if args.tokens is not None or args.prompt_ids is not None or args.prompt is not None:
+        raise ConfigurationError(
+            f"{path}: --tokens, --prompt-ids and --prompt are for a causal LM folder"
+        )
     if not path.is_file():
         raise ConfigurationError(f"{path}: no such model file")
     if path.suffix == ".pt2":
@@ -308,6 +381,8 @@ def _short(line: str) -> str:
 
 
 def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
+    from iree_conformance.frontends.generation.report import generation_lines
+
     inputs = outcome.info.get("inputs", {})
     if inputs.get("shapes"):
         shapes = ", ".join(
@@ -336,6 +411,7 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
         + large_model_lines(outcome.info)
         + guessed_dim_lines(outcome.info, model)
         + rule_lines(outcome.metrics)
+        + generation_lines(outcome.info)
     ):
         print(line, file=out)
     verdict = outcome.status if outcome.status != Status.ERROR else f"error at {outcome.stage}"
@@ -440,15 +516,17 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     store = ArtifactStore(None if args.no_cache else Path(args.store_dir or default_store_dir()))
     worker = WorkerClient(store.root)
     try:
+        # A generation check times itself (prefill and decode against torch eager).
+        timing_runs = 0 if case.suite == "llm" else _timing_runs(args)
         outcome, _ = run_case(
             Attempt(
                 case,
                 target,
-                AttemptSettings(timing_runs=_timing_runs(args), timing_budget=_timing_budget(args)),
+                AttemptSettings(timing_runs=timing_runs, timing_budget=_timing_budget(args)),
             ),
             worker,
         )
-        note_untimed(outcome, _timing_runs(args))
+        note_untimed(outcome, timing_runs)
         if outcome.status == Status.FAIL and not args.no_bisect and hasattr(case, "bisect"):
 
             def run_candidate(model, inputs):

@@ -111,7 +111,9 @@ def _run_stages(attempt: Attempt, worker: WorkerClient) -> tuple[Outcome, CaseRe
         outcome.duration = time.perf_counter() - start
         after_run(outcome, before_run)
         return outcome, CaseResult(status=outcome.status)
-    result = worker.execute(build_job(attempt, [] if attempt.compile_only else input_sets))
+    result = case.run_itself(target, getattr(worker, "store_dir", None), attempt.compile_only)
+    if result is None:
+        result = worker.execute(build_job(attempt, [] if attempt.compile_only else input_sets))
     outcome.stage, outcome.status, outcome.diagnostics = (
         Stage(result.stage),
         Status(result.status),

@@ -87,6 +87,20 @@ class Case:
         (``engine/preparations.py``). None: the case has no other."""
         return None
 
+    def run_itself(
+        self, target: Any, store_dir: Path | None, compile_only: bool
+    ) -> CaseResult | None:
+        """The answer of a case that runs IREE itself, in a process of its own, rather than
+        as one worker job (a generation check: two functions called step by step, the KV
+        cache carried between calls); None: the worker runs it."""
+        return None
+
+    def own_reproducer(self) -> dict[str, Any] | None:
+        """A case that runs itself gives its reproducer's parts here after a failure
+        (``mlir``, ``inputs``, ``expected``, ``notes``); None: the store's and the
+        case's program make it (``repro/source.py``)."""
+        return None
+
     def program(self) -> Program:
         """The program as the worker imports it."""
         return Program(

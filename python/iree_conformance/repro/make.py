@@ -25,7 +25,10 @@ IREE_KINDS = ("fail-import", "fail-compile", "fail-run", "fail-numerics", "crash
 _BISECT_PREFIX = "bisect-numerics: "
 #: Suites whose import is Python in the harness's process, with no IREE command-line tool
 #: (ONNX's has iree-import-onnx): an import failure there has no reproducer folder.
-IN_PROCESS_IMPORTERS = {"torch": "iree-turbine's preparation and FX importer (Python)"}
+IN_PROCESS_IMPORTERS = {
+    "torch": "iree-turbine's preparation and FX importer (Python)",
+    "llm": "iree-turbine's preparation and FX importer (Python)",
+}
 
 
 @dataclasses.dataclass(frozen=True)

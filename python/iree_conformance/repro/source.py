@@ -218,6 +218,14 @@ def build_spec(
         function=case.entry_function or "main",
         diagnostics=list(outcome.diagnostics),
     )
+    own = case.own_reproducer()
+    if own is not None:  # a case that ran itself (a generation check)
+        spec.mlir, spec.inputs, spec.function = own["mlir"], list(own["inputs"]), "main"
+        spec.notes += list(own.get("notes", ()))
+        if kind == "fail-numerics" and own.get("expected") is not None:
+            spec.expected = list(own["expected"])
+            spec.tolerances = [own.get("tolerance")] * len(spec.expected)
+        return spec
     large = bool(case.import_options.get(LARGE_MODEL_OPTION))
     if case.kind == "onnx" and stage in (Stage.PREPARE, Stage.IMPORT) and large:
         spec.onnx, spec.import_line = source, large_import_line(case)

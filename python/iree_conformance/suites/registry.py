@@ -37,8 +37,9 @@ def prefixes(suite: Suite) -> tuple[str, ...]:
 
 def builtin_suites() -> list[Suite]:
     """The suites this package ships: StableHLO programs, ONNX operator tests, ONNX models,
-    ONNX models from --onnx-dir folders, JAX programs, torch programs."""
+    ONNX models from --onnx-dir folders, JAX programs, torch programs, language models."""
     from iree_conformance.suites.jax import JaxSuite
+    from iree_conformance.suites.llm import LlmSuite
     from iree_conformance.suites.onnx_dir import OnnxDirSuite
     from iree_conformance.suites.onnx_models import OnnxModelsSuite
     from iree_conformance.suites.onnx_ops import OnnxOpsSuite
@@ -52,6 +53,7 @@ def builtin_suites() -> list[Suite]:
         OnnxDirSuite(),
         JaxSuite(),
         TorchSuite(),
+        LlmSuite(),
     ]
 
 
