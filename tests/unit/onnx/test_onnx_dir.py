@@ -41,8 +41,8 @@ def test_cases_ids_twins_and_static_shapes(tmp_path: Path):
         cases["onnx-dir/vision/image.onnx:dynamic"],
     )
     (x,) = static.input_sets()[0]
-    assert x.shape == (1, 3, 320, 64)  # --dim W=64 wins over the rule
-    assert static.import_options[STATIC_OPTION] == {"x": [1, 3, 320, 64]}
+    assert x.shape == (1, 3, 224, 64)  # --dim W=64 wins over the rule
+    assert static.import_options[STATIC_OPTION] == {"x": [1, 3, 224, 64]}
     dynamic.input_sets()
     assert STATIC_OPTION not in dynamic.import_options
     assert dynamic.outcome_info()["inputs"]["compiled"] == "dynamic"
@@ -60,7 +60,7 @@ def test_spec_files_reach_the_case_and_bad_ones_are_its_error(tmp_path: Path):
     _save(sm.image_model(), tmp_path / "c" / "image.onnx")
     (tmp_path / "c" / "image.inputs.toml").write_text("[dims\n")
     cases = {c.case_id: c for c in onnx_dir.dir_cases(tmp_path)}
-    assert cases["onnx-dir/a/image.onnx"].input_sets()[0][0].shape == (1, 3, 48, 320)
+    assert cases["onnx-dir/a/image.onnx"].input_sets()[0][0].shape == (1, 3, 48, 224)
     with pytest.raises(CaseInvalid, match=r"image.inputs.toml:3: .*dim 'DEPTH'"):
         cases["onnx-dir/b/image.onnx"].input_sets()
     with pytest.raises(CaseInvalid, match="malformed TOML"):
@@ -117,11 +117,11 @@ def test_zoo_models_without_data_get_chosen_inputs_an_overlay_and_a_dynamic_twin
     assert sorted(cases) == ["onnx-zoo/image-17", "onnx-zoo/image-17:dynamic"]
     static = cases["onnx-zoo/image-17"]
     (x,) = static.input_sets()[0]
-    assert x.shape == (1, 3, 32, 320) and static.import_options[STATIC_OPTION]["x"] == [
+    assert x.shape == (1, 3, 32, 224) and static.import_options[STATIC_OPTION]["x"] == [
         1,
         3,
         32,
-        320,
+        224,
     ]
     expected = static.expected_sets(static.input_sets())
     assert expected[0][0].shape == (1, 4, 1, 1) and np.isfinite(expected[0][0]).all()
