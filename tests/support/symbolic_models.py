@@ -181,3 +181,27 @@ def positions_model(positions: int = 77) -> onnx.ModelProto:
         ],
         "positions",
     )
+
+
+def annotated_export_model() -> onnx.ModelProto:
+    """Like a dynamo export: x [N, 4] reshaped to 1x1x1x4, Relu, Neg, with the exporter's
+    looser annotation ``[?, 1, 1, ?]`` on the Relu's output in ``value_info`` (shape
+    inference says 1x1x1x4). As a graph output that annotation is a type IREE's importer
+    rejects ("type of return operand ... doesn't match function result type")."""
+    shape = numpy_helper.from_array(np.array([1, 1, 1, 4], dtype=np.int64), "s")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Reshape", ["x", "s"], ["r"]),
+            helper.make_node("Relu", ["r"], ["q"]),
+            helper.make_node("Neg", ["q"], ["y"]),
+        ],
+        "annotated",
+        [_f("x", ["N", 4])],
+        [_f("y", ["?", 1, 1, 4])],
+        [shape],
+        value_info=[_f("q", ["?", 1, 1, "?"])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
