@@ -31,8 +31,8 @@ from iree_conformance.common.errors import (
     exit_help,
 )
 from iree_conformance.common.timing import DEFAULT_TIMING_BUDGET, parse_timing_budget
-from iree_conformance.common.vocabulary import Stage, Status
-from iree_conformance.model.outcome import STAGE_ORDER, Outcome
+from iree_conformance.common.vocabulary import Status
+from iree_conformance.model.outcome import NOT_JUDGED, STAGE_ORDER, Outcome
 from iree_conformance.report.speed import benchmark_lines
 
 __all__ = ["EXIT_HELP", "add_arguments", "run"]
@@ -323,7 +323,8 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
         for d in inputs.get("other_shapes", []):
             print(f"  {Path(d).name}: other shapes, run as exported (--dynamic)", file=out)
         for key, d in inputs.get("dims", {}).items():
-            print(f"  dim {key} = {d['size']} ({d['rule']})", file=out)
+            why = f": {d['why']}" if d.get("why") else ""
+            print(f"  dim {key} = {d['size']} ({d['rule']}{why})", file=out)
         for name, how in inputs.get("values", {}).items():
             print(f"  {name}: {how}", file=out)
         for t in inputs.get("tried", []):
@@ -339,6 +340,8 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
     ):
         print(line, file=out)
     verdict = outcome.status if outcome.status != Status.ERROR else f"error at {outcome.stage}"
+    if outcome.not_judged:  # the harness's, not IREE's (model/outcome.not_judged)
+        verdict = f"{NOT_JUDGED} ({verdict}: no verdict on IREE, exit {EXIT_UNJUDGED})"
     print(f"verdict: {verdict}" + (f" ({outcome.reason})" if outcome.reason else ""), file=out)
     for line in outcome.diagnostics[:20]:
         print(f"  {line}", file=out)
@@ -385,9 +388,7 @@ def _write_repro(case, target, outcome, store, conformance_dir: Path, root: Path
 def exit_status(outcome: Outcome) -> int:
     if outcome.status == Status.PASS:
         return 0
-    if outcome.status == Status.SKIP or (
-        outcome.status == Status.ERROR and outcome.stage == Stage.REFERENCE
-    ):
+    if outcome.status == Status.SKIP or outcome.not_judged:
         return EXIT_UNJUDGED
     return 1
 

@@ -95,6 +95,8 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
         f"onnxruntime {m.get('onnxruntime')}; Python {m.get('python')} on {m.get('os')}/{m.get('arch')} "
         f"({m.get('platform')}); started {m.get('started')}, finished {m.get('finished')}."
     )
+    if report_model.mostly_not_judged(model.outcomes):
+        lines += ["", not_judged_warning(model)]
     columns = model.columns
     lines += [
         "",
@@ -117,6 +119,7 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
             )
         if len(model.unexpected) > max_listed:
             lines.append(f"- …and {len(model.unexpected) - max_listed} more")
+    lines += not_judged_lines(model, max_listed)
     groups = model.failure_groups
     if groups:
         unexpected = sum(g.unexpected for g in groups)
@@ -194,6 +197,32 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
                 f"| {md_code(o['case_id'])} | {md_text(o['target'])} | {o.get('duration', 0.0):.2f} | {(o.get('stage_times') or {}).get('compile', 0.0):.2f} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def not_judged_warning(model: ReportModel) -> str:
+    """The loud line of a run whose cases are mostly not judged."""
+    ran = sum(1 for o in model.outcomes if o.get("status") != "skip")
+    return (
+        f"**Most cases were not judged ({len(model.not_judged)} of {ran}): this run says "
+        "little about IREE.** Give their inputs (see the section below)."
+    )
+
+
+def not_judged_lines(model: ReportModel, max_listed: int = 50) -> list[str]:
+    """The cases the harness could not judge: neither IREE's failures nor passes."""
+    if not model.not_judged:
+        return []
+    lines = [
+        "",
+        f"### Not judged ({len(model.not_judged)}): neither IREE's failure nor a pass",
+        "",
+    ]
+    for o in model.not_judged[:max_listed]:
+        line = report_model.first_line(o)
+        lines.append(f"- {md_code(o['case_id'])} ({md_text(o['target'])}): {md_text(line)}")
+    if len(model.not_judged) > max_listed:
+        lines.append(f"- …and {len(model.not_judged) - max_listed} more")
+    return lines
 
 
 def opset_conversion_lines(outcomes: list[dict[str, Any]], max_listed: int = 50) -> list[str]:
