@@ -205,3 +205,21 @@ def annotated_export_model() -> onnx.ModelProto:
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
+
+
+def legacy_greater_or_equal_model(opset: int = 14) -> onnx.ModelProto:
+    """Like a legacy (opset 14) BERT-style export's mask arithmetic: y = float(x >= 0).
+    IREE's tools at their defaults fail it (onnx.GreaterOrEqual below opset 16 is not
+    legalized); upgraded to opset 17, as IREE's documented flow imports, it passes."""
+    zero = numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero")
+    return _model(
+        [
+            helper.make_node("GreaterOrEqual", ["x", "zero"], ["b"]),
+            helper.make_node("Cast", ["b"], ["y"], to=TensorProto.FLOAT),
+        ],
+        [_f("x", [2, 3])],
+        [_f("y", [2, 3])],
+        [zero],
+        "legacy_ge",
+        opset=opset,
+    )

@@ -33,6 +33,7 @@ from iree_conformance.common.errors import (
 from iree_conformance.common.timing import DEFAULT_TIMING_BUDGET, parse_timing_budget
 from iree_conformance.common.vocabulary import Status
 from iree_conformance.model.outcome import NOT_JUDGED, STAGE_ORDER, Outcome
+from iree_conformance.model.preparation import bare_defaults_line, preparation_steps
 from iree_conformance.report.speed import benchmark_lines
 
 __all__ = ["EXIT_HELP", "add_arguments", "run"]
@@ -235,6 +236,14 @@ def opset_lines(info: dict[str, Any], model: str) -> list[str]:
     ]
 
 
+def preparation_lines(info: dict[str, Any]) -> list[str]:
+    """The harness's other steps beyond the file as given (the opset's are above), and
+    where IREE's tools at their defaults fail what the documented flow passes."""
+    steps = [s for s in preparation_steps(info) if not s.startswith("opset ")]
+    bare = bare_defaults_line(info)
+    return [f"harness: {s}" for s in steps] + ([f"bare defaults: {bare}"] if bare else [])
+
+
 def large_model_lines(info: dict[str, Any]) -> list[str]:
     """How a model over 2 GiB was imported, and where its weights are."""
     large, params = info.get("large_model"), info.get("parameters")
@@ -334,6 +343,7 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
             print(f"{stage:>10}  {outcome.stage_times[stage]:8.3f} s", file=out)
     for line in (
         opset_lines(outcome.info, model)
+        + preparation_lines(outcome.info)
         + large_model_lines(outcome.info)
         + guessed_dim_lines(outcome.info, model)
         + rule_lines(outcome.metrics)

@@ -394,6 +394,7 @@ class ConformanceRun:
             for line in problems:
                 terminalreporter.write_line(f"iree-conformance: {line}")
         _not_judged_summary(terminalreporter, list(self.outcomes.values()))
+        _preparation_summary(terminalreporter, list(self.outcomes.values()))
         flaky = [o for o in self.outcomes.values() if o.get("verdict") == "flaky"]
         if flaky:
             terminalreporter.section("flaky cases (never red, never a pass)", yellow=True)
@@ -513,6 +514,29 @@ def _only_mark(name: str):
         return mark == name and not kwargs
 
     return matches
+
+
+def _preparation_summary(terminalreporter, outcomes: list[dict]) -> None:
+    """Users' models: each step the harness took beyond the file as given, and where
+    IREE's tools at their defaults fail what the documented flow passes."""
+    from iree_conformance.model.preparation import bare_defaults_line
+
+    prepared = [o for o in outcomes if (o.get("info") or {}).get("preparation")]
+    if not prepared:
+        return
+    terminalreporter.section("users' models: what the harness did beyond the file as given")
+    for o in sorted(prepared, key=lambda o: (o["target"], o["case_id"]))[:30]:
+        info = o["info"]
+        terminalreporter.write_line(
+            f"{CaseKey.of(o)} ({o.get('verdict')}): " + "; ".join(info["preparation"])
+        )
+        bare = bare_defaults_line(info)
+        if bare:
+            terminalreporter.write_line(f"  {bare}", yellow=True)
+    if len(prepared) > 30:
+        terminalreporter.write_line(
+            f"...and {len(prepared) - 30} more (info.preparation in the results JSON)"
+        )
 
 
 def _not_judged_summary(terminalreporter, outcomes: list[dict]) -> None:

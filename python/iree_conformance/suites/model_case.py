@@ -25,7 +25,7 @@ from iree_conformance.model.cases import (
     CaseSkipped,
 )
 from iree_conformance.model.compare import Tolerance
-from iree_conformance.model.jobs import LARGE_MODEL_OPTION
+from iree_conformance.model.jobs import BARE_CHECK_OPTION, LARGE_MODEL_OPTION, Program
 from iree_conformance.model.quantization import QuantGrid
 from iree_conformance.model.unjudged import InputsNotJudged
 
@@ -84,6 +84,18 @@ class ModelCase(Case):
         if self._declares_float64():
             flags.append(ONNX_KEEP_F64)
         return flags
+
+    def outcome_info(self) -> dict[str, Any]:
+        """``f64_kept``: float64 kept (``ONNX_KEEP_F64``), a step beyond the file as given."""
+        info = super().outcome_info()
+        return {**info, "f64_kept": True} if self._declares_float64() else info
+
+    def program(self) -> Program:
+        """A user's model: where its opset is upgraded, IREE's tools at their defaults are
+        tried on it as given too (``BARE_CHECK_OPTION``)."""
+        program = super().program()
+        options = {**program.import_options, BARE_CHECK_OPTION: True}
+        return dataclasses.replace(program, import_options=options)
 
     def _declares_float64(self) -> bool:
         if "_declares_f64" not in self.__dict__:
@@ -334,9 +346,10 @@ class ChosenInputsCase(ModelCase):
         return [chosen.arrays]
 
     def outcome_info(self) -> dict[str, Any]:
+        info = super().outcome_info()
         if self._data is not None:
-            return {"inputs": self._data.info}
-        return {"inputs": self._chosen.info} if self._chosen is not None else {}
+            return {**info, "inputs": self._data.info}
+        return {**info, "inputs": self._chosen.info} if self._chosen is not None else info
 
     def unjudged_reason(self) -> str | None:
         return self._chosen.unjudged if self._chosen is not None else None

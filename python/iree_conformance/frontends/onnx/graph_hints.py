@@ -72,8 +72,8 @@ def channel_hints(model: onnx.ModelProto) -> dict[tuple[str, int], Hint]:
                         size = int(w.dims[1]) * _group(node)
                         hints[(vi.name, 1)] = Hint(
                             size,
-                            f"the channels of Conv node {node.name or 'Conv'!r}'s weight "
-                            f"{w.name!r} ({'x'.join(map(str, w.dims))})",
+                            f"the channels of weight {w.name!r} ({'x'.join(map(str, w.dims))}) "
+                            f"of Conv node {node.name or '(unnamed)'!r}",
                         )
                         frontier = []
                         break
