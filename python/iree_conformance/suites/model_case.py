@@ -26,6 +26,7 @@ from iree_conformance.model.cases import (
 )
 from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.jobs import BARE_CHECK_OPTION, LARGE_MODEL_OPTION, Program
+from iree_conformance.model.preparation import OtherPreparation
 from iree_conformance.model.quantization import QuantGrid
 from iree_conformance.model.unjudged import InputsNotJudged
 
@@ -344,6 +345,28 @@ class ChosenInputsCase(ModelCase):
         if chosen.problem:
             raise CaseReferenceError(chosen.problem)
         return [chosen.arrays]
+
+    def other_preparation(self, stage: str) -> OtherPreparation | None:
+        """For a failure at import or compile of a model with named symbolic dims: the same
+        model with every named dim fixed at the chosen sizes wherever the graph names it
+        (onnxruntime's ``make_dynamic_shape_fixed``), beside the case's own (the inputs'
+        dims fixed, or the dims as exported): when it passes, the failure is said to be
+        the symbolic dims'."""
+        from iree_conformance.frontends.onnx.static_shapes import EVERY_DIM_OPTION, STATIC_OPTION
+
+        dims = (self._chosen.info.get("dims") if self._chosen is not None else None) or {}
+        named = {k: int(d["size"]) for k, d in dims.items() if not k.endswith("]")}
+        if not named or self._chosen is None:
+            return None
+        program = super().program()
+        options = {
+            **program.import_options,
+            STATIC_OPTION: {k: list(v) for k, v in self._chosen.shapes.items()},
+            EVERY_DIM_OPTION: named,
+        }
+        used = "the dims as exported" if self.dynamic else "the inputs' dims fixed"
+        other = "every named dim fixed (onnxruntime's make_dynamic_shape_fixed)"
+        return OtherPreparation(used, other, dataclasses.replace(program, import_options=options))
 
     def outcome_info(self) -> dict[str, Any]:
         info = super().outcome_info()

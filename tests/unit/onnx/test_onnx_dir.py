@@ -145,3 +145,39 @@ def test_two_roots_with_the_same_relative_path_keep_both_cases(tmp_path: Path):
         tmp_path / "B" / "good.onnx",
         tmp_path / "C" / "B" / "good.onnx",
     ]
+
+
+def test_a_compile_failure_is_tried_with_every_named_dim_fixed_beside_it(tmp_path):
+    from iree_conformance.frontends.onnx.static_shapes import EVERY_DIM_OPTION, fix_every_named_dim
+    from tests.support.symbolic_models import symbolic_channels_model
+
+    onnx.save(symbolic_channels_model(), str(tmp_path / "vision.onnx"))
+    cases = {c.case_id: c for c in onnx_dir.dir_cases(tmp_path)}
+    for case_id, used in (
+        ("onnx-dir/vision.onnx", "the inputs' dims fixed"),
+        ("onnx-dir/vision.onnx:dynamic", "the dims as exported"),
+    ):
+        case = cases[case_id]
+        case.input_sets()
+        other = case.other_preparation("compile")
+        assert (
+            other is not None and other.used == used and "make_dynamic_shape_fixed" in other.other
+        )
+        options = other.program.import_options
+        assert options[EVERY_DIM_OPTION] == {
+            "batch": 1,
+            "num_channels": 3,
+            "height": 224,
+            "width": 224,
+        }
+        assert options[STATIC_OPTION] == {"x": [1, 3, 224, 224]}
+    # Fixed wherever the graph names it: outputs and value_info too, not cleared.
+    model = symbolic_channels_model()
+    model.graph.value_info.append(
+        onnx.helper.make_tensor_value_info("c", onnx.TensorProto.FLOAT, ["batch", 4, "h2", "w2"])
+    )
+    fixed = fix_every_named_dim(model, {"x": [1, 3, 8, 8]}, {"batch": 1, "h2": 4})
+    (vi,) = fixed.graph.value_info
+    dims = vi.type.tensor_type.shape.dim
+    assert [d.dim_value for d in dims[:3]] == [1, 4, 4] and dims[3].dim_param == "w2"
+    assert fixed.graph.output[0].type.tensor_type.shape.dim[0].dim_value == 1

@@ -58,7 +58,12 @@ class OnnxFrontend:
         self, program: Program, source: bytes, context: ImportContext
     ) -> tuple[bytes, dict[str, Any]]:
         from iree_conformance.frontends.onnx import bare_defaults, prepare
-        from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION, fix_input_shapes
+        from iree_conformance.frontends.onnx.static_shapes import (
+            EVERY_DIM_OPTION,
+            STATIC_OPTION,
+            fix_every_named_dim,
+            fix_input_shapes,
+        )
 
         context.stage("prepare")
         # External data files are named relative to the model's folder.
@@ -73,7 +78,10 @@ class OnnxFrontend:
         try:
             prepared = prepare.prepare_model(source, base_dir=base)
             static = program.import_options.get(STATIC_OPTION)
-            if static:  # the program at the case's chosen shapes (onnx.static_shapes)
+            every = program.import_options.get(EVERY_DIM_OPTION)
+            if every:  # the other preparation: every named dim fixed (onnx.static_shapes)
+                prepared.model = fix_every_named_dim(prepared.model, static or {}, every)
+            elif static:  # the program at the case's chosen shapes (onnx.static_shapes)
                 prepared.model = fix_input_shapes(prepared.model, static)
         except Exception as e:  # noqa: BLE001 - every prepare failure is reported
             raise FrontendError("prepare", f"{type(e).__name__}: {e}") from None
