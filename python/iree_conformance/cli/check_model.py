@@ -33,7 +33,7 @@ from iree_conformance.common.errors import (
 from iree_conformance.common.timing import DEFAULT_TIMING_BUDGET, parse_timing_budget
 from iree_conformance.common.vocabulary import Status
 from iree_conformance.model.outcome import NOT_JUDGED, STAGE_ORDER, Outcome
-from iree_conformance.model.preparation import bare_defaults_line, preparation_steps
+from iree_conformance.model.preparation import bare_defaults_line
 from iree_conformance.report.speed import benchmark_lines
 
 __all__ = ["EXIT_HELP", "add_arguments", "run"]
@@ -239,7 +239,7 @@ def opset_lines(info: dict[str, Any], model: str) -> list[str]:
 def preparation_lines(info: dict[str, Any]) -> list[str]:
     """The harness's other steps beyond the file as given (the opset's are above), and
     where IREE's tools at their defaults fail what the documented flow passes."""
-    steps = [s for s in preparation_steps(info) if not s.startswith("opset ")]
+    steps = [s for s in info.get("preparation") or [] if not s.startswith("opset ")]
     bare = bare_defaults_line(info)
     return [f"harness: {s}" for s in steps] + ([f"bare defaults: {bare}"] if bare else [])
 

@@ -47,7 +47,8 @@ def test_each_step_beyond_the_file_is_named_and_the_bare_failure_said():
     line = bare_defaults_line(INFO)
     assert line and "opset 14) fail at compile: error: boom" in line and "IREE bug" in line
     assert bare_defaults_line({"bare_defaults": {"opset": 14, "passes": True}}) is None
-    lines = preparation_lines(INFO)
+    assert preparation_lines(INFO) == [f"bare defaults: {line}"]  # IREE never ran: no steps
+    lines = preparation_lines({**INFO, "preparation": preparation_steps(INFO)})
     assert lines[0].startswith("harness: dims fixed") and lines[-1].startswith("bare defaults: ")
 
 
