@@ -239,3 +239,14 @@ def test_a_shape_that_cannot_be_found_names_the_exact_dims_to_give():
     from iree_conformance.frontends.onnx.model_inputs import dim_options
 
     assert dim_options(plan_shapes(specs)) == "--dim N=1 --dim H=SIZE --dim k=SIZE"
+
+
+def test_a_channel_dim_given_with_dim_makes_the_others_image_dims():
+    specs = [InputSpec("x", ("batch", "num_channels", "height", "width"), onnx.TensorProto.FLOAT)]
+    plan = plan_shapes(specs, from_command_line([("num_channels", 3)]))
+    assert {k: d.rule for k, d in plan.dims.items()} == {
+        "batch": "batch",
+        "num_channels": "spec",
+        "height": "image",
+        "width": "image",
+    }

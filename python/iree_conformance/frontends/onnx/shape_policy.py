@@ -175,7 +175,7 @@ def plan_shapes(
                 elif hint is not None:
                     dims[key] = DimRule(key, "graph", (hint.size,), hint.why)
                 else:
-                    rule = _rule_of(s, axis, _small((channels.get((s.name, 1)) or _NO).size))
+                    rule = _rule_of(s, axis, _channels_small(s, spec, channels))
                     dims[key] = _fitted(DimRule(key, rule, CANDIDATES[rule]), positions)
             key_axes.append(key)
         axes[s.name] = tuple(key_axes)
@@ -187,6 +187,16 @@ _NO = Hint(0, "")
 
 def _small(size: int) -> bool:
     return 0 < size <= 4
+
+
+def _channels_small(s: InputSpec, spec: ModelSpec, channels: Mapping) -> bool:
+    """Axis 1 of a rank-4 input is a small channel count the graph or a ``--dim`` gives."""
+    if len(s.shape) != 4:
+        return False
+    given = spec.dims.get(_key(s.name, 1, s.shape[1]))
+    if given is not None:
+        return _small(int(given))
+    return _small((channels.get((s.name, 1)) or _NO).size)
 
 
 def _fitted(rule: DimRule, positions: Hint | None) -> DimRule:
