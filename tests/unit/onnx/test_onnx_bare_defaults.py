@@ -66,3 +66,35 @@ def test_the_report_says_which_conversions_were_needed():
     assert "### Converted to a newer opset before import (2; 1 fail without it)" in text
     assert "`a` (t): opset 14 -> 17, pass; without it, fails at compile: " in text
     assert "`b` (t): opset 9 -> 17, pass\n" in text + "\n"
+
+
+def _import(model, options):
+    from iree_conformance.frontends.base import ImportContext
+    from iree_conformance.frontends.onnx.frontend import OnnxFrontend
+    from iree_conformance.model.jobs import Program
+
+    program = Program("onnx-dir/m.onnx", "onnx", import_options=options)
+    context = ImportContext(lambda stage: None, lambda: None, lambda: "")
+    text, meta = OnnxFrontend().prepare_and_import(program, model.SerializeToString(), context)
+    return text.decode(), meta
+
+
+def test_the_frontend_records_the_bare_check_only_for_an_upgraded_users_model():
+    from iree_conformance.model.jobs import BARE_CHECK_OPTION
+
+    _, meta = _import(legacy_greater_or_equal_model(14), {BARE_CHECK_OPTION: True})
+    assert meta["opset_from"] == 14 and meta["bare_defaults"]["fails_at"] == "compile"
+    _, meta = _import(legacy_greater_or_equal_model(14), {})  # not a user's model
+    assert "bare_defaults" not in meta
+    _, meta = _import(legacy_greater_or_equal_model(17), {BARE_CHECK_OPTION: True})
+    assert "bare_defaults" not in meta  # nothing was upgraded
+
+
+def test_the_frontend_fixes_every_named_dim_for_the_other_preparation():
+    from iree_conformance.frontends.onnx.static_shapes import EVERY_DIM_OPTION, STATIC_OPTION
+    from tests.support.symbolic_models import symbolic_channels_model
+
+    model = symbolic_channels_model()
+    sizes = {"batch": 1, "num_channels": 3, "height": 8, "width": 8}
+    text, _ = _import(model, {STATIC_OPTION: {"x": [1, 3, 8, 8]}, EVERY_DIM_OPTION: sizes})
+    assert "!torch.vtensor<[1,3,8,8],f32>" in text and "[1,4,1,1]" in text and "?" not in text
