@@ -41,7 +41,7 @@ from iree_conformance.expectations.known_issues import (
 )
 from iree_conformance.model.results import diff_outcomes
 from iree_conformance.report.merging import suite_of
-from iree_conformance.report.model import first_line
+from iree_conformance.report.model import first_line, is_not_judged
 from iree_conformance.report.speed import compare_results as compare_speed
 from iree_conformance.report.speed import figures, runs_of
 
@@ -107,6 +107,21 @@ def pass_counts(
     return [{"suite": k[0], "target": k[1], **v} for k, v in sorted(counts.items())]
 
 
+def not_judged_cases(current: dict[str, Any]) -> list[dict[str, Any]]:
+    """The current side's cases the harness could not judge (report.model.is_not_judged):
+    never a new failure nor a new pass, listed apart."""
+    return [
+        {
+            "platform": f"{o['os']}/{o['arch']}",
+            "target": str(o["target"]),
+            "case_id": str(o["case_id"]),
+            "reason": first_line(o),
+        }
+        for o in sorted(current["outcomes"], key=lambda o: (o["os"], o["target"], o["case_id"]))
+        if is_not_judged(o)
+    ]
+
+
 def flaky_cases(current: dict[str, Any]) -> list[dict[str, Any]]:
     """The current side's flaky verdicts: [{"platform", "target", "case_id", "reason"}]."""
     return [
@@ -137,6 +152,8 @@ def compare(
     for key in diff.changed_keys:
         now, before = cur.get(key), base.get(key)
         if now is None:  # removed: counted below
+            continue
+        if is_not_judged(now):  # neither IREE's failure nor a pass: listed apart
             continue
         now_class = status_class(now.get("status"))
         before_class = status_class(before.get("status")) if before else None
@@ -172,6 +189,7 @@ def compare(
         "removed": len(diff.only_before),
         "pass_counts": pass_counts(current, baseline, shared),
         "flaky": flaky_cases(current),
+        "not_judged": not_judged_cases(current),
         "speed": speed,
         "speed_runs": speed_runs,
     }
@@ -367,6 +385,7 @@ def run(args: argparse.Namespace) -> int:
             "baseline": None,
             "pass_counts": pass_counts(current, None),
             "flaky": flaky_cases(current),
+            "not_judged": not_judged_cases(current),
         }
     )
     write_report(payload, markdown, args.output, args.markdown, args.summary)

@@ -130,6 +130,13 @@ def validate_diff(data: Any) -> dict[str, Any]:
         _strings(e, ("platform", "target", "case_id", "reason"), f"diff.json: flaky[{i}]")
         for i, e in enumerate(flaky)
     ]
+    unjudged = data.get("not_judged", [])
+    if not isinstance(unjudged, list):
+        raise CIError("diff.json: not_judged must be a list")
+    out["not_judged"] = [
+        _strings(e, ("platform", "target", "case_id", "reason"), f"diff.json: not_judged[{i}]")
+        for i, e in enumerate(unjudged)
+    ]
     counts = data.get("pass_counts", [])
     if not isinstance(counts, list):
         raise CIError("diff.json: pass_counts must be a list")
@@ -201,6 +208,8 @@ def render(diff: dict[str, Any], run_url: str | None, report_url: str | None) ->
     """The comment's Markdown (validated data in; every untrusted text through cell())."""
     nf, np_, flaky = diff["new_failures"], diff["new_passes"], diff["flaky"]
     head = f"{len(nf)} new failure(s), {len(np_)} new pass(es), {len(flaky)} flaky"
+    if diff["not_judged"]:
+        head += f", {len(diff['not_judged'])} not judged"
     lines = [MARKER, f"## Conformance: {head}", ""]
     if diff["baseline"]:
         plats = ", ".join(cell(p) for p in diff["compared_platforms"]) or "no common platform"
@@ -231,6 +240,7 @@ def render(diff: dict[str, Any], run_url: str | None, report_url: str | None) ->
         ("New passes", np_, [("Before", "before")]),
         ("Changed failures", diff["changed"], [("Now", "now"), ("Before", "before")]),
         ("Flaky", flaky, [("Reason", "reason")]),
+        ("Not judged: neither IREE's failure nor a pass", diff["not_judged"], [("Why", "reason")]),
     ):
         if entries:
             lines += ["", f"### {title} ({len(entries)})", ""]

@@ -31,8 +31,9 @@ from iree_conformance.common.errors import (
     exit_help,
 )
 from iree_conformance.common.timing import DEFAULT_TIMING_BUDGET, parse_timing_budget
-from iree_conformance.common.vocabulary import Stage, Status
-from iree_conformance.model.outcome import STAGE_ORDER, Outcome
+from iree_conformance.common.vocabulary import Status
+from iree_conformance.model.outcome import NOT_JUDGED, STAGE_ORDER, Outcome
+from iree_conformance.model.preparation import bare_defaults_line
 from iree_conformance.report.speed import benchmark_lines
 
 __all__ = ["EXIT_HELP", "add_arguments", "run"]
@@ -308,6 +309,14 @@ def opset_lines(info: dict[str, Any], model: str) -> list[str]:
     ]
 
 
+def preparation_lines(info: dict[str, Any]) -> list[str]:
+    """The harness's other steps beyond the file as given (the opset's are above), and
+    where IREE's tools at their defaults fail what the documented flow passes."""
+    steps = [s for s in info.get("preparation") or [] if not s.startswith("opset ")]
+    bare = bare_defaults_line(info)
+    return [f"harness: {s}" for s in steps] + ([f"bare defaults: {bare}"] if bare else [])
+
+
 def large_model_lines(info: dict[str, Any]) -> list[str]:
     """How a model over 2 GiB was imported, and where its weights are."""
     large, params = info.get("large_model"), info.get("parameters")
@@ -398,7 +407,8 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
         for d in inputs.get("other_shapes", []):
             print(f"  {Path(d).name}: other shapes, run as exported (--dynamic)", file=out)
         for key, d in inputs.get("dims", {}).items():
-            print(f"  dim {key} = {d['size']} ({d['rule']})", file=out)
+            why = f": {d['why']}" if d.get("why") else ""
+            print(f"  dim {key} = {d['size']} ({d['rule']}{why})", file=out)
         for name, how in inputs.get("values", {}).items():
             print(f"  {name}: {how}", file=out)
         for t in inputs.get("tried", []):
@@ -408,6 +418,7 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
             print(f"{stage:>10}  {outcome.stage_times[stage]:8.3f} s", file=out)
     for line in (
         opset_lines(outcome.info, model)
+        + preparation_lines(outcome.info)
         + large_model_lines(outcome.info)
         + guessed_dim_lines(outcome.info, model)
         + rule_lines(outcome.metrics)
@@ -415,6 +426,8 @@ def _print_outcome(outcome: Outcome, out, model: str = "MODEL.onnx") -> None:
     ):
         print(line, file=out)
     verdict = outcome.status if outcome.status != Status.ERROR else f"error at {outcome.stage}"
+    if outcome.not_judged:  # the harness's, not IREE's (model/outcome.not_judged)
+        verdict = f"{NOT_JUDGED} ({verdict}: no verdict on IREE, exit {EXIT_UNJUDGED})"
     print(f"verdict: {verdict}" + (f" ({outcome.reason})" if outcome.reason else ""), file=out)
     for line in outcome.diagnostics[:20]:
         print(f"  {line}", file=out)
@@ -461,9 +474,7 @@ def _write_repro(case, target, outcome, store, conformance_dir: Path, root: Path
 def exit_status(outcome: Outcome) -> int:
     if outcome.status == Status.PASS:
         return 0
-    if outcome.status == Status.SKIP or (
-        outcome.status == Status.ERROR and outcome.stage == Stage.REFERENCE
-    ):
+    if outcome.status == Status.SKIP or outcome.not_judged:
         return EXIT_UNJUDGED
     return 1
 

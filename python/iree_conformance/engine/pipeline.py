@@ -11,8 +11,9 @@ from iree_conformance.engine.after_run import RunJudging, after_run
 from iree_conformance.engine.attempt import Attempt
 from iree_conformance.engine.worker.parent import WorkerClient
 from iree_conformance.model.cases import CaseInvalid, CaseReferenceError, CaseSkipped
-from iree_conformance.model.jobs import CaseJob, CaseResult
+from iree_conformance.model.jobs import BARE_CHECK_OPTION, CaseJob, CaseResult
 from iree_conformance.model.outcome import Outcome
+from iree_conformance.model.preparation import preparation_steps
 
 
 def build_job(attempt: Attempt, input_sets: list) -> CaseJob:
@@ -125,6 +126,10 @@ def _run_stages(attempt: Attempt, worker: WorkerClient) -> tuple[Outcome, CaseRe
         outcome.info["cache_hits"] = dict(placement.cache_hits)
     outcome.stage_times.update(result.stage_times)
     outcome.info.update(result.info)
+    users = case.program().import_options.get(BARE_CHECK_OPTION)  # a user's model
+    steps = preparation_steps(outcome.info) if users else []
+    if steps:  # what the harness did beyond the file as given (model/preparation.py)
+        outcome.info["preparation"] = steps
 
     def timing() -> dict[str, float] | None:
         if not attempt.timing_runs or result.timing is None:

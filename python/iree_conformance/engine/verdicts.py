@@ -28,7 +28,7 @@ from iree_conformance.engine.worker.parent import WorkerClient
 from iree_conformance.expectations.lookup import Expectations
 from iree_conformance.model.cases import Case
 from iree_conformance.model.jobs import CaseResult
-from iree_conformance.model.outcome import Outcome
+from iree_conformance.model.outcome import NOT_JUDGED, Outcome
 from iree_conformance.model.targets import Target, unavailable_reason, uncompilable_reason
 
 
@@ -84,6 +84,9 @@ def _judge(expectations: Expectations, outcome: Outcome, compile_only: bool) -> 
     kind = outcome.failure_kind
     if outcome.status == Status.SKIP:
         return Judgement(Verdict.SKIP, outcome.reason or "skipped", expected)
+    if outcome.not_judged and expected != ExpectationKind.FAIL_REFERENCE:
+        # The harness's, not IREE's: no verdict either way (model/outcome.not_judged).
+        return Judgement(Verdict.SKIP, f"{NOT_JUDGED}: {_first_line(outcome)}", expected)
     if (
         compile_only
         and outcome.status == Status.PASS
@@ -121,6 +124,12 @@ def _judge(expectations: Expectations, outcome: Outcome, compile_only: bool) -> 
         f"expected {entry.expect} ({entry.where}) but got {kind}{_direction(kind, outcome.stage, entry.expect)}: {outcome.summary()}",
         expected,
     )
+
+
+def _first_line(outcome: Outcome) -> str:
+    lines = (ln.strip() for d in outcome.diagnostics for ln in d.splitlines())
+    line = next((ln for ln in lines if ln), "")
+    return line or f"{outcome.status} at {outcome.stage}"
 
 
 _STAGE_OF_KIND: dict[str, str] = {

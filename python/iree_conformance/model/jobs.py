@@ -21,6 +21,9 @@ import numpy as np
 #: with its weights in a parameter file (frontends/onnx/large_import.py), runs alone,
 #: never in a batch module.
 LARGE_MODEL_OPTION = "onnx.large_model"
+#: The import option of a user's ONNX model: where the harness upgraded its opset, IREE's
+#: tools at their defaults are tried on it as given (frontends/onnx/bare_defaults.py).
+BARE_CHECK_OPTION = "onnx.bare_defaults_check"
 
 # (stage, "crash" | "hang" | "spin"): tests of crash/timeout handling. The stage "compiler"
 # fires inside a case's compile, after its compile key is announced, as a compiler bug does.

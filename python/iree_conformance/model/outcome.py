@@ -31,6 +31,19 @@ def _member(enum: type[_E], value: Any) -> _E:
         return value  # unknown here: kept as read
 
 
+#: The pytest skip reason, report column and section of a case the harness could not judge.
+NOT_JUDGED = "not judged"
+
+
+def not_judged(status: Any, stage: Any) -> bool:
+    """The harness could not judge the case: an error (or timeout) at ``reference``: no
+    reference to check IREE against, or inputs whose values are no verdict
+    (``model/unjudged.py``). Never IREE's failure, never a pass: pytest skips it with
+    "not judged: ...", the report gives it a section of its own and leaves it out of the
+    failures and the funnel, and check-model exits 9."""
+    return stage == Stage.REFERENCE and status in (Status.ERROR, Status.TIMEOUT)
+
+
 _ERROR_KIND_BY_STAGE: dict[Stage, ExpectationKind] = {
     Stage.PREPARE: ExpectationKind.FAIL_PREPARE,
     Stage.IMPORT: ExpectationKind.FAIL_IMPORT,
@@ -75,6 +88,11 @@ class Outcome:
         self.stage, self.status = _member(Stage, self.stage), _member(Status, self.status)
         if self.verdict is not None:
             self.verdict = _member(Verdict, self.verdict)
+
+    @property
+    def not_judged(self) -> bool:
+        """The harness could not judge this Outcome (``not_judged``)."""
+        return not_judged(self.status, self.stage)
 
     @property
     def failure_kind(self) -> str | None:

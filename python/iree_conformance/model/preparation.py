@@ -10,6 +10,7 @@ own preparation.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from iree_conformance.model.jobs import Program
 
@@ -20,3 +21,38 @@ class OtherPreparation:
     other: str  # the one tried beside it, e.g. "torch's core decompositions"
     program: Program | None  # None: the other preparation itself failed (``error`` says how)
     error: str = ""
+
+
+def preparation_steps(info: dict[str, Any]) -> list[str]:
+    """Each step the harness took beyond the file as given, from an Outcome's ``info``: an
+    opset upgrade (only where the model's opset was below the one IREE's documented flow
+    imports at), the dims fixed and their values (the static compile), float64 kept.
+    Recorded as ``info["preparation"]`` and shown beside the verdict."""
+    steps = []
+    old, new = info.get("opset_from"), info.get("opset_to")
+    if old is not None and new is not None and old != new:
+        steps.append(
+            f"opset {old} upgraded to {new} (IREE's documented flow: "
+            f"iree-import-onnx --opset-version {new})"
+        )
+    inputs = info.get("inputs") or {}
+    dims = inputs.get("dims") or {}
+    if inputs.get("compiled") == "static" and dims:
+        fixed = ", ".join(f"{k}={d.get('size')}" for k, d in dims.items())
+        steps.append(f"dims fixed: {fixed} (the model as exported is the :dynamic case)")
+    if info.get("f64_kept"):
+        steps.append("float64 kept (--iree-input-demote-f64-to-f32=false, as IREE's ONNX CI)")
+    return steps
+
+
+def bare_defaults_line(info: dict[str, Any]) -> str | None:
+    """Where IREE's tools at their defaults (no ``--opset-version``) fail the model as
+    given and the documented flow did not: one line, an IREE bug worth a report."""
+    bare = info.get("bare_defaults") or {}
+    if not bare.get("fails_at"):
+        return None
+    return (
+        f"IREE's tools at their defaults (iree-import-onnx without --opset-version, opset "
+        f"{bare.get('opset')}) fail at {bare['fails_at']}: {bare.get('first_line', '')} "
+        "(the documented flow passes that stage: an IREE bug worth a report)"
+    )

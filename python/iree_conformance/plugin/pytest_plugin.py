@@ -393,6 +393,8 @@ class ConformanceRun:
             terminalreporter.section("artifact store", yellow=True)
             for line in problems:
                 terminalreporter.write_line(f"iree-conformance: {line}")
+        _not_judged_summary(terminalreporter, list(self.outcomes.values()))
+        _preparation_summary(terminalreporter, list(self.outcomes.values()))
         flaky = [o for o in self.outcomes.values() if o.get("verdict") == "flaky"]
         if flaky:
             terminalreporter.section("flaky cases (never red, never a pass)", yellow=True)
@@ -512,6 +514,55 @@ def _only_mark(name: str):
         return mark == name and not kwargs
 
     return matches
+
+
+def _preparation_summary(terminalreporter, outcomes: list[dict]) -> None:
+    """Users' models: each step the harness took beyond the file as given, and where
+    IREE's tools at their defaults fail what the documented flow passes."""
+    from iree_conformance.model.preparation import bare_defaults_line
+
+    prepared = [o for o in outcomes if (o.get("info") or {}).get("preparation")]
+    if not prepared:
+        return
+    terminalreporter.section("users' models: what the harness did beyond the file as given")
+    for o in sorted(prepared, key=lambda o: (o["target"], o["case_id"]))[:30]:
+        info = o["info"]
+        terminalreporter.write_line(
+            f"{CaseKey.of(o)} ({o.get('verdict')}): " + "; ".join(info["preparation"])
+        )
+        bare = bare_defaults_line(info)
+        if bare:
+            terminalreporter.write_line(f"  {bare}", yellow=True)
+    if len(prepared) > 30:
+        terminalreporter.write_line(
+            f"...and {len(prepared) - 30} more (info.preparation in the results JSON)"
+        )
+
+
+def _not_judged_summary(terminalreporter, outcomes: list[dict]) -> None:
+    """How many cases the harness could not judge (skipped "not judged: ..."), loudly when
+    they are most of the run: such a run says little about IREE."""
+    from iree_conformance.report.model import is_not_judged, mostly_not_judged
+
+    unjudged = [o for o in outcomes if is_not_judged(o)]
+    if not unjudged:
+        return
+    loud = mostly_not_judged(outcomes)
+    terminalreporter.section(
+        "not judged (neither IREE's failure nor a pass)", red=loud, yellow=not loud
+    )
+    if loud:
+        ran = sum(1 for o in outcomes if o.get("status") != "skip")
+        terminalreporter.write_line(
+            f"MOST CASES WERE NOT JUDGED ({len(unjudged)} of {ran}): this run says little "
+            "about IREE; give their inputs (docs/your-own-model.md)",
+            red=True,
+            bold=True,
+        )
+    for o in sorted(unjudged, key=lambda o: (o["target"], o["case_id"]))[:20]:
+        terminalreporter.write_line(f"NOT JUDGED {CaseKey.of(o)}: {o.get('reason', '')[:300]}")
+    if len(unjudged) > 20:
+        terminalreporter.write_line(f"...and {len(unjudged) - 20} more (the results JSON)")
 
 
 def _verdict_of(report: pytest.TestReport) -> str | None:

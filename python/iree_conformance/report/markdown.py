@@ -13,6 +13,7 @@ from typing import Any
 from iree_conformance.common import ghactions
 from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.common.platform_info import cpu_fingerprint, host_arch, host_cpu, host_os
+from iree_conformance.model.preparation import bare_defaults_line
 from iree_conformance.model.results import (  # noqa: F401 - the schema's names, re-exported
     SCHEMA,
     VERDICTS,
@@ -95,6 +96,8 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
         f"onnxruntime {m.get('onnxruntime')}; Python {m.get('python')} on {m.get('os')}/{m.get('arch')} "
         f"({m.get('platform')}); started {m.get('started')}, finished {m.get('finished')}."
     )
+    if report_model.mostly_not_judged(model.outcomes):
+        lines += ["", not_judged_warning(model)]
     columns = model.columns
     lines += [
         "",
@@ -117,6 +120,7 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
             )
         if len(model.unexpected) > max_listed:
             lines.append(f"- …and {len(model.unexpected) - max_listed} more")
+    lines += not_judged_lines(model, max_listed)
     groups = model.failure_groups
     if groups:
         unexpected = sum(g.unexpected for g in groups)
@@ -196,6 +200,32 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
     return "\n".join(lines) + "\n"
 
 
+def not_judged_warning(model: ReportModel) -> str:
+    """The loud line of a run whose cases are mostly not judged."""
+    ran = sum(1 for o in model.outcomes if o.get("status") != "skip")
+    return (
+        f"**Most cases were not judged ({len(model.not_judged)} of {ran}): this run says "
+        "little about IREE.** Give their inputs (see the section below)."
+    )
+
+
+def not_judged_lines(model: ReportModel, max_listed: int = 50) -> list[str]:
+    """The cases the harness could not judge: neither IREE's failures nor passes."""
+    if not model.not_judged:
+        return []
+    lines = [
+        "",
+        f"### Not judged ({len(model.not_judged)}): neither IREE's failure nor a pass",
+        "",
+    ]
+    for o in model.not_judged[:max_listed]:
+        line = report_model.first_line(o)
+        lines.append(f"- {md_code(o['case_id'])} ({md_text(o['target'])}): {md_text(line)}")
+    if len(model.not_judged) > max_listed:
+        lines.append(f"- …and {len(model.not_judged) - max_listed} more")
+    return lines
+
+
 def opset_conversion_lines(outcomes: list[dict[str, Any]], max_listed: int = 50) -> list[str]:
     """The models upgraded to a newer opset before import (``info.opset_from``/``opset_to``),
     with the ``iree-import-onnx`` option that does the same: a deployment needs it too."""
@@ -207,18 +237,29 @@ def opset_conversion_lines(outcomes: list[dict[str, Any]], max_listed: int = 50)
     ]
     if not converted:
         return []
+    needed = [o for o in converted if bare_defaults_line(o["info"])]
     lines = [
         "",
-        f"### Converted to a newer opset before import ({len(converted)})",
+        f"### Converted to a newer opset before import ({len(converted)}; "
+        f"{len(needed)} fail without it)",
         "",
-        "IREE imported the converted model; `iree-import-onnx MODEL --opset-version N` does the same.",
+        "IREE imported the converted model, as IREE's documented flow does "
+        "(`iree-import-onnx MODEL --opset-version N`). Where IREE's tools at their defaults "
+        "fail the model as given, the line says so: an IREE bug worth a report.",
         "",
     ]
     for o in converted[:max_listed]:
         info = o["info"]
+        bare = info.get("bare_defaults") or {}
+        note = (
+            f"; without it, fails at {md_text(bare['fails_at'])}: "
+            f"{md_code(str(bare.get('first_line', ''))[:200])}"
+            if bare.get("fails_at")
+            else ""
+        )
         lines.append(
             f"- `{o['case_id']}` ({o['target']}): opset {info['opset_from']} -> {info['opset_to']}, "
-            f"{o.get('verdict') or o.get('status')}"
+            f"{o.get('verdict') or o.get('status')}{note}"
         )
     if len(converted) > max_listed:
         lines.append(f"- …and {len(converted) - max_listed} more")

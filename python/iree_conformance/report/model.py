@@ -12,6 +12,9 @@ Definitions (one each):
 - a *failure* is an outcome whose status is neither ``pass`` nor ``skip`` (IREE did not
   get the case right, whatever the manifest expected); failures are grouped by stage and
   normalized first error line, and a group counts how many of them were *unexpected*;
+- a *not judged* outcome is one the harness could not judge (``Outcome.not_judged``: an
+  error at ``reference``, skipped with "not judged: ..."): its own column and section,
+  never a failure, never in the funnel (which counts only the stages IREE ran);
 - an *unexpected result* is a red verdict (``fail``, ``xpass``);
 - a case run more than once on the same OS, architecture, Python and target counts once:
   the outcome of the latest-started run is kept.
@@ -34,7 +37,7 @@ from iree_conformance.expectations.known_issues import (
     issue_of,
     load_known_issues,
 )
-from iree_conformance.model.outcome import Outcome
+from iree_conformance.model.outcome import NOT_JUDGED, Outcome, not_judged
 from iree_conformance.model.results import MERGED_KIND
 from iree_conformance.report.merging import merge_documents, python_minor, suite_of
 
@@ -57,8 +60,25 @@ Record = dict[str, Any]
 
 
 def verdict_of(outcome: Record) -> str:
-    """The outcome's column: its verdict, else its status ("?" when it has neither)."""
+    """The outcome's column: "not judged", else its verdict, else its status ("?" when it
+    has neither)."""
+    if is_not_judged(outcome):
+        return NOT_JUDGED
     return str(outcome.get("verdict") or outcome.get("status") or "?")
+
+
+def is_not_judged(outcome: Record) -> bool:
+    """The harness could not judge the case (skipped so: ``Outcome.not_judged``)."""
+    return outcome.get("verdict") in (Verdict.SKIP, None) and not_judged(
+        outcome.get("status"), outcome.get("stage")
+    )
+
+
+def mostly_not_judged(outcomes: list[Record]) -> bool:
+    """Over half of the outcomes that were not skipped for another reason are not judged:
+    the run says little about IREE, and its report says so first."""
+    ran = [o for o in outcomes if o.get("status") != Status.SKIP]
+    return bool(ran) and 2 * sum(map(is_not_judged, ran)) > len(ran)
 
 
 def platform_of(outcome: Record) -> str:
@@ -67,8 +87,9 @@ def platform_of(outcome: Record) -> str:
 
 
 def is_failure(outcome: Record) -> bool:
-    """IREE did not get the case right (whatever the manifest expected)."""
-    return outcome.get("status") not in (Status.PASS, Status.SKIP)
+    """IREE did not get the case right (whatever the manifest expected); a case the
+    harness could not judge is not IREE's failure."""
+    return outcome.get("status") not in (Status.PASS, Status.SKIP) and not is_not_judged(outcome)
 
 
 def is_unexpected(outcome: Record) -> bool:
@@ -180,6 +201,7 @@ class ReportModel:
     columns: list[str]
     counts: list[CountRow]
     unexpected: list[Record]
+    not_judged: list[Record]
     failure_groups: list[FailureGroup]
     expected_failures: list[tuple[str, int]]
     flaky: list[FlakyCase]
@@ -295,8 +317,8 @@ def funnels(outcomes: list[Record]) -> list[Funnel]:
     """One funnel per suite x target (all platforms together), sorted."""
     table: dict[tuple[str, str], Funnel] = {}
     for o in outcomes:
-        if o.get("status") == Status.SKIP:
-            continue
+        if o.get("status") == Status.SKIP or is_not_judged(o):
+            continue  # only the stages IREE ran, of the cases judged
         key = (suite_of(o), str(o.get("target", "?")))
         f = table.setdefault(key, Funnel(*key, 0, {step: 0 for step in FUNNEL_STEPS}))
         f.runnable += 1
@@ -325,7 +347,7 @@ def differs_across_targets(outcomes: list[Record]) -> list[Differs]:
     them (skips left out; the last outcome per case and target when platforms repeat it)."""
     by_case: dict[str, dict[str, str]] = {}
     for o in outcomes:
-        if o.get("status") == Status.SKIP:
+        if o.get("status") == Status.SKIP or is_not_judged(o):
             continue
         by_case.setdefault(str(o["case_id"]), {})[str(o["target"])] = observed(o)
     return [
@@ -377,6 +399,10 @@ def build(merged: Record, slowest: int = 10, known: KnownIssues | None = None) -
                 str(o["target"]),
                 str(o["case_id"]),
             ),
+        ),
+        not_judged=sorted(
+            (o for o in outcomes if is_not_judged(o)),
+            key=lambda o: (str(o["case_id"]), str(o["target"])),
         ),
         failure_groups=failure_groups(outcomes, known),
         expected_failures=sorted(xfails.items()),

@@ -55,11 +55,20 @@ def find_case(
 _UNSAFE = re.compile(r'[\x00-\x1f<>:"|?*\\]')
 
 
+def _variant(part: str) -> str:
+    """``name:variant`` as ``name@variant``; a part that starts like a drive (``c:``) or
+    holds a backslash is left for the refusal."""
+    if ":" in part and "\\" not in part and not re.match(r"^[A-Za-z]:", part):
+        return part.replace(":", "@")
+    return part
+
+
 def folder_for(root: Path, target: str, case_id: str) -> Path:
     """``root/<target>/<case id, its / as folders>``: refused (ConfigurationError) when the
     id would name a place outside root (``..``, an absolute path, a drive) or a name no
-    file system takes."""
-    parts = [target, *case_id.split("/")]
+    file system takes. A ``:`` (a case's variant: ``x.onnx:dynamic``) is written ``@``
+    (``x.onnx@dynamic``): Windows reads it as a drive or a data stream."""
+    parts = [target, *(_variant(p) for p in case_id.split("/"))]
     bad = [p for p in parts if p in ("", ".", "..") or _UNSAFE.search(p) or p != p.strip()]
     if bad:
         raise ConfigurationError(

@@ -26,6 +26,7 @@ from iree_conformance.model.cases import Case
 from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.jobs import LARGE_MODEL_OPTION
 from iree_conformance.model.outcome import Outcome
+from iree_conformance.model.preparation import bare_defaults_line, preparation_steps
 from iree_conformance.model.targets import Target
 from iree_conformance.report.model import first_line
 from iree_conformance.repro.spec import (
@@ -192,6 +193,12 @@ def _frontend_notes(case: Case, outcome: Outcome) -> list[str]:
     said = (outcome.info.get("preparations") or {}).get("summary")
     if said:
         notes.append(f"Preparation: {said}.")
+    steps = outcome.info.get("preparation") or preparation_steps(outcome.info)
+    if steps:
+        notes.append("Beyond the file as given, the harness: " + "; ".join(steps) + ".")
+    bare = bare_defaults_line(outcome.info)
+    if bare:
+        notes.append(bare + ".")
     return notes
 
 

@@ -25,7 +25,8 @@ from iree_conformance.model.cases import (
     CaseSkipped,
 )
 from iree_conformance.model.compare import Tolerance
-from iree_conformance.model.jobs import LARGE_MODEL_OPTION
+from iree_conformance.model.jobs import BARE_CHECK_OPTION, LARGE_MODEL_OPTION, Program
+from iree_conformance.model.preparation import OtherPreparation
 from iree_conformance.model.quantization import QuantGrid
 from iree_conformance.model.unjudged import InputsNotJudged
 
@@ -84,6 +85,18 @@ class ModelCase(Case):
         if self._declares_float64():
             flags.append(ONNX_KEEP_F64)
         return flags
+
+    def outcome_info(self) -> dict[str, Any]:
+        """``f64_kept``: float64 kept (``ONNX_KEEP_F64``), a step beyond the file as given."""
+        info = super().outcome_info()
+        return {**info, "f64_kept": True} if self._declares_float64() else info
+
+    def program(self) -> Program:
+        """A user's model: where its opset is upgraded, IREE's tools at their defaults are
+        tried on it as given too (``BARE_CHECK_OPTION``)."""
+        program = super().program()
+        options = {**program.import_options, BARE_CHECK_OPTION: True}
+        return dataclasses.replace(program, import_options=options)
 
     def _declares_float64(self) -> bool:
         if "_declares_f64" not in self.__dict__:
@@ -333,10 +346,33 @@ class ChosenInputsCase(ModelCase):
             raise CaseReferenceError(chosen.problem)
         return [chosen.arrays]
 
+    def other_preparation(self, stage: str) -> OtherPreparation | None:
+        """For a failure at import or compile of a model with named symbolic dims: the same
+        model with every named dim fixed at the chosen sizes wherever the graph names it
+        (onnxruntime's ``make_dynamic_shape_fixed``), beside the case's own (the inputs'
+        dims fixed, or the dims as exported): when it passes, the failure is said to be
+        the symbolic dims'."""
+        from iree_conformance.frontends.onnx.static_shapes import EVERY_DIM_OPTION, STATIC_OPTION
+
+        dims = (self._chosen.info.get("dims") if self._chosen is not None else None) or {}
+        named = {k: int(d["size"]) for k, d in dims.items() if not k.endswith("]")}
+        if not named or self._chosen is None:
+            return None
+        program = super().program()
+        options = {
+            **program.import_options,
+            STATIC_OPTION: {k: list(v) for k, v in self._chosen.shapes.items()},
+            EVERY_DIM_OPTION: named,
+        }
+        used = "the dims as exported" if self.dynamic else "the inputs' dims fixed"
+        other = "every named dim fixed (onnxruntime's make_dynamic_shape_fixed)"
+        return OtherPreparation(used, other, dataclasses.replace(program, import_options=options))
+
     def outcome_info(self) -> dict[str, Any]:
+        info = super().outcome_info()
         if self._data is not None:
-            return {"inputs": self._data.info}
-        return {"inputs": self._chosen.info} if self._chosen is not None else {}
+            return {**info, "inputs": self._data.info}
+        return {**info, "inputs": self._chosen.info} if self._chosen is not None else info
 
     def unjudged_reason(self) -> str | None:
         return self._chosen.unjudged if self._chosen is not None else None

@@ -219,6 +219,20 @@ def test_no_baseline_says_so(tmp_path):
     assert "No results of `main` were found" in out and "| s | t |  | 3 |  |" in out
 
 
+def test_not_judged_cases_are_counted_and_listed_apart():
+    diff = pr_comment.validate_diff(
+        {
+            "baseline": {},
+            "not_judged": [
+                {"platform": "linux/x86_64", "target": "t", "case_id": "c", "reason": "no shape"}
+            ],
+        }
+    )
+    body = pr_comment.render(diff, None, None)
+    assert "0 new failure(s), 0 new pass(es), 0 flaky, 1 not judged" in body
+    assert "### Not judged: neither IREE's failure nor a pass (1)" in body and "no shape" in body
+
+
 def test_the_fake_api_refuses_an_overlong_body(api):
     import urllib.error
     import urllib.request

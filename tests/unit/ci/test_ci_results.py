@@ -135,6 +135,23 @@ def test_diff_lists_the_current_flaky_cases(tmp_path):
     ]
 
 
+def test_diff_lists_not_judged_cases_apart_never_as_new_failures(tmp_path):
+    unjudged = {
+        "status": "error",
+        "stage": "reference",
+        "verdict": "skip",
+        "diagnostics": ["no input shapes gave a usable onnxruntime reference"],
+    }
+    current = derive(
+        tmp_path, "current.json", edits={"llvm-cpu:stablehlo/abs_negate_f16": unjudged}
+    )
+    result = diff_results.compare(merge_results.merge([current]), merge_results.merge([LINUX]))
+    assert not result["new_failures"]
+    assert [(e["case_id"], e["reason"]) for e in result["not_judged"]] == [
+        ("stablehlo/abs_negate_f16", "no input shapes gave a usable onnxruntime reference")
+    ]
+
+
 def test_diff_with_two_pythons_on_one_os_takes_the_worst(tmp_path):
     py310 = derive(
         tmp_path,

@@ -55,6 +55,20 @@ def test_judge_xfail_strict_xpass_and_regression(tmp_path):
     assert exp.tolerance_for("s/c").rtol == 0.001
 
 
+def test_a_case_the_harness_cannot_judge_is_neither_a_failure_nor_a_pass(tmp_path):
+    write(tmp_path / "llvm-cpu.toml", MANIFEST)
+    exp = load_expectations(tmp_path, "llvm-cpu", "linux")
+    no_ref = outcome("s/new", "error", "reference", ("no input shapes gave a usable reference",))
+    judged = judge(exp, no_ref)
+    assert judged.name == "skip" and judged.message == (
+        "not judged: no input shapes gave a usable reference"
+    )
+    assert judged.record(no_ref).reason.startswith("not judged: ")
+    # A listed case the harness cannot judge is not tested either: a skip, never an XPASS.
+    assert judge(exp, outcome("s/a", "timeout", "reference")).name == "skip"
+    assert judge(exp, outcome("s/new", "error", "run")).name == "fail"  # IREE's: red
+
+
 def test_overlay_replaces_and_pass_removes(tmp_path):
     write(tmp_path / "llvm-cpu.toml", MANIFEST)
     write(

@@ -116,3 +116,14 @@ def test_compare_tensor_rules() -> None:
     assert compare_tensor(np.array([1, 2]), np.array([1, 3]), 1.0, 1.0)[0] == "values"
     assert compare_tensor(np.array([1, 2]), np.array([1.0, 2.0]), 0, 0)[0] == "dtype"
     assert compare_tensor(a, a[:2], 0, 0)[0] == "shape"
+
+
+def test_probes_are_typed_by_shape_inference_not_the_exporters_annotations() -> None:
+    from iree_conformance.frontends.onnx.prepare import import_to_mlir
+    from tests.support.symbolic_models import annotated_export_model
+
+    widened = expose_intermediates(annotated_export_model())
+    (q,) = [o for o in widened.graph.output if o.name == "q"]
+    dims = [d.dim_value for d in q.type.tensor_type.shape.dim]
+    assert dims == [1, 1, 1, 4] and "q" not in {vi.name for vi in widened.graph.value_info}
+    assert "func.func" in import_to_mlir(widened)  # IREE's importer takes every probe

@@ -41,8 +41,8 @@ def test_cases_ids_twins_and_static_shapes(tmp_path: Path):
         cases["onnx-dir/vision/image.onnx:dynamic"],
     )
     (x,) = static.input_sets()[0]
-    assert x.shape == (1, 3, 320, 64)  # --dim W=64 wins over the rule
-    assert static.import_options[STATIC_OPTION] == {"x": [1, 3, 320, 64]}
+    assert x.shape == (1, 3, 224, 64)  # --dim W=64 wins over the rule
+    assert static.import_options[STATIC_OPTION] == {"x": [1, 3, 224, 64]}
     dynamic.input_sets()
     assert STATIC_OPTION not in dynamic.import_options
     assert dynamic.outcome_info()["inputs"]["compiled"] == "dynamic"
@@ -60,7 +60,7 @@ def test_spec_files_reach_the_case_and_bad_ones_are_its_error(tmp_path: Path):
     _save(sm.image_model(), tmp_path / "c" / "image.onnx")
     (tmp_path / "c" / "image.inputs.toml").write_text("[dims\n")
     cases = {c.case_id: c for c in onnx_dir.dir_cases(tmp_path)}
-    assert cases["onnx-dir/a/image.onnx"].input_sets()[0][0].shape == (1, 3, 48, 320)
+    assert cases["onnx-dir/a/image.onnx"].input_sets()[0][0].shape == (1, 3, 48, 224)
     with pytest.raises(CaseInvalid, match=r"image.inputs.toml:3: .*dim 'DEPTH'"):
         cases["onnx-dir/b/image.onnx"].input_sets()
     with pytest.raises(CaseInvalid, match="malformed TOML"):
@@ -117,11 +117,11 @@ def test_zoo_models_without_data_get_chosen_inputs_an_overlay_and_a_dynamic_twin
     assert sorted(cases) == ["onnx-zoo/image-17", "onnx-zoo/image-17:dynamic"]
     static = cases["onnx-zoo/image-17"]
     (x,) = static.input_sets()[0]
-    assert x.shape == (1, 3, 32, 320) and static.import_options[STATIC_OPTION]["x"] == [
+    assert x.shape == (1, 3, 32, 224) and static.import_options[STATIC_OPTION]["x"] == [
         1,
         3,
         32,
-        320,
+        224,
     ]
     expected = static.expected_sets(static.input_sets())
     assert expected[0][0].shape == (1, 4, 1, 1) and np.isfinite(expected[0][0]).all()
@@ -145,3 +145,39 @@ def test_two_roots_with_the_same_relative_path_keep_both_cases(tmp_path: Path):
         tmp_path / "B" / "good.onnx",
         tmp_path / "C" / "B" / "good.onnx",
     ]
+
+
+def test_a_compile_failure_is_tried_with_every_named_dim_fixed_beside_it(tmp_path):
+    from iree_conformance.frontends.onnx.static_shapes import EVERY_DIM_OPTION, fix_every_named_dim
+    from tests.support.symbolic_models import symbolic_channels_model
+
+    onnx.save(symbolic_channels_model(), str(tmp_path / "vision.onnx"))
+    cases = {c.case_id: c for c in onnx_dir.dir_cases(tmp_path)}
+    for case_id, used in (
+        ("onnx-dir/vision.onnx", "the inputs' dims fixed"),
+        ("onnx-dir/vision.onnx:dynamic", "the dims as exported"),
+    ):
+        case = cases[case_id]
+        case.input_sets()
+        other = case.other_preparation("compile")
+        assert (
+            other is not None and other.used == used and "make_dynamic_shape_fixed" in other.other
+        )
+        options = other.program.import_options
+        assert options[EVERY_DIM_OPTION] == {
+            "batch": 1,
+            "num_channels": 3,
+            "height": 224,
+            "width": 224,
+        }
+        assert options[STATIC_OPTION] == {"x": [1, 3, 224, 224]}
+    # Fixed wherever the graph names it: outputs and value_info too, not cleared.
+    model = symbolic_channels_model()
+    model.graph.value_info.append(
+        onnx.helper.make_tensor_value_info("c", onnx.TensorProto.FLOAT, ["batch", 4, "h2", "w2"])
+    )
+    fixed = fix_every_named_dim(model, {"x": [1, 3, 8, 8]}, {"batch": 1, "h2": 4})
+    (vi,) = fixed.graph.value_info
+    dims = vi.type.tensor_type.shape.dim
+    assert [d.dim_value for d in dims[:3]] == [1, 4, 4] and dims[3].dim_param == "w2"
+    assert fixed.graph.output[0].type.tensor_type.shape.dim[0].dim_value == 1

@@ -44,7 +44,7 @@ def test_rule_names_each_kind_of_dim():
         "k": "other",
     }
     first = plan.shapes(plan.trials()[0])
-    assert first["image"] == (1, 3, 320, 320) and first["nhwc"] == (1, 320, 320, 3)
+    assert first["image"] == (1, 3, 224, 224) and first["nhwc"] == (1, 224, 224, 3)
     assert first["tokens"] == (1, 128) and first["feat"] == (1, 128, 80)
     assert first["odd"] == (2, 16, 5, 16)
 
@@ -54,7 +54,7 @@ def test_trials_move_one_dim_at_a_time_then_all():
     trials = [(t["H"], t["W"]) for t in plan.trials()]
     image = CANDIDATES["image"]
     assert trials[0] == (image[0], image[0])
-    assert (48, 320) in trials and trials.index((48, 320)) < trials.index((48, 48))
+    assert (48, 224) in trials and trials.index((48, 224)) < trials.index((48, 48))
     assert len(trials) == len(set(trials)) <= 12
 
 
@@ -66,7 +66,7 @@ def test_unnamed_question_mark_dims_are_separate():
 def test_spec_dims_and_shapes_win_and_are_checked():
     specs = [InputSpec("x", ("N", 3, "H", "W"), onnx.TensorProto.FLOAT)]
     plan = plan_shapes(specs, from_command_line([("H", 64)]))
-    assert plan.dims["H"].rule == "spec" and plan.shapes(plan.trials()[0])["x"] == (1, 3, 64, 320)
+    assert plan.dims["H"].rule == "spec" and plan.shapes(plan.trials()[0])["x"] == (1, 3, 64, 224)
     plan = plan_shapes(specs, from_command_line(shapes=[("x", (2, 3, 8, 9))]))
     assert plan.trials() == [{"N": 2, "H": 8, "W": 9}]
     with pytest.raises(ValueError, match="size 3 at axis 1"):
@@ -82,16 +82,16 @@ def test_batch_and_image_models_get_realistic_shapes():
         "N": {"size": 1, "rule": "batch"}
     }
     chosen = choose(sm.image_model())
-    assert chosen.shapes == {"x": (1, 3, 320, 320)} and chosen.problem is None
+    assert chosen.shapes == {"x": (1, 3, 224, 224)} and chosen.problem is None
     assert chosen.reference is not None and chosen.reference[0].shape == (1, 4, 1, 1)
     assert chosen.info["seed"] == 0 and chosen.info["values"]["x"] == "uniform in [-1, 1)"
 
 
 def test_text_line_model_finds_the_height_that_onnxruntime_accepts():
     chosen = choose(sm.text_line_model())
-    assert chosen.shapes == {"x": (1, 3, 48, 320)}, chosen.info
+    assert chosen.shapes == {"x": (1, 3, 48, 224)}, chosen.info
     # The rejected trials are recorded with onnxruntime's reason.
-    assert [t["shapes"]["x"][2] for t in chosen.info["tried"]] == [320, 224]
+    assert [t["shapes"]["x"][2] for t in chosen.info["tried"]] == [224, 320]
     assert all("onnxruntime failed" in t["why"] for t in chosen.info["tried"])
 
 
@@ -147,7 +147,7 @@ def test_fixed_model_computes_what_the_symbolic_one_does():
     chosen = choose(model)
     fixed = fix_input_shapes(model, chosen.shapes)
     dims = fixed.graph.input[0].type.tensor_type.shape.dim
-    assert [d.dim_value for d in dims] == [1, 3, 320, 320]
+    assert [d.dim_value for d in dims] == [1, 3, 224, 224]
     assert not any(
         d.HasField("dim_param") for d in fixed.graph.output[0].type.tensor_type.shape.dim
     )
@@ -207,3 +207,46 @@ def test_string_inputs_are_an_error_that_says_so():
 
     with pytest.raises(InputGenerationError, match="string tensor"):
         choose(_unary("Identity", onnx.TensorProto.STRING))
+
+
+# -- what the graph says ---------------------------------------------------------------------
+def test_a_symbolic_channel_dim_is_read_from_the_first_conv():
+    chosen = choose(sm.symbolic_channels_model())
+    assert chosen.problem is None and chosen.shapes == {"x": (1, 3, 224, 224)}, chosen.info
+    dim = chosen.info["dims"]["num_channels"]
+    assert dim["size"] == 3 and dim["rule"] == "graph" and "'w' (4x3x3x3)" in dim["why"]
+    assert chosen.info["dims"]["height"]["rule"] == "image"
+
+
+def test_a_sequence_fits_the_position_embeddings_and_masks_are_0_and_1():
+    chosen = choose(sm.positions_model(77))
+    assert chosen.problem is None and chosen.shapes["ids"] == (1, 77), chosen.info
+    dim = chosen.info["dims"]["sequence"]
+    assert dim["size"] == 77 and "'position_embedding' (77x8) have 77 rows" in dim["why"]
+    mask = chosen.arrays[1]
+    assert set(np.unique(mask)) <= {0, 1} and mask[0, 0] == 1 and mask.sum() >= 39
+    assert (np.diff(mask[0]) <= 0).all()  # 1 then 0: padding at the end
+    assert chosen.info["values"]["attention_mask"].startswith("a padding mask of 1 then 0")
+    # 512 positions: the default 128 fits and stays; 512 is tried, nothing over it.
+    plan_dims = choose(sm.positions_model(512)).info["dims"]["sequence"]
+    assert plan_dims == {"size": 128, "rule": "sequence"}
+
+
+def test_a_shape_that_cannot_be_found_names_the_exact_dims_to_give():
+    chosen = choose(sm.nan_model())
+    assert "--dim N=1" in chosen.problem and "--input-shape" in chosen.problem
+    specs = [InputSpec("x", ("N", 5, "H", "k"), onnx.TensorProto.FLOAT)]
+    from iree_conformance.frontends.onnx.model_inputs import dim_options
+
+    assert dim_options(plan_shapes(specs)) == "--dim N=1 --dim H=SIZE --dim k=SIZE"
+
+
+def test_a_channel_dim_given_with_dim_makes_the_others_image_dims():
+    specs = [InputSpec("x", ("batch", "num_channels", "height", "width"), onnx.TensorProto.FLOAT)]
+    plan = plan_shapes(specs, from_command_line([("num_channels", 3)]))
+    assert {k: d.rule for k, d in plan.dims.items()} == {
+        "batch": "batch",
+        "num_channels": "spec",
+        "height": "image",
+        "width": "image",
+    }

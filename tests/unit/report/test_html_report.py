@@ -78,6 +78,22 @@ def test_flaky_and_unknown_verdicts_get_columns(tmp_path):
     assert total["flaky"] == "2" and total["wobbly"] == "1"
 
 
+def test_not_judged_cases_get_a_column_and_a_section(tmp_path):
+    data = json.loads(LINUX.read_text(encoding="utf-8"))
+    passing = [o for o in data["outcomes"] if o["verdict"] == "pass"]
+    for o in passing[:2]:
+        o.update(status="error", stage="reference", verdict="skip", diagnostics=["no <shape>"])
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    html, tables = page_of([path])
+    head = tables.tables[render.MATRIX_ID][0]
+    total = dict(zip(head[3:], tables.tables[render.MATRIX_ID][-1][1:]))
+    assert total["not judged"] == "2"
+    assert '<h2 id="not-judged">Not judged (2)</h2>' in html and "no &lt;shape&gt;" in html
+    assert [r[2] for r in tables.tables["not-judged-cases"][1:]] == ["no <shape>"] * 2
+    assert "Most cases of this run were not judged" not in html
+
+
 def test_same_run_merges_platforms_and_older_runs_are_history(tmp_path):
     today = derive(tmp_path, "linux.json", started="2026-12-01T02:30:00+00:00")
     # 11 hours earlier, across midnight: still the same run.
@@ -142,9 +158,10 @@ def test_funnel_counts_the_stage_each_case_reached():
         o("skip", "prepare"),
     ]
     (f,) = summary.funnels(cases)
-    assert f.runnable == 7
-    assert f.passed == {"import": 6, "compile": 4, "run": 3, "numerics": 1}
-    assert f.rate("numerics") == pytest.approx(1 / 7)
+    # The error at reference is not judged: IREE's stages only, of the cases judged.
+    assert f.runnable == 6
+    assert f.passed == {"import": 5, "compile": 3, "run": 2, "numerics": 1}
+    assert f.rate("numerics") == pytest.approx(1 / 6)
 
 
 def test_failure_groups_count_and_name_the_cases():

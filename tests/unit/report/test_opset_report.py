@@ -26,6 +26,6 @@ def test_report_lists_opset_conversions_with_the_import_option():
         ],
     }
     text = render_markdown(data)
-    assert "### Converted to a newer opset before import (1)" in text
+    assert "### Converted to a newer opset before import (1; 0 fail without it)" in text
     assert "- `onnx-dir/old.onnx` (llvm-cpu): opset 13 -> 17, pass" in text
     assert "--opset-version N" in text and "new.onnx` (llvm-cpu): opset" not in text

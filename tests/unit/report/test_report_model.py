@@ -109,3 +109,27 @@ def test_repeats_count_once_and_unknown_verdicts_get_a_column_everywhere():
     ci = render_markdown(merged)
     assert "| linux/x86_64 | 3.11 | t | s | 1 | 0 | 0 | 0 | 0 | 0 | 1 | 2 |" in ci
     assert "| macos/arm64 | 3.12 | u | (none) | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in ci
+
+
+def test_not_judged_has_its_own_column_and_section_and_no_place_in_failures_or_funnel():
+    no_ref = ["no input shapes gave a usable onnxruntime reference"]
+    outcomes = [
+        outcome("a", "t", "pass", "pass", stage="compare"),
+        outcome("b", "t", "error", "skip", stage="reference", diagnostics=no_ref),
+        outcome("c", "t", "error", "skip", stage="reference", diagnostics=no_ref),
+        outcome("d", "t", "skip", "skip", stage="prepare"),
+    ]
+    model = report_model.from_document({"metadata": {}, "outcomes": outcomes})
+    assert [o["case_id"] for o in model.not_judged] == ["b", "c"]
+    assert not model.failure_groups and not model.unexpected
+    (row,) = model.by_suite_target()
+    assert row[2]["not judged"] == 2 and row[2]["skip"] == 1 and "not judged" in model.columns
+    (funnel,) = model.funnels  # only the case IREE ran and was judged on
+    assert funnel.runnable == 1 and funnel.passed["import"] == 1
+    text = report.markdown_of(model)
+    assert "### Not judged (2): neither IREE's failure nor a pass" in text
+    assert "**Most cases were not judged (2 of 3)" in text
+    # One not judged of three run: no warning.
+    outcomes[2] = outcome("c", "t", "pass", "pass", stage="compare")
+    text = report.markdown_of(report_model.from_document({"metadata": {}, "outcomes": outcomes}))
+    assert "### Not judged (1)" in text and "Most cases were not judged" not in text

@@ -365,3 +365,11 @@ def test_run_flags_name_the_parameter_file_of_a_large_model():
     assert not any(
         line.startswith("--parameters") for line in spec_mod.run_flags_text(_spec()).splitlines()
     )
+
+
+def test_a_variant_case_id_gets_a_folder_too(tmp_path):
+    # pytest --repro-dir writes a folder for every red case id, ":dynamic" included.
+    assert (
+        folder_for(tmp_path, "llvm-cpu", "onnx-dir/sub/x.onnx:dynamic")
+        == tmp_path / "llvm-cpu" / "onnx-dir" / "sub" / "x.onnx@dynamic"
+    )

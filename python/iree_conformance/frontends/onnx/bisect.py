@@ -30,6 +30,7 @@ __all__ = [
     "bisect",
     "compare_tensor",
     "expose_intermediates",
+    "inferred_types",
     "onnxruntime_runner",
     "topological_order",
 ]
@@ -106,17 +107,20 @@ def topological_order(graph: onnx.GraphProto) -> list[int]:
 def expose_intermediates(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of ``model`` whose graph outputs include every top-level node output.
 
-    Types come from shape inference where known; outputs inferred as non-tensors
-    (sequences, maps) are left out, since neither side can compare them.
+    Types come from onnx's shape inference where known (``inferred_types``), never from
+    the exporter's ``value_info`` annotations: a dynamo export's ``[?,1,1,?]`` as a
+    graph output is a type IREE's importer rejects against the one it infers. Outputs
+    inferred as non-tensors (sequences, maps) are left out, since neither side can
+    compare them.
     """
     widened = onnx.ModelProto()
     widened.CopyFrom(model)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(widened)
-    except Exception:
-        inferred = widened
-    types = {vi.name: vi for vi in inferred.graph.value_info}
+    types = inferred_types(model)
     existing = {o.name for o in widened.graph.output}
+    # A probe's type is its graph output's: the annotation of the same name goes.
+    kept = [vi for vi in widened.graph.value_info if vi.name in existing or vi.name not in types]
+    del widened.graph.value_info[:]
+    widened.graph.value_info.extend(kept)
     for node in widened.graph.node:
         for name in node.output:
             if not name or name in existing:
@@ -129,6 +133,19 @@ def expose_intermediates(model: onnx.ModelProto) -> onnx.ModelProto:
                 info if info is not None else onnx.ValueInfoProto(name=name)
             )
     return widened
+
+
+def inferred_types(model: onnx.ModelProto) -> dict[str, onnx.ValueInfoProto]:
+    """onnx's inferred type of each intermediate tensor, from the graph alone: the
+    exporter's ``value_info`` annotations are cleared first, so none of them survives."""
+    bare = onnx.ModelProto()
+    bare.CopyFrom(model)
+    del bare.graph.value_info[:]
+    try:
+        inferred = onnx.shape_inference.infer_shapes(bare)
+    except Exception:  # noqa: BLE001 - untyped probes still run
+        return {}
+    return {vi.name: vi for vi in inferred.graph.value_info}
 
 
 def onnxruntime_runner(

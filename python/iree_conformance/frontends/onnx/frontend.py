@@ -57,8 +57,13 @@ class OnnxFrontend:
     def prepare_and_import(
         self, program: Program, source: bytes, context: ImportContext
     ) -> tuple[bytes, dict[str, Any]]:
-        from iree_conformance.frontends.onnx import prepare
-        from iree_conformance.frontends.onnx.static_shapes import STATIC_OPTION, fix_input_shapes
+        from iree_conformance.frontends.onnx import bare_defaults, prepare
+        from iree_conformance.frontends.onnx.static_shapes import (
+            EVERY_DIM_OPTION,
+            STATIC_OPTION,
+            fix_every_named_dim,
+            fix_input_shapes,
+        )
 
         context.stage("prepare")
         # External data files are named relative to the model's folder.
@@ -73,17 +78,37 @@ class OnnxFrontend:
         try:
             prepared = prepare.prepare_model(source, base_dir=base)
             static = program.import_options.get(STATIC_OPTION)
-            if static:  # the program at the case's chosen shapes (onnx.static_shapes)
+            every = program.import_options.get(EVERY_DIM_OPTION)
+            if every:  # the other preparation: every named dim fixed (onnx.static_shapes)
+                prepared.model = fix_every_named_dim(prepared.model, static or {}, every)
+            elif static:  # the program at the case's chosen shapes (onnx.static_shapes)
                 prepared.model = fix_input_shapes(prepared.model, static)
         except Exception as e:  # noqa: BLE001 - every prepare failure is reported
             raise FrontendError("prepare", f"{type(e).__name__}: {e}") from None
-        meta = {"opset_from": prepared.original_opset, "opset_to": prepared.opset}
+        meta: dict[str, Any] = {"opset_from": prepared.original_opset, "opset_to": prepared.opset}
         context.stage("import")
         try:
             text = prepare.import_to_mlir(prepared.model)
         except Exception as e:  # noqa: BLE001
             raise FrontendError("import", f"{e}\n{context.read_diagnostics()}") from None
+        if prepared.upgraded and program.import_options.get(bare_defaults.BARE_CHECK_OPTION):
+            meta["bare_defaults"] = _bare_check(source, base, static)
         return text.encode(), meta
+
+
+def _bare_check(source: bytes, base: Path | None, static: Any) -> dict[str, Any]:
+    """The model as given (no opset upgrade), at the same dims, through IREE's tools at
+    their defaults (``bare_defaults``)."""
+    from iree_conformance.frontends.onnx import bare_defaults, prepare
+    from iree_conformance.frontends.onnx.static_shapes import fix_input_shapes
+
+    try:
+        model = prepare.prepare_model(source, base_dir=base, min_opset=0, check=False).model
+        if static:
+            model = fix_input_shapes(model, static)
+        return bare_defaults.check(model)
+    except Exception as e:  # noqa: BLE001 - information beside the verdict, never the verdict
+        return {"error": f"the check itself failed: {type(e).__name__}: {e}"[:300]}
 
 
 def _import_large(

@@ -9,6 +9,8 @@
   values are no verdict: a spec must give them.
 * ``scalar``: a rank-0 (or one-element) integer input used in no way above: a count, a
   sample rate, a flag. Random values are no verdict either.
+* ``mask``: an input named as a mask (``attention_mask``, ``input_mask``...) used in no
+  way above: 1 for each real position and 0 for padding after it, as a tokenizer gives.
 * ``plain``: anything else; the default integer range applies.
 """
 
@@ -52,7 +54,7 @@ _SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
 
 @dataclass(frozen=True)
 class IntegerRole:
-    kind: str  # "index", "shape", "scalar" or "plain"
+    kind: str  # "index", "shape", "scalar", "mask" or "plain"
     why: str
     high: int | None = None  # index: values are drawn from [0, high)
 
@@ -128,4 +130,6 @@ def _role(vi, consumers, inits) -> IntegerRole:
             "scalar",
             "a single integer (a count, a size, a rate or a flag): its value carries meaning",
         )
+    if "mask" in vi.name.lower() and len(dims) >= 1:
+        return IntegerRole("mask", f"its name, {vi.name!r}, says it is a mask", 2)
     return IntegerRole("plain", "no index or shape use found")

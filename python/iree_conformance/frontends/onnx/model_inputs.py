@@ -31,6 +31,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from iree_conformance.frontends.onnx.graph_hints import channel_hints, position_limit
 from iree_conformance.frontends.onnx.inputs import (
     DEFAULT_SEED,
     INT_RANGE,
@@ -133,12 +134,26 @@ def draw_values(
         if role is not None and role.kind == "index" and role.high:
             ints = rng.integers(0, role.high, size=shape)
             return ints.astype(dtype), f"index in [0, {role.high}): {role.why}"
+        if role is not None and role.kind == "mask":
+            return _mask(shape, rng).astype(dtype), f"a padding mask of 1 then 0: {role.why}"
         values = rng.integers(INT_RANGE[0], INT_RANGE[1], size=shape).astype(dtype)
         if role is not None and role.needs_spec:
             return values, f"random in [{INT_RANGE[0]}, {INT_RANGE[1]}), no verdict: {role.why}"
         return values, f"uniform integers in [{INT_RANGE[0]}, {INT_RANGE[1]})"
     values = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32).astype(dtype)
     return values, "uniform in [-1, 1)"
+
+
+def _mask(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """1 for the real positions of each row (at least one, at least half) then 0 for padding,
+    along the last axis, as a tokenizer pads a batch."""
+    if not shape or shape[-1] == 0:
+        return np.ones(shape, dtype=np.int64)
+    length = shape[-1]
+    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    real = rng.integers((length + 1) // 2, length + 1, size=rows)
+    mask = (np.arange(length)[None, :] < real[:, None]).astype(np.int64)
+    return mask.reshape(shape)
 
 
 #: The most one input may take while it is drawn (float inputs are drawn as float64 first).
@@ -218,7 +233,9 @@ def choose_inputs(
     spec = spec or ModelSpec()
     seed = spec.seed if spec.seed is not None else (DEFAULT_SEED if seed is None else seed)
     roles = integer_roles(model)
-    plan: ShapePlan = plan_shapes(specs, spec)
+    plan: ShapePlan = plan_shapes(
+        specs, spec, channels=channel_hints(model), positions=position_limit(model)
+    )
     run = reference or (lambda xs: run_onnxruntime(source if source is not None else model, xs))
     tried: list[dict[str, Any]] = []
     symbolic = plan.symbolic()
@@ -312,16 +329,24 @@ def _problem(plan: ShapePlan, tried, specs, unjudged: dict[str, str]) -> str:
             + "; ".join(f"{k}: {v.split(';')[0]}" for k, v in unjudged.items())
         )
     if plan.dims:
-        dims = ", ".join(f"{k} ({d.rule})" for k, d in plan.dims.items())
         hints.append(
-            f"give the symbolic dims {dims} with --dim NAME=SIZE or --input-shape INPUT=AxBxC, "
-            "or [dims] in <model>.inputs.toml"
+            f"give the sizes it runs at: {dim_options(plan)} (or --input-shape INPUT=AxBxC, "
+            "or [dims] in <model>.inputs.toml)"
         )
     if not hints:
         names = ", ".join(s.name for s in specs)
         hints.append(f"give the inputs' values ({names}) in <model>.inputs.toml")
     return f"no input shapes gave a usable onnxruntime reference ({lines}{more}): " + "; or ".join(
         hints
+    )
+
+
+def dim_options(plan: ShapePlan) -> str:
+    """The exact ``--dim`` options to give: a size where one rule alone decides it (a
+    spec, the graph, the batch), ``SIZE`` where a person must say."""
+    sure = ("spec", "graph", "batch")
+    return " ".join(
+        f"--dim {k}={d.candidates[0] if d.rule in sure else 'SIZE'}" for k, d in plan.dims.items()
     )
 
 

@@ -14,6 +14,7 @@ COLORS = {
     "fail": "#d6453d",
     "xpass": "#e8772e",
     "skip": "#a7adb5",
+    "not judged": "#7d8fa3",
 }
 OTHER_COLOR = "#5c6470"
 

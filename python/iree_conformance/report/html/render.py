@@ -118,6 +118,8 @@ def context(
         ],
         "totals": model.totals,
         "funnels": model.funnels,
+        "mostly_not_judged": report_model.mostly_not_judged(model.outcomes),
+        "first_line": report_model.first_line,
         "funnel_steps": list(report_model.FUNNEL_STEPS),
         "scoreboard": _scoreboard(model.outcomes, options, current),
         "rate_color": charts.rate_color,
