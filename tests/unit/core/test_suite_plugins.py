@@ -42,7 +42,15 @@ def context(values=None) -> SuiteContext:
 
 def test_builtin_suites_satisfy_the_protocol():
     registry = SuiteRegistry.builtin()
-    assert registry.names == ["stablehlo", "onnx_ops", "onnx_models", "onnx_dir", "jax", "torch", "llm"]
+    assert registry.names == [
+        "stablehlo",
+        "onnx_ops",
+        "onnx_models",
+        "onnx_dir",
+        "jax",
+        "torch",
+        "llm",
+    ]
     assert all(isinstance(s, Suite) for s in registry)
     assert registry.suite_of("jax/ext/mine/double") == "jax"
     assert registry.suite_of("onnx-zoo/mnist-12") == "onnx_models"
