@@ -95,7 +95,9 @@ class Batches:
                 continue
             try:
                 source = self.read_source(program, stage)
-                import_key, compile_key = self.cache.keys(program, source, flags, host)
+                import_key, compile_key = self.cache.keys(
+                    program, source, flags, host, self.cache.store
+                )
             except StageError as e:
                 left_out[program.case_id] = "; ".join(e.lines[:1])
                 continue
