@@ -5,8 +5,8 @@ in an ONNX model's external data, a rebuilt compiler library), so a size and a t
 not enough; hashing a multi-GB file on every warm run is too much. The digest is kept
 under the file's identity (its resolved path, size, inode, device, and modification and
 change times: ``st_ctime_ns`` moves on every write and cannot be set back), in this
-process and, with a store, in the store's ``digest`` entries, so a file is read whole
-once per version.
+process and in the user cache's ``digests`` folder (an artifact store of its own, shared
+by every store and process), so a file is read whole once per version.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from iree_conformance.common.store import ArtifactStore
+from iree_conformance.common.store import ArtifactStore, make_key
+from iree_conformance.common.userdirs import user_cache_dir
 
 __all__ = ["DIGEST_KIND", "file_digest"]
 
@@ -46,16 +45,22 @@ def _hash(path: Path) -> str:
     return h.hexdigest()
 
 
-def file_digest(path: Path, store: ArtifactStore | None = None) -> str:
-    """The sha256 (hex) of the file's bytes; raises OSError when it cannot be read."""
-    from iree_conformance.common.store import make_key
+def _store() -> ArtifactStore | None:
+    try:
+        return ArtifactStore(user_cache_dir("digests"))
+    except Exception:  # noqa: BLE001 - no user cache dir here: each process hashes again
+        return None
 
+
+def file_digest(path: Path) -> str:
+    """The sha256 (hex) of the file's bytes; raises OSError when it cannot be read."""
     path = Path(path)
     identity = _identity(path)
     found = _memo.get(identity)
     if found is not None:
         return found
     key = make_key("file-digest", repr(identity))
+    store = _store()
     hit = store.get(DIGEST_KIND, key) if store is not None else None
     digest = str(hit[0].get("sha256", "")) if hit is not None else ""
     if len(digest) != 64:

@@ -324,11 +324,8 @@ class IreeBackendRep(BackendRep):
         """Compiles the model as declared (prepare does, for a model without symbolic
         dims), unless the store holds its module or the batch module that holds it."""
         job = self._job(self._program(None), compile_only=True)
-        program, store = job.program, self._p.store
-        compile_key = ModuleCache.keys(
-            program, self._p.source, self._p.flags, job_host(job), store
-        )[1]
-        if ModuleCache(store).member(compile_key) is not None:
+        compile_key = ModuleCache.keys(job.program, self._p.source, self._p.flags, job_host(job))[1]
+        if ModuleCache(self._p.store).member(compile_key) is not None:
             self.cache_hits = {"import": True, "compile": True}
             return
         self._execute(job)

@@ -84,7 +84,7 @@ def imported_mlir(
     """(the case's MLIR as the harness compiled it, whether it came from the store, its
     import metadata: ``parameters`` names a parameter file, ``engine/worker/params.py``)."""
     program, source = case.program(), _source(case)
-    import_key, _ = ModuleCache.keys(program, source, target.case_flags(case), _host(target), store)
+    import_key, _ = ModuleCache.keys(program, source, target.case_flags(case), _host(target))
     cache = ModuleCache(store)
     hit = store.get("mlir", import_key)
     if hit is not None and cache.params.present(hit[0]):

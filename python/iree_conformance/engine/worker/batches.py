@@ -95,9 +95,7 @@ class Batches:
                 continue
             try:
                 source = self.read_source(program, stage)
-                import_key, compile_key = self.cache.keys(
-                    program, source, flags, host, self.cache.store
-                )
+                import_key, compile_key = self.cache.keys(program, source, flags, host)
             except StageError as e:
                 left_out[program.case_id] = "; ".join(e.lines[:1])
                 continue

@@ -97,9 +97,7 @@ class Executor:
         t0 = time.perf_counter()
         source = read_source(job.program, stage)
         flags = tuple(job.compile_flags)
-        import_key, compile_key = self.cache.keys(
-            job.program, source, flags, job_host(job), self.store
-        )
+        import_key, compile_key = self.cache.keys(job.program, source, flags, job_host(job))
         hits = {"import": False, "compile": False}
         # A retry compiles afresh: a flaky compile must not be answered from the store.
         bypass = job.bypass_store

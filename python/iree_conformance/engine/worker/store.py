@@ -14,6 +14,7 @@ from iree_conformance.common import store_events
 from iree_conformance.common.file_digest import file_digest
 from iree_conformance.common.platform_info import cpu_fingerprint, host_arch
 from iree_conformance.common.store import ArtifactStore, make_key
+from iree_conformance.engine.worker.build_identity import build_identity
 from iree_conformance.engine.worker.compiler import compiler_version
 from iree_conformance.engine.worker.errors import StageError
 from iree_conformance.engine.worker.params import ParameterFiles
@@ -32,14 +33,14 @@ def job_host(job: CaseJob | BatchJob) -> str:
     return cpu_fingerprint() if job.host_specific else host_arch()
 
 
-def _read_files(program: Program, source: bytes, store: ArtifactStore | None) -> list[str]:
+def _read_files(program: Program, source: bytes) -> list[str]:
     """Each "<file> <sha256>" of the files beside the source that the import reads (an ONNX
     model's external data): a rewrite at the same size is another program. A file that
     cannot be read is keyed as such (the import says why)."""
     parts = []
     for path in source_files(program, source):
         try:
-            parts.append(f"{path.name} {file_digest(path, store)}")
+            parts.append(f"{path.name} {file_digest(path)}")
         except OSError as e:
             parts.append(f"{path.name} unreadable {e.errno}")
     return parts
@@ -63,15 +64,8 @@ class ModuleCache:
         self._whole: set[str] = set()  # batch modules read whole once by this worker
 
     @staticmethod
-    def keys(
-        program: Program,
-        source: bytes,
-        flags: tuple[str, ...],
-        host: str,
-        store: ArtifactStore | None = None,
-    ) -> tuple[str, str]:
-        """(import key, compile key) of one program under these flags on this host.
-        ``store`` keeps the digests of large files read (``common/file_digest``)."""
+    def keys(program: Program, source: bytes, flags: tuple[str, ...], host: str) -> tuple[str, str]:
+        """(import key, compile key) of one program under these flags on this host."""
         import_opts = json.dumps(dict(program.import_options), sort_keys=True)
         importer = importer_version(program)
         import_key = make_key(
@@ -81,8 +75,8 @@ class ModuleCache:
             program.kind,
             import_opts,
             importer,
-            compiler_version(),
-            *_read_files(program, source, store),
+            build_identity(),  # the compiler's and runtime's revisions, the library's digest
+            *_read_files(program, source),
         )
         # Keyed by flags and host, not by target name: targets that share flags (llvm-cpu,
         # llvm-cpu-sync) share modules; machine code never crosses architectures, and a
