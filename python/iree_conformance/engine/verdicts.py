@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from iree_conformance.common.machine_faults import MACHINE
 from iree_conformance.common.vocabulary import (
     RED_VERDICTS,
     STAGE_ORDER,
@@ -84,6 +85,8 @@ def _judge(expectations: Expectations, outcome: Outcome, compile_only: bool) -> 
     kind = outcome.failure_kind
     if outcome.status == Status.SKIP:
         return Judgement(Verdict.SKIP, outcome.reason or "skipped", expected)
+    if outcome.info.get("harness_error") == MACHINE:  # never IREE's, listed or not
+        return Judgement(Verdict.FAIL, outcome.summary(), expected)
     if (
         compile_only
         and outcome.status == Status.PASS

@@ -108,6 +108,10 @@ class ModuleCache:
             store_events.not_stored(self.store.root, kind, key, e)
 
     def put_failure(self, key: str, error: StageError, **extra: Any) -> None:
+        """A failure of the program, kept; one of the machine's is not (the next run tries
+        again)."""
+        if error.machine_fault() is not None:
+            return
         self.put("failure", key, b"", {"stage": error.stage, "lines": error.lines, **extra})
 
     def imported(
