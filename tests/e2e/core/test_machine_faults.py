@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from iree_conformance.cli.check_model import exit_status
+from iree_conformance.common.errors import EXIT_UNJUDGED
 from iree_conformance.common.machine_faults import MACHINE
 from iree_conformance.common.store import ArtifactStore
 from iree_conformance.engine.attempt import Attempt
@@ -50,6 +52,7 @@ def _is_the_machines(outcome, words: str) -> None:
     for xfail in ({}, {outcome.case_id: listed}):
         verdict = judge(Expectations(outcome.target, xfail=xfail), outcome)
         assert verdict.name == "fail" and "not IREE's verdict" in verdict.message
+    assert exit_status(outcome) == EXIT_UNJUDGED  # check-model: not "IREE failed" (1)
 
 
 def test_a_missing_temp_folder_is_not_stored_as_a_compiler_crash(tmp_path, llvm_cpu, monkeypatch):
