@@ -269,7 +269,9 @@ class Engine:
         """Tries an unexpected result again in a fresh worker, compiling afresh.
 
         The same unexpected result again confirms it. Any other result makes the case
-        flaky: the verdict names every try, and flaky never counts as a pass.
+        flaky: the verdict names every try, and flaky never counts as a pass; but a first
+        try the machine failed (``common/machine_faults``) says nothing about the program,
+        so a retry that the machine let run gives the verdict.
         """
         tries = [outcome]
         for _ in range(self.settings.retries):
@@ -285,7 +287,8 @@ class Engine:
                 break
         last = tries[-1]
         last.attempts = [t.as_attempt() for t in tries[:-1]]
-        if all(t.observed == outcome.observed for t in tries):
+        machines = [t.info.get("harness_error") == MACHINE for t in tries]
+        if all(t.observed == outcome.observed for t in tries) or (machines[0] and not machines[-1]):
             return last, judge(expectations, last)
         seen = " then ".join(t.observed for t in tries)
         return last, Judgement(
