@@ -72,6 +72,7 @@ def recording(folder: Path) -> Iterator[set[Path]]:
     finally:
         _active.remove(seen)
         base = Path(folder).resolve()
+        prefixes = tuple({str(base), os.path.abspath(folder)})
         for name, module in list(sys.modules.items()):
             path = getattr(module, "__file__", None)
             # Not the case files themselves (each keyed by its own text), which a listing
@@ -79,6 +80,8 @@ def recording(folder: Path) -> Iterator[set[Path]]:
             if isinstance(path, str) and not name.startswith(_CASE_MODULES):
                 seen.add(os.path.abspath(path))
         for path in seen:
+            if not path.startswith(prefixes):  # cheap: most are the libraries' files
+                continue
             found = Path(_source(path))
             with contextlib.suppress(OSError, ValueError):
                 resolved = found.resolve()
