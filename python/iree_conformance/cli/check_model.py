@@ -13,7 +13,7 @@ the dispatches IREE made of it; ``--reduce`` cuts a failing model down
 Exit status (``EXIT_HELP``, from the one table in common/errors.py): 0 pass; 1 IREE failed
 (numerics, or an error, crash or timeout at prepare, import, compile, load or run); 9
 (``EXIT_UNJUDGED``) when the harness cannot judge the model (no usable reference: the
-message says what to specify; a skip); 2 for bad arguments; 3 for a malformed spec file.
+message says what to specify; a skip; a fault of the machine's, ``common/machine_faults``); 2 for bad arguments; 3 for a malformed spec file.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from iree_conformance.common.errors import (
     ConfigurationError,
     exit_help,
 )
+from iree_conformance.common.machine_faults import MACHINE
 from iree_conformance.common.timing import DEFAULT_TIMING_BUDGET, parse_timing_budget
 from iree_conformance.common.vocabulary import Status
 from iree_conformance.model.outcome import NOT_JUDGED, STAGE_ORDER, Outcome
@@ -474,7 +475,11 @@ def _write_repro(case, target, outcome, store, conformance_dir: Path, root: Path
 def exit_status(outcome: Outcome) -> int:
     if outcome.status == Status.PASS:
         return 0
-    if outcome.status == Status.SKIP or outcome.not_judged:
+    if (
+        outcome.status == Status.SKIP
+        or outcome.not_judged
+        or outcome.info.get("harness_error") == MACHINE  # the machine failed, not IREE
+    ):
         return EXIT_UNJUDGED
     return 1
 

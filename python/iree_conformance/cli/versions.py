@@ -115,8 +115,13 @@ def out_dir(args: argparse.Namespace, command: str) -> Path:
 
 
 def store_for(spec: iree_index.VersionSpec, stores_dir: str | None) -> Path:
+    """The version's artifact store; a wheels folder's is named by its wheels' digests too,
+    so a folder rebuilt with the same version gets a store of its own."""
     if spec.kind == "installed":
         return resolve_dir(None, STORE_ENV, "store")
+    digests = version_envs.wheel_digests(spec)
+    if digests:
+        return version_stores_dir(stores_dir) / f"{spec.slug}-{version_envs.env_key(digests)}"
     return version_stores_dir(stores_dir) / spec.slug
 
 

@@ -44,6 +44,7 @@ from typing import Any
 
 from iree_conformance.common import env_check, torch_envs
 from iree_conformance.common.errors import EnvironmentBuildError
+from iree_conformance.common.file_digest import file_digest
 from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.common.iree_index import IREE_PACKAGES, VersionSpec
 from iree_conformance.common.userdirs import resolve_dir
@@ -115,11 +116,7 @@ def wheel_digests(spec: VersionSpec) -> dict[str, str]:
             continue
         for wheel in sorted(folder.glob("iree_base_*.whl")):
             if f"-{spec.version}-" in wheel.name:
-                digest = hashlib.sha256()
-                with open(wheel, "rb") as f:
-                    for chunk in iter(lambda: f.read(1 << 20), b""):
-                        digest.update(chunk)
-                found[str(wheel.resolve())] = digest.hexdigest()
+                found[str(wheel.resolve())] = file_digest(wheel)
     return found
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from iree_conformance.common.machine_faults import MACHINE
 from iree_conformance.common.vocabulary import (
     RED_VERDICTS,
     STAGE_ORDER,
@@ -84,6 +85,8 @@ def _judge(expectations: Expectations, outcome: Outcome, compile_only: bool) -> 
     kind = outcome.failure_kind
     if outcome.status == Status.SKIP:
         return Judgement(Verdict.SKIP, outcome.reason or "skipped", expected)
+    if outcome.info.get("harness_error") == MACHINE:  # never IREE's, listed or not
+        return Judgement(Verdict.FAIL, outcome.summary(), expected)
     if outcome.not_judged and expected != ExpectationKind.FAIL_REFERENCE:
         # The harness's, not IREE's: no verdict either way (model/outcome.not_judged).
         return Judgement(Verdict.SKIP, f"{NOT_JUDGED}: {_first_line(outcome)}", expected)
@@ -275,7 +278,9 @@ class Engine:
         """Tries an unexpected result again in a fresh worker, compiling afresh.
 
         The same unexpected result again confirms it. Any other result makes the case
-        flaky: the verdict names every try, and flaky never counts as a pass.
+        flaky: the verdict names every try, and flaky never counts as a pass; but a first
+        try the machine failed (``common/machine_faults``) says nothing about the program,
+        so a retry that the machine let run gives the verdict.
         """
         tries = [outcome]
         for _ in range(self.settings.retries):
@@ -291,7 +296,8 @@ class Engine:
                 break
         last = tries[-1]
         last.attempts = [t.as_attempt() for t in tries[:-1]]
-        if all(t.observed == outcome.observed for t in tries):
+        machines = [t.info.get("harness_error") == MACHINE for t in tries]
+        if all(t.observed == outcome.observed for t in tries) or (machines[0] and not machines[-1]):
             return last, judge(expectations, last)
         seen = " then ".join(t.observed for t in tries)
         return last, Judgement(

@@ -11,6 +11,8 @@ not) ``jax_export`` (JAX programs, exported to self-checking StableHLO) and ``to
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from iree_conformance.frontends.base import Frontend, FrontendError, ImportContext, TimingReference
 from iree_conformance.frontends.jax_export.frontend import JaxExportFrontend
 from iree_conformance.frontends.onnx.frontend import OnnxFrontend
@@ -26,6 +28,7 @@ __all__ = [
     "TimingReference",
     "frontend_for",
     "importer_version",
+    "source_files",
     "timing_reference",
 ]
 
@@ -64,6 +67,17 @@ def importer_version(program: Program) -> str:
         return frontend_for(program).importer_version()
     except FrontendError:
         return ""
+
+
+def source_files(program: Program, source: bytes) -> list[Path]:
+    """Files beside the program's source that its import reads (an optional
+    ``source_files`` of a frontend: ONNX's external data): the store's import key holds
+    their bytes' digests. A program of no known kind has none."""
+    try:
+        found = getattr(frontend_for(program), "source_files", None)
+    except FrontendError:
+        return []
+    return list(found(program, source)) if found is not None else []
 
 
 def timing_modules(program: Program) -> tuple[str, ...]:

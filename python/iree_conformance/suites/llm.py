@@ -19,6 +19,7 @@ from typing import Any
 from iree_conformance.common import errors
 from iree_conformance.common.tomlio import TomlError, load_toml
 from iree_conformance.common.vocabulary import Stage, Status
+from iree_conformance.engine.worker.build_identity import build_identity
 from iree_conformance.frontends.generation.check import run_check
 from iree_conformance.frontends.generation.spec import (
     DEFAULT_ATOL,
@@ -97,6 +98,7 @@ class GenerationCase(Case):
             compile_flags=tuple(target.case_flags(self)),
             device=target.device_uri,
             store_dir=str(store_dir) if store_dir else None,
+            iree_build=build_identity(),
             compile_only=compile_only,
         )
         found = run_check(spec)

@@ -26,11 +26,13 @@ def corpus(tmp_path):
 @pytest.fixture
 def run(corpus, store, monkeypatch, run_conformance):
     """Runs the corpus with tests.support.fault_plugin; returns pytester's RunResult and the Outcome."""
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # for -p tests.support.fault_plugin
+    # for -p tests.support.fault_plugin, and the worker runs this tree's library
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT / "python"), str(ROOT)]))
 
-    def run(manifests, report, *args, once="", always=""):
+    def run(manifests, report, *args, once="", always="", kind="crash"):
         monkeypatch.setenv("FAULT_ONCE", once)
         monkeypatch.setenv("FAULT_ALWAYS", always)
+        monkeypatch.setenv("FAULT_KIND", kind)
         result = run_conformance(
             "-p",
             "tests.support.fault_plugin",
@@ -65,6 +67,16 @@ def test_a_result_that_changes_on_retry_is_flaky_not_green(tmp_path, run):
     assert outcome["verdict"] == "flaky" and outcome["status"] == "pass"
     assert [a["kind"] for a in outcome["attempts"]] == ["crash"]
     assert "FLAKY llvm-cpu:stablehlo-ext/ok" in result.stdout.str()
+
+
+def test_a_first_try_the_machine_failed_is_no_flake(tmp_path, run):
+    manifests = tmp_path / "exp"
+    manifests.mkdir()
+    result, outcome = run(manifests, tmp_path / "r.json", once="stablehlo-ext/ok", kind="kill")
+    # Was: flaky (crash then pass), as if the program's result had changed.
+    assert counts(result) == {"passed": 1}, output(result)
+    assert outcome["verdict"] == "pass", outcome
+    assert [a["kind"] for a in outcome["attempts"]] == ["fail-run"], json.dumps(outcome)
 
 
 def test_a_result_that_repeats_on_retry_stays_red(tmp_path, run):

@@ -78,6 +78,47 @@ def test_user_cases_are_listed_then_exported_when_they_run_and_cached(tmp_path, 
         jax_suite.user_listed(cases_dir, store)
 
 
+DATA_CASES = """
+from pathlib import Path
+import numpy as np
+from iree_conformance.frontends.jax_export import case
+
+V = np.load(Path(__file__).with_name("v.npy"))  # read at import
+
+@case(np.ones(3, np.float32), rtol=0.0, atol=0.0)
+def at_import(x):
+    return x * V
+
+@case(np.ones(3, np.float32), rtol=0.0, atol=0.0)
+def at_export(x):
+    return x * np.load(Path(__file__).with_name("w.npy"))
+"""
+
+
+def test_a_data_file_the_case_reads_is_part_of_its_stored_export(tmp_path):
+    import numpy as np
+
+    folder, store = tmp_path / "mine", ArtifactStore(tmp_path / "store")
+    folder.mkdir()
+    (folder / "scaled.py").write_text(DATA_CASES, encoding="utf-8")
+    for name in ("v.npy", "w.npy"):
+        np.save(folder / name, np.array([1, 2, 3], np.float32))
+
+    def texts() -> list[str]:
+        tree._loaded.cache_clear()  # a new process imports the case file again
+        return [tree.export_listed(r, store) for r in jax_suite.user_listed(folder, store)]
+
+    before = texts()
+    assert texts() == before  # warm
+    for name in ("v.npy", "w.npy"):  # other values, the same size
+        np.save(folder / name, np.array([4, 5, 6], np.float32))
+    after = texts()
+    # Was: both answered from the store with the old values.
+    new = "dense<[4.000000e+00, 5.000000e+00, 6.000000e+00]>"
+    assert [new in text for text in before] == [False, False]
+    assert [new in text for text in after] == [True, True]
+
+
 def test_broken_files_and_cases_are_error_cases_that_say_why(tmp_path):
     cases_dir = tmp_path / "mine"
     cases_dir.mkdir()

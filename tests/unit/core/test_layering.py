@@ -182,12 +182,13 @@ def violations(root: Path, stdlib_only: set[str]) -> list[str]:
                 f"{where}: only the jax_export package imports JAX, and only inside functions "
                 "(the core runs without it)"
             )
+        torch_packages = (f"{PACKAGE}.frontends.torch_export.", f"{PACKAGE}.frontends.generation.")
         if (top in ("torch", "transformers") or imp.target.startswith("iree.turbine")) and not (
-            imp.module.startswith(f"{PACKAGE}.frontends.torch_export.") and imp.lazy
+            imp.module.startswith(torch_packages) and imp.lazy
         ):
             out.append(
-                f"{where}: only the torch_export package imports torch and iree-turbine, and "
-                "only inside functions (the core runs without them)"
+                f"{where}: only the torch_export and generation packages import torch and "
+                "iree-turbine, and only inside functions (the core runs without them)"
             )
     return out
 
@@ -286,7 +287,7 @@ def test_a_violation_fails(tmp_path):
         "the core never imports cache_tools",
         "imports ci._common: iree_conformance never imports ci/",
         "only the jax_export package imports JAX, and only inside functions",
-        "imports torch: only the torch_export package imports torch and iree-turbine",
+        "imports torch: only the torch_export and generation packages import torch and iree-turbine",
         "imports iree.turbine",
         "iree_conformance.model.cases:",
         "imports iree_conformance.report: the common/ layer sits below report/",

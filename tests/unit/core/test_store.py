@@ -1,6 +1,8 @@
 import multiprocessing
 import os
 
+import pytest
+
 from iree_conformance.common.store import ArtifactStore, make_key
 
 
@@ -61,3 +63,18 @@ def test_concurrent_writers_never_expose_a_partial_entry(tmp_path):
     assert reader.get("vmfb", key)[1] == payload
     leftovers = [p for p in (tmp_path / "vmfb").rglob("*") if p.is_file() and p.suffix == ".tmp"]
     assert leftovers == []
+
+
+def test_a_file_digest_sees_a_rewrite_at_the_same_size_and_is_kept(tmp_path, monkeypatch):
+    from iree_conformance.common import file_digest as fd
+
+    monkeypatch.setattr(fd, "_store", lambda: ArtifactStore(tmp_path / "digests"))
+    data = tmp_path / "w.bin"
+    data.write_bytes(b"\0" * 4096)
+    first = fd.file_digest(data)
+    data.write_bytes(b"\1" * 4096)  # the same size
+    second = fd.file_digest(data)
+    assert second != first
+    fd._memo.clear()  # another process: the kept digest answers, the file is not read again
+    monkeypatch.setattr(fd, "_hash", lambda path: pytest.fail("hashed again"))
+    assert fd.file_digest(data) == second

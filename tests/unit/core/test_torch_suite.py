@@ -93,6 +93,50 @@ def test_user_cases_are_listed_then_exported_when_they_run_and_cached(tmp_path, 
     assert again.expected_sets(again.input_sets())[0][0].tolist() == [[0, 2, 4], [6, 8, 10]]
 
 
+DATA_CASES = """
+from pathlib import Path
+import numpy as np
+import torch
+from iree_conformance.frontends.torch_export import case
+
+V = torch.from_numpy(np.load(Path(__file__).with_name("v.npy")))  # read at import
+
+@case(torch.ones(3), rtol=0.0, atol=0.0)
+def at_import(x):
+    return x * V
+
+@case(torch.ones(3), rtol=0.0, atol=0.0)
+def at_export(x):
+    return x * torch.from_numpy(np.load(Path(__file__).with_name("w.npy")))
+"""
+
+
+def test_a_data_file_the_case_reads_is_part_of_its_stored_export(tmp_path):
+    import numpy as np
+
+    from iree_conformance.frontends.torch_export import tree
+
+    folder, store = tmp_path / "mine", tmp_path / "store"
+    folder.mkdir()
+    (folder / "scaled.py").write_text(DATA_CASES, encoding="utf-8")
+    for name in ("v.npy", "w.npy"):
+        np.save(folder / name, np.array([1, 2, 3], np.float32))
+
+    def expected() -> dict[str, list[float]]:
+        tree._loaded.cache_clear()  # a new process imports the case file again
+        cases = _cases(folder, store)
+        return {
+            k.rsplit("/", 1)[1]: c.expected_sets(c.input_sets())[0][0].tolist()
+            for k, c in cases.items()
+        }
+
+    assert expected() == {"at_import": [1, 2, 3], "at_export": [1, 2, 3]}
+    for name in ("v.npy", "w.npy"):  # other values, the same size
+        np.save(folder / name, np.array([4, 5, 6], np.float32))
+    # Was: both answered from the store with [1, 2, 3].
+    assert expected() == {"at_import": [4, 5, 6], "at_export": [4, 5, 6]}
+
+
 def test_bad_modules_are_the_harness_errors_that_name_the_file(tmp_path):
     (tmp_path / "mine").mkdir()
     path = tmp_path / "mine" / "bad.py"

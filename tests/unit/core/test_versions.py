@@ -85,6 +85,19 @@ def test_a_wheels_folder_is_a_version(tmp_path):
     assert spec.find_links[0] == str((tmp_path / "built").resolve())
 
 
+def test_a_wheels_folder_rebuilt_with_the_same_version_gets_a_store_of_its_own(tmp_path):
+    from iree_conformance.cli import versions as versions_command
+
+    fake_wheels(tmp_path / "built", "3.14.0.dev0")
+    spec = iree_index.resolve(str(tmp_path / "built"), (), False, None)
+    before = versions_command.store_for(spec, str(tmp_path / "stores"))
+    wheel = next((tmp_path / "built").glob("iree_base_compiler-*.whl"))
+    wheel.write_bytes(b"rebuilt")  # the same version, another build
+    after = versions_command.store_for(spec, str(tmp_path / "stores"))
+    assert after != before and after.parent == before.parent
+    assert versions_command.store_for(spec, str(tmp_path / "stores")) == after
+
+
 def test_a_wheels_folder_without_runtime_is_refused(tmp_path):
     (tmp_path / "iree_base_compiler-3.13.0-py3-none-any.whl").write_bytes(b"")
     with pytest.raises(iree_index.VersionError, match="one version of both"):

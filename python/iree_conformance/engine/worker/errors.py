@@ -23,3 +23,10 @@ class StageError(Exception):
         # A compiler crash read from the store (recorded by the parent when the compile
         # killed the worker): the case's status is crash, as it was then.
         self.crashed = crashed
+
+    def machine_fault(self) -> str | None:
+        """The machine's fault behind this failure (``common/machine_faults``), or None;
+        never for a failure read from the store."""
+        from iree_conformance.common.machine_faults import reason
+
+        return None if self.cached else reason("\n".join([str(self), *self.lines]))

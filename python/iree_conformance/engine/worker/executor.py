@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from iree_conformance.common.machine_faults import MACHINE, message
 from iree_conformance.common.store import ArtifactStore
 from iree_conformance.common.timing import compile_figures, reset_peak_rss
 from iree_conformance.common.vocabulary import Stage, Status
@@ -198,6 +199,10 @@ class Executor:
         except StageError as e:
             result.status = Status.CRASH if e.crashed else Status.ERROR
             result.stage, result.diagnostics = e.stage, e.lines
+            machine = e.machine_fault()
+            if machine is not None:
+                result.info["harness_error"] = MACHINE
+                result.diagnostics = [message(machine, e.stage), *e.lines]
             # Whether this failure was compiled now or read from the store (a warm run).
             result.info.setdefault("cache_hits", {"import": e.cached, "compile": e.cached})
         return result

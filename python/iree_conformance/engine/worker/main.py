@@ -56,6 +56,14 @@ def _inject(kind: str) -> None:
     if kind == "spin":  # busy: spends CPU, as a runaway loop does
         while True:
             pass
+    if kind == "kill":  # killed from outside, as by the kernel's OOM killer
+        os.kill(os.getpid(), 9)
+    if kind == "memory":
+        raise MemoryError
+    if kind == "enospc":
+        import errno
+
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
 def main(argv: list[str]) -> int:
@@ -69,6 +77,7 @@ def main(argv: list[str]) -> int:
     os.dup2(log_fd, 2)
     sys.stdout, sys.stderr = _log_stream(1), _log_stream(2)
 
+    from iree_conformance.common import machine_faults
     from iree_conformance.common.env_check import HARNESS_ENVIRONMENT, is_iree_import_failure
     from iree_conformance.common.store import ArtifactStore
     from iree_conformance.engine.worker.executor import Executor
@@ -117,7 +126,12 @@ def main(argv: list[str]) -> int:
         except Exception as e:  # noqa: BLE001 - a Python error is the case's error, not a native crash
             lines = traceback.format_exc().strip().splitlines()
             result = failed_result(job, "error", reached[0], [lines[-1], *lines[-6:-1]])
-            if is_iree_import_failure(e) and isinstance(result, CaseResult):
+            machine = machine_faults.of_exception(e)
+            if machine is not None and isinstance(result, CaseResult):
+                # the machine's fault (memory, space): the harness's error, not a verdict
+                result.info["harness_error"] = machine_faults.MACHINE
+                result.diagnostics.insert(0, machine_faults.message(machine, reached[0]))
+            elif is_iree_import_failure(e) and isinstance(result, CaseResult):
                 # this environment cannot load IREE: the harness's error, not a verdict
                 result.info["harness_error"] = HARNESS_ENVIRONMENT
                 result.diagnostics.insert(

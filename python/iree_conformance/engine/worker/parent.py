@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import overload
 
+from iree_conformance.common import machine_faults
 from iree_conformance.common.diagnostics import first_meaningful_lines
 from iree_conformance.common.platform_info import describe_exit, is_program_fault
 from iree_conformance.common.store import ArtifactStore
@@ -250,11 +251,20 @@ class WorkerClient:
             except subprocess.TimeoutExpired:  # a torn frame from a live worker
                 pass
             self._kill()
-        lines = first_meaningful_lines(self._log_tail(log_offset))
+        tail = self._log_tail(log_offset)
+        lines = first_meaningful_lines(tail)
         diagnostics = [
             f"the worker process died during {stage} ({describe_exit(code) if code is not None else 'no exit status'})",
             *lines,
         ]
+        machine = machine_faults.of_exit(code) or machine_faults.reason(tail)
+        if machine is not None:  # not the program's: nothing recorded, the next run tries again
+            result = failed_result(
+                job, "error", stage, [machine_faults.message(machine, stage), *diagnostics], times
+            )
+            if isinstance(result, CaseResult):
+                result.info["harness_error"] = machine_faults.MACHINE
+            return result
         if compile_key and stage == Stage.COMPILE and code is not None and is_program_fault(code):
             self._record_crash(compile_key, diagnostics)
         return failed_result(job, "crash", stage, diagnostics, times)

@@ -11,12 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 from iree_conformance.common import store_events
+from iree_conformance.common.file_digest import file_digest
 from iree_conformance.common.platform_info import cpu_fingerprint, host_arch
 from iree_conformance.common.store import ArtifactStore, make_key
+from iree_conformance.engine.worker.build_identity import build_identity
 from iree_conformance.engine.worker.compiler import compiler_version
 from iree_conformance.engine.worker.errors import StageError
 from iree_conformance.engine.worker.params import ParameterFiles
-from iree_conformance.frontends.registry import importer_version
+from iree_conformance.frontends.registry import importer_version, source_files
 from iree_conformance.model.jobs import BatchJob, CaseJob, Program
 
 # Part of every store key: bump it when prepare, import or the check rewrite change what
@@ -29,6 +31,19 @@ BATCH_VERSION = "1"
 def job_host(job: CaseJob | BatchJob) -> str:
     """The host part of a store key: the CPU for host-specific targets, else the arch."""
     return cpu_fingerprint() if job.host_specific else host_arch()
+
+
+def _read_files(program: Program, source: bytes) -> list[str]:
+    """Each "<file> <sha256>" of the files beside the source that the import reads (an ONNX
+    model's external data): a rewrite at the same size is another program. A file that
+    cannot be read is keyed as such (the import says why)."""
+    parts = []
+    for path in source_files(program, source):
+        try:
+            parts.append(f"{path.name} {file_digest(path)}")
+        except OSError as e:
+            parts.append(f"{path.name} unreadable {e.errno}")
+    return parts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,7 +75,8 @@ class ModuleCache:
             program.kind,
             import_opts,
             importer,
-            compiler_version(),
+            build_identity(),  # the compiler's and runtime's revisions, the library's digest
+            *_read_files(program, source),
         )
         # Keyed by flags and host, not by target name: targets that share flags (llvm-cpu,
         # llvm-cpu-sync) share modules; machine code never crosses architectures, and a
@@ -92,6 +108,10 @@ class ModuleCache:
             store_events.not_stored(self.store.root, kind, key, e)
 
     def put_failure(self, key: str, error: StageError, **extra: Any) -> None:
+        """A failure of the program, kept; one of the machine's is not (the next run tries
+        again)."""
+        if error.machine_fault() is not None:
+            return
         self.put("failure", key, b"", {"stage": error.stage, "lines": error.lines, **extra})
 
     def imported(

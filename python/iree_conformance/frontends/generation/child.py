@@ -196,15 +196,14 @@ def prepare(program: Any) -> tuple[str, str]:
 
 def compile_module(mlir: str, spec: GenerationSpec, cache_hits: dict[str, bool]) -> bytes:
     from iree_conformance.common.store import ArtifactStore, make_key
-    from iree_conformance.engine.worker.compiler import compiler_version
 
     store = ArtifactStore(Path(spec.store_dir) if spec.store_dir else None)
     key = make_key(
         "generation-module",
-        "1",
+        "2",
         hashlib.sha256(mlir.encode()).digest(),
         json.dumps(list(spec.compile_flags)),
-        compiler_version(),
+        spec.iree_build,
     )
     stored = store.get("generation", key)
     if stored is not None:

@@ -28,6 +28,7 @@ class GenerationSpec:
     compile_flags: tuple[str, ...] = ()
     device: str = "local-task"
     store_dir: str | None = None
+    iree_build: str = ""  # the compiler's identity, part of the store key (build_identity)
     atol: float = DEFAULT_ATOL
     rtol: float = DEFAULT_RTOL
     timing: bool = False  # tokens per second, IREE and torch eager, interleaved

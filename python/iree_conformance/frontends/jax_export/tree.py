@@ -4,7 +4,8 @@ case), both cached in the artifact store.
 Each ``.py`` file under the folder (not ``_*.py`` helpers, nor hidden folders) is a case
 file (``spec.py``). Both caches are keyed by the versions of JAX, jaxlib, flax, numpy and
 ml_dtypes, this package's source, and the text of the file and of the ``_*.py`` helpers
-beside it. Listing the cases imports the file (cheap: flax parameters are made at export);
+beside it; an entry holds only while every other file of the folder that the case read or
+imported is as it was (``common/read_files``). Listing the cases imports the file (cheap: flax parameters are made at export);
 a case is exported (lowered, and run by XLA) only when it runs, so deselected cases cost
 nothing and a warm run never imports JAX.
 """
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from iree_conformance.common import read_files
 from iree_conformance.common.store import ArtifactStore, make_key
 from iree_conformance.frontends.jax_export.spec import JaxCase, cases_of
 
@@ -110,13 +112,14 @@ def list_tree(root: Path, id_prefix: str, store: ArtifactStore) -> list[Listed]:
 def list_file(path: Path, root: Path, id_prefix: str, store: ArtifactStore) -> list[Listed]:
     key = file_key(path, root, id_prefix)
     entry = store.get(INDEX_KIND, key)
-    if entry is not None:
+    if entry is not None and read_files.unchanged(entry[0], path.parent):
         with contextlib.suppress(ValueError, TypeError):
             return [Listed(**r) for r in json.loads(entry[1])]
     listed, cacheable = _list_file(path, root, id_prefix)
     if cacheable:
         payload = json.dumps([r.to_json() for r in listed]).encode()
-        store.put(INDEX_KIND, key, payload, {"file": path.name})
+        reads = read_files.entry_meta(_module_reads.get(str(path), set()), path.parent)
+        store.put(INDEX_KIND, key, payload, {"file": path.name, **reads})
     return listed
 
 
@@ -158,21 +161,24 @@ def export_listed(case: Listed, store: ArtifactStore) -> str:
     workers wait for each other) and stored. ExportFailed says why there is none."""
     path, root = Path(case.source), Path(case.root)
     key = make_key(file_key(path, root, case.prefix), case.name)
-    found = _cached(store, key)
+    found = _cached(store, key, path.parent)
     if found is None:
         with _export_lock(store, key):
-            found = _cached(store, key)  # another process may have exported it meanwhile
+            found = _cached(store, key, path.parent)  # another process may have exported it
             if found is None:
-                found = _export(path, case)
-                store.put(EXPORT_KIND, key, json.dumps(found).encode(), {"case": case.case_id})
+                with read_files.recording(path.parent) as reads:
+                    found = _export(path, case)
+                reads |= _module_reads.get(str(path), set())  # its import, maybe earlier
+                meta = {"case": case.case_id, **read_files.entry_meta(reads, path.parent)}
+                store.put(EXPORT_KIND, key, json.dumps(found).encode(), meta)
     if "error" in found:
         raise ExportFailed(found["error"])
     return found["text"]
 
 
-def _cached(store: ArtifactStore, key: str) -> dict[str, str] | None:
+def _cached(store: ArtifactStore, key: str, folder: Path) -> dict[str, str] | None:
     entry = store.get(EXPORT_KIND, key)
-    if entry is None:
+    if entry is None or not read_files.unchanged(entry[0], folder):
         return None
     try:
         found = json.loads(entry[1])
@@ -227,9 +233,14 @@ def _export_lock(store: ArtifactStore, key: str) -> Iterator[None]:
         lock.unlink(missing_ok=True)
 
 
+#: The files of its folder each case file's import read (``common/read_files``).
+_module_reads: dict[str, set[Path]] = {}
+
+
 @functools.lru_cache(maxsize=64)
 def _loaded(path: str, mtime_ns: int) -> tuple[JaxCase, ...]:
-    """A case file imported once per process (and again when it changes)."""
+    """A case file imported once per process (and again when it changes); what its
+    import read of its folder is kept in ``_module_reads``."""
     name = "_iree_conformance_jax_cases_" + hashlib.sha256(path.encode()).hexdigest()[:16]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -237,9 +248,12 @@ def _loaded(path: str, mtime_ns: int) -> tuple[JaxCase, ...]:
     module = importlib.util.module_from_spec(spec)
     folder = str(Path(path).parent)
     sys.path.insert(0, folder)
+    reads: set[Path] = set()
     try:
-        spec.loader.exec_module(module)
+        with read_files.recording(Path(folder)) as reads:
+            spec.loader.exec_module(module)
     finally:
+        _module_reads[path] = reads
         if folder in sys.path:
             sys.path.remove(folder)
     return tuple(cases_of(vars(module)))

@@ -42,6 +42,21 @@ class OnnxFrontend:
     def importer_version(self) -> str:
         return _onnx_version()
 
+    def source_files(self, program: Program, source: bytes) -> list[Path]:
+        """The external data files the model names (read at import, so part of the import
+        key); none for a model whose bytes name no location (no ``onnx`` import then)."""
+        if not program.source_path or b"location" not in source:
+            return []
+        from iree_conformance.frontends.onnx.large_import import external_data_locations
+        from iree_conformance.frontends.onnx.prepare import load_model
+
+        try:
+            model = load_model(source)[0]
+        except Exception:  # noqa: BLE001 - a model that does not parse fails at prepare
+            return []
+        base = Path(program.source_path).parent
+        return [base / location for location in external_data_locations(model)]
+
     def timing_reference(self, reference: str, inputs: list[Any]) -> TimingReference:
         """onnxruntime's session on the model file, fed the case's inputs."""
         import onnxruntime

@@ -29,6 +29,7 @@ __all__ = [
     "LargeImport",
     "LargeImportError",
     "external_data_identity",
+    "external_data_locations",
     "import_large_model",
     "import_line",
 ]
@@ -66,9 +67,8 @@ class LargeImport:
     command: list[str]
 
 
-def external_data_identity(model: Any, base_dir: Path) -> list[list[Any]]:
-    """[location, size, mtime_ns] of each external data file the model names (sorted):
-    what keys the imported weights without reading them."""
+def external_data_locations(model: Any) -> list[str]:
+    """The external data files the model names, relative to its folder (sorted)."""
     from onnx.external_data_helper import uses_external_data
 
     from iree_conformance.frontends.onnx.prepare import graph_tensors
@@ -77,8 +77,15 @@ def external_data_identity(model: Any, base_dir: Path) -> list[list[Any]]:
     for t in graph_tensors(model.graph):
         if uses_external_data(t):
             locations.add({e.key: e.value for e in t.external_data}.get("location", ""))
+    return sorted(locations)
+
+
+def external_data_identity(model: Any, base_dir: Path) -> list[list[Any]]:
+    """[location, size, mtime_ns] of each external data file the model names (sorted):
+    which files a large model's import reads (the import key holds their bytes' digests:
+    ``OnnxFrontend.source_files``)."""
     found = []
-    for location in sorted(locations):
+    for location in external_data_locations(model):
         st = (base_dir / location).stat()
         found.append([location, st.st_size, st.st_mtime_ns])
     return found

@@ -4,7 +4,8 @@ case), both cached in the artifact store.
 Each ``.py`` file under the folder (not ``_*.py`` helpers, nor hidden folders) is a case
 file (``spec.py``). Both caches are keyed by the versions of torch, iree-turbine,
 IREE's compiler, numpy and transformers, this package's source, and the text of the file
-and of the ``_*.py`` helpers beside it. Listing the cases imports the file; a case is
+and of the ``_*.py`` helpers beside it; an entry holds only while every other file of the
+folder that the case read or imported is as it was (``common/read_files``). Listing the cases imports the file; a case is
 exported (torch.export, the preparation, the import, and torch eager) only when it
 runs, so deselected cases cost nothing and a warm run never imports torch.
 """
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from iree_conformance.common import read_files
 from iree_conformance.common.store import ArtifactStore, make_key
 from iree_conformance.frontends.torch_export.artifact import Exported
 from iree_conformance.frontends.torch_export.spec import TorchCase, cases_of
@@ -129,13 +131,14 @@ def list_tree(root: Path, id_prefix: str, store: ArtifactStore) -> list[Listed]:
 def list_file(path: Path, root: Path, id_prefix: str, store: ArtifactStore) -> list[Listed]:
     key = file_key(path, root, id_prefix)
     entry = store.get(INDEX_KIND, key)
-    if entry is not None:
+    if entry is not None and read_files.unchanged(entry[0], path.parent):
         with contextlib.suppress(ValueError, TypeError):
             return [Listed(**r) for r in json.loads(entry[1])]
     listed, cacheable = _list_file(path, root, id_prefix)
     if cacheable:
         payload = json.dumps([r.to_json() for r in listed]).encode()
-        store.put(INDEX_KIND, key, payload, {"file": path.name})
+        reads = read_files.entry_meta(_module_reads.get(str(path), set()), path.parent)
+        store.put(INDEX_KIND, key, payload, {"file": path.name, **reads})
     return listed
 
 
@@ -223,10 +226,14 @@ def _stored(
     path, root = Path(case.source), Path(case.root)
     key = make_key(file_key(path, root, case.prefix), case.name, *key_extra)
     entry = store.get(kind, key)
-    if entry is not None and entry[1] is not None:
+    if entry is not None and read_files.unchanged(entry[0], path.parent):
         return entry[1]
-    payload = make(path, case)
-    store.put(kind, key, payload, {"case": case.case_id})
+    with read_files.recording(path.parent) as reads:
+        payload = make(path, case)
+    reads |= _module_reads.get(str(path), set())  # its import, maybe in an earlier call
+    store.put(
+        kind, key, payload, {"case": case.case_id, **read_files.entry_meta(reads, path.parent)}
+    )
     return payload
 
 
@@ -267,9 +274,14 @@ def _export(path: Path, listed: Listed) -> bytes:
         return failure_payload(e.stage, message, e.core_mlir)
 
 
+#: The files of its folder each case file's import read (``common/read_files``).
+_module_reads: dict[str, set[Path]] = {}
+
+
 @functools.lru_cache(maxsize=64)
 def _loaded(path: str, mtime_ns: int) -> tuple[TorchCase, ...]:
-    """A case file imported once per process (and again when it changes)."""
+    """A case file imported once per process (and again when it changes); what its
+    import read of its folder is kept in ``_module_reads``."""
     name = "_iree_conformance_torch_cases_" + hashlib.sha256(path.encode()).hexdigest()[:16]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -277,9 +289,12 @@ def _loaded(path: str, mtime_ns: int) -> tuple[TorchCase, ...]:
     module = importlib.util.module_from_spec(spec)
     folder = str(Path(path).parent)
     sys.path.insert(0, folder)
+    reads: set[Path] = set()
     try:
-        spec.loader.exec_module(module)
+        with read_files.recording(Path(folder)) as reads:
+            spec.loader.exec_module(module)
     finally:
+        _module_reads[path] = reads
         if folder in sys.path:
             sys.path.remove(folder)
     return tuple(cases_of(vars(module)))
