@@ -35,12 +35,14 @@ import onnx.utils
 from iree_conformance.frontends.ddmin import ddmin
 from iree_conformance.frontends.onnx.bisect import expose_intermediates, topological_order
 from iree_conformance.frontends.onnx.reference import OnnxRuntimeReferenceError, run_onnxruntime
+from iree_conformance.frontends.onnx.subgraphs import inline_ifs
 from iree_conformance.model.reduction import (
     Candidate,
     FailureSignature,
     NumericsIsolation,
     ReductionError,
     ReductionResult,
+    count_nodes,
 )
 
 __all__ = [
@@ -238,9 +240,25 @@ def reduce_onnx(
         model = onnx.load(model)
     reducer = Reducer(model, inputs)
     deadline = start + budget_s if budget_s is not None else None
+    tested = 0
+    # If nodes whose condition is known: the branch taken inlined (subgraphs.py), pass
+    # after pass, while the inlined model, cut out whole, still fails the same way.
+    inlined = 0
+    while True:
+        flat, count = inline_ifs(reducer.model, reducer.values)
+        if not count:
+            break
+        try:
+            flat_reducer = Reducer(flat, inputs)
+        except ReductionError:
+            break
+        whole_flat = flat_reducer.candidate(flat_reducer.order)
+        tested += 1
+        if whole_flat is None or not predicate(whole_flat):
+            break
+        reducer, inlined = flat_reducer, inlined + count
     built: dict[tuple[int, ...], Candidate | None] = {}
     answers: dict[tuple[int, ...], bool] = {}
-    tested = 0
     smallest_size = len(reducer.order)
 
     def cut(subset: tuple[int, ...]) -> Candidate | None:
@@ -278,12 +296,13 @@ def reduce_onnx(
     candidate = cut(found)
     assert candidate is not None  # found failed, so it was built
     return ReductionResult(
-        nodes_before=len(model.graph.node),
+        nodes_before=count_nodes(model.graph),
         candidate=candidate,
         complete=complete,
         tested=tested,
         elapsed_s=time.monotonic() - start,
         budget_s=budget_s,
+        inlined=inlined,
     )
 
 
