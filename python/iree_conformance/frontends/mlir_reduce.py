@@ -11,7 +11,7 @@ one stays while a kept op reads it (a shape, an axis stays a constant):
   of its function, of the same type;
 * the results of kept ops that nothing reads are returned too, so the compiler cannot
   drop them as dead before it fails; the function's type follows its block;
-* private functions that nothing references any more are dropped.
+* private functions and globals that nothing references any more are dropped.
 
 A candidate whose function is called elsewhere with the old signature does not verify,
 so it fails another way and is not kept: ``ddmin`` moves on. The caller's predicate (the
@@ -203,21 +203,21 @@ def _read(value) -> bool:
 
 
 def _drop_unused_private(module) -> None:
-    """Private functions nothing references, until none is left."""
+    """Private symbols (functions, ``util.global``s) nothing references, until none is left."""
     while True:
-        funcs = [op.operation for op in module.body.operations if op.operation.name == "func.func"]
-        texts = {id(f): str(f) for f in funcs}
+        ops = [op.operation for op in module.body.operations]
+        texts = {id(op): str(op) for op in ops}
         dropped = False
-        for f in funcs:
-            visibility = (
-                f.attributes["sym_visibility"] if "sym_visibility" in f.attributes else None
-            )
-            if visibility is None or str(visibility) != '"private"':
+        for op in ops:
+            attrs = op.attributes
+            if "sym_name" not in attrs or "sym_visibility" not in attrs:
                 continue
-            name = str(f.attributes["sym_name"]).strip('"')
-            pattern = re.compile(rf"@{re.escape(name)}\b|@\"{re.escape(name)}\"")
-            if not any(pattern.search(t) for k, t in texts.items() if k != id(f)):
-                f.erase()
+            if str(attrs["sym_visibility"]) != '"private"':
+                continue
+            name = str(attrs["sym_name"]).strip('"')
+            pattern = re.compile(rf"@{re.escape(name)}(?![\w$.-])|@\"{re.escape(name)}\"")
+            if not any(pattern.search(t) for k, t in texts.items() if k != id(op)):
+                op.erase()
                 dropped = True
                 break
         if not dropped:

@@ -93,3 +93,23 @@ def test_the_budget_keeps_the_smallest_found():
     fails, _ = holds("stablehlo.cosine")
     found = reduce_mlir(MODULE, fails, budget_s=1e-9)
     assert not found.complete and "the budget of" in found.summary()
+
+
+def test_private_globals_nothing_reads_any_more_are_dropped():
+    text = """module {
+  util.global private @w = dense<1.0> : tensor<4xf32>
+  util.global private @w$1 = dense<2.0> : tensor<4xf32>
+  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = util.global.load @w : tensor<4xf32>
+    %1 = stablehlo.add %arg0, %0 : tensor<4xf32>
+    %2 = util.global.load @w$1 : tensor<4xf32>
+    %3 = stablehlo.cosine %2 : tensor<4xf32>
+    %4 = stablehlo.multiply %1, %3 : tensor<4xf32>
+    return %4 : tensor<4xf32>
+  }
+}
+"""
+    fails, _ = holds("stablehlo.cosine")
+    found = reduce_mlir(text, fails)
+    assert found.op_names == ["stablehlo.cosine"]
+    assert "@w " not in found.text and "@w$1" not in found.text and _verifies(found.text)
