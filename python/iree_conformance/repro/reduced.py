@@ -23,7 +23,7 @@ from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.model.cases import Case
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.targets import Target
-from iree_conformance.repro import verify, writer
+from iree_conformance.repro import writer
 from iree_conformance.repro.source import import_line
 from iree_conformance.repro.versions import version_info
 
@@ -111,19 +111,29 @@ def write_reduced_repro(
         write_reduced(report, folder, target)
         return record  # numerics: the isolation's own check says whether IREE alone shows it
     lines = (folder / COMPILE_FLAGS).read_text(encoding="utf-8").splitlines()
-    spec = reduced_graph_spec(report, outcome, target, tuple(x for x in lines if x))
-    try:
-        written = writer.write(
-            spec, folder / REDUCED, version_info(), force=True, tools_path=tools,
-            timeout_s=VERIFY_TIMEOUT_S,
-        )  # fmt: skip
-    except verify.ToolsMissing as e:  # pragma: no cover - writer records it instead
-        written = {"reproduced": None, "verification": {"why": str(e)}}
-    write_reduced(report, folder, target)  # model.onnx (the same bytes), inputs, reduction.json
-    record["reproduced"] = written.get("reproduced")
-    record["why"] = (written.get("verification") or {}).get("why")
-    _merge_record(folder / REDUCED / "reduction.json", record)
+    record.update(write_graph_folder(report, target, tuple(x for x in lines if x), folder, tools))
     return record
+
+
+def write_graph_folder(
+    report: Any, target: Target, flags: tuple[str, ...], out_dir: Path, tools: str | None
+) -> dict[str, Any]:
+    """``out_dir/reduced``: the reduced model as a reproducer folder, verified, with
+    ``reduction.json`` (engine/reduction.write_reduced); returns whether it reproduced."""
+    from iree_conformance.engine.reduction import write_reduced
+
+    spec = reduced_graph_spec(report, report.outcome, target, flags)
+    written = writer.write(
+        spec, out_dir / REDUCED, version_info(), force=True, tools_path=tools,
+        timeout_s=VERIFY_TIMEOUT_S,
+    )  # fmt: skip
+    write_reduced(report, out_dir, target)  # model.onnx (the same bytes), inputs, reduction.json
+    found = {
+        "reproduced": written.get("reproduced"),
+        "why": (written.get("verification") or {}).get("why"),
+    }
+    _merge_record(out_dir / REDUCED / "reduction.json", found)
+    return found
 
 
 def reduced_graph_spec(report: Any, outcome: Outcome, target: Target, flags: tuple[str, ...]):
@@ -166,5 +176,6 @@ __all__ = [
     "add_budget_argument",
     "progress_bar",
     "reduced_graph_spec",
+    "write_graph_folder",
     "write_reduced_repro",
 ]

@@ -224,3 +224,7 @@ def test_a_node_that_fails_inside_an_if_branch_is_reached(tmp_path, capsys):
     assert "reduced 9 nodes to 1 (Binarizer; 1 If node(s) inlined first)" in out
     record = json.loads((tmp_path / "out" / "reduced" / "reduction.json").read_text())
     assert record["nodes_before"] == 9 and record["nodes_after"] == 1
+    # a reproducer folder of its own, verified with IREE's tools alone
+    assert record["reproducer"]["reproduced"] is True, record
+    for name in ("model.onnx", "compile.flags", "run.flags", "repro.sh", "repro.cmd", "ISSUE.md"):
+        assert (tmp_path / "out" / "reduced" / name).is_file(), name
