@@ -80,6 +80,7 @@ class ReductionResult:
     elapsed_s: float
     budget_s: float | None
     inlined: int = 0  # If nodes replaced by the branch taken (frontends/onnx/subgraphs.py)
+    bodies: int = 0  # Loop and Scan bodies copied out on their first iteration's values
 
     @property
     def nodes_after(self) -> int:
@@ -104,6 +105,8 @@ class ReductionResult:
             else ""
         )
         inlined = f"; {self.inlined} If node(s) inlined first" if self.inlined else ""
+        if self.bodies:
+            inlined += f"; {self.bodies} Loop/Scan body(ies) copied out on their first iteration"
         line = (
             f"reduced {self.nodes_before} nodes to {self.nodes_after} ({ops}{added}{inlined}) "
             f"in {self.elapsed_s:.1f} s, {self.tested} candidates checked (nodes counted "

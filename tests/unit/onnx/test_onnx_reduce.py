@@ -240,3 +240,57 @@ def test_an_if_whose_inlining_changes_the_failure_stays_whole():
     result = reduce_onnx(if_model(), [X], fails)
     assert ops(result.candidate) == ["If"] and result.inlined == 0
     assert result.nodes_after == 5  # the If and its branches' four nodes
+
+
+def loop_model() -> onnx.ModelProto:
+    """X -> Relu -> Loop 3 times (body: acc = Erf(acc) + 1) -> Neg."""
+    f, i64, b = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+    body = helper.make_graph(
+        [
+            helper.make_node("Erf", ["acc_in"], ["e"], name="erf"),
+            helper.make_node("Add", ["e", "one"], ["acc_out"], name="add"),
+            helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", i64, []),
+            helper.make_tensor_value_info("cond_in", b, []),
+            helper.make_tensor_value_info("acc_in", f, [2, 3]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", b, []),
+            helper.make_tensor_value_info("acc_out", f, [2, 3]),
+        ],
+    )
+    nodes = [
+        helper.make_node("Relu", ["X"], ["r"], name="relu"),
+        helper.make_node("Loop", ["trips", "", "r"], ["acc"], body=body, name="loop"),
+        helper.make_node("Neg", ["acc"], ["Y"], name="neg"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "with_loop",
+        [helper.make_tensor_value_info("X", f, [2, 3])],
+        [helper.make_tensor_value_info("Y", f, [2, 3])],
+        initializer=[
+            helper.make_tensor("trips", i64, [], [3]),
+            helper.make_tensor("one", f, [], [1.0]),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_loop_body_is_copied_out_on_its_first_iteration_and_reduced():
+    def fails(c: Candidate) -> bool:
+        onnx.checker.check_model(c.model, full_check=True)
+        return any(
+            n.op_type == "Erf" or (n.op_type == "Loop" and "Erf" in str(n.attribute))
+            for n in c.model.graph.node
+        )
+
+    result = reduce_onnx(loop_model(), [X], fails)
+    assert ops(result.candidate) == ["Erf"] and result.bodies == 1
+    assert result.nodes_before == 6 and result.nodes_after == 1
+    assert "1 Loop/Scan body(ies) copied out" in result.summary()
+    # The Erf of the first iteration reads the Loop's initial value: relu(X)
+    np.testing.assert_allclose(result.candidate.inputs[0], np.maximum(X, 0))

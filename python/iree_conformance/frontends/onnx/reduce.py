@@ -35,7 +35,7 @@ import onnx.utils
 from iree_conformance.frontends.ddmin import ddmin
 from iree_conformance.frontends.onnx.bisect import expose_intermediates, topological_order
 from iree_conformance.frontends.onnx.reference import OnnxRuntimeReferenceError, run_onnxruntime
-from iree_conformance.frontends.onnx.subgraphs import inline_ifs
+from iree_conformance.frontends.onnx.subgraphs import copy_out_bodies, inline_ifs
 from iree_conformance.model.reduction import (
     Candidate,
     FailureSignature,
@@ -243,9 +243,14 @@ def reduce_onnx(
     tested = 0
     # If nodes whose condition is known: the branch taken inlined (subgraphs.py), pass
     # after pass, while the inlined model, cut out whole, still fails the same way.
-    inlined = 0
+    # Then Loop and Scan bodies copied out on their first iteration's values, once.
+    inlined = bodies = 0
     while True:
         flat, count = inline_ifs(reducer.model, reducer.values)
+        kind = "if"
+        if not count and not bodies:
+            flat, count = copy_out_bodies(reducer.model)
+            kind = "body"
         if not count:
             break
         try:
@@ -256,7 +261,11 @@ def reduce_onnx(
         tested += 1
         if whole_flat is None or not predicate(whole_flat):
             break
-        reducer, inlined = flat_reducer, inlined + count
+        reducer = flat_reducer
+        if kind == "if":
+            inlined += count
+        else:
+            bodies += count
     built: dict[tuple[int, ...], Candidate | None] = {}
     answers: dict[tuple[int, ...], bool] = {}
     smallest_size = len(reducer.order)
@@ -291,6 +300,18 @@ def reduce_onnx(
             "the same way, so no part of it can be judged; the failure may need the "
             "original graph inputs or initializers as they were"
         )
+    if bodies:  # the copies stand in for their Loop and Scan nodes when they fail alone
+        copied = {
+            i
+            for i in whole
+            if reducer.nodes[i].op_type in ("Loop", "Scan")
+            and "/body0/" not in reducer.nodes[i].name
+        }
+        without = tuple(i for i in whole if i not in copied)
+        if without and fails(without):
+            whole = without
+        else:
+            bodies = 0  # the Loop or Scan itself is needed: the copies opened nothing
     first = [(i,) for i in reducer.op_order(first_line)]
     found, complete = ddmin(whole, fails, deadline, first, smaller)
     candidate = cut(found)
@@ -303,6 +324,7 @@ def reduce_onnx(
         elapsed_s=time.monotonic() - start,
         budget_s=budget_s,
         inlined=inlined,
+        bodies=bodies,
     )
 
 
