@@ -3,12 +3,13 @@
 Any frontend's program is MLIR by the time IREE compiles it (StableHLO, an exported JAX
 or torch program, an imported ONNX model), so a compile failure or a compiler crash is
 cut down here, with the wheel's MLIR Python bindings (``iree.compiler.ir``; the wheels
-ship no ``iree-reduce``). A candidate keeps a subset of the ops directly in the
-functions' bodies (an op with regions is kept or dropped whole); constants are no items:
-one stays while a kept op reads it (a shape, an axis stays a constant):
+ship no ``iree-reduce``). A candidate keeps a subset of the functions' ops, those inside
+regions included (an op dropped takes its regions with it; terminators stay); constants
+are no items: one stays while a kept op reads it (a shape, an axis stays a constant):
 
-* a dropped op's results that a kept op (or the ``return``) reads become new arguments
-  of its function, of the same type;
+* a dropped op's results that a kept op (or a terminator) reads become new arguments
+  of its function, of the same type (inside a region isolated from above that does not
+  verify, and the candidate fails another way);
 * the results of kept ops that nothing reads are returned too, so the compiler cannot
   drop them as dead before it fails; the function's type follows its block;
 * private functions and globals that nothing references any more are dropped.
@@ -25,14 +26,12 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from iree_conformance.frontends.ddmin import ddmin
 from iree_conformance.frontends.mlir_cut import cut_to_failing_function
 
 __all__ = ["MlirReduction", "MlirReductionError", "count_ops", "reduce_mlir"]
-
-_TERMINATORS = re.compile(r"(^|\.)(return|yield|terminator)$")
 
 
 class MlirReductionError(Exception):
@@ -83,19 +82,9 @@ def _functions(module) -> list:
     ]
 
 
-def _walk(operation) -> Iterator:
-    for region in operation.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                yield op.operation
-                yield from _walk(op.operation)
-
-
 def _counted(module) -> list[str]:
     """The names of the ops in the module's functions, nested ones too, no terminators."""
-    return [
-        op.name for f in _functions(module) for op in _walk(f) if not _TERMINATORS.search(op.name)
-    ]
+    return [op.name for f in _functions(module) for op in _ops(f)]
 
 
 def count_ops(text: str) -> int:
@@ -124,7 +113,7 @@ class MlirReducer:
             self.items = [
                 (fi, oi)
                 for fi, f in enumerate(_functions(module))
-                for oi, op in enumerate(_body(f))
+                for oi, op in enumerate(_ops(f))
                 if not _constant(op)
             ]
             self.ops_before = len(_counted(module))
@@ -148,28 +137,27 @@ def _cut_function(f, fi: int, keep: set[tuple[int, int]], loc) -> None:
     from iree.compiler import ir
 
     block = f.regions[0].blocks[0]
-    body, terminator = _body(f), [op.operation for op in block.operations][-1]
-    dropped = [op for oi, op in enumerate(body) if (fi, oi) not in keep and not _constant(op)]
-    kept = [op for oi, op in enumerate(body) if (fi, oi) in keep]
-    constants = [op for op in body if _constant(op)]
+    ops = _ops(f)
+    dropped = [op for oi, op in enumerate(ops) if (fi, oi) not in keep and not _constant(op)]
     if not dropped:
         return
-    for op in reversed(dropped):  # readers first: a dropped reader frees its operands
+    # Reversed pre-order: readers first, and an op inside a region before the op that
+    # holds it (whose erasure then takes what is left inside).
+    for op in reversed(dropped):
         for result in op.results:
             if _read(result):
                 result.replace_all_uses_with(block.add_argument(result.type, loc))
         op.erase()
-    for op in reversed(constants):  # a constant stays while an op reads it
-        if not any(_read(r) for r in op.results):
+    for op in reversed(_ops(f)):  # a constant stays while an op reads it
+        if _constant(op) and not any(_read(r) for r in op.results):
             op.erase()
+    terminator = [op.operation for op in block.operations][-1]
     if terminator.name != "func.return":
         return
-    # Returned: what the kept ops make (not a new argument passed straight through).
-    returned = [
-        v
-        for v in [*terminator.operands, *(r for op in kept for r in op.results if not _read(r))]
-        if not isinstance(v.owner, ir.Block)
-    ]
+    # Returned: what the kept ops make (not a new argument passed straight through), and
+    # the results of the function's own ops that nothing reads.
+    unread = [r for op in _body(f) for r in op.results if not _read(r)]
+    returned = [v for v in [*terminator.operands, *unread] if not isinstance(v.owner, ir.Block)]
     ir.Operation.create(
         "func.return", operands=returned, loc=terminator.location,
         ip=ir.InsertionPoint.at_block_terminator(block),
@@ -190,6 +178,18 @@ def _cut_function(f, fi: int, keep: set[tuple[int, int]], loc) -> None:
 def _body(f) -> list:
     """A function's ops, its terminator left out."""
     return [op.operation for op in f.regions[0].blocks[0].operations][:-1]
+
+
+def _ops(operation) -> list:
+    """Every op in the regions of ``operation``, in pre-order, each block's terminator
+    left out: the items of a function (an op inside a region is an item of its own)."""
+    found = []
+    for region in operation.regions:
+        for block in region.blocks:
+            for op in [op.operation for op in block.operations][:-1]:
+                found.append(op)
+                found += _ops(op)
+    return found
 
 
 def _constant(op) -> bool:

@@ -228,3 +228,18 @@ def test_a_node_that_fails_inside_an_if_branch_is_reached(tmp_path, capsys):
     assert record["reproducer"]["reproduced"] is True, record
     for name in ("model.onnx", "compile.flags", "run.flags", "repro.sh", "repro.cmd", "ISSUE.md"):
         assert (tmp_path / "out" / "reduced" / name).is_file(), name
+
+
+@pytest.mark.skipif(not shutil.which("iree-import-onnx"), reason="iree-import-onnx is not on PATH")
+def test_the_imported_model_is_reduced_inside_the_if_regions(tmp_path, capsys, affine_grid):
+    """ONNX after import, at the MLIR level: the If that IREE cannot legalize keeps
+    none of its branches' ops (its regions are reduced too)."""
+    import subprocess
+
+    mlir = tmp_path / "affine.mlir"
+    subprocess.run(["iree-import-onnx", str(affine_grid), "-o", str(mlir)], check=True)
+    assert reduce(tmp_path, mlir) == 1
+    out = capsys.readouterr().out
+    assert "onnx.If" in out and "reduced 124 ops to 1 (torch.operator)" in out, out
+    record = json.loads((tmp_path / "out" / "reduced" / "reduction.json").read_text())
+    assert record["reproducer"]["reproduced"] is True

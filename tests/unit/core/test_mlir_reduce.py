@@ -113,3 +113,28 @@ def test_private_globals_nothing_reads_any_more_are_dropped():
     found = reduce_mlir(text, fails)
     assert found.op_names == ["stablehlo.cosine"]
     assert "@w " not in found.text and "@w$1" not in found.text and _verifies(found.text)
+
+
+def test_ops_inside_regions_are_reduced_too():
+    text = """module {
+  func.func @main(%arg0: tensor<i1>, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.abs %arg1 : tensor<4xf32>
+    %1 = "stablehlo.if"(%arg0) ({
+      %2 = stablehlo.tanh %0 : tensor<4xf32>
+      %3 = stablehlo.cosine %2 : tensor<4xf32>
+      %4 = stablehlo.add %3, %0 : tensor<4xf32>
+      stablehlo.return %4 : tensor<4xf32>
+    }, {
+      %5 = stablehlo.negate %0 : tensor<4xf32>
+      stablehlo.return %5 : tensor<4xf32>
+    }) : (tensor<i1>) -> tensor<4xf32>
+    %6 = stablehlo.exponential %1 : tensor<4xf32>
+    return %6 : tensor<4xf32>
+  }
+}
+"""
+    fails, _ = holds("stablehlo.cosine")
+    found = reduce_mlir(text, fails)
+    assert found.ops_before == 7
+    assert found.op_names == ["stablehlo.if", "stablehlo.cosine"], found.text
+    assert _verifies(found.text)
