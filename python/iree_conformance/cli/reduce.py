@@ -95,6 +95,7 @@ def _reduce_mlir(args: argparse.Namespace, target, out_dir: Path) -> int:
     """An .mlir program compiled whole (compile only), then cut op by op
     (repro/reduced_mlir.py) into ``out_dir/reduced``, a verified reproducer folder."""
     from iree_conformance.common.store import ArtifactStore, default_store_dir
+    from iree_conformance.common.vocabulary import Status
     from iree_conformance.engine.attempt import Attempt, AttemptSettings
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
@@ -116,7 +117,7 @@ def _reduce_mlir(args: argparse.Namespace, target, out_dir: Path) -> int:
     try:
         attempt = Attempt(case, target, AttemptSettings(compile_only=True, alone=True))
         outcome, _ = run_case(attempt, worker)
-        if outcome.status == "pass":
+        if outcome.status == Status.PASS:
             print(f"pass: {path.name} compiles on {target.name}: nothing to reduce")
             return 0
         first = next((d for d in outcome.diagnostics if d.strip()), "(no diagnostic)")
