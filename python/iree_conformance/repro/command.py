@@ -194,15 +194,26 @@ def _reduce(case, target, outcome, folder: Path, store, args, out) -> None:
     from iree_conformance.engine.reduction import Reducible
     from iree_conformance.engine.worker.parent import WorkerClient
     from iree_conformance.repro.reduced import progress_bar, reducible, write_reduced_repro
-    from iree_conformance.repro.reduced_mlir import reduce_folder
+    from iree_conformance.repro.reduced_mlir import (
+        REDUCED_IMPORTED,
+        mlir_reducible_reason,
+        reduce_folder,
+    )
+    from iree_conformance.repro.spec import INPUT_MLIR
 
     worker = WorkerClient(store.root)
     update, close = progress_bar()
+    imported: dict = {}
     try:
         if isinstance(reducible(case), Reducible):
             found = write_reduced_repro(
                 case, target, outcome, folder, worker, args.reduce_budget, args.tools, update
             )
+            if (folder / INPUT_MLIR).is_file() and mlir_reducible_reason(outcome) is None:
+                imported = reduce_folder(
+                    folder, outcome, target, worker, store, args.reduce_budget, args.tools,
+                    update, force=args.force, name=REDUCED_IMPORTED,
+                )  # fmt: skip
         else:
             found = reduce_folder(
                 folder, outcome, target, worker, store, args.reduce_budget, args.tools, update,
@@ -215,9 +226,14 @@ def _reduce(case, target, outcome, folder: Path, store, args, out) -> None:
     for key in ("summary", "note"):
         if found.get(key):
             print(found[key], file=out)
+    verdict = {True: "reproduced", False: "NOT reproduced", None: "not verified"}
     if "reproduced" in found:
-        verdict = {True: "reproduced", False: "NOT reproduced", None: "not verified"}
         print(f"reduced/repro.sh: {verdict[found['reproduced']]}: {found.get('why')}", file=out)
+    if imported.get("summary"):
+        reproducer = imported.get("reproducer") or {}
+        print(f"the imported program: {imported['summary']}", file=out)
+        print(f"{REDUCED_IMPORTED}/repro.sh: {verdict[reproducer.get('reproduced')]}: "
+              f"{reproducer.get('why')}", file=out)  # fmt: skip
 
 
 def report(record: dict[str, Any], folder: Path, out) -> int:

@@ -35,6 +35,8 @@ __all__ = ["mlir_reducible_reason", "reduce_mlir_program", "reduced_spec", "writ
 
 REDUCED = "reduced"
 REDUCTION_FILE = "reduction.json"
+#: An ONNX model's imported program, reduced op by op beside its graph's ``reduced/``.
+REDUCED_IMPORTED = "reduced-mlir"
 #: --sources' dump flags (spec.compile_flags_text): no part of how the program compiles.
 _DUMP_FLAGS = ("--iree-hal-dump-executable-", "--dump-compilation-phases-to=")
 
@@ -144,9 +146,11 @@ def reduce_folder(
     tools: str | None,
     progress: Any = None,
     force: bool = False,
+    name: str = REDUCED,
 ) -> dict[str, Any]:
     """``repro --reduce`` of a program that is MLIR when it fails: the folder's
-    ``input.mlir`` and ``compile.flags`` reduced into ``folder/reduced``."""
+    ``input.mlir`` and ``compile.flags`` reduced into ``folder/<name>`` (``reduced``;
+    an ONNX model's imported program: ``reduced-mlir``, beside its graph's)."""
     why = mlir_reducible_reason(outcome)
     if why is not None:
         return {"note": why}
@@ -160,4 +164,4 @@ def reduce_folder(
     except MlirReductionError as e:
         return {"note": f"not reduced: {e}"}
     spec = reduced_spec(found, outcome.case_id, target, outcome, flags, diagnostics)
-    return write_reduced_mlir(found, spec, folder / REDUCED, store, tools, force)
+    return write_reduced_mlir(found, spec, folder / name, store, tools, force)
