@@ -136,7 +136,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     add_budget_argument(p)
     p.add_argument(
-        "--reduce-dir", help="where --reduce writes reduced/ (default: ./<model stem>-reduced)"
+        "--reduce-dir",
+        help="where --reduce writes reduced/ (default: the --repro-dir folder's reduced/, "
+        "a reproducer of its own; without --repro-dir ./<model stem>-reduced)",
     )
     p.add_argument(
         "--repro-dir",
@@ -456,7 +458,10 @@ def _known_issue_line(outcome: Outcome, conformance_dir: Path, out) -> None:
         print(f"matches {issue} (a known issue: same stage and first error line)", file=out)
 
 
-def _write_repro(case, target, outcome, store, conformance_dir: Path, root: Path, out) -> None:
+def _write_repro(
+    case, target, outcome, store, conformance_dir: Path, root: Path, out
+) -> Path | None:
+    """The failure's reproducer folder under ``root``; None when none is written."""
     from iree_conformance.repro import make
     from iree_conformance.repro.command import report
     from iree_conformance.repro.lookup import folder_for
@@ -464,12 +469,34 @@ def _write_repro(case, target, outcome, store, conformance_dir: Path, root: Path
     why_not = make.not_reproducible_reason(outcome)
     if why_not is not None:
         print(f"no reproducer written: {why_not}", file=out)
-        return
+        return None
     folder = folder_for(root, target.name, case.case_id)
     record = make.make_for_case(
         case, target, outcome, folder, store, conformance_dir, make.ReproOptions(force=True)
     )
     report(record, folder, out)
+    return folder
+
+
+def _reduce_into(case, target, outcome, folder: Path, worker, args, out) -> None:
+    """--reduce with --repro-dir: the reduced program's own reproducer folder in the
+    whole one's ``reduced/`` (repro/reduced.py), not in the working folder."""
+    from iree_conformance.repro.reduced import progress_bar, write_reduced_repro
+
+    update, close = progress_bar()
+    try:
+        found = write_reduced_repro(
+            case, target, outcome, folder, worker, args.reduce_budget, None, update
+        )
+    finally:
+        close()
+    print("", file=out)
+    for key in ("summary", "note"):
+        if found.get(key):
+            print(found[key], file=out)
+    if "reproduced" in found:
+        verdict = {True: "reproduced", False: "NOT reproduced", None: "not verified"}
+        print(f"{folder / 'reduced'}: {verdict[found['reproduced']]}: {found.get('why')}", file=out)
 
 
 def exit_status(outcome: Outcome) -> int:
@@ -520,7 +547,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     if reason:
         raise ConfigurationError(f"target {target.name} cannot run here: {reason}")
     reduce_dir = Path(args.reduce_dir or f"{Path(args.model).stem}-reduced")
-    if args.reduce:
+    if args.reduce and (args.reduce_dir or not getattr(args, "repro_dir", None)):
         from iree_conformance.cli.reducing import check_output
 
         check_output(reduce_dir, False)
@@ -571,15 +598,21 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
         if args.dispatches:
             for line in dispatch_lines(case, target, worker):
                 print(line, file=out)
-        if args.reduce and outcome.status not in (Status.PASS, Status.SKIP):
+        reduce_here = args.reduce and outcome.status not in (Status.PASS, Status.SKIP)
+        repro_dir = getattr(args, "repro_dir", None) if exit_status(outcome) == 1 else None
+        if reduce_here and not (repro_dir and not args.reduce_dir):
             from iree_conformance.cli.reducing import run_reduction
 
             print("", file=out)
             run_reduction(case, target, worker, args, reduce_dir, out, outcome)
+        if repro_dir:
+            folder = _write_repro(
+                case, target, outcome, store, targets_path.parent, Path(repro_dir), out
+            )
+            if folder is not None and reduce_here and not args.reduce_dir:
+                _reduce_into(case, target, outcome, folder, worker, args, out)
     finally:
         worker.close()
-    if getattr(args, "repro_dir", None) and exit_status(outcome) == 1:
-        _write_repro(case, target, outcome, store, targets_path.parent, Path(args.repro_dir), out)
     if args.json:
         data: dict[str, Any] = outcome.to_json()
         Path(args.json).write_text(

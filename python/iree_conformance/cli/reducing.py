@@ -35,6 +35,7 @@ def run_reduction(case, target, worker, args, out_dir: Path, out, outcome=None) 
     """Reduces the case's failure, prints what it found and writes ``out_dir/reduced``
     (shared by ``reduce`` and ``check-model --reduce``)."""
     from iree_conformance.engine.reduction import reduce_case, write_reduced
+    from iree_conformance.repro.reduced import write_graph_folder
 
     update, close = progress_bar()
     try:
@@ -53,7 +54,12 @@ def run_reduction(case, target, worker, args, out_dir: Path, out, outcome=None) 
         print("no intermediate tensor diverges: no node to isolate", file=out)
     if report.note:
         print(report.note, file=out)
-    if report.reduced is not None:
+    if report.result is not None and report.signature is not None:
+        found = write_graph_folder(report, target, target.case_flags(case), out_dir, None)
+        verdict = {True: "reproduced", False: "NOT reproduced", None: "not verified"}
+        print(f"wrote {out_dir / 'reduced'}: {verdict[found['reproduced']]}: {found['why']}",
+              file=out)  # fmt: skip
+    elif report.reduced is not None:
         written = write_reduced(report, out_dir, target)
         print(f"wrote {', '.join(str(p) for p in written)}", file=out)
     return 1

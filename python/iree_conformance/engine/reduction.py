@@ -49,6 +49,7 @@ __all__ = [
     "Reducible",
     "ReductionReport",
     "reduce_case",
+    "same_mlir_failure",
     "signature_of",
     "write_reduced",
 ]
@@ -127,6 +128,34 @@ def same_failure(
         )
         status = Status.CRASH if result.status == Status.CRASH else result.status
         return signature.same(signature_of(status, result.stage, list(result.diagnostics)))
+
+    return fails
+
+
+def same_mlir_failure(
+    case_id: str,
+    suite: str,
+    flags: tuple[str, ...],
+    target: Target,
+    worker: WorkerClient,
+    signature: FailureSignature,
+    seen: dict[str, list[str]] | None = None,
+) -> Callable[[str], bool]:
+    """The MLIR op reduction's predicate (frontends/mlir_reduce.py): the candidate text,
+    compiled alone (compile-only, through the store) with ``flags``, the flags the whole
+    program compiled with, fails with the whole program's signature. ``seen``: each
+    failing candidate's own diagnostics, by its text."""
+
+    def fails(text: str) -> bool:
+        probe = Case(case_id=f"{case_id}#reduce", suite=suite, kind="mlir",
+                     source_bytes=text.encode("utf-8"))  # fmt: skip
+        attempt = Attempt(probe, target, AttemptSettings(compile_only=True, alone=True))
+        job = dataclasses.replace(pipeline.build_job(attempt, []), compile_flags=tuple(flags))
+        result = worker.execute(job)
+        same = signature.same(signature_of(result.status, result.stage, list(result.diagnostics)))
+        if same and seen is not None:
+            seen[text] = list(result.diagnostics)
+        return same
 
     return fails
 

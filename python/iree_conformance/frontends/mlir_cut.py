@@ -8,8 +8,8 @@ that nothing calls would be dropped by the compiler before it fails). It works o
 printed text: functions are found by their ``func.func`` line at the module's
 indentation, and one ends where the next top-level op begins.
 
-Not reduced further: the ops inside the function (IREE's ``iree-reduce``, which would,
-is built only in source builds, not in the wheels).
+The ops inside the function are reduced by ``mlir_reduce`` (which starts from this cut;
+IREE's ``iree-reduce`` is built only in source builds, not in the wheels).
 """
 
 from __future__ import annotations

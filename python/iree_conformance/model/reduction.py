@@ -16,11 +16,24 @@ from iree_conformance.common.diagnostics import normalize
 
 __all__ = [
     "Candidate",
+    "count_nodes",
     "FailureSignature",
     "NumericsIsolation",
     "ReductionError",
     "ReductionResult",
 ]
+
+
+def count_nodes(graph: Any) -> int:
+    """An ONNX graph's nodes and those of every subgraph (If, Loop, Scan bodies),
+    recursively: what every report counts."""
+    total = 0
+    for node in graph.node:
+        total += 1
+        for attr in node.attribute:
+            for g in [*attr.graphs, *([attr.g] if attr.HasField("g") else [])]:
+                total += count_nodes(g)
+    return total
 
 
 class ReductionError(Exception):
@@ -66,10 +79,13 @@ class ReductionResult:
     tested: int  # candidates checked (compiled, or answered by the store)
     elapsed_s: float
     budget_s: float | None
+    inlined: int = 0  # If nodes replaced by the branch taken (frontends/onnx/subgraphs.py)
+    bodies: int = 0  # Loop and Scan bodies copied out on their first iteration's values
 
     @property
     def nodes_after(self) -> int:
-        return len(self.candidate.nodes)
+        """The reduced model's nodes, its subgraphs' included, the added Identity not."""
+        return count_nodes(self.candidate.model.graph) - self.added_nodes
 
     @property
     def op_types(self) -> list[str]:
@@ -78,7 +94,7 @@ class ReductionResult:
     @property
     def added_nodes(self) -> int:
         """The ``Identity`` nodes the cut added after outputs without a shape."""
-        return len(self.candidate.model.graph.node) - self.nodes_after
+        return len(self.candidate.model.graph.node) - len(self.candidate.nodes)
 
     def summary(self) -> str:
         ops = ", ".join(self.op_types)
@@ -88,9 +104,13 @@ class ReductionResult:
             if self.added_nodes
             else ""
         )
+        inlined = f"; {self.inlined} If node(s) inlined first" if self.inlined else ""
+        if self.bodies:
+            inlined += f"; {self.bodies} Loop/Scan body(ies) copied out on their first iteration"
         line = (
-            f"reduced {self.nodes_before} nodes to {self.nodes_after} ({ops}{added}) in "
-            f"{self.elapsed_s:.1f} s, {self.tested} candidates checked"
+            f"reduced {self.nodes_before} nodes to {self.nodes_after} ({ops}{added}{inlined}) "
+            f"in {self.elapsed_s:.1f} s, {self.tested} candidates checked (nodes counted "
+            "with those of their subgraphs)"
         )
         if not self.complete:
             line += (

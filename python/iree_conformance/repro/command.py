@@ -76,7 +76,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--reduce",
         action="store_true",
-        help="also write reduced/: the smallest part of an ONNX model that fails the same "
+        help="also write reduced/: the smallest part of an ONNX model (its graph) or of any "
+        "other program (its MLIR ops) that fails the same "
         "way (import, compile, crash) or its first diverging node (numerics), with a "
         "reproducer of its own, verified (docs/reducing.md)",
     )
@@ -188,25 +189,51 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
 
 
 def _reduce(case, target, outcome, folder: Path, store, args, out) -> None:
-    """repro --reduce: folder/reduced, its reproducer verified (repro/reduced.py)."""
+    """repro --reduce: folder/reduced, its reproducer verified: an ONNX model's graph
+    (repro/reduced.py), any other program's input.mlir op by op (repro/reduced_mlir.py)."""
+    from iree_conformance.engine.reduction import Reducible
     from iree_conformance.engine.worker.parent import WorkerClient
-    from iree_conformance.repro.reduced import progress_bar, write_reduced_repro
+    from iree_conformance.repro.reduced import progress_bar, reducible, write_reduced_repro
+    from iree_conformance.repro.reduced_mlir import (
+        REDUCED_IMPORTED,
+        mlir_reducible_reason,
+        reduce_folder,
+    )
+    from iree_conformance.repro.spec import INPUT_MLIR
 
     worker = WorkerClient(store.root)
     update, close = progress_bar()
+    imported: dict = {}
     try:
-        found = write_reduced_repro(
-            case, target, outcome, folder, worker, args.reduce_budget, args.tools, update
-        )
+        if isinstance(reducible(case), Reducible):
+            found = write_reduced_repro(
+                case, target, outcome, folder, worker, args.reduce_budget, args.tools, update
+            )
+            if (folder / INPUT_MLIR).is_file() and mlir_reducible_reason(outcome) is None:
+                imported = reduce_folder(
+                    folder, outcome, target, worker, store, args.reduce_budget, args.tools,
+                    update, force=args.force, name=REDUCED_IMPORTED,
+                )  # fmt: skip
+        else:
+            found = reduce_folder(
+                folder, outcome, target, worker, store, args.reduce_budget, args.tools, update,
+                force=args.force,
+            )  # fmt: skip
+            found.update(found.pop("reproducer", {}))
     finally:
         close()
         worker.close()
     for key in ("summary", "note"):
         if found.get(key):
             print(found[key], file=out)
+    verdict = {True: "reproduced", False: "NOT reproduced", None: "not verified"}
     if "reproduced" in found:
-        verdict = {True: "reproduced", False: "NOT reproduced", None: "not verified"}
         print(f"reduced/repro.sh: {verdict[found['reproduced']]}: {found.get('why')}", file=out)
+    if imported.get("summary"):
+        reproducer = imported.get("reproducer") or {}
+        print(f"the imported program: {imported['summary']}", file=out)
+        print(f"{REDUCED_IMPORTED}/repro.sh: {verdict[reproducer.get('reproduced')]}: "
+              f"{reproducer.get('why')}", file=out)  # fmt: skip
 
 
 def report(record: dict[str, Any], folder: Path, out) -> int:

@@ -22,6 +22,11 @@ COMPONENTS = {
 }
 #: The most diagnostic lines "What happened?" quotes.
 MAX_LINES = 20
+#: How to start the reproducer (repro.sh changes to its own folder first: spec.SH_CD).
+RUN_LINE = (
+    "Run `sh repro.sh` (or `bash repro.sh`, `./repro.sh`, from this folder or any other; "
+    "`repro.cmd` on Windows) with IREE's tools on `PATH`: it runs the commands."
+)
 
 
 def fenced(lines: list[str], info: str = "") -> str:
@@ -83,7 +88,7 @@ def render(spec: ReproSpec, versions: dict[str, Any], verified: dict[str, Any] |
             f"`expected_0.npy` .. `expected_{len(spec.expected) - 1}.npy`: the reference's outputs"
         )
     out += [f"- {f}" for f in files]
-    out += ["", "`repro.sh` (and `repro.cmd` on Windows) runs the commands.", ""]
+    out += ["", RUN_LINE, ""]
     out += ["### What component(s) does this issue relate to?", "", component, ""]
     out += ["### Version information", ""] + [
         f"- {md_text(line)}" for line in version_lines(versions)

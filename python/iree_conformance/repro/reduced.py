@@ -1,11 +1,12 @@
 """``repro --reduce``: the reproducer folder's ``reduced/``, the smallest part of an ONNX
 model that fails the same way (engine/reduction.py), with a reproducer of its own.
 
-An import, compile or crash failure's reduced model gets ``reduced/repro.sh`` and
-``repro.cmd``: ``iree-import-onnx`` then ``iree-compile`` with the case's own
-``compile.flags`` (copied beside it), nothing else; it is run in a clean subprocess with
-only IREE's tools on ``PATH``, as the folder's own reproducer is, and ``reduction.json``
-says whether it showed the same stage and first line. A numerics failure's first
+An import, compile or crash failure's reduced model is a reproducer folder as any
+(``writer.write``: ``model.onnx``, the ``iree-import-onnx`` line, the case's own
+``compile.flags``, ``run.flags``, its inputs, ``repro.sh``, ``repro.cmd``, ISSUE.md
+saying "reduced from N to M nodes"), verified in a clean subprocess with only IREE's
+tools on ``PATH``; ``reduction.json`` beside says whether it showed the same stage and
+first line. A numerics failure's first
 diverging node is written as a model of its own with the values it saw; whether IREE
 alone shows the mismatch on it is the reduction's own check (its ``note``).
 """
@@ -14,19 +15,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 from iree_conformance.common.fsutil import atomic_write_text
-from iree_conformance.common.vocabulary import Status
 from iree_conformance.model.cases import Case
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.targets import Target
-from iree_conformance.repro import verify
+from iree_conformance.repro import writer
 from iree_conformance.repro.source import import_line
-from iree_conformance.repro.spec import INPUT_MLIR, MODEL_ONNX, MODULE_FILE
+from iree_conformance.repro.versions import version_info
 
 REDUCED = "reduced"
 #: --reduce-budget's default: ten minutes of compiles.
@@ -70,41 +69,6 @@ def progress_bar():
     return update, bar.close
 
 
-def reduced_scripts(import_words: list[str]) -> tuple[str, str]:
-    """(repro.sh, repro.cmd) of a reduced model: import, then compile with the case's flags."""
-    words = " ".join(import_words)
-    sh = "\n".join(
-        [
-            "#!/bin/sh",
-            "# The reduced model, imported and compiled as the case was (compile.flags).",
-            'cd "${0%/*}" || exit 2',
-            f"{words} || exit $?",
-            f"iree-compile @{COMPILE_FLAGS} {INPUT_MLIR} -o {MODULE_FILE}",
-        ]
-    )
-    cmd = "\r\n".join(
-        [
-            "@echo off",
-            "rem The reduced model, imported and compiled as the case was (compile.flags).",
-            'cd /d "%~dp0"',
-            f"{words} || exit /b 1",
-            f"iree-compile @{COMPILE_FLAGS} {INPUT_MLIR} -o {MODULE_FILE}",
-        ]
-    )
-    return sh + "\n", cmd + "\r\n"
-
-
-def shows_same_failure(ran: dict[str, Any], stage: str, first_line: str, crash: bool) -> bool:
-    """Whether a reduced reproducer's run failed at the case's stage the same way."""
-    if ran.get("timed_out") or ran.get("returncode") in (0, None):
-        return False
-    if ran.get("stage") != verify.stage_of(stage):
-        return False
-    if crash:
-        return verify.signalled(ran.get("returncode"))
-    return verify.has_line(first_line, ran.get("output") or [])
-
-
 def reducible(case: Case) -> Case:
     """The case as the reducer takes it: an ONNX operator test or zoo model is reduced as
     its model file is (``iree-conformance reduce FILE``); other cases as they are."""
@@ -143,40 +107,61 @@ def write_reduced_repro(
         record["summary"] = report.numerics.summary()
     if report.reduced is None:
         return record
-    write_reduced(report, folder, target)
-    reduced = folder / REDUCED
     if report.result is None or report.signature is None:
+        write_reduced(report, folder, target)
         return record  # numerics: the isolation's own check says whether IREE alone shows it
-    shutil.copyfile(folder / COMPILE_FLAGS, reduced / COMPILE_FLAGS)
-    source = (reduced / MODEL_ONNX).read_bytes()
-    words = import_line(outcome, source)
-    sh, cmd = reduced_scripts(words)
-    atomic_write_text(reduced / "repro.sh", sh)
-    atomic_write_text(reduced / "repro.cmd", cmd)
-    (reduced / "repro.sh").chmod(0o755)
-    crash = outcome.status == Status.CRASH
-    try:
-        found = shutil.which("iree-import-onnx", path=tools)
-        compiler = shutil.which("iree-compile", path=tools)
-        if not found or not compiler:
-            raise verify.ToolsMissing("iree-import-onnx or iree-compile is not on PATH")
-        tools_path = Path(found).parent
-        ran = verify.run_reproducer(reduced, tools_path, VERIFY_TIMEOUT_S)
-    except verify.ToolsMissing as e:
-        record["reproduced"] = None
-        record["why"] = str(e)
-    else:
-        record["reproduced"] = shows_same_failure(
-            ran, str(outcome.stage), report.signature.first_line, crash
-        )
-        record["why"] = (
-            f"the reduced model fails at {ran.get('stage')} with the case's first line"
-            if record["reproduced"]
-            else f"the reduced model's run did not show it (stage {ran.get('stage')}, "
-            f"exit {ran.get('returncode')})"
-        )
-    _merge_record(reduced / "reduction.json", record)
+    lines = (folder / COMPILE_FLAGS).read_text(encoding="utf-8").splitlines()
+    record.update(write_graph_folder(report, target, tuple(x for x in lines if x), folder, tools))
     return record
+
+
+def write_graph_folder(
+    report: Any, target: Target, flags: tuple[str, ...], out_dir: Path, tools: str | None
+) -> dict[str, Any]:
+    """``out_dir/reduced``: the reduced model as a reproducer folder, verified, with
+    ``reduction.json`` (engine/reduction.write_reduced); returns whether it reproduced."""
+    from iree_conformance.engine.reduction import write_reduced
+
+    spec = reduced_graph_spec(report, report.outcome, target, flags)
+    written = writer.write(
+        spec, out_dir / REDUCED, version_info(), force=True, tools_path=tools,
+        timeout_s=VERIFY_TIMEOUT_S,
+    )  # fmt: skip
+    write_reduced(report, out_dir, target)  # model.onnx (the same bytes), inputs, reduction.json
+    found = {
+        "reproduced": written.get("reproduced"),
+        "why": (written.get("verification") or {}).get("why"),
+    }
+    _merge_record(out_dir / REDUCED / "reduction.json", found)
+    return found
+
+
+def reduced_graph_spec(report: Any, outcome: Outcome, target: Target, flags: tuple[str, ...]):
+    """The reduced model as a reproducer: ``iree-import-onnx``, then ``iree-compile`` with
+    the case's flags (then ``iree-run-module`` on its inputs, for a crash at run)."""
+    from iree_conformance.repro.spec import ReproSpec
+
+    result = report.result
+    source = result.candidate.model.SerializeToString()
+    return ReproSpec(
+        case_id=outcome.case_id,
+        target=target.name,
+        kind=str(outcome.failure_kind),
+        stage=str(outcome.stage),
+        first_line=report.signature.first_line,
+        compile_flags=flags,
+        device=target.device_uri,
+        function=result.candidate.model.graph.name or "main",
+        onnx=source,
+        import_line=import_line(outcome, source),
+        inputs=list(result.candidate.inputs),
+        diagnostics=[report.signature.first_line],
+        notes=[
+            f"Reduced from {result.nodes_before} to {result.nodes_after} nodes (counted with "
+            f"their subgraphs'; {', '.join(result.op_types)}) by iree-conformance's graph "
+            f"reduction in {result.elapsed_s:.1f} s."
+        ],
+    )
 
 
 def _merge_record(path: Path, extra: dict[str, Any]) -> None:
@@ -190,7 +175,7 @@ __all__ = [
     "REDUCED",
     "add_budget_argument",
     "progress_bar",
-    "reduced_scripts",
-    "shows_same_failure",
+    "reduced_graph_spec",
+    "write_graph_folder",
     "write_reduced_repro",
 ]

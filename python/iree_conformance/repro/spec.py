@@ -24,6 +24,12 @@ _IREE_THRESHOLD_FLAGS = {
 MODULE_FILE = "module.vmfb"
 INPUT_MLIR = "input.mlir"
 MODEL_ONNX = "model.onnx"
+#: repro.sh's first command: into its own folder however it is started (``sh repro.sh``,
+#: ``bash repro.sh``, ``./repro.sh``, ``sh /abs/path/repro.sh``, from any folder). With no
+#: slash in ``$0`` the script was found in the working folder, which is its own.
+SH_CD = 'case "$0" in */*) cd "${0%/*}/" || exit 2 ;; esac'
+#: repro.cmd's: ``%~dp0`` is the script's own drive and folder however it is started.
+CMD_CD = 'cd /d "%~dp0"'
 
 
 @dataclasses.dataclass
@@ -161,7 +167,7 @@ def _quote_sh(word: str) -> str:
 
 
 def repro_sh(spec: ReproSpec) -> str:
-    lines = ["#!/bin/sh", f"# {_comment(spec)}", 'cd "${0%/*}" || exit 2']
+    lines = ["#!/bin/sh", f"# {_comment(spec)}", SH_CD]
     if spec.import_line:
         lines.append(" ".join(_quote_sh(w) for w in spec.import_line) + " || exit $?")
     lines.append(f"iree-compile @compile.flags {INPUT_MLIR} -o {MODULE_FILE} || exit $?")
@@ -170,7 +176,7 @@ def repro_sh(spec: ReproSpec) -> str:
 
 
 def repro_cmd(spec: ReproSpec) -> str:
-    lines = ["@echo off", f"rem {_comment(spec)}", 'cd /d "%~dp0"']
+    lines = ["@echo off", f"rem {_comment(spec)}", CMD_CD]
     if spec.import_line:
         lines.append(
             " ".join(f'"{w}"' if " " in w else w for w in spec.import_line) + " || exit /b 1"

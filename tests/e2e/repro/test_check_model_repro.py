@@ -29,7 +29,7 @@ def _model(path: Path, op: str, domain: str, **attrs) -> Path:
     return path
 
 
-def check_model(tmp_path: Path, model: Path) -> subprocess.CompletedProcess:
+def check_model(tmp_path: Path, model: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [
             sys.executable,
@@ -44,6 +44,7 @@ def check_model(tmp_path: Path, model: Path) -> subprocess.CompletedProcess:
             str(tmp_path / "store"),
             "--repro-dir",
             str(tmp_path / "rd"),
+            *extra,
         ],
         capture_output=True,
         text=True,
@@ -75,3 +76,44 @@ def test_a_passing_model_gets_none(tmp_path):
     proc = check_model(tmp_path, _model(tmp_path / "relu.onnx", "Relu", ""))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not (tmp_path / "rd").exists()
+
+
+def _chain(path: Path) -> Path:
+    """Relu -> Binarizer -> Neg: the Binarizer is what IREE does not compile."""
+    h, f = onnx.helper, onnx.TensorProto.FLOAT
+    graph = h.make_graph(
+        [
+            h.make_node("Relu", ["x"], ["a"]),
+            h.make_node("Binarizer", ["a"], ["b"], domain="ai.onnx.ml", threshold=0.5),
+            h.make_node("Neg", ["b"], ["y"]),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", f, [3, 4])],
+        [h.make_tensor_value_info("y", f, [3, 4])],
+    )
+    opsets = [h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 3)]
+    onnx.save(h.make_model(graph, opset_imports=opsets), path)
+    return path
+
+
+@pytest.mark.skipif(
+    not (BIN / "iree-compile").exists(), reason="IREE's tools are not beside this Python"
+)
+def test_reduce_with_a_repro_dir_writes_the_reduced_reproducer_beside_the_whole(tmp_path):
+    """issue 53: the reduced model went to ./<model>-reduced/, with no ISSUE.md or flags."""
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = check_model(work, _chain(tmp_path / "chain.onnx"), "--reduce")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert sorted(p.name for p in work.iterdir()) == ["rd", "store"]  # nothing else here
+    reduced = work / "rd" / "llvm-cpu" / "onnx-dir" / "chain.onnx" / "reduced"
+    for name in ("model.onnx", "compile.flags", "run.flags", "repro.sh", "repro.cmd", "ISSUE.md"):
+        assert (reduced / name).is_file(), name
+    assert "Reduced from 3 to 1 nodes" in (reduced / "ISSUE.md").read_text()
+    record = json.loads((reduced / "reduction.json").read_text())
+    assert record["nodes_after"] == 1 and record["reproducer"]["reproduced"] is True, record
+    ran = subprocess.run(
+        ["sh", "repro.sh"], cwd=reduced, env={"PATH": f"{BIN}:/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert ran.returncode == 1 and "onnx.Binarizer" in ran.stderr

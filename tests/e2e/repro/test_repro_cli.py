@@ -191,3 +191,33 @@ def test_a_malformed_versions_result_is_said_and_the_folder_written(tmp_path):
         "Did it work before? Not known (run `iree-conformance versions previous installed -- -k sort_key_value_stable`"
         in issue
     )
+
+
+@needs_tools
+def test_repro_sh_reproduces_however_it_is_started(tmp_path):
+    """issue 53: ``sh repro.sh`` and ``bash repro.sh`` (no slash in ``$0``) failed at ``cd``."""
+    proc = repro(tmp_path, "stablehlo/sort_key_value_stable", "-o", "out")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = tmp_path / "out"
+    (tmp_path / "elsewhere").mkdir()
+    bash = shutil.which("bash")
+    ways = [
+        (["sh", "repro.sh"], out),
+        (["./repro.sh"], out),
+        (["sh", str(out / "repro.sh")], tmp_path / "elsewhere"),
+        (["sh", "out/repro.sh"], tmp_path),
+    ]
+    if bash:
+        ways += [([bash, "repro.sh"], out), ([bash, "../out/repro.sh"], tmp_path / "elsewhere")]
+    for words, cwd in ways:
+        ran = subprocess.run(
+            words,
+            cwd=cwd,
+            env={"PATH": f"{TOOLS}{os.pathsep}/usr/bin{os.pathsep}/bin"},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert ran.returncode == 1, (words, cwd, ran.stdout, ran.stderr)
+        assert "[FAILED] result[1]: element at index 0 (3.5)" in ran.stdout, (words, cwd)
+    assert "`sh repro.sh`" in (out / "ISSUE.md").read_text()

@@ -49,13 +49,18 @@ def test_a_compile_failure_is_reduced_and_its_reduced_reproducer_verified(tmp_pa
     assert proc.returncode == 0, proc.stdout + proc.stderr
     reduced = tmp_path / "r" / "reduced"
     record = json.loads((reduced / "reduction.json").read_text())
-    assert record["nodes_before"] == 63 and record["nodes_after"] <= 3, record
+    # counted with their subgraphs' nodes: the failing If and its branches' 23
+    assert record["nodes_before"] == 113 and record["nodes_after"] == 24, record
     assert record["reproducer"]["reproduced"] is True, record["reproducer"]
     assert "reduced/repro.sh: reproduced" in proc.stdout
     # The reduced reproducer holds what it runs: the model, the case's flags, the scripts.
     for name in ("model.onnx", "compile.flags", "repro.sh", "repro.cmd"):
         assert (reduced / name).is_file(), name
     assert (reduced / "compile.flags").read_text() == (tmp_path / "r" / "compile.flags").read_text()
+    # The imported program, op by op (its If's regions too): the If alone, verified.
+    imported = json.loads((tmp_path / "r" / "reduced-mlir" / "reduction.json").read_text())
+    assert imported["ops_after"] == 1 and imported["reproducer"]["reproduced"] is True, imported
+    assert "reduced-mlir/repro.sh: reproduced" in proc.stdout
 
 
 def test_a_bad_budget_is_refused(tmp_path):

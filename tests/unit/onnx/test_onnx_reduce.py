@@ -172,3 +172,125 @@ def test_failure_signature_is_the_report_groups_key():
     assert a.same(b) and a.line == "error: %_ bad N"
     assert not a.same(FailureSignature.of("error@import", ["m.mlir:3:4: error: %12 bad 7"]))
     assert not a.same(None)
+
+
+def if_model() -> onnx.ModelProto:
+    """X -> Relu -> If(sum > 0): then Abs -> Erf -> Neg, else Identity -> Sigmoid."""
+    f = TensorProto.FLOAT
+    then = helper.make_graph(
+        [
+            helper.make_node("Abs", ["r"], ["t1"], name="abs"),
+            helper.make_node("Erf", ["t1"], ["t2"], name="erf"),
+            helper.make_node("Neg", ["t2"], ["t_out"], name="neg"),
+        ],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t_out", f, [2, 3])],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["r"], ["e_out"], name="same")],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e_out", f, [2, 3])],
+    )
+    nodes = [
+        helper.make_node("Relu", ["X"], ["r"], name="relu"),
+        helper.make_node("ReduceSum", ["r"], ["s"], keepdims=0, name="sum"),
+        helper.make_node("Greater", ["s", "zero"], ["c"], name="gt"),
+        helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other, name="if"),
+        helper.make_node("Sigmoid", ["y"], ["Y"], name="sigmoid"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "with_if",
+        [helper.make_tensor_value_info("X", f, [2, 3])],
+        [helper.make_tensor_value_info("Y", f, [2, 3])],
+        initializer=[helper.make_tensor("zero", f, [], [0.0])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_node_inside_an_if_branch_is_reached_and_nodes_are_counted_recursively():
+    from iree_conformance.model.reduction import count_nodes
+
+    def has_erf(graph) -> bool:
+        return any(
+            n.op_type == "Erf" or any(has_erf(a.g) for a in n.attribute if a.HasField("g"))
+            for n in graph.node
+        )
+
+    def fails(c: Candidate) -> bool:
+        onnx.checker.check_model(c.model, full_check=True)
+        return has_erf(c.model.graph)
+
+    model = if_model()
+    assert count_nodes(model.graph) == 9
+    result = reduce_onnx(model, [X], fails)
+    assert ops(result.candidate) == ["Erf"] and result.inlined == 1
+    assert result.nodes_before == 9 and result.nodes_after == 1
+    assert "reduced 9 nodes to 1" in result.summary() and "1 If node(s) inlined" in result.summary()
+    # The Erf is fed what Abs made inside the branch: |relu(X)|
+    np.testing.assert_allclose(result.candidate.inputs[0], np.abs(np.maximum(X, 0)))
+
+
+def test_an_if_whose_inlining_changes_the_failure_stays_whole():
+    def fails(c: Candidate) -> bool:  # the If itself is what fails
+        return any(n.op_type == "If" for n in c.model.graph.node)
+
+    result = reduce_onnx(if_model(), [X], fails)
+    assert ops(result.candidate) == ["If"] and result.inlined == 0
+    assert result.nodes_after == 5  # the If and its branches' four nodes
+
+
+def loop_model() -> onnx.ModelProto:
+    """X -> Relu -> Loop 3 times (body: acc = Erf(acc) + 1) -> Neg."""
+    f, i64, b = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+    body = helper.make_graph(
+        [
+            helper.make_node("Erf", ["acc_in"], ["e"], name="erf"),
+            helper.make_node("Add", ["e", "one"], ["acc_out"], name="add"),
+            helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", i64, []),
+            helper.make_tensor_value_info("cond_in", b, []),
+            helper.make_tensor_value_info("acc_in", f, [2, 3]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", b, []),
+            helper.make_tensor_value_info("acc_out", f, [2, 3]),
+        ],
+    )
+    nodes = [
+        helper.make_node("Relu", ["X"], ["r"], name="relu"),
+        helper.make_node("Loop", ["trips", "", "r"], ["acc"], body=body, name="loop"),
+        helper.make_node("Neg", ["acc"], ["Y"], name="neg"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "with_loop",
+        [helper.make_tensor_value_info("X", f, [2, 3])],
+        [helper.make_tensor_value_info("Y", f, [2, 3])],
+        initializer=[
+            helper.make_tensor("trips", i64, [], [3]),
+            helper.make_tensor("one", f, [], [1.0]),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_loop_body_is_copied_out_on_its_first_iteration_and_reduced():
+    def fails(c: Candidate) -> bool:
+        onnx.checker.check_model(c.model, full_check=True)
+        return any(
+            n.op_type == "Erf" or (n.op_type == "Loop" and "Erf" in str(n.attribute))
+            for n in c.model.graph.node
+        )
+
+    result = reduce_onnx(loop_model(), [X], fails)
+    assert ops(result.candidate) == ["Erf"] and result.bodies == 1
+    assert result.nodes_before == 6 and result.nodes_after == 1
+    assert "1 Loop/Scan body(ies) copied out" in result.summary()
+    # The Erf of the first iteration reads the Loop's initial value: relu(X)
+    np.testing.assert_allclose(result.candidate.inputs[0], np.maximum(X, 0))

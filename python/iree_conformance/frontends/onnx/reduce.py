@@ -32,14 +32,17 @@ import onnx.numpy_helper
 import onnx.shape_inference
 import onnx.utils
 
+from iree_conformance.frontends.ddmin import ddmin
 from iree_conformance.frontends.onnx.bisect import expose_intermediates, topological_order
 from iree_conformance.frontends.onnx.reference import OnnxRuntimeReferenceError, run_onnxruntime
+from iree_conformance.frontends.onnx.subgraphs import copy_out_bodies, inline_ifs
 from iree_conformance.model.reduction import (
     Candidate,
     FailureSignature,
     NumericsIsolation,
     ReductionError,
     ReductionResult,
+    count_nodes,
 )
 
 __all__ = [
@@ -217,60 +220,6 @@ Predicate = Callable[[Candidate], bool]
 Progress = Callable[[int, int], None]  # (candidates checked, nodes in the smallest so far)
 
 
-class _Budget(Exception):
-    pass
-
-
-def ddmin(
-    items: Sequence[int],
-    fails: Callable[[tuple[int, ...]], bool],
-    deadline: float | None = None,
-    first: Sequence[tuple[int, ...]] = (),
-    on_smaller: Callable[[tuple[int, ...]], None] | None = None,
-) -> tuple[tuple[int, ...], bool]:
-    """Delta debugging: a 1-minimal failing subset of ``items`` (which fail as a whole),
-    and whether it finished before ``deadline`` (``time.monotonic()``); otherwise the
-    smallest failing subset found so far. ``first``: subsets tried before the search."""
-    smallest = tuple(items)
-
-    def test(subset: tuple[int, ...]) -> bool:
-        if deadline is not None and time.monotonic() > deadline:
-            raise _Budget
-        failed = fails(subset)
-        if failed and len(subset) < len(smallest) and on_smaller is not None:
-            on_smaller(subset)
-        return failed
-
-    try:
-        for subset in first:
-            if subset and len(subset) < len(smallest) and test(tuple(subset)):
-                smallest = tuple(subset)
-        n = 2
-        current = smallest
-        while len(current) >= 2:
-            size = len(current)
-            chunks = [current[i * size // n : (i + 1) * size // n] for i in range(n)]
-            chunks = [c for c in chunks if c]
-            for chunk in chunks:
-                if test(chunk):
-                    current, n = chunk, 2
-                    break
-            else:
-                for chunk in chunks if len(chunks) > 2 else ():
-                    rest = tuple(x for x in current if x not in chunk)
-                    if test(rest):
-                        current, n = rest, max(n - 1, 2)
-                        break
-                else:
-                    if n >= size:
-                        break
-                    n = min(size, 2 * n)
-            smallest = current
-        return smallest, True
-    except _Budget:
-        return smallest, False
-
-
 def reduce_onnx(
     model: onnx.ModelProto | str,
     inputs: Sequence[np.ndarray],
@@ -291,9 +240,34 @@ def reduce_onnx(
         model = onnx.load(model)
     reducer = Reducer(model, inputs)
     deadline = start + budget_s if budget_s is not None else None
+    tested = 0
+    # If nodes whose condition is known: the branch taken inlined (subgraphs.py), pass
+    # after pass, while the inlined model, cut out whole, still fails the same way.
+    # Then Loop and Scan bodies copied out on their first iteration's values, once.
+    inlined = bodies = 0
+    while True:
+        flat, count = inline_ifs(reducer.model, reducer.values)
+        kind = "if"
+        if not count and not bodies:
+            flat, count = copy_out_bodies(reducer.model)
+            kind = "body"
+        if not count:
+            break
+        try:
+            flat_reducer = Reducer(flat, inputs)
+        except ReductionError:
+            break
+        whole_flat = flat_reducer.candidate(flat_reducer.order)
+        tested += 1
+        if whole_flat is None or not predicate(whole_flat):
+            break
+        reducer = flat_reducer
+        if kind == "if":
+            inlined += count
+        else:
+            bodies += count
     built: dict[tuple[int, ...], Candidate | None] = {}
     answers: dict[tuple[int, ...], bool] = {}
-    tested = 0
     smallest_size = len(reducer.order)
 
     def cut(subset: tuple[int, ...]) -> Candidate | None:
@@ -326,17 +300,31 @@ def reduce_onnx(
             "the same way, so no part of it can be judged; the failure may need the "
             "original graph inputs or initializers as they were"
         )
+    if bodies:  # the copies stand in for their Loop and Scan nodes when they fail alone
+        copied = {
+            i
+            for i in whole
+            if reducer.nodes[i].op_type in ("Loop", "Scan")
+            and "/body0/" not in reducer.nodes[i].name
+        }
+        without = tuple(i for i in whole if i not in copied)
+        if without and fails(without):
+            whole = without
+        else:
+            bodies = 0  # the Loop or Scan itself is needed: the copies opened nothing
     first = [(i,) for i in reducer.op_order(first_line)]
     found, complete = ddmin(whole, fails, deadline, first, smaller)
     candidate = cut(found)
     assert candidate is not None  # found failed, so it was built
     return ReductionResult(
-        nodes_before=len(model.graph.node),
+        nodes_before=count_nodes(model.graph),
         candidate=candidate,
         complete=complete,
         tested=tested,
         elapsed_s=time.monotonic() - start,
         budget_s=budget_s,
+        inlined=inlined,
+        bodies=bodies,
     )
 
 
