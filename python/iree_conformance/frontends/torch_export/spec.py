@@ -22,15 +22,15 @@ are the same every run). ``dynamic_shapes`` is passed to ``torch.export.export``
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from typing import Any
+
+from iree_conformance.frontends.case_folder import check_case
 
 # float32 results: IREE and torch's CPU kernels approximate transcendental functions and
 # order reductions differently.
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-5
-_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,13 +50,7 @@ class TorchCase:
     line: int = 1  # where the case is written in its file
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name):
-            raise ValueError(
-                f"case name {self.name!r}: use letters, digits, '_', '.' and '-' (it names a file)"
-            )
-        for label, value in (("rtol", self.rtol), ("atol", self.atol)):
-            if not value >= 0:
-                raise ValueError(f"case {self.name}: {label} must be 0 or more, got {value!r}")
+        check_case(self.name, self.rtol, self.atol)
         if not callable(self.module):
             raise ValueError(
                 f"case {self.name}: the module must be an nn.Module or a function, "
@@ -138,15 +132,3 @@ def module_case(
         builds=builds,
         line=_caller_line(),
     )
-
-
-def cases_of(namespace: dict[str, Any]) -> list[TorchCase]:
-    """The cases a module defines: module-level TorchCase values and the list ``CASES``."""
-    found = [v for v in namespace.values() if isinstance(v, TorchCase)]
-    listed = namespace.get("CASES", ())
-    if not isinstance(listed, (list, tuple)) or not all(isinstance(c, TorchCase) for c in listed):
-        raise ValueError("CASES must be a list of TorchCase values")
-    for c in listed:
-        if not any(c is f for f in found):
-            found.append(c)
-    return found

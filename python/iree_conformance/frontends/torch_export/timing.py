@@ -20,7 +20,7 @@ def case_reference(reference: str, inputs: list[Any]) -> TimingReference:
     import torch
 
     from iree_conformance.frontends.torch_export.export import build
-    from iree_conformance.frontends.torch_export.tree import find_case
+    from iree_conformance.frontends.torch_export.folder import find_case
 
     path, sep, name = reference.rpartition(SEPARATOR)
     if not sep:
