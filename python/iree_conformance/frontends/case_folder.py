@@ -83,6 +83,7 @@ class Listed:
     rtol: float | None = None
     atol: float | None = None
     file: str = ""  # where export-jax writes it, relative to its folder: <file stem>/<name>.mlir
+    defined_in: str = ""  # the file of ``line`` when not the case file (a helper module)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -220,10 +221,12 @@ def _list_file(
     seen: set[str] = set()
     for case in cases:
         line = getattr(case, "line", None)
+        written = getattr(case, "path", "")
+        defined_in = written if written and Path(written) != path else ""
         if kind.mlir_file:
             where["file"] = f"{stem}/{case.name}.mlir"
         if case.name in seen:
-            at = f"{path}:{line}" if line is not None else str(path)
+            at = f"{defined_in or path}:{line}" if line is not None else str(path)
             error = f"{at}: two cases are named {case.name!r}: give each its own name"
             listed.append(Listed(f"{file_id}/{case.name}#duplicate", **where, error=error))
             continue
@@ -237,6 +240,7 @@ def _list_file(
                 line=line or 1,
                 rtol=case.rtol,
                 atol=case.atol,
+                defined_in=defined_in,
             )
         )
     return listed, True

@@ -42,6 +42,7 @@ class FolderSuite:
     input_type: str
     reference_name: str
     case_fields: Callable[[Listed], dict[str, Any]]  # more of a runnable case's fields
+    user_dirs_alone: bool = False  # a user's folders replace the bundled cases (torch)
 
     def store_root(self, options: RunOptions) -> Path | None:
         return None if options.no_cache else Path(options.store_dir or default_store_dir())
@@ -63,6 +64,14 @@ class CaseFolderSuite:
         dirs = [Path(d) for d in context.values[self.options[0].dest] or ()]
         return collect(self.folder, context.conformance_dir, context.options, dirs)
 
+    def select(self, cases: list[Case], context: SuiteContext) -> list[Case]:
+        """With ``user_dirs_alone`` and a user's folder, that folder's cases only (the
+        registry checked the floor on the whole collection first)."""
+        if not (self.folder.user_dirs_alone and context.values[self.options[0].dest]):
+            return cases
+        mine = [c for c in cases if c.case_id.startswith(self.folder.user_prefix)]
+        return mine or cases  # none: the suite is one skip (its packages are missing)
+
 
 def collect(
     spec: FolderSuite, conformance_dir: Path, options: RunOptions, user_dirs: Sequence[Path] = ()
@@ -82,6 +91,14 @@ def collect(
         ]
     store_root = spec.store_root(options)
     store = ArtifactStore(store_root)
+    listed = bundled_cases(spec, conformance_dir, store)
+    for root in user_dirs:
+        listed += user_listed(spec, Path(root), store)
+    return [to_case(spec, r, store_root) for r in listed]
+
+
+def bundled_cases(spec: FolderSuite, conformance_dir: Path, store: ArtifactStore) -> list[Listed]:
+    """The cases of conformance/<suite>, at least ``spec.floor`` of them."""
     bundled_dir = conformance_dir / spec.suite
     if not bundled_dir.is_dir():
         raise spec.corpus_error(
@@ -94,10 +111,7 @@ def collect(
             f"{bundled_dir}: {len(bundled)} bundled {spec.label} cases, fewer than the floor of "
             f"{spec.floor}; restore conformance/{spec.suite} from git"
         )
-    listed = list(bundled)
-    for root in user_dirs:
-        listed += user_listed(spec, Path(root), store)
-    return [to_case(spec, r, store_root) for r in listed]
+    return bundled
 
 
 def user_listed(spec: FolderSuite, root: Path, store: ArtifactStore) -> list[Listed]:

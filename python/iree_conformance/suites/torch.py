@@ -34,7 +34,7 @@ from iree_conformance.frontends.torch_export.folder import (
 )
 from iree_conformance.frontends.torch_export.pt2 import cached_core_export, cached_export
 from iree_conformance.frontends.torch_export.timing import SEPARATOR
-from iree_conformance.model.cases import Case, CaseInvalid, CaseReferenceError
+from iree_conformance.model.cases import ONNX_KEEP_F64, Case, CaseInvalid, CaseReferenceError
 from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.jobs import Program
 from iree_conformance.model.preparation import OtherPreparation
@@ -103,13 +103,31 @@ class TorchCase(Case):
         exported = self.export()
         if exported is None:
             return {}
-        return {
-            "torch": {
-                "preparation": exported.info.get("preparation"),
-                "versions": exported.info.get("versions"),
-            },
-            "inputs": exported.info.get("inputs", {}),
+        torch = {
+            "preparation": exported.info.get("preparation"),
+            "versions": exported.info.get("versions"),
         }
+        for key in ("export", "reference"):  # the export mode; a constant reference's note
+            if exported.info.get(key):
+                torch[key] = exported.info[key]
+        if self._keeps_float64():
+            torch["float64"] = f"kept ({ONNX_KEEP_F64}, as for ONNX models)"
+        return {"torch": torch, "inputs": exported.info.get("inputs", {})}
+
+    def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
+        """float64 kept where the program takes or returns it, as for ONNX models
+        (suites/model_case.py): IREE's default demotes it to float32, which changes the
+        module's signature, so its float64 buffers would be read as float32 (an error at
+        run or wrong values: a harness artifact)."""
+        flags = super().compile_flags(target_flags)
+        if self._keeps_float64():
+            flags.append(ONNX_KEEP_F64)
+        return flags
+
+    def _keeps_float64(self) -> bool:
+        exported = self.export()
+        arrays = [*exported.inputs, *exported.expected] if exported is not None else []
+        return any(a.dtype in (np.float64, np.complex128) for a in arrays)
 
     def program(self) -> Program:
         exported = self.export()
@@ -167,7 +185,7 @@ class TorchCase(Case):
             return {"path": str(self.pt2), "line": 1}
         if self.listed is None:
             return None
-        return {"path": self.listed.source, "line": self.listed.line}
+        return {"path": self.listed.defined_in or self.listed.source, "line": self.listed.line}
 
 
 def _core_failure(message: str) -> str:
@@ -205,12 +223,13 @@ FOLDER = case_folder.FolderSuite(
     floor=BUNDLED_FLOOR,
     description="PyTorch programs exported with torch.export and iree-turbine, compiled by IREE and "
     "checked against torch eager (bundled conformance/torch, --torch-dir)",
-    option_help="also run the torch cases of every .py file under DIR (modules or functions with example inputs; see docs/your-own-model.md) against torch eager (repeatable)",
+    option_help="run the torch cases of every .py file under DIR (modules or functions with example inputs; see docs/your-own-model.md) against torch eager, instead of the bundled ones (repeatable)",
     case_type=TorchCase,
     entry_function=ENTRY_FUNCTION,
     input_type="torch",
     reference_name="torch",
     case_fields=lambda listed: {"tolerance": Tolerance(listed.rtol, listed.atol)},
+    user_dirs_alone=True,  # as -m onnx_dir: a user's own cases, not the bundled ones too
 )
 
 #: The cases of a user's folder, and a listed case's Case (a skip, an error or runnable).

@@ -41,7 +41,7 @@ def _export(path: Path, case: TorchCase, listed: Listed) -> bytes:
     try:
         return export_case(case).to_bytes()
     except ExportError as e:
-        message = f"{path}:{case.line}: case {listed.name}: {e}"
+        message = f"{case.path or path}:{case.line}: case {listed.name}: {e}"
         return failure_payload(e.stage, message, e.core_mlir)
 
 
