@@ -146,6 +146,7 @@ def source_digest(kind: FolderKind) -> str:
     return SAME_AS.get(kind.name, {}).get(_digest(kind.package), _digest(kind.package))
 
 
+@functools.lru_cache(maxsize=8)
 def _digest(package: Path) -> str:
     h = hashlib.sha256()
     for path in sorted(package.resolve().glob("*.py")):

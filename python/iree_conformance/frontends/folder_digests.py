@@ -14,6 +14,6 @@ from __future__ import annotations
 #: kind -> {its source's digest now: the digest its store entries were made under}
 SAME_AS: dict[str, dict[str, str]] = {
     "jax": {
-        "f42eb1ce70d3beab9ce23cf1c902453c2940fd89834c4c969667375c063067e5": "1c985a7485721969edb00a0e552fd29855802b0b5ce6a829695ca9d3923cf2f7"
+        "585720e84cdf462d8056ab86209fed4c4ace070d7820b17109b3e7665adfc591": "1c985a7485721969edb00a0e552fd29855802b0b5ce6a829695ca9d3923cf2f7"
     },
 }
