@@ -225,7 +225,7 @@ class Inputs:
 
 def check_torch() -> None:
     """torch-dir's cases need torch and iree-turbine in the action's environment."""
-    from iree_conformance.frontends.torch_export.tree import missing_reason
+    from iree_conformance.frontends.torch_export.folder import missing_reason
 
     missing = missing_reason()
     if missing:

@@ -270,8 +270,8 @@ def _pt2_case(args: argparse.Namespace, path: Path):
     """The torch case of an ExportedProgram file; a file that cannot be checked (not an
     ExportedProgram, damaged, from another torch, unusable inputs) is bad input."""
     from iree_conformance.common.store import default_store_dir
+    from iree_conformance.frontends.torch_export.folder import missing_reason
     from iree_conformance.frontends.torch_export.pt2 import Pt2Error
-    from iree_conformance.frontends.torch_export.tree import missing_reason
     from iree_conformance.suites.torch import pt2_case
 
     for flag, given in (("--dim", args.dim), ("--input-shape", args.input_shape)):

@@ -1,7 +1,7 @@
 """The ``torch`` suite: PyTorch programs compiled and run by IREE, checked against torch
 eager on the CPU.
 
-Cases are Python (``torch_export.spec``): the bundled ones in ``conformance/torch/``, a
+Cases are Python (``torch_export.spec``, listed and exported by ``case_folder``): the bundled ones in ``conformance/torch/``, a
 user's in each ``--torch-dir``. Each case, when it first runs, is exported
 (``torch_export.export``: torch.export, iree-turbine's preparation and FX importer, and
 torch eager on the same inputs) and cached in the artifact store, keyed by the torch,
@@ -14,37 +14,34 @@ Without torch the suite is one skip case that says so and how to install it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from iree_conformance.common import errors
-from iree_conformance.common.store import ArtifactStore, default_store_dir
+from iree_conformance.common.store import ArtifactStore
 from iree_conformance.common.vocabulary import Stage
+from iree_conformance.frontends.case_folder import ExportFailed, Listed
 from iree_conformance.frontends.torch_export.artifact import Exported
-from iree_conformance.frontends.torch_export.pt2 import cached_core_export, cached_export
-from iree_conformance.frontends.torch_export.timing import SEPARATOR
-from iree_conformance.frontends.torch_export.tree import (
-    ExportFailed,
-    Listed,
+from iree_conformance.frontends.torch_export.folder import (
+    KIND,
     core_export_listed,
     core_text,
     decode,
     export_listed,
-    list_tree,
-    missing_reason,
 )
-from iree_conformance.model.cases import Case, CaseInvalid, CaseReferenceError
+from iree_conformance.frontends.torch_export.pt2 import cached_core_export, cached_export
+from iree_conformance.frontends.torch_export.timing import SEPARATOR
+from iree_conformance.model.cases import ONNX_KEEP_F64, Case, CaseInvalid, CaseReferenceError
 from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.jobs import Program
 from iree_conformance.model.preparation import OtherPreparation
-from iree_conformance.suites.base import SuiteContext, SuiteOption
-from iree_conformance.suites.stablehlo_files import InvalidCase
+from iree_conformance.suites import case_folder
 
 if TYPE_CHECKING:
-    from iree_conformance.suites.run_options import RunOptions
+    pass
 
 SUITE = "torch"
 CASE_PREFIX = "torch/"
@@ -106,13 +103,31 @@ class TorchCase(Case):
         exported = self.export()
         if exported is None:
             return {}
-        return {
-            "torch": {
-                "preparation": exported.info.get("preparation"),
-                "versions": exported.info.get("versions"),
-            },
-            "inputs": exported.info.get("inputs", {}),
+        torch = {
+            "preparation": exported.info.get("preparation"),
+            "versions": exported.info.get("versions"),
         }
+        for key in ("export", "reference"):  # the export mode; a constant reference's note
+            if exported.info.get(key):
+                torch[key] = exported.info[key]
+        if self._keeps_float64():
+            torch["float64"] = f"kept ({ONNX_KEEP_F64}, as for ONNX models)"
+        return {"torch": torch, "inputs": exported.info.get("inputs", {})}
+
+    def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
+        """float64 kept where the program takes or returns it, as for ONNX models
+        (suites/model_case.py): IREE's default demotes it to float32, which changes the
+        module's signature, so its float64 buffers would be read as float32 (an error at
+        run or wrong values: a harness artifact)."""
+        flags = super().compile_flags(target_flags)
+        if self._keeps_float64():
+            flags.append(ONNX_KEEP_F64)
+        return flags
+
+    def _keeps_float64(self) -> bool:
+        exported = self.export()
+        arrays = [*exported.inputs, *exported.expected] if exported is not None else []
+        return any(a.dtype in (np.float64, np.complex128) for a in arrays)
 
     def program(self) -> Program:
         exported = self.export()
@@ -170,80 +185,7 @@ class TorchCase(Case):
             return {"path": str(self.pt2), "line": 1}
         if self.listed is None:
             return None
-        return {"path": self.listed.source, "line": self.listed.line}
-
-
-class TorchSuite:
-    """torch programs exported by torch.export and iree-turbine, compiled and run by IREE,
-    checked against torch eager."""
-
-    name = SUITE
-    description = (
-        "PyTorch programs exported with torch.export and iree-turbine, compiled by IREE and "
-        "checked against torch eager (bundled conformance/torch, --torch-dir)"
-    )
-    case_prefix = CASE_PREFIX
-    floor = BUNDLED_FLOOR
-    options = (
-        SuiteOption(
-            "--torch-dir",
-            "also run the torch cases of every .py file under DIR (modules or functions with example inputs; see docs/your-own-model.md) against torch eager (repeatable)",
-            {"action": "append", "default": [], "metavar": "DIR", "type": Path},
-        ),
-    )
-
-    def collect(self, context: SuiteContext) -> list[Case]:
-        torch_dirs = [Path(d) for d in context.values["torch_dir"] or ()]
-        return collect(context.conformance_dir, context.options, torch_dirs)
-
-
-def collect(
-    conformance_dir: Path, options: RunOptions, torch_dirs: Sequence[Path] = ()
-) -> list[Case]:
-    """The bundled cases (at least BUNDLED_FLOOR of them) and those of every --torch-dir."""
-    missing = missing_reason()
-    if missing:
-        return [
-            Case(
-                case_id=f"{CASE_PREFIX}torch-not-installed",
-                suite=SUITE,
-                kind="mlir",
-                skip_reason=f"the torch suite needs torch: {missing}",
-            )
-        ]
-    store_root = None if options.no_cache else Path(options.store_dir or default_store_dir())
-    store = ArtifactStore(store_root)
-    bundled_dir = conformance_dir / "torch"
-    if not bundled_dir.is_dir():
-        raise CorpusError(
-            f"{bundled_dir}: no such folder: restore conformance/torch from git (the bundled torch cases)"
-        )
-    bundled = list_tree(bundled_dir, CASE_PREFIX, store)
-    if not any(r.skip for r in bundled) and len(bundled) < BUNDLED_FLOOR:
-        raise CorpusError(
-            f"{bundled_dir}: {len(bundled)} bundled torch cases, fewer than the floor of "
-            f"{BUNDLED_FLOOR}; restore conformance/torch from git"
-        )
-    listed = list(bundled)
-    for root in torch_dirs:
-        listed += user_listed(Path(root), store)
-    return [to_case(r, store_root) for r in listed]
-
-
-def user_listed(root: Path, store: ArtifactStore) -> list[Listed]:
-    if not root.is_dir():
-        raise CorpusError(f"--torch-dir {root}: not a directory")
-    listed = list_tree(root, USER_PREFIX, store)
-    if not listed:
-        problem = (
-            f"--torch-dir {root} holds no case file (*.py, not _*.py): add one that defines "
-            "cases with iree_conformance.frontends.torch_export.case or module_case, or point "
-            "--torch-dir elsewhere"
-        )
-        listed = [
-            Listed(f"{USER_PREFIX}{root.name}:folder", str(root), str(root), "", error=problem)
-        ]
-    return listed
+        return {"path": self.listed.defined_in or self.listed.source, "line": self.listed.line}
 
 
 def _core_failure(message: str) -> str:
@@ -269,22 +211,34 @@ def pt2_case(path: Path, store_root: Path | None) -> TorchCase:
     )
 
 
-def to_case(listed: Listed, store_root: Path | None) -> Case:
-    if listed.skip:
-        return Case(listed.case_id, SUITE, "mlir", skip_reason=listed.skip)
-    if listed.error:
-        # its file: the action keeps a user's broken file's error (ci/action_select.py)
-        return InvalidCase(
-            listed.case_id, SUITE, "mlir", source_path=Path(listed.source), problem=listed.error
-        )
-    return TorchCase(
-        case_id=listed.case_id,
-        suite=SUITE,
-        kind="mlir",
-        entry_function=ENTRY_FUNCTION,
-        input_type="torch",
-        tolerance=Tolerance(listed.rtol, listed.atol),
-        reference_name="torch",
-        listed=listed,
-        store_root=store_root,
-    )
+FOLDER = case_folder.FolderSuite(
+    suite=SUITE,
+    kind=KIND,
+    case_prefix=CASE_PREFIX,
+    user_prefix=USER_PREFIX,
+    label="torch",
+    option="--torch-dir",
+    write_hint="iree_conformance.frontends.torch_export.case or module_case",
+    corpus_error=CorpusError,
+    floor=BUNDLED_FLOOR,
+    description="PyTorch programs exported with torch.export and iree-turbine, compiled by IREE and "
+    "checked against torch eager (bundled conformance/torch, --torch-dir)",
+    option_help="run the torch cases of every .py file under DIR (modules or functions with example inputs; see docs/your-own-model.md) against torch eager, instead of the bundled ones (repeatable)",
+    case_type=TorchCase,
+    entry_function=ENTRY_FUNCTION,
+    input_type="torch",
+    reference_name="torch",
+    case_fields=lambda listed: {"tolerance": Tolerance(listed.rtol, listed.atol)},
+    user_dirs_alone=True,  # as -m onnx_dir: a user's own cases, not the bundled ones too
+)
+
+#: The cases of a user's folder, and a listed case's Case (a skip, an error or runnable).
+user_listed = functools.partial(case_folder.user_listed, FOLDER)
+to_case = functools.partial(case_folder.to_case, FOLDER)
+
+
+class TorchSuite(case_folder.CaseFolderSuite):
+    """torch programs exported by torch.export and iree-turbine, compiled and run by IREE,
+    checked against torch eager."""
+
+    folder = FOLDER

@@ -156,7 +156,7 @@ def test_selection_plugin_keeps_only_the_users_cases(tmp_path: Path, monkeypatch
 def test_selection_plugin_keeps_a_users_torch_case(tmp_path: Path, monkeypatch) -> None:
     """A torch case has no source_path: its file is where it is written."""
     from ci import action_select
-    from iree_conformance.frontends.torch_export.tree import Listed
+    from iree_conformance.frontends.case_folder import Listed
     from iree_conformance.suites.torch import to_case
 
     monkeypatch.setenv(action_select.ENV, str(tmp_path / "mine"))
@@ -191,21 +191,21 @@ def test_selection_plugin_keeps_a_users_jax_case(tmp_path: Path, monkeypatch) ->
     """A JAX case has neither source_path nor source_location: its file is the case file
     it was listed from; a broken file's error is kept too."""
     from ci import action_select
-    from iree_conformance.frontends.jax_export.tree import Listed
+    from iree_conformance.frontends.case_folder import Listed
     from iree_conformance.suites.jax import to_case
 
     monkeypatch.setenv(action_select.ENV, str(tmp_path / "mine"))
     roots = action_select._roots()
     mine = Listed(
-        "jax/ext/a/add", "a/add.mlir", str(tmp_path / "mine" / "a.py"), str(tmp_path / "mine"),
-        "jax/ext/", "add",
+        "jax/ext/a/add", str(tmp_path / "mine" / "a.py"), str(tmp_path / "mine"), "jax/ext/",
+        "add", file="a/add.mlir",
     )  # fmt: skip
     bundled = Listed(
-        "jax/a/add", "a/add.mlir", str(tmp_path / "bundled" / "a.py"),
-        str(tmp_path / "bundled"), "jax/", "add",
+        "jax/a/add", str(tmp_path / "bundled" / "a.py"), str(tmp_path / "bundled"), "jax/",
+        "add", file="a/add.mlir",
     )  # fmt: skip
     broken = Listed(
-        "jax/ext/b", "", str(tmp_path / "mine" / "b.py"), str(tmp_path / "mine"), "jax/ext/",
+        "jax/ext/b", str(tmp_path / "mine" / "b.py"), str(tmp_path / "mine"), "jax/ext/",
         error="b.py: SyntaxError",
     )  # fmt: skip
     assert action_select._inside(action_select._source(to_case(mine, None)), roots)
@@ -440,18 +440,18 @@ def test_torch_dir_installs_torchs_cpu_build_before_the_extra(tmp_path: Path, mo
 
 
 def test_torch_dir_without_torch_says_how_to_install_it(consumer: Path, monkeypatch) -> None:
-    from iree_conformance.frontends.torch_export import tree
+    from iree_conformance.frontends.torch_export import folder
 
     (consumer / "torch_cases").mkdir()
     (consumer / "torch_cases" / "mine.py").write_text("", encoding="utf-8")
     result = check(consumer, "--torch-dir", "torch_cases")
-    if tree.missing_reason() is None:  # torch is installed here: the input is accepted
+    if folder.missing_reason() is None:  # torch is installed here: the input is accepted
         assert result.returncode == 0, result.stderr
     else:
         assert result.returncode == 2, result.stderr
         (line,) = result.stderr.strip().splitlines()
         assert line.startswith("error: torch-dir: ") and "download.pytorch.org/whl/cpu" in line
-    monkeypatch.setattr(tree, "missing_reason", lambda: "torch not installed: pip install ...")
+    monkeypatch.setattr(folder, "missing_reason", lambda: "torch not installed: pip install ...")
     with pytest.raises(user_action.ConfigurationError, match="torch-dir: torch not installed"):
         user_action.check_torch()
 

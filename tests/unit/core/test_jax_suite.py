@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from iree_conformance.common.store import ArtifactStore
-from iree_conformance.frontends.jax_export import tree
+from iree_conformance.frontends import case_folder
+from iree_conformance.frontends.jax_export import folder
 from iree_conformance.model.cases import Case, CaseInvalid
+from iree_conformance.suites import case_folder as folder_suite
 from iree_conformance.suites import jax as jax_suite
 from iree_conformance.suites import registry
 from iree_conformance.suites.base import SuiteContext
@@ -67,8 +69,8 @@ def test_user_cases_are_listed_then_exported_when_they_run_and_cached(tmp_path, 
     def fail(*args, **kwargs):
         raise AssertionError("imported or exported again although cached")
 
-    monkeypatch.setattr(tree, "_list_file", fail)
-    monkeypatch.setattr(tree, "_export", fail)
+    monkeypatch.setattr(case_folder, "_list_file", fail)
+    monkeypatch.setattr(case_folder, "_export", fail)
     again = jax_suite.user_listed(cases_dir, store)
     assert again == listed
     assert jax_suite.to_case(again[0], tmp_path / "store").program().source_bytes.decode() == text
@@ -98,20 +100,20 @@ def at_export(x):
 def test_a_data_file_the_case_reads_is_part_of_its_stored_export(tmp_path):
     import numpy as np
 
-    folder, store = tmp_path / "mine", ArtifactStore(tmp_path / "store")
-    folder.mkdir()
-    (folder / "scaled.py").write_text(DATA_CASES, encoding="utf-8")
+    cases, store = tmp_path / "mine", ArtifactStore(tmp_path / "store")
+    cases.mkdir()
+    (cases / "scaled.py").write_text(DATA_CASES, encoding="utf-8")
     for name in ("v.npy", "w.npy"):
-        np.save(folder / name, np.array([1, 2, 3], np.float32))
+        np.save(cases / name, np.array([1, 2, 3], np.float32))
 
     def texts() -> list[str]:
-        tree._loaded.cache_clear()  # a new process imports the case file again
-        return [tree.export_listed(r, store) for r in jax_suite.user_listed(folder, store)]
+        case_folder._loaded.cache_clear()  # a new process imports the case file again
+        return [folder.export_listed(r, store) for r in jax_suite.user_listed(cases, store)]
 
     before = texts()
     assert texts() == before  # warm
     for name in ("v.npy", "w.npy"):  # other values, the same size
-        np.save(folder / name, np.array([4, 5, 6], np.float32))
+        np.save(cases / name, np.array([4, 5, 6], np.float32))
     after = texts()
     # Was: both answered from the store with the old values.
     new = "dense<[4.000000e+00, 5.000000e+00, 6.000000e+00]>"
@@ -149,25 +151,30 @@ def test_broken_files_and_cases_are_error_cases_that_say_why(tmp_path):
 
 
 def test_a_file_that_needs_a_missing_optional_package_is_skipped_with_the_install_command(
-    tmp_path, monkeypatch
+    tmp_path,
 ):
-    monkeypatch.setattr(tree, "_OPTIONAL_MODULES", ("jax", "jaxlib", "flax", "not_installed_pkg"))
+    kind = dataclasses.replace(folder.KIND, optional=("jax", "jaxlib", "flax", "not_installed_pkg"))
+    suite = dataclasses.replace(jax_suite.FOLDER, kind=kind)
     (tmp_path / "needs.py").write_text("import not_installed_pkg\n")
-    [record] = jax_suite.user_listed(tmp_path, ArtifactStore(tmp_path / "store"))
+    [record] = folder_suite.user_listed(suite, tmp_path, ArtifactStore(tmp_path / "store"))
     assert record.skip and "needs not_installed_pkg" in record.skip and "[jax]" in record.skip
     assert not list((tmp_path / "store").rglob("*.bin"))  # a skip is not cached
     assert "not installed" in jax_suite.to_case(record, None).skip_reason_for(None)
 
 
 def test_without_jax_the_suite_is_one_skip_with_the_install_command(tmp_path, monkeypatch):
-    monkeypatch.setattr(jax_suite, "missing_reason", lambda: "jax not installed: pip install x")
-    [case] = jax_suite.collect(ROOT / "conformance", _options(tmp_path))
+    monkeypatch.setattr(
+        case_folder, "missing_reason", lambda kind: "jax not installed: pip install x"
+    )
+    [case] = folder_suite.collect(jax_suite.FOLDER, ROOT / "conformance", _options(tmp_path))
     assert case.case_id == "jax/jax-not-installed"
     assert case.skip_reason == "the jax suite needs JAX: jax not installed: pip install x"
 
 
 def test_without_jax_the_registry_collects_the_skip_without_a_floor_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(jax_suite, "missing_reason", lambda: "jax not installed: pip install x")
+    monkeypatch.setattr(
+        case_folder, "missing_reason", lambda kind: "jax not installed: pip install x"
+    )
     [case] = registry.collect("jax", ROOT / "conformance", _options(tmp_path))
     assert case.case_id == "jax/jax-not-installed" and case.skip_reason
 
@@ -177,7 +184,9 @@ def test_jax_dir_comes_from_the_suite_option_value(tmp_path, monkeypatch):
     (tmp_path / "conformance" / "jax" / "few.py").write_text(GOOD, encoding="utf-8")
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "arith.py").write_text(GOOD, encoding="utf-8")
-    monkeypatch.setattr(jax_suite, "BUNDLED_FLOOR", 2)
+    monkeypatch.setattr(
+        jax_suite.JaxSuite, "folder", dataclasses.replace(jax_suite.FOLDER, floor=2)
+    )
     suite = jax_suite.JaxSuite()
     assert [o.dest for o in suite.options] == ["jax_dir"]
     values = registry.option_values(suite, {"jax_dir": [tmp_path / "mine"]})
@@ -198,9 +207,9 @@ def test_a_bundled_folder_under_the_floor_is_a_corpus_error(tmp_path):
     with pytest.raises(
         jax_suite.CorpusError, match="2 bundled JAX cases, fewer than the floor of 30"
     ):
-        jax_suite.collect(tmp_path, _options(tmp_path / "store"))
+        folder_suite.collect(jax_suite.FOLDER, tmp_path, _options(tmp_path / "store"))
     with pytest.raises(jax_suite.CorpusError, match="restore conformance/jax"):
-        jax_suite.collect(tmp_path / "absent", _options(tmp_path / "store"))
+        folder_suite.collect(jax_suite.FOLDER, tmp_path / "absent", _options(tmp_path / "store"))
 
 
 def _declared_cases(path: Path) -> list[str]:

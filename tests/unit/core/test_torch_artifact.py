@@ -9,9 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iree_conformance.frontends.torch_export import tree
+from iree_conformance.frontends import case_folder
+from iree_conformance.frontends.torch_export import folder
 from iree_conformance.frontends.torch_export.artifact import Exported
 from iree_conformance.frontends.torch_export.export import says_nothing
+from iree_conformance.suites import case_folder as folder_suite
 from iree_conformance.suites import torch as torch_suite
 from iree_conformance.suites.run_options import RunOptions
 
@@ -56,14 +58,18 @@ def test_a_folder_named_torch_on_the_path_is_not_torch(tmp_path, monkeypatch):
     importlib.invalidate_caches()
     if importlib.util.find_spec("torch").origin is not None:
         pytest.skip("torch is installed here")
-    assert tree.missing_reason() is not None and "torch and iree-turbine" in tree.missing_reason()
+    assert (
+        folder.missing_reason() is not None and "torch and iree-turbine" in folder.missing_reason()
+    )
 
 
 def test_without_torch_the_suite_is_one_skip_that_says_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.setattr(
-        torch_suite, "missing_reason", lambda: "torch not installed: " + tree.INSTALL_HINT
+        case_folder, "missing_reason", lambda kind: "torch not installed: " + folder.INSTALL_HINT
     )
-    cases = torch_suite.collect(ROOT / "conformance", RunOptions(store_dir=tmp_path))
+    cases = folder_suite.collect(
+        torch_suite.FOLDER, ROOT / "conformance", RunOptions(store_dir=tmp_path)
+    )
     assert [c.case_id for c in cases] == ["torch/torch-not-installed"]
     reason = cases[0].skip_reason
     assert reason is not None and "\n" not in reason

@@ -13,13 +13,8 @@ from pathlib import Path
 from iree_conformance.common.errors import ConfigurationError, CorpusError
 from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.common.store import ArtifactStore, default_store_dir
-from iree_conformance.frontends.jax_export.tree import (
-    ExportFailed,
-    Listed,
-    export_listed,
-    list_tree,
-    missing_reason,
-)
+from iree_conformance.frontends.case_folder import ExportFailed, Listed
+from iree_conformance.frontends.jax_export.folder import export_listed, list_tree, missing_reason
 
 BUNDLED_PREFIX, USER_PREFIX = "jax/", "jax/ext/"
 

@@ -19,14 +19,14 @@ expected outputs.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from iree_conformance.frontends.case_folder import check_case
 
 # float32 results: IREE and XLA approximate transcendental functions differently.
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-5
-_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,13 +49,7 @@ class JaxCase:
         return self.make_fn()
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name):
-            raise ValueError(
-                f"case name {self.name!r}: use letters, digits, '_', '.' and '-' (it names a file)"
-            )
-        for label, value in (("rtol", self.rtol), ("atol", self.atol)):
-            if not value >= 0:
-                raise ValueError(f"case {self.name}: {label} must be 0 or more, got {value!r}")
+        check_case(self.name, self.rtol, self.atol)
 
 
 def case(
@@ -124,15 +118,3 @@ def flax_case(
         description=description or f"flax {type(module).__name__}",
         make_fn=make_fn,
     )
-
-
-def cases_of(namespace: dict[str, Any]) -> list[JaxCase]:
-    """The cases a module defines: module-level JaxCase values and the list ``CASES``."""
-    found = [v for v in namespace.values() if isinstance(v, JaxCase)]
-    listed = namespace.get("CASES", ())
-    if not isinstance(listed, (list, tuple)) or not all(isinstance(c, JaxCase) for c in listed):
-        raise ValueError("CASES must be a list of JaxCase values")
-    for c in listed:
-        if not any(c is f for f in found):
-            found.append(c)
-    return found

@@ -26,7 +26,7 @@ def case_reference(reference: str) -> TimingReference:
     names no case."""
     import jax
 
-    from iree_conformance.frontends.jax_export.tree import load_cases
+    from iree_conformance.frontends.jax_export.folder import load_cases
 
     path, sep, name = reference.rpartition(SEPARATOR)
     if not sep or not path or not name:

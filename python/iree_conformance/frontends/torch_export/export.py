@@ -1,6 +1,7 @@
 """Exports one torch program the way IREE's own tooling does, and runs torch eager on it.
 
-``torch.export.export`` (torch's default, non-strict tracing), then the preparation
+``torch.export.export`` (torch's default, non-strict tracing; strict, TorchDynamo's, when
+that fails: ``export_program``), then the preparation
 iree-turbine's ``aot.export`` gives an ``nn.Module``: ``run_decompositions`` with
 iree-turbine's AOT decomposition table (functionalized: in-place ops and ``detach_``
 become their pure forms), then iree-turbine's FX importer (``aot.export`` of the
@@ -11,7 +12,9 @@ When iree-turbine's preparation fails, torch's core ATen decompositions
 they pass.
 
 The reference is torch eager on the CPU, on copies of the same inputs and of the module
-(so an in-place op or a buffer mutation sees what the export saw).
+(so an in-place op or a buffer mutation sees what the export saw); Python scalars the
+module returns are 0-d tensors in both, and a constant reference is judged with a note
+(``info["reference"]``).
 
 The only modules of the package that import torch, and only when called, are this one
 and ``timing``.
@@ -19,9 +22,12 @@ and ``timing``.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib.metadata
 import re
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -30,14 +36,14 @@ from iree_conformance.frontends.torch_export.artifact import Exported
 from iree_conformance.frontends.torch_export.spec import TorchCase
 
 TURBINE, CORE = "iree-turbine", "torch-core"
+NON_STRICT, STRICT = "non-strict", "strict"
 _DYNAMIC = re.compile(r"func\.func @main\([^\n]*vtensor<\[[^\]]*\?")  # a dynamic input dim
 
 
 class ExportError(Exception):
     """The program could not be exported, prepared or run by torch. ``stage``: "prepare"
     (torch.export or the example inputs: torch's or the case's, no verdict on IREE),
-    "import" (iree-turbine's preparation or FX importer: IREE's tooling), "reference"
-    (torch eager's answer says nothing)."""
+    "import" (iree-turbine's preparation or FX importer: IREE's tooling)."""
 
     def __init__(self, stage: str, message: str, core_mlir: str | None = None):
         super().__init__(message)
@@ -131,25 +137,117 @@ def build(case: TorchCase) -> tuple[Any, tuple[Any, ...], Any]:
     wrapped = _as_module(module)
     if wrapped is not module and isinstance(dynamic, (tuple, list)):
         dynamic = (tuple(dynamic),)  # the wrapper's one parameter: *args
+    if case.eval_mode:
+        wrapped.eval()  # dropout off, batch norm on its running statistics
     return wrapped, args, dynamic
 
 
 def export_case(case: TorchCase) -> Exported:
     """The case exported, prepared and imported, with torch eager's outputs."""
+    module, args, dynamic = build(case)
+    _check_inputs(args)
+    outputs = _call(module, args)
+    if any(_is_scalar(leaf) for leaf in flatten(outputs)):
+        module, dynamic = _scalars_as_tensors(module), _positional(module, dynamic)
+        outputs = _call(module, args)
+    expected = _expected(outputs)
+    program, mode = export_program(module, args, dynamic)
+    exported = exported_program(program, args, expected)
+    exported.info["export"] = mode
+    return exported
+
+
+def export_program(module: Any, args: tuple[Any, ...], dynamic: Any) -> tuple[Any, str]:
+    """(the ExportedProgram, how it was exported): torch.export's default non-strict
+    tracing (what ``torch.export.export`` gives a user, and what traces transformers'
+    models), else strict (TorchDynamo: it exports some Python non-strict refuses, such as
+    ``float(tensor)``). ExportError("prepare") when neither can."""
     import torch
 
-    module, args, dynamic = build(case)
-    module.eval()
-    expected = eager(module, args)
     try:
-        program = torch.export.export(module, args, dynamic_shapes=dynamic)
+        with _quiet():
+            return torch.export.export(module, args, dynamic_shapes=dynamic), NON_STRICT
     except Exception as e:  # noqa: BLE001 - any failure of torch.export is torch's
-        raise ExportError("prepare", f"torch.export cannot export it: {_reason(e)}") from None
-    return exported_program(program, args, expected)
+        first = _reason(e)
+    try:
+        with _quiet():
+            program = torch.export.export(module, args, dynamic_shapes=dynamic, strict=True)
+    except Exception as e:  # noqa: BLE001
+        raise ExportError(
+            "prepare",
+            f"torch.export cannot export it: {first}\n"
+            f"strict mode (TorchDynamo) cannot either: {_reason(e)}",
+        ) from None
+    return program, f"{STRICT} (non-strict failed: {first.splitlines()[0]})"
+
+
+def _positional(module: Any, dynamic: Any) -> Any:
+    """The module's dynamic_shapes for a wrapper whose one parameter is ``*args``."""
+    if isinstance(dynamic, dict):
+        import inspect
+
+        names = list(inspect.signature(module.forward).parameters)
+        dynamic = [dynamic.get(name) for name in names]
+    return (tuple(dynamic),) if isinstance(dynamic, (tuple, list)) else dynamic
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (bool, int, float))
+
+
+def _scalars_as_tensors(module: Any) -> Any:
+    """The module with each Python scalar it returns (an int, bool or float) as a 0-d
+    tensor (int64, bool, torch's default float dtype): IREE's function returns tensors."""
+    import torch
+
+    def tensor(value: Any) -> Any:
+        for types, dtype in (
+            ((bool, torch.SymBool), torch.bool),
+            ((int, torch.SymInt), torch.int64),
+            ((float, torch.SymFloat), torch.get_default_dtype()),
+        ):
+            if isinstance(value, types):
+                number: Any = value  # a SymInt, SymBool or SymFloat while exported
+                return torch.scalar_tensor(number, dtype=dtype)
+        if isinstance(value, dict):
+            return type(value)((k, tensor(v)) for k, v in value.items())
+        if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+            return type(value)(tensor(v) for v in value)
+        return value
+
+    class ScalarsAsTensors(torch.nn.Module):
+        def __init__(self, inner: Any):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args: Any) -> Any:
+            return tensor(self.inner(*args))
+
+    return ScalarsAsTensors(module).train(module.training)
+
+
+def _call(module: Any, args: tuple[Any, ...]) -> Any:
+    """The module's outputs in torch eager, on copies of the module and inputs."""
+    import torch
+
+    try:
+        with _quiet():
+            reference = copy.deepcopy(module)
+        with torch.no_grad():
+            return reference(*_clone(args))
+    except Exception as e:  # noqa: BLE001 - the module does not run on its example inputs
+        raise ExportError(
+            "prepare", f"the module does not run on its example inputs in torch eager: {_reason(e)}"
+        ) from None
 
 
 def eager(module: Any, args: tuple[Any, ...]) -> list[np.ndarray]:
     """torch eager's outputs, flattened, on copies of the module and inputs."""
+    _check_inputs(args)
+    return _expected(_call(module, args))
+
+
+def _check_inputs(args: tuple[Any, ...]) -> None:
     import torch
 
     for i, leaf in enumerate(flatten(args)):
@@ -159,14 +257,11 @@ def eager(module: Any, args: tuple[Any, ...]) -> list[np.ndarray]:
                 f"example input {i} is a {type(leaf).__name__}, not a tensor: pass tensors "
                 "(torch.export bakes other values into the program)",
             )
-    try:
-        reference = copy.deepcopy(module)
-        with torch.no_grad():
-            outputs = reference(*_clone(args))
-    except Exception as e:  # noqa: BLE001 - the module does not run on its example inputs
-        raise ExportError(
-            "prepare", f"the module does not run on its example inputs in torch eager: {_reason(e)}"
-        ) from None
+
+
+def _expected(outputs: Any) -> list[np.ndarray]:
+    import torch
+
     leaves = flatten(outputs)
     if not leaves:
         raise ExportError("prepare", "the module returns no tensor: return one or more tensors")
@@ -175,7 +270,7 @@ def eager(module: Any, args: tuple[Any, ...]) -> list[np.ndarray]:
             raise ExportError(
                 "prepare",
                 f"output {i} is a {type(leaf).__name__}, not a tensor: return tensors "
-                "(or tuples, lists and dicts of them)",
+                "(or tuples, lists and dicts of them, or Python int, bool and float)",
             )
     return [to_numpy(t) for t in leaves]
 
@@ -193,13 +288,6 @@ def exported_program(program: Any, args: tuple[Any, ...], expected: list[np.ndar
     """An ExportedProgram prepared and imported; inputs and eager outputs as given."""
     import torch
 
-    if says_nothing(expected):
-        shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in expected)
-        raise ExportError(
-            "reference",
-            f"torch eager's outputs ({shapes}) are all zero or constant: such a reference "
-            "cannot tell a right answer from a wrong one; give inputs that make the outputs vary",
-        )
     inputs = [t for t in flatten(args) if isinstance(t, torch.Tensor)]
     user_inputs = list(program.graph_signature.user_inputs)
     if len(user_inputs) != len(inputs):
@@ -215,6 +303,12 @@ def exported_program(program: Any, args: tuple[Any, ...], expected: list[np.ndar
         "shapes": {f"arg{i}": list(t.shape) for i, t in enumerate(inputs)},
         "dtypes": {f"arg{i}": str(t.dtype).removeprefix("torch.") for i, t in enumerate(inputs)},
     }
+    if says_nothing(expected):
+        shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in expected)
+        info["reference"] = (
+            f"weak: torch eager's outputs ({shapes}) are all zero or constant, so a pass "
+            "says only that IREE gives the same constant; inputs that make them vary check more"
+        )
     return Exported(text, [to_numpy(t) for t in inputs], expected, info)
 
 
@@ -222,7 +316,8 @@ def _turbine(program: Any) -> str:
     from iree.turbine import aot
     from iree.turbine.aot.decompositions import current_aot_decompositions
 
-    prepared = program.run_decompositions(current_aot_decompositions())
+    with _quiet():
+        prepared = program.run_decompositions(current_aot_decompositions())
     return str(aot.export(prepared).mlir_module)
 
 
@@ -259,7 +354,8 @@ def core_prepared(program: Any) -> str:
     from iree.turbine import aot
 
     try:
-        decomposed = program.run_decompositions()
+        with _quiet():
+            decomposed = program.run_decompositions()
     except Exception as e:  # noqa: BLE001 - the comparison's own failure is its result
         raise ExportError("import", f"run_decompositions() fails: {_reason(e)}") from None
     try:
@@ -272,12 +368,20 @@ def core_prepared(program: Any) -> str:
 
 def export_core(case: TorchCase) -> str:
     """The case exported again and prepared with torch's core decompositions instead."""
-    import torch
-
     module, args, dynamic = build(case)
-    module.eval()
-    try:
-        program = torch.export.export(module, args, dynamic_shapes=dynamic)
-    except Exception as e:  # noqa: BLE001
-        raise ExportError("prepare", f"torch.export cannot export it: {_reason(e)}") from None
+    if any(_is_scalar(leaf) for leaf in flatten(_call(module, args))):
+        module, dynamic = _scalars_as_tensors(module), _positional(module, dynamic)
+    program, _ = export_program(module, args, dynamic)
     return core_prepared(program)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """torch's own deprecation when it copies a pytree spec (``run_decompositions``, a
+    module's deepcopy: a deprecated ``LeafSpec`` check): one FutureWarning per case,
+    nothing the user can act on."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning
+        )
+        yield

@@ -141,18 +141,18 @@ def export_pt2(path: Path) -> Exported:
 
 
 def _key(path: Path) -> str:
-    from iree_conformance.frontends.torch_export import export, tree
+    from iree_conformance.frontends.torch_export import export, folder
 
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     return make_key(
-        "torch-pt2", tree.package_digest(), json.dumps(export.versions(), sort_keys=True), digest
+        "torch-pt2", folder.source_digest(), json.dumps(export.versions(), sort_keys=True), digest
     )
 
 
 def cached_export(path: Path, store: ArtifactStore) -> bytes:
-    """The export's payload (a failure's JSON, as ``tree.export_listed`` stores), from the
+    """The export's payload (a failure's JSON, as ``folder.export_listed`` stores), from the
     store when the same file was exported by the same versions."""
-    from iree_conformance.frontends.torch_export import export, tree
+    from iree_conformance.frontends.torch_export import export, folder
 
     key = _key(path)
     entry = store.get(EXPORT_KIND, key)
@@ -161,15 +161,15 @@ def cached_export(path: Path, store: ArtifactStore) -> bytes:
     try:
         payload = export_pt2(path).to_bytes()
     except export.ExportError as e:
-        payload = tree.failure_payload(e.stage, f"{path}: {e}", e.core_mlir)
+        payload = folder.failure_payload(e.stage, f"{path}: {e}", e.core_mlir)
     store.put(EXPORT_KIND, key, payload, {"file": path.name})
     return payload
 
 
 def cached_core_export(path: Path, store: ArtifactStore) -> bytes:
     """The saved program prepared with torch's core decompositions instead (its payload,
-    ``tree.core_text`` reads it), from the store when made by the same versions."""
-    from iree_conformance.frontends.torch_export import export, tree
+    ``folder.core_text`` reads it), from the store when made by the same versions."""
+    from iree_conformance.frontends.torch_export import export, folder
 
     key = _key(path)
     entry = store.get(CORE_KIND, key)
@@ -178,6 +178,6 @@ def cached_core_export(path: Path, store: ArtifactStore) -> bytes:
     try:
         payload = export.core_prepared(load(path)).encode("utf-8")
     except (export.ExportError, Pt2Error) as e:
-        payload = tree.failure_payload("import", f"{path}: {e}")
+        payload = folder.failure_payload("import", f"{path}: {e}")
     store.put(CORE_KIND, key, payload, {"file": path.name})
     return payload

@@ -22,15 +22,15 @@ are the same every run). ``dynamic_shapes`` is passed to ``torch.export.export``
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from typing import Any
+
+from iree_conformance.frontends.case_folder import check_case
 
 # float32 results: IREE and torch's CPU kernels approximate transcendental functions and
 # order reductions differently.
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-5
-_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,16 +47,12 @@ class TorchCase:
     description: str = ""
     seed: int = 0
     builds: bool = False  # module is a function that builds the module (module_case)
-    line: int = 1  # where the case is written in its file
+    line: int = 1  # where the case is written: the decorated function, the module_case call
+    path: str = ""  # the file of that line ("": the case file)
+    eval_mode: bool = True  # module.eval() before export and eager (dropout off, ...)
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name):
-            raise ValueError(
-                f"case name {self.name!r}: use letters, digits, '_', '.' and '-' (it names a file)"
-            )
-        for label, value in (("rtol", self.rtol), ("atol", self.atol)):
-            if not value >= 0:
-                raise ValueError(f"case {self.name}: {label} must be 0 or more, got {value!r}")
+        check_case(self.name, self.rtol, self.atol)
         if not callable(self.module):
             raise ValueError(
                 f"case {self.name}: the module must be an nn.Module or a function, "
@@ -64,14 +60,16 @@ class TorchCase:
             )
 
 
-def _caller_line() -> int:
+def _caller() -> tuple[str, int]:
+    """The file and line that called the caller (module_case's call, wherever it is: a
+    case file, or a helper module that builds cases)."""
     import inspect
 
     frame = inspect.currentframe()
     try:
         for _ in range(2):
             frame = frame.f_back if frame is not None else None
-        return frame.f_lineno if frame is not None else 1
+        return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("", 1)
     finally:
         del frame
 
@@ -84,6 +82,7 @@ def case(
     atol: float = DEFAULT_ATOL,
     description: str | None = None,
     seed: int = 0,
+    eval_mode: bool = True,
 ) -> Callable[[Callable[..., Any]], TorchCase]:
     """Decorator: the function becomes a case run on ``args`` (its first docstring line is
     the description unless one is given)."""
@@ -101,6 +100,8 @@ def case(
             description=description if description is not None else (doc[0] if doc else ""),
             seed=seed,
             line=code.co_firstlineno if code is not None else 1,
+            path=code.co_filename if code is not None else "",
+            eval_mode=eval_mode,
         )
 
     return make
@@ -115,12 +116,15 @@ def module_case(
     atol: float = DEFAULT_ATOL,
     description: str = "",
     seed: int = 0,
+    eval_mode: bool = True,
 ) -> TorchCase:
     """A module (an ``nn.Module``, or a class or function that builds one: called after
     ``torch.manual_seed(seed)`` when the case is exported) applied to ``args`` (tensors,
-    or one function returning their tuple)."""
+    or one function returning their tuple). ``eval_mode=False`` keeps the module in
+    training mode (dropout, batch statistics) instead of calling ``module.eval()``."""
     import inspect
 
+    path, line = _caller()
     builds = inspect.isclass(module) or inspect.isfunction(module)
     if len(args) == 1 and callable(args[0]) and not hasattr(args[0], "shape"):
         inputs: Any = args[0]
@@ -136,17 +140,7 @@ def module_case(
         description=description or (name if builds else f"torch {type(module).__name__}"),
         seed=seed,
         builds=builds,
-        line=_caller_line(),
+        line=line,
+        path=path,
+        eval_mode=eval_mode,
     )
-
-
-def cases_of(namespace: dict[str, Any]) -> list[TorchCase]:
-    """The cases a module defines: module-level TorchCase values and the list ``CASES``."""
-    found = [v for v in namespace.values() if isinstance(v, TorchCase)]
-    listed = namespace.get("CASES", ())
-    if not isinstance(listed, (list, tuple)) or not all(isinstance(c, TorchCase) for c in listed):
-        raise ValueError("CASES must be a list of TorchCase values")
-    for c in listed:
-        if not any(c is f for f in found):
-            found.append(c)
-    return found

@@ -20,7 +20,7 @@ def case_reference(reference: str, inputs: list[Any]) -> TimingReference:
     import torch
 
     from iree_conformance.frontends.torch_export.export import build
-    from iree_conformance.frontends.torch_export.tree import find_case
+    from iree_conformance.frontends.torch_export.folder import find_case
 
     path, sep, name = reference.rpartition(SEPARATOR)
     if not sep:
@@ -30,8 +30,7 @@ def case_reference(reference: str, inputs: list[Any]) -> TimingReference:
     else:
         if not path or not name:
             raise ValueError(f"not a torch case reference (FILE{SEPARATOR}NAME): {reference!r}")
-        module, args, _ = build(find_case(Path(path), name))
-        module.eval()
+        module, args, _ = build(find_case(Path(path), name))  # eval() as the case asks
 
     def call() -> object:
         with torch.no_grad():
