@@ -282,3 +282,25 @@ def test_a_crash_outside_the_compiler_is_not_recorded(tmp_path, worker, llvm_cpu
     restore()
     again, _ = run_case(Attempt(case, llvm_cpu), worker)
     assert again.status == "pass" and again.info["cache_hits"]["compile"] is False
+
+
+def test_a_killed_worker_leaves_nothing_in_the_temp_folder(tmp_path, llvm_cpu, monkeypatch):
+    """A worker killed mid-job (a timeout, a crash) used to leave its
+    ``iree-conformance-stats-*`` folder behind, one per killed worker."""
+    import tempfile
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    client = WorkerClient(tmp_path / "store", {"compile": 120.0})
+    try:
+        first, _ = run_case(Attempt(add_case(tmp_path, "first"), llvm_cpu), client)
+        assert first.status == "pass", first.diagnostics  # the worker's statistics folder exists
+        _faulty(monkeypatch, ("load", "crash"))
+        killed, _ = run_case(Attempt(add_case(tmp_path, "killed"), llvm_cpu), client)
+        assert killed.status == "crash"
+        assert not [p for p in tmp.rglob("*") if "stats" in p.name]
+    finally:
+        client.close()
+    assert list(tmp.iterdir()) == []
