@@ -172,3 +172,17 @@ def test_failure_signature_is_the_report_groups_key():
     assert a.same(b) and a.line == "error: %_ bad N"
     assert not a.same(FailureSignature.of("error@import", ["m.mlir:3:4: error: %12 bad 7"]))
     assert not a.same(None)
+
+
+@pytest.mark.parametrize("text", ["inf", "Infinity", "nan", "0", "-5"])
+def test_a_reduce_budget_that_is_not_finite_seconds_is_refused(text):
+    """``--reduce-budget inf`` wrote ``"budget_s": Infinity``, which strict JSON refuses."""
+    import argparse
+
+    from iree_conformance.repro.reduced import add_budget_argument
+
+    parser = argparse.ArgumentParser()
+    add_budget_argument(parser)
+    with pytest.raises(SystemExit) as info:
+        parser.parse_args(["--reduce-budget", text])
+    assert info.value.code == 2
