@@ -167,17 +167,26 @@ def eager(module: Any, args: tuple[Any, ...]) -> list[np.ndarray]:
         raise ExportError(
             "prepare", f"the module does not run on its example inputs in torch eager: {_reason(e)}"
         ) from None
-    leaves = flatten(outputs)
+    leaves = _output_leaves(outputs)  # None kept: it is no tensor either
     if not leaves:
         raise ExportError("prepare", "the module returns no tensor: return one or more tensors")
     for i, leaf in enumerate(leaves):
         if not isinstance(leaf, torch.Tensor):
             raise ExportError(
                 "prepare",
-                f"output {i} is a {type(leaf).__name__}, not a tensor: return tensors "
-                "(or tuples, lists and dicts of them)",
+                f"output {i} is {'None' if leaf is None else 'a ' + type(leaf).__name__}, "
+                "not a tensor: return tensors (or tuples, lists and dicts of them)",
             )
     return [to_numpy(t) for t in leaves]
+
+
+def _output_leaves(value: Any) -> list[Any]:
+    """The leaves of a module's outputs, None among them (``flatten`` drops it)."""
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _output_leaves(v)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _output_leaves(v)]
+    return [value]
 
 
 def says_nothing(expected: list[np.ndarray]) -> bool:
