@@ -41,6 +41,14 @@ def run_reduction(case, target, worker, args, out_dir: Path, out, outcome=None) 
         report = reduce_case(case, target, worker, args.reduce_budget, update, outcome)
     finally:
         close()
+    from iree_conformance.cli.check_model import exit_status
+    from iree_conformance.common.errors import EXIT_UNJUDGED
+
+    if exit_status(report.outcome) == EXIT_UNJUDGED:  # as check-model says: no verdict
+        o = report.outcome
+        why = o.reason or (o.diagnostics[0] if o.diagnostics else "no reason given")
+        print(f"not judged: {o.status} at {o.stage}: {why}; nothing to reduce", file=out)
+        return EXIT_UNJUDGED
     if report.signature is None:
         print(f"pass: {report.note}", file=out)
         return 0
