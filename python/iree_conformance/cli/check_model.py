@@ -31,7 +31,7 @@ from iree_conformance.common.errors import (
     exit_help,
 )
 from iree_conformance.common.timing import DEFAULT_TIMING_BUDGET, parse_timing_budget
-from iree_conformance.common.vocabulary import Stage, Status
+from iree_conformance.common.vocabulary import Status
 from iree_conformance.model.outcome import STAGE_ORDER, Outcome
 from iree_conformance.report.speed import benchmark_lines
 
@@ -404,11 +404,11 @@ def _write_repro(case, target, outcome, store, conformance_dir: Path, root: Path
 
 
 def exit_status(outcome: Outcome) -> int:
+    from iree_conformance.cli.reducing import unjudged
+
     if outcome.status == Status.PASS:
         return 0
-    if outcome.status == Status.SKIP or (
-        outcome.status == Status.ERROR and outcome.stage == Stage.REFERENCE
-    ):
+    if unjudged(outcome):
         return EXIT_UNJUDGED
     return 1
 

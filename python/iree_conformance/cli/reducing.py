@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iree_conformance.common.errors import ConfigurationError
-from iree_conformance.common.vocabulary import Status
+from iree_conformance.common.errors import EXIT_UNJUDGED, ConfigurationError
+from iree_conformance.common.vocabulary import Stage, Status
+from iree_conformance.model.outcome import Outcome
 from iree_conformance.repro.reduced import (  # shared with repro --reduce
     DEFAULT_BUDGET_S,
     add_budget_argument,
@@ -19,6 +20,7 @@ __all__ = [
     "check_output",
     "progress_bar",
     "run_reduction",
+    "unjudged",
 ]
 
 
@@ -31,6 +33,14 @@ def check_output(out_dir: Path, force: bool) -> None:
         )
 
 
+def unjudged(outcome: Outcome) -> bool:
+    """The harness cannot judge the model (check-model's and reduce's exit 9): a skip,
+    or an error at the reference stage (no usable reference)."""
+    return outcome.status == Status.SKIP or (
+        outcome.status == Status.ERROR and outcome.stage == Stage.REFERENCE
+    )
+
+
 def run_reduction(case, target, worker, args, out_dir: Path, out, outcome=None) -> int:
     """Reduces the case's failure, prints what it found and writes ``out_dir/reduced``
     (shared by ``reduce`` and ``check-model --reduce``)."""
@@ -41,10 +51,7 @@ def run_reduction(case, target, worker, args, out_dir: Path, out, outcome=None) 
         report = reduce_case(case, target, worker, args.reduce_budget, update, outcome)
     finally:
         close()
-    from iree_conformance.cli.check_model import exit_status
-    from iree_conformance.common.errors import EXIT_UNJUDGED
-
-    if exit_status(report.outcome) == EXIT_UNJUDGED:  # as check-model says: no verdict
+    if unjudged(report.outcome):  # as check-model says: no verdict, exit 9
         o = report.outcome
         why = o.reason or (o.diagnostics[0] if o.diagnostics else "no reason given")
         print(f"not judged: {o.status} at {o.stage}: {why}; nothing to reduce", file=out)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from iree_conformance.common.errors import ConfigurationError
+from iree_conformance.common.unicode_text import SURROGATE_ESCAPE, clean_strings
 from iree_conformance.common.vocabulary import VERDICTS  # noqa: F401 - the verdict columns, re-exported
 
 SCHEMA = 1
@@ -42,8 +43,10 @@ def results_document(metadata: dict[str, Any], outcomes: list[dict[str, Any]]) -
     """A results file's content, outcomes in a stable order."""
     return {
         "schema": SCHEMA,
-        "metadata": metadata,
-        "outcomes": sorted(outcomes, key=lambda o: (o["suite"], o["target"], o["case_id"])),
+        "metadata": clean_strings(metadata),  # no lone surrogate: every reader can write it
+        "outcomes": sorted(
+            clean_strings(outcomes), key=lambda o: (o["suite"], o["target"], o["case_id"])
+        ),
     }
 
 
@@ -171,7 +174,10 @@ def load_results(path: Path, outcome_keys: Iterable[str] = OUTCOME_KEYS) -> dict
     every outcome has) present and strings on every outcome, the other fields readers use
     of their types (``outcome_problem``), metadata an object; one ``ResultsError`` names
     the file, the outcome and the field."""
-    data = parse_json(read_results_text(Path(path)), str(path))
+    text = read_results_text(Path(path))
+    data = parse_json(text, str(path))
+    if SURROGATE_ESCAPE.search(text):  # an older file naming a file that is not UTF-8
+        data = clean_strings(data)
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: expected a JSON object (a results file of schema {SCHEMA})")
     if data.get("schema") != SCHEMA:
