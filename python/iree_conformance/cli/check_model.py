@@ -503,6 +503,9 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
 
             print("", file=out)
             run_reduction(case, target, worker, args, reduce_dir, out, outcome)
+    except KeyboardInterrupt:
+        worker.close(wait=False)  # Ctrl-C reached the worker too: no wait for it
+        raise
     finally:
         worker.close()
     if getattr(args, "repro_dir", None) and exit_status(outcome) == 1:

@@ -82,5 +82,8 @@ def run(args: argparse.Namespace, targets_path: Path) -> int:
     worker = WorkerClient(store.root)
     try:
         return reducing.run_reduction(case, target, worker, args, out_dir, sys.stdout)
+    except KeyboardInterrupt:
+        worker.close(wait=False)  # Ctrl-C reached the worker too: no wait for it
+        raise
     finally:
         worker.close()

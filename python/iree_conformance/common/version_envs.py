@@ -46,6 +46,7 @@ from iree_conformance.common import env_check, torch_envs
 from iree_conformance.common.errors import EnvironmentBuildError
 from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.common.iree_index import IREE_PACKAGES, VersionSpec
+from iree_conformance.common.process_group import kill_group, own_group
 from iree_conformance.common.userdirs import resolve_dir
 
 ENVS_ENV = "IREE_CONFORMANCE_ENVS"
@@ -255,30 +256,6 @@ class _Stopped(BaseException):
     """SIGTERM during a build: unwinds it (its installer stopped, its folder removed)."""
 
 
-def _child_setup() -> None:  # pragma: no cover - runs in the child
-    """The installer's own process group (stopped as a whole), and on Linux killed when
-    this process dies, however it dies."""
-    os.setpgid(0, 0)
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        try:
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    try:
-        if os.name == "posix":
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:  # pragma: no cover - Windows
-            proc.kill()
-    except OSError:
-        pass
-    proc.wait()
-
-
 def _cause(text: str) -> str:
     """pip's or uv's own reason: its error lines and why it discarded a wheel (pip says that
     on stdout: a wheel whose name and metadata disagree), else the output's tail."""
@@ -304,12 +281,12 @@ def _run(command: list[str], what: str, log: Callable[[str], None]) -> None:
         text=True,
         encoding="utf-8",
         errors="replace",
-        preexec_fn=_child_setup if posix else None,  # noqa: PLW1509 - before any thread of ours
+        preexec_fn=own_group if posix else None,  # noqa: PLW1509 - before any thread of ours
     )
     try:
         out, err = proc.communicate()
     except BaseException:
-        _stop(proc)
+        kill_group(proc)
         raise
     if proc.returncode != 0:
         raise EnvironmentBuildError(

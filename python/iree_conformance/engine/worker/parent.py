@@ -166,8 +166,13 @@ class WorkerClient:
                 except OSError:
                     pass
 
-    def close(self) -> None:
-        self.stop()
+    def close(self, wait: bool = True) -> None:
+        """Stops the worker (``wait`` False: kills it at once, as after Ctrl-C) and
+        removes its log and scratch folder."""
+        if wait:
+            self.stop()
+        else:
+            self._kill()
         shutil.rmtree(self._scratch, ignore_errors=True)
         self._log_file.close()
         try:
