@@ -5,6 +5,12 @@
 its limit died, and the ``iree-compile`` it had started ran on, orphaned, in a scratch
 folder already deleted. ``run_in_group`` is ``subprocess.run`` with that fixed (POSIX;
 elsewhere the child alone, as before).
+
+No ``preexec_fn``: Python code between fork and exec can deadlock a process with threads
+(JAX warns "os.fork() was called ... will likely lead to a deadlock" for each such
+child). The group comes from ``start_new_session``, and the death with the parent (Linux
+``PR_SET_PDEATHSIG``) and an address-space limit from a short launcher (``launched``)
+that sets them in the child, then executes the command.
 """
 
 from __future__ import annotations
@@ -15,19 +21,31 @@ import subprocess
 import sys
 from typing import Any
 
-__all__ = ["kill_group", "own_group", "run_in_group"]
+__all__ = ["kill_group", "launched", "run_in_group"]
 
 
-def own_group() -> None:  # pragma: no cover - runs in the child
-    """``preexec_fn``: the child's own process group, and on Linux its death with ours."""
-    os.setpgid(0, 0)
-    if sys.platform.startswith("linux"):
-        import ctypes
+_LAUNCHER = """
+import os, sys
+if sys.argv[1] != "-":
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]),) * 2)
+if sys.platform.startswith("linux"):
+    import ctypes
+    try:
+        ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
 
-        try:
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
+
+def launched(command: list[str], address_space: int | None = None) -> list[str]:
+    """The command started through the launcher (POSIX): on Linux killed when this
+    process dies, and limited to ``address_space`` bytes when given."""
+    if os.name != "posix":  # pragma: no cover - Windows
+        return command
+    limit = "-" if address_space is None else str(address_space)
+    return [sys.executable, "-c", _LAUNCHER, limit, *command]
 
 
 def kill_group(proc: subprocess.Popen[Any]) -> None:
@@ -48,12 +66,7 @@ def run_in_group(
     """``subprocess.run(command, timeout=timeout, **kwargs)`` (``input`` and ``check``
     excepted), the child in its own group: past ``timeout`` (``TimeoutExpired``, as run
     raises it) or on an interrupt the whole group is killed."""
-    posix = os.name == "posix"
-    with subprocess.Popen(
-        command,
-        preexec_fn=own_group if posix else None,  # noqa: PLW1509 - it only sets the group
-        **kwargs,
-    ) as proc:
+    with subprocess.Popen(launched(command), start_new_session=True, **kwargs) as proc:
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
         except BaseException:  # TimeoutExpired, KeyboardInterrupt: nothing left running

@@ -46,7 +46,7 @@ from iree_conformance.common import env_check, torch_envs
 from iree_conformance.common.errors import EnvironmentBuildError
 from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.common.iree_index import IREE_PACKAGES, VersionSpec
-from iree_conformance.common.process_group import kill_group, own_group
+from iree_conformance.common.process_group import kill_group, launched
 from iree_conformance.common.userdirs import resolve_dir
 
 ENVS_ENV = "IREE_CONFORMANCE_ENVS"
@@ -273,15 +273,14 @@ def _cause(text: str) -> str:
 
 def _run(command: list[str], what: str, log: Callable[[str], None]) -> None:
     log("$ " + " ".join(command))
-    posix = os.name == "posix"
     proc = subprocess.Popen(
-        command,
+        launched(command),  # dies with this process (Linux), without a preexec_fn
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         encoding="utf-8",
         errors="replace",
-        preexec_fn=own_group if posix else None,  # noqa: PLW1509 - before any thread of ours
+        start_new_session=True,  # its own group: stopped as a whole
     )
     try:
         out, err = proc.communicate()
