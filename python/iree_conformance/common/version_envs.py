@@ -288,6 +288,11 @@ def _run(command: list[str], what: str, log: Callable[[str], None]) -> None:
         kill_group(proc)
         raise
     if proc.returncode != 0:
+        if "No module named pip" in out + err:  # not the network: this Python has no pip
+            raise EnvironmentBuildError(
+                f"{what} failed: {command[0]} has no pip (an environment made by `uv venv`?); "
+                "put uv on PATH (it is used when found) or install pip, and run again"
+            )
         raise EnvironmentBuildError(
             f"{what} failed (exit {proc.returncode}): {_cause(out + chr(10) + err)}; nothing was "
             "kept, "
@@ -300,7 +305,9 @@ def _install_commands(
 ) -> list[list[str]]:
     uv = shutil.which("uv")
     pip = (
-        [uv, "pip", "install", "--python", str(python)]
+        # copies, not uv's hard links into its cache: a file damaged in the environment
+        # must not damage the cache the environment is made again from
+        [uv, "pip", "install", "--link-mode", "copy", "--python", str(python)]
         if uv
         else [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
     )
