@@ -151,7 +151,8 @@ def _take(
             break
         if on_wait is not None and now - start > SAY_AFTER_S:
             on_wait(
-                f"waiting up to {deadline - start:.0f} s for the quiet lock {path}: another "
+                f"waiting up to {deadline - start:.0f} s for the quiet lock "
+                f"{path.with_name(path.name.removesuffix('.gate'))}: another "
                 "process of this user is timing a case (not counted in this stage's time)"
             )
             on_wait = None

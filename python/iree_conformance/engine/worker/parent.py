@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import overload
 
+from iree_conformance.common import quiet_lock
 from iree_conformance.common.diagnostics import first_meaningful_lines
 from iree_conformance.common.platform_info import describe_exit, is_program_fault
 from iree_conformance.common.store import ArtifactStore
@@ -83,6 +84,9 @@ class WorkerClient:
         package_root = str(Path(__file__).resolve().parents[3])
         env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
         env["TMPDIR"] = self._scratch  # the worker's temporary files, swept here
+        lock = quiet_lock.lock_path()  # the machine's quiet lock, not one in the scratch
+        if lock is not None:
+            env[quiet_lock.LOCK_ENV] = str(lock)
         self._proc = subprocess.Popen(
             [
                 sys.executable,
