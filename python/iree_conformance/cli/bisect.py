@@ -259,8 +259,7 @@ def candidates_between(
     if good == bad:
         raise ConfigurationError(same)
     for text in (good, bad):  # before the index is read: a version too old needs no network
-        if text not in (iree_index.INSTALLED, iree_index.PREVIOUS) and not Path(text).is_dir():
-            iree_index.check_supported(iree_index.parse_version(text).public)
+        iree_index.check_syntax(text)
     offered = iree_index.available(find_links, pre)
     ends = [iree_index.resolve(v, find_links, pre, offered) for v in (good, bad)]
     if None in (ends[0].version, ends[1].version):

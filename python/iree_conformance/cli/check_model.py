@@ -30,7 +30,6 @@ from iree_conformance.common.errors import (
     ConfigurationError,
     exit_help,
 )
-from iree_conformance.common.machine_faults import MACHINE
 from iree_conformance.common.timing import DEFAULT_TIMING_BUDGET, parse_timing_budget
 from iree_conformance.common.vocabulary import Status
 from iree_conformance.model.outcome import NOT_JUDGED, STAGE_ORDER, Outcome
@@ -232,28 +231,49 @@ def _case(args: argparse.Namespace):
     from iree_conformance.frontends.onnx.inputs import specs_from_model
     from iree_conformance.suites.model_case import load_model_header
 
-    specs = specs_from_model(load_model_header(path))
+    header = load_model_header(path)
+    _check_external_data(header, path)
+    specs = specs_from_model(header)
     names = [s.name for s in specs]
     dims = {d for s in specs for d in s.shape if isinstance(d, str) and d not in ("", "?")}
     for spec in (getattr(case, "input_spec", None), getattr(case, "cli_spec", None)):
         if spec is not None and not spec.empty:
             spec.check_against(names, dims, str(path))
-    _check_sizes(specs, dict(args.dim), dict(args.input_shape))
+    # an input read from a data set is not drawn
+    static = not getattr(case, "data_set_dirs", ())
+    _check_sizes(specs, dict(args.dim), dict(args.input_shape), static)
     return case
 
 
-def _check_sizes(specs, dims: dict[str, int], shapes: dict[str, tuple[int, ...]]) -> None:
-    """--dim and --input-shape sizes too large to draw are exit 2 before anything is
-    allocated (each input at the sizes given, other symbolic dims 1)."""
+def _check_external_data(header, path: Path) -> None:
+    """External data outside the model's folder (``..``, an absolute path, a symlink out),
+    missing or shorter than declared is bad input: exit 2 before anything is read."""
+    from iree_conformance.frontends.onnx.prepare import PrepareError, external_data_bytes
+
+    try:
+        external_data_bytes(header, path.resolve().parent, str(path))
+    except PrepareError as e:
+        raise ConfigurationError(str(e)) from None
+
+
+def _check_sizes(
+    specs, dims: dict[str, int], shapes: dict[str, tuple[int, ...]], static: bool = True
+) -> None:
+    """Inputs too large to draw, at the sizes given (--dim, --input-shape) or at the
+    model's static shape, are exit 2 before anything is allocated (other symbolic dims 1)."""
     import onnx
 
     from iree_conformance.frontends.onnx.model_inputs import InputTooLarge, check_input_size
 
     for s in specs:
         if s.name in shapes:
-            shape = list(shapes[s.name])
+            shape, why = list(shapes[s.name]), " (the sizes given on the command line)"
         elif any(isinstance(d, str) and d in dims for d in s.shape):
             shape = [dims.get(d, 1) if isinstance(d, str) else (d or 1) for d in s.shape]
+            why = " (the sizes given on the command line)"
+        elif static:
+            shape = [d if isinstance(d, int) and d > 0 else 1 for d in s.shape]
+            why = " (the model's own shape)"
         else:
             continue
         try:
@@ -261,7 +281,7 @@ def _check_sizes(specs, dims: dict[str, int], shapes: dict[str, tuple[int, ...]]
         except Exception:  # noqa: BLE001 - a type without a numpy dtype: nothing to size
             continue
         try:
-            check_input_size(s.name, shape, dtype, " (the sizes given on the command line)")
+            check_input_size(s.name, shape, dtype, why)
         except InputTooLarge as e:
             raise ConfigurationError(str(e)) from None
 
@@ -500,13 +520,11 @@ def _reduce_into(case, target, outcome, folder: Path, worker, args, out) -> None
 
 
 def exit_status(outcome: Outcome) -> int:
+    from iree_conformance.cli.reducing import unjudged
+
     if outcome.status == Status.PASS:
         return 0
-    if (
-        outcome.status == Status.SKIP
-        or outcome.not_judged
-        or outcome.info.get("harness_error") == MACHINE  # the machine failed, not IREE
-    ):
+    if unjudged(outcome):
         return EXIT_UNJUDGED
     return 1
 
@@ -611,6 +629,9 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
             )
             if folder is not None and reduce_here and not args.reduce_dir:
                 _reduce_into(case, target, outcome, folder, worker, args, out)
+    except KeyboardInterrupt:
+        worker.close(wait=False)  # Ctrl-C reached the worker too: no wait for it
+        raise
     finally:
         worker.close()
     if args.json:

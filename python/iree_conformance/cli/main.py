@@ -459,6 +459,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConformanceError as e:
         print(f"error: {e}", file=sys.stderr)
         return e.return_code
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shells' status, no traceback
+        print("interrupted", file=sys.stderr)
+        return 128 + 2
     except BrokenPipeError:  # `| head` closed the pipe: no traceback, the shells' status
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail too

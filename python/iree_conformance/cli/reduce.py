@@ -10,7 +10,8 @@ to ``DIR/reduced/`` (``model.onnx``, ``input_K.npy``, ``reduction.json``).
 
 Exit status: 0 the model passes (nothing written); 1 IREE failed (reduced, or the
 message says why not); 2 bad arguments, an unreadable model, or an output folder that
-exists (``--force``); 3 a malformed spec file.
+exists (``--force``); 3 a malformed spec file; 9 the harness cannot judge the model (as
+``check-model``: no reference, a skip).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from iree_conformance.cli import reducing
 from iree_conformance.common.errors import (
     EXIT_CONFIGURATION,
     EXIT_MANIFEST,
+    EXIT_UNJUDGED,
     ConfigurationError,
     exit_help,
 )
@@ -41,6 +43,7 @@ def add_parser(sub, func) -> None:
             {0: "the model passes", 1: "IREE failed (reduced, or why not)"},
             EXIT_CONFIGURATION,
             EXIT_MANIFEST,
+            EXIT_UNJUDGED,
         ),
     )
     p.add_argument("model", help="the .onnx file, or an .mlir program (its ops are reduced)")
@@ -87,6 +90,9 @@ def run(args: argparse.Namespace, targets_path: Path) -> int:
     worker = WorkerClient(store.root)
     try:
         return reducing.run_reduction(case, target, worker, args, out_dir, sys.stdout)
+    except KeyboardInterrupt:
+        worker.close(wait=False)  # Ctrl-C reached the worker too: no wait for it
+        raise
     finally:
         worker.close()
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iree_conformance.common.errors import ConfigurationError
-from iree_conformance.common.vocabulary import Status
+from iree_conformance.common.errors import EXIT_UNJUDGED, ConfigurationError
+from iree_conformance.common.machine_faults import MACHINE
+from iree_conformance.common.vocabulary import Stage, Status
+from iree_conformance.model.outcome import Outcome
 from iree_conformance.repro.reduced import (  # shared with repro --reduce
     DEFAULT_BUDGET_S,
     add_budget_argument,
@@ -19,6 +21,7 @@ __all__ = [
     "check_output",
     "progress_bar",
     "run_reduction",
+    "unjudged",
 ]
 
 
@@ -29,6 +32,18 @@ def check_output(out_dir: Path, force: bool) -> None:
         raise ConfigurationError(
             f"{out_dir / 'reduced'} exists; give another -o, or --force to replace its files"
         )
+
+
+def unjudged(outcome: Outcome) -> bool:
+    """The harness cannot judge the model (check-model's and reduce's exit 9): a skip, an
+    error at the reference stage (no usable reference, ``Outcome.not_judged``), or a
+    fault of the machine (``common/machine_faults``)."""
+    return (
+        outcome.status == Status.SKIP
+        or outcome.not_judged
+        or (outcome.status == Status.ERROR and outcome.stage == Stage.REFERENCE)
+        or outcome.info.get("harness_error") == MACHINE
+    )
 
 
 def run_reduction(case, target, worker, args, out_dir: Path, out, outcome=None) -> int:
@@ -42,6 +57,11 @@ def run_reduction(case, target, worker, args, out_dir: Path, out, outcome=None) 
         report = reduce_case(case, target, worker, args.reduce_budget, update, outcome)
     finally:
         close()
+    if unjudged(report.outcome):  # as check-model says: no verdict, exit 9
+        o = report.outcome
+        why = o.reason or (o.diagnostics[0] if o.diagnostics else "no reason given")
+        print(f"not judged: {o.status} at {o.stage}: {why}; nothing to reduce", file=out)
+        return EXIT_UNJUDGED
     if report.signature is None:
         print(f"pass: {report.note}", file=out)
         return 0

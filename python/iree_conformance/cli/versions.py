@@ -93,6 +93,8 @@ def resolve_all(
     texts: list[str], find_links: tuple[str, ...], pre: bool
 ) -> list[iree_index.VersionSpec]:
     """Each argument's spec; the index is read once, and only for index versions."""
+    for text in texts:  # bad syntax is exit 2 before any network
+        iree_index.check_syntax(text)
     needs_index = [t for t in texts if t != iree_index.INSTALLED and not Path(t).is_dir()]
     offered = iree_index.available(find_links, pre) if needs_index else None
     specs = [iree_index.resolve(t, find_links, pre, offered) for t in texts]

@@ -182,6 +182,28 @@ def check_supported(version: str) -> None:
         )
 
 
+def check_syntax(text: str) -> None:
+    """Refuses (exit 2) an argument that can name no version, before any network:
+    a path that is no folder, a text that is no version, a version under the minimum."""
+    if text in (INSTALLED, PREVIOUS) or Path(text).is_dir():
+        return
+    if "/" in text or os.sep in text:
+        raise VersionError(f"{text}: no such folder of wheels")
+    check_supported(text)
+
+
+def index_name(find_links: tuple[str, ...] = ()) -> str:
+    """Where versions are looked for, for a message: PyPI or the index's URL (without
+    its user or password), and the find-links."""
+    url = os.environ.get(INDEX_ENV)
+    if url and url.rstrip("/") != DEFAULT_INDEX:
+        parts = urllib.parse.urlsplit(url)
+        where = urllib.parse.urlunsplit((parts.scheme, parts.hostname or "", parts.path, "", ""))
+    else:
+        where = "PyPI"
+    return where + (" and " + ", ".join(find_links) if find_links else "")
+
+
 def previous_of(version: str | None, offered: list[str]) -> str:
     """The newest offered version older than version (the installed IREE)."""
     if version is None:
@@ -205,14 +227,15 @@ def resolve(
         version = wheels_in(folder)
         check_supported(version)
         return VersionSpec(text, "wheels", version, (str(folder.resolve()), *find_links), True)
-    if "/" in text or os.sep in text:
-        raise VersionError(f"{text}: no such folder of wheels")
-    check_supported(text)
+    check_syntax(text)
+    if offered is not None:  # 3.13 and v3.13.0 are 3.13.0 (PEP 440)
+        same = [v for v in offered if Version(v) == parse_version(text)]
+        text = same[0] if same else text
     if offered is not None and text not in offered:
         near = ", ".join(nearest(text, offered)) or "none"
-        where = "PyPI" + (" and " + ", ".join(find_links) if find_links else "")
         hint = "" if pre else " (pre-releases need --pre)"
         raise VersionError(
-            f"IREE {text} is not on {where}{hint}; the nearest versions there: {near}"
+            f"IREE {text} is not on {index_name(find_links)}{hint}; the nearest versions "
+            f"there: {near}"
         )
     return VersionSpec(text, "index", text, find_links, pre or parse_version(text).is_prerelease)

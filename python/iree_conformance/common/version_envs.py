@@ -47,6 +47,7 @@ from iree_conformance.common.errors import EnvironmentBuildError
 from iree_conformance.common.file_digest import file_digest
 from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.common.iree_index import IREE_PACKAGES, VersionSpec
+from iree_conformance.common.process_group import kill_group, launched
 from iree_conformance.common.userdirs import resolve_dir
 
 ENVS_ENV = "IREE_CONFORMANCE_ENVS"
@@ -252,30 +253,6 @@ class _Stopped(BaseException):
     """SIGTERM during a build: unwinds it (its installer stopped, its folder removed)."""
 
 
-def _child_setup() -> None:  # pragma: no cover - runs in the child
-    """The installer's own process group (stopped as a whole), and on Linux killed when
-    this process dies, however it dies."""
-    os.setpgid(0, 0)
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        try:
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    try:
-        if os.name == "posix":
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:  # pragma: no cover - Windows
-            proc.kill()
-    except OSError:
-        pass
-    proc.wait()
-
-
 def _cause(text: str) -> str:
     """pip's or uv's own reason: its error lines and why it discarded a wheel (pip says that
     on stdout: a wheel whose name and metadata disagree), else the output's tail."""
@@ -293,22 +270,26 @@ def _cause(text: str) -> str:
 
 def _run(command: list[str], what: str, log: Callable[[str], None]) -> None:
     log("$ " + " ".join(command))
-    posix = os.name == "posix"
     proc = subprocess.Popen(
-        command,
+        launched(command),  # dies with this process (Linux), without a preexec_fn
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         encoding="utf-8",
         errors="replace",
-        preexec_fn=_child_setup if posix else None,  # noqa: PLW1509 - before any thread of ours
+        start_new_session=True,  # its own group: stopped as a whole
     )
     try:
         out, err = proc.communicate()
     except BaseException:
-        _stop(proc)
+        kill_group(proc)
         raise
     if proc.returncode != 0:
+        if "No module named pip" in out + err:  # not the network: this Python has no pip
+            raise EnvironmentBuildError(
+                f"{what} failed: {command[0]} has no pip (an environment made by `uv venv`?); "
+                "put uv on PATH (it is used when found) or install pip, and run again"
+            )
         raise EnvironmentBuildError(
             f"{what} failed (exit {proc.returncode}): {_cause(out + chr(10) + err)}; nothing was "
             "kept, "
@@ -321,7 +302,9 @@ def _install_commands(
 ) -> list[list[str]]:
     uv = shutil.which("uv")
     pip = (
-        [uv, "pip", "install", "--python", str(python)]
+        # copies, not uv's hard links into its cache: a file damaged in the environment
+        # must not damage the cache the environment is made again from
+        [uv, "pip", "install", "--link-mode", "copy", "--python", str(python)]
         if uv
         else [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
     )

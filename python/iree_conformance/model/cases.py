@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from iree_conformance.common.unicode_text import valid_text
 from iree_conformance.model.compare import Check, Tolerance
 from iree_conformance.model.jobs import CaseResult, Program
 from iree_conformance.model.preparation import OtherPreparation
@@ -59,6 +60,10 @@ class Case:
     # May share a compiled module with other cases (batching.py): small programs whose
     # compile is mostly the compiler's fixed cost. Models stay alone.
     batchable: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        # a file name of bytes that are not UTF-8: written out, so every writer can encode it
+        self.case_id = valid_text(self.case_id)
 
     def skip_reason_for(self, target: Any) -> str | None:
         """Why the case does not run on this target (a RUN line for another backend)."""

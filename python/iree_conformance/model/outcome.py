@@ -6,6 +6,7 @@ import dataclasses
 from enum import Enum
 from typing import Any, TypeVar
 
+from iree_conformance.common.unicode_text import valid_text
 from iree_conformance.common.vocabulary import (  # noqa: F401 - the vocabulary's names, re-exported
     EXPECTATION_KINDS,
     STAGE_ORDER,
@@ -86,6 +87,9 @@ class Outcome:
 
     def __post_init__(self) -> None:
         self.stage, self.status = _member(Stage, self.stage), _member(Status, self.status)
+        # names of files that are not UTF-8 (common/unicode_text.py), in ids and messages
+        self.case_id, self.reason = valid_text(self.case_id), valid_text(self.reason)
+        self.diagnostics = [valid_text(str(d)) for d in self.diagnostics]
         if self.verdict is not None:
             self.verdict = _member(Verdict, self.verdict)
 

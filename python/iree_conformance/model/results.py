@@ -15,17 +15,24 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from iree_conformance.common.errors import ConfigurationError
+from iree_conformance.common.unicode_text import SURROGATE_ESCAPE, clean_strings
 from iree_conformance.common.vocabulary import VERDICTS  # noqa: F401 - the verdict columns, re-exported
 
 SCHEMA = 1
 MERGED_KIND = "merged"
 #: The keys every outcome of a results file has (the plugin writes them all).
 OUTCOME_KEYS = ("case_id", "target", "status", "verdict")
+#: The largest results file read (a full nightly's merged file is about 120 MB).
+MAX_RESULTS_BYTES = 1 << 30
+#: The compile statistics that are counts (``report/compile_stats.py``).
+COUNT_FIELDS = ("module_bytes", "dispatches", "executables", "batch_size")
 
 
 class ResultsError(ConfigurationError):
@@ -36,8 +43,10 @@ def results_document(metadata: dict[str, Any], outcomes: list[dict[str, Any]]) -
     """A results file's content, outcomes in a stable order."""
     return {
         "schema": SCHEMA,
-        "metadata": metadata,
-        "outcomes": sorted(outcomes, key=lambda o: (o["suite"], o["target"], o["case_id"])),
+        "metadata": clean_strings(metadata),  # no lone surrogate: every reader can write it
+        "outcomes": sorted(
+            clean_strings(outcomes), key=lambda o: (o["suite"], o["target"], o["case_id"])
+        ),
     }
 
 
@@ -94,10 +103,20 @@ def outcome_problem(outcome: dict[str, Any]) -> str | None:
     for key, value in outcome.get("stage_times", {}).items():
         if not _number(value):
             return f"stage_times.{key} must be a number of seconds, got {value!r}"
+    stats = outcome.get("metrics", {}).get("compile_stats")
+    if stats is not None and not isinstance(stats, dict):
+        return f"metrics.compile_stats must be an object, got {_kind(stats)}"
+    problem = _counts_problem(stats or {}, "metrics.compile_stats")
+    if problem:
+        return problem
     bench = outcome.get("metrics", {}).get("benchmark")
     if bench is not None and not isinstance(bench, dict):
         return f"metrics.benchmark must be an object, got {_kind(bench)}"
     for name, row in (bench or {}).items():
+        compiled = row.get("compile") if isinstance(row, dict) else None
+        problem = _counts_problem(compiled, f"metrics.benchmark.{name}.compile")
+        if problem:
+            return problem
         if not isinstance(row, dict) or "samples_s" not in row:
             continue
         samples = row["samples_s"]
@@ -109,19 +128,56 @@ def outcome_problem(outcome: dict[str, Any]) -> str | None:
     return None
 
 
+def _counts_problem(figures: Any, where: str) -> str | None:
+    """A count among ``figures`` that is not a whole number of 0 or more (text,
+    infinity, -1e30), or None."""
+    if not isinstance(figures, dict):
+        return None
+    for field in COUNT_FIELDS:
+        value = figures.get(field)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            return f"{where}.{field} must be a whole number of 0 or more, got {value!r}"
+    return None
+
+
+def read_results_text(path: Path, cap: int | None = None) -> str:
+    """The text of a results file: a regular file (never a device, FIFO or folder) of at
+    most ``cap`` bytes (``MAX_RESULTS_BYTES``), read no further; every failure one
+    ``ResultsError``."""
+    cap = MAX_RESULTS_BYTES if cap is None else cap
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: results file not found") from None
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read it ({e})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ResultsError(f"{path}: not a regular file; give a results JSON file")
+        if st.st_size > cap:
+            raise ResultsError(
+                f"{path}: {st.st_size:,} bytes, more than the {cap:,} a results file may hold"
+            )
+        try:
+            data = f.read(cap + 1)
+            # utf-8-sig: a BOM written by a Windows tool must not break the load.
+            return data.decode("utf-8-sig")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ResultsError(f"{path}: cannot read it ({e})") from None
+
+
 def load_results(path: Path, outcome_keys: Iterable[str] = OUTCOME_KEYS) -> dict[str, Any]:
     """A results or merged file, validated once here: outcome_keys (by default the keys
     every outcome has) present and strings on every outcome, the other fields readers use
     of their types (``outcome_problem``), metadata an object; one ``ResultsError`` names
     the file, the outcome and the field."""
-    try:
-        # utf-8-sig: a BOM written by a Windows tool must not break the load.
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ResultsError(f"{path}: results file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ResultsError(f"{path}: cannot read it ({e})") from None
+    text = read_results_text(Path(path))
     data = parse_json(text, str(path))
+    if SURROGATE_ESCAPE.search(text):  # an older file naming a file that is not UTF-8
+        data = clean_strings(data)
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: expected a JSON object (a results file of schema {SCHEMA})")
     if data.get("schema") != SCHEMA:
@@ -165,8 +221,8 @@ def load_results(path: Path, outcome_keys: Iterable[str] = OUTCOME_KEYS) -> dict
 def looks_like_results(path: Path) -> bool:
     """A JSON object of this schema with an outcomes list (a results or merged file)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
+        data = json.loads(read_results_text(Path(path)))
+    except (ResultsError, ValueError, RecursionError):
         return False
     return (
         isinstance(data, dict)

@@ -40,8 +40,10 @@ def _budget(text: str) -> float:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected seconds above 0, got {text!r}")
+    if not 0 < value < float("inf"):  # inf would be written as Infinity: not JSON
+        raise argparse.ArgumentTypeError(
+            f"expected a finite number of seconds above 0, got {text!r}"
+        )
     return value
 
 

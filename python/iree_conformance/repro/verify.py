@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from iree_conformance.common.diagnostics import normalize
+from iree_conformance.common.process_group import run_in_group
 from iree_conformance.common.vocabulary import Stage
 from iree_conformance.repro.spec import INPUT_MLIR, MODULE_FILE, ReproSpec, has_float8
 
@@ -83,15 +84,15 @@ def run_reproducer(folder: Path, tools: Path, timeout_s: float) -> dict[str, Any
             (work / stale).unlink(missing_ok=True)
         had_mlir = (work / INPUT_MLIR).is_file()
         try:
-            proc = subprocess.run(
+            proc = run_in_group(  # past the limit, iree-compile is stopped with sh
                 [sh, str(work / "repro.sh")],
+                timeout=timeout_s,
                 env=clean_env(tools),
                 cwd=work,
-                capture_output=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
                 errors="replace",
-                timeout=timeout_s,
-                check=False,
             )
         except subprocess.TimeoutExpired:
             return {"stage": None, "returncode": None, "output": [], "timed_out": True}
@@ -219,15 +220,15 @@ def dump_sources(folder: Path, tools: Path, timeout_s: float) -> dict[str, Any]:
     and the compilation phases land inside it; the module itself is not kept."""
     compiler = shutil.which("iree-compile", path=str(tools)) or "iree-compile"
     try:
-        proc = subprocess.run(
+        proc = run_in_group(
             [compiler, "@compile.flags", INPUT_MLIR, "-o", MODULE_FILE],
+            timeout=timeout_s,
             env=clean_env(tools),
             cwd=folder,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             errors="replace",
-            timeout=timeout_s,
-            check=False,
         )
     except subprocess.TimeoutExpired:
         return {"returncode": None, "why": "the compile ran past its time limit"}

@@ -16,6 +16,7 @@ import pytest
 
 import cache_tools
 from ci._common import load_toml
+from tests.support.installer import install_command
 
 ROOT = Path(__file__).resolve().parents[3]
 SOURCE = ROOT / "cache_tools"
@@ -114,8 +115,7 @@ def test_a_fresh_environment_without_iree_runs_cache_tools(wheel: Path, tmp_path
     deps = _dependencies_only(tmp_path / "deps")
     (purelib / "deps.pth").write_text(f"{deps}\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps"]
-        + ["--no-index", "-q", str(wheel)],
+        [*install_command(python), "--no-deps", "--no-index", "-q", str(wheel)],
         capture_output=True,
         text=True,
         timeout=300,

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.core_helpers import ROOT
+from tests.support.installer import install_command
 
 # Installed package name -> its folder in the source tree.
 PACKAGES = {
@@ -116,12 +117,7 @@ def test_non_editable_install_imports_and_runs(wheel: Path, tmp_path: Path) -> N
     (purelib / "outer-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     proc = subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
+            *install_command(python),
             "--no-deps",
             "--no-index",
             "-q",

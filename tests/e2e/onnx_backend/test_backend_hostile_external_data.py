@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from iree_conformance.common.process_group import launched
+
 ROOT = Path(__file__).resolve().parents[3]
 LIMIT = 4 * 2**30
 
@@ -30,19 +32,12 @@ for name, kw in cases.items():
 """
 
 
-def _limited() -> None:
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
-
-
 def test_hostile_external_data_is_an_error_at_prepare(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(tmp_path)],
+        launched([sys.executable, "-c", SCRIPT, str(tmp_path)], address_space=LIMIT),
         cwd=ROOT,
         capture_output=True,
         text=True,
-        preexec_fn=_limited,
         timeout=300,
     )
     lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)

@@ -96,6 +96,14 @@ def not_a_tensor(x):
 @case(torch.randn(3))
 def wrong_inputs(x, y):
     return x + y
+
+@case(torch.randn(3))
+def tensor_and_none(x):
+    return x + 1, None
+
+@case(torch.randn(3))
+def only_none(x):
+    return None
 """
 
 
@@ -191,6 +199,9 @@ def test_bad_modules_are_the_harness_errors_that_name_the_file(tmp_path):
     assert "torch.export cannot export it" in invalid("data_dependent")
     assert "output 0 is a str, not a tensor" in invalid("not_a_tensor")
     assert "does not run on its example inputs" in invalid("wrong_inputs")
+    # (tensor, None) was fail-import, blamed on IREE's tools (issue 58 item 11)
+    assert "output 1 is None, not a tensor" in invalid("tensor_and_none")
+    assert "output 0 is None, not a tensor" in invalid("only_none")
 
 
 def _users(tmp_path: Path) -> dict:

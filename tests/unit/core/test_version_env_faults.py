@@ -25,6 +25,7 @@ import pytest
 from iree_conformance.common import env_check, iree_index, version_envs
 from iree_conformance.common.errors import EXIT_ENVIRONMENT, EnvironmentBuildError
 from iree_conformance.report import version_compare as vc
+from tests.support.installer import install_command
 
 VERSION = "3.12.0"
 REVISION = "2b05c5dbb2f2ecb27c0d3941e80ee8d2f16e890d"
@@ -91,7 +92,8 @@ def wheels_folder(folder: Path, build: str = "1") -> Path:
 
 @pytest.fixture
 def stand_in(tmp_path, monkeypatch):
-    """ensure() makes venvs without pip and installs the stand-in wheels with this pip;
+    """ensure() makes venvs without pip and installs the stand-in wheels with this pip
+    (or uv, where this environment has no pip);
     returns (spec, envs folder, wheels folder)."""
     links = wheels_folder(tmp_path / "wheels")
 
@@ -100,8 +102,7 @@ def stand_in(tmp_path, monkeypatch):
 
     def install_commands(spec, python, pins, root):
         return [
-            [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index",
-             "--disable-pip-version-check", "--find-links", str(links),
+            [*install_command(python), "--no-index", "--find-links", str(links),
              *[f"{name}=={spec.version}" for name in iree_index.IREE_PACKAGES]]
         ]  # fmt: skip
 
@@ -475,7 +476,9 @@ def test_a_wheel_whose_name_lies_is_exit_10_with_pips_cause(stand_in):
         version_envs.ensure(spec, envs)
     assert info.value.return_code == EXIT_ENVIRONMENT
     message = str(info.value)
-    assert "inconsistent version" in message and "3.11.0" in message, message
+    # pip: "inconsistent version"; uv (no pip here): "Wheel version does not match filename"
+    why = "inconsistent version" in message or "does not match filename" in message
+    assert why and "3.11.0" in message, message
     assert [p.name for p in envs.iterdir() if not p.name.endswith(".lock")] == []
 
 
@@ -485,3 +488,19 @@ def test_the_html_page_names_a_harness_error():
     cols = [vc.Column("3.12.0", {}, [damaged("x")]), vc.Column("3.13.0", {}, [passed("x")])]
     page = render_versions(cols, vc.compare(cols))
     assert "harness error: IREE not loaded" in page and "fail-compile at" not in page
+
+
+def test_an_installer_without_pip_is_said_not_blamed_on_the_network(stand_in, monkeypatch):
+    """In an environment made by ``uv venv`` ``python -m pip`` fails with "No module named
+    pip", which was reported as "check the network"."""
+    spec, envs, _ = stand_in
+    no_pip = [
+        sys.executable,
+        "-c",
+        "import sys; sys.exit(sys.executable + ': No module named pip')",
+    ]
+    monkeypatch.setattr(version_envs, "_install_commands", lambda *a: [no_pip])
+    with pytest.raises(EnvironmentBuildError) as info:
+        version_envs.ensure(spec, envs)
+    message = str(info.value)
+    assert "has no pip" in message and "uv" in message and "network" not in message, message

@@ -13,7 +13,6 @@ import base64
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ import pytest
 from iree_conformance.cli import versions as versions_command
 from iree_conformance.common import env_check, iree_index, torch_envs, version_envs
 from iree_conformance.common.errors import EnvironmentBuildError
+from tests.support.installer import install_command
 from tests.unit.core.test_version_env_faults import REPO, VERSION, stand_in
 
 __all__ = ["stand_in"]  # the fixture, shared with the fault tests
@@ -178,8 +178,7 @@ def test_an_install_that_replaces_the_iree_pin_is_refused(stand_in, monkeypatch)
     unpinned requirement could do in a resolver) is exit 10, nothing kept."""
     _, envs, links = stand_in
     wrong = [
-        [sys.executable, "-m", "pip", "--python", "{python}", "install", "--no-index",
-         "--disable-pip-version-check", "--find-links", str(links),
+        [*install_command("{python}"), "--no-index", "--find-links", str(links),
          *[f"{name}=={VERSION}" for name in iree_index.IREE_PACKAGES]]
     ]  # fmt: skip
 

@@ -56,6 +56,31 @@ def test_a_version_the_index_lacks_lists_the_nearest():
     assert "3.12.5 is not on PyPI" in message and "3.11.0, 3.12.0, 3.13.0" in message
 
 
+@pytest.mark.parametrize("text", ["3.13", "v3.13.0", "3.13.0.0"])
+def test_a_version_written_another_way_is_the_listed_one(text):
+    assert iree_index.resolve(text, (), False, RELEASES).version == "3.13.0"
+
+
+def test_a_custom_index_is_named_not_called_pypi(monkeypatch):
+    monkeypatch.setenv(iree_index.INDEX_ENV, "https://me:secret@mirror.example/simple/")
+    with pytest.raises(iree_index.VersionError) as info:
+        iree_index.resolve("3.12.5", (), False, RELEASES)
+    message = str(info.value)
+    assert "not on https://mirror.example/simple/" in message
+    assert "PyPI" not in message and "secret" not in message
+
+
+@pytest.mark.parametrize("text", ["3.13.0; rm -rf", "../../x", "-3"])
+def test_a_version_of_bad_syntax_is_exit_2_before_the_index_is_read(text, monkeypatch, capsys):
+    def offline():
+        raise AssertionError("the index was read")
+
+    monkeypatch.setattr(iree_index, "index_versions", offline)
+    assert cli.main(["versions", text, "installed"]) == EXIT_CONFIGURATION
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "network" not in err
+
+
 def test_nearest_keeps_both_sides():
     assert iree_index.nearest("3.12.5", RELEASES, 3) == ["3.11.0", "3.12.0", "3.13.0"]
     assert iree_index.nearest("4.0.0", RELEASES, 2) == ["3.12.0", "3.13.0"]

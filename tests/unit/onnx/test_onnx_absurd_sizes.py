@@ -13,6 +13,7 @@ import onnx
 import pytest
 
 from iree_conformance.cli.main import main
+from iree_conformance.common.process_group import launched
 from iree_conformance.frontends.onnx.model_inputs import InputTooLarge, check_input_size
 from iree_conformance.frontends.onnx.specs import SpecError, load_toml_spec_text
 from tests.support import symbolic_models as sm
@@ -21,19 +22,12 @@ REPO = Path(__file__).resolve().parents[3]
 LIMIT = 4 * 2**30
 
 
-def _limited() -> None:
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
-
-
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "iree_conformance.cli.main", *args],
+        launched([sys.executable, "-m", "iree_conformance.cli.main", *args], address_space=LIMIT),
         cwd=REPO,
         capture_output=True,
         text=True,
-        preexec_fn=_limited,
         timeout=300,
     )
 

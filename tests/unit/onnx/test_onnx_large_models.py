@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from iree_conformance.common.process_group import launched
 from iree_conformance.frontends.onnx import prepare
 from iree_conformance.frontends.onnx.prepare import PrepareError
 from tests.support.onnx_testlib import external_data_model
@@ -23,12 +24,6 @@ REPO = Path(__file__).resolve().parents[3]
 GIB = 2**30
 BIG = int(2.1 * GIB)
 LIMIT = 4 * GIB
-
-
-def _limited() -> None:
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
 
 
 def child(code: str, timeout: float = 300) -> dict:
@@ -46,10 +41,9 @@ def child(code: str, timeout: float = 300) -> dict:
         """
     ) % textwrap.indent(textwrap.dedent(code), "    ")
     proc = subprocess.run(
-        [sys.executable, "-c", script],
+        launched([sys.executable, "-c", script], address_space=LIMIT),
         capture_output=True,
         text=True,
-        preexec_fn=_limited,
         cwd=REPO,
         timeout=timeout,
     )

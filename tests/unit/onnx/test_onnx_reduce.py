@@ -294,3 +294,17 @@ def test_a_loop_body_is_copied_out_on_its_first_iteration_and_reduced():
     assert "1 Loop/Scan body(ies) copied out" in result.summary()
     # The Erf of the first iteration reads the Loop's initial value: relu(X)
     np.testing.assert_allclose(result.candidate.inputs[0], np.maximum(X, 0))
+
+
+@pytest.mark.parametrize("text", ["inf", "Infinity", "nan", "0", "-5"])
+def test_a_reduce_budget_that_is_not_finite_seconds_is_refused(text):
+    """``--reduce-budget inf`` wrote ``"budget_s": Infinity``, which strict JSON refuses."""
+    import argparse
+
+    from iree_conformance.repro.reduced import add_budget_argument
+
+    parser = argparse.ArgumentParser()
+    add_budget_argument(parser)
+    with pytest.raises(SystemExit) as info:
+        parser.parse_args(["--reduce-budget", text])
+    assert info.value.code == 2

@@ -57,6 +57,19 @@ HOSTILE = {
         json.dumps(document(metrics=bench([0.0, 0.0, -1.0]))),
         "samples_s must be a list of times above 0 s",
     ),
+    # issue 58 item 14: compile statistics that compare read as "no change" or took
+    "module-bytes-negative": (
+        json.dumps(document(metrics={"compile_stats": {"module_bytes": -1e30}})),
+        "compile_stats.module_bytes must be a whole number of 0 or more",
+    ),
+    "module-bytes-text": (
+        json.dumps(document(metrics={"compile_stats": {"module_bytes": "10 kB"}})),
+        "compile_stats.module_bytes must be a whole number of 0 or more",
+    ),
+    "module-bytes-infinity": (
+        json.dumps(document(metrics={"compile_stats": {"module_bytes": float("inf")}})),
+        "compile_stats.module_bytes must be a whole number of 0 or more",
+    ),
 }
 
 
@@ -129,3 +142,26 @@ def test_pr_comment_a_deep_or_huge_diff_json_is_one_ci_error(text: str) -> None:
         archive.writestr("diff.json", text)
     with pytest.raises(CIError, match=r"diff.json: (nested too deeply|not readable JSON)"):
         read_members(buffer.getvalue())
+
+
+@pytest.mark.parametrize("command", [["report", "{f}"], ["compare", "{f}", "{f}"]])
+def test_a_device_or_fifo_is_refused_unread(command, tmp_path, capsys) -> None:
+    """``report /dev/zero`` read until the kernel killed it; a FIFO hung."""
+    import os
+
+    fifo = tmp_path / "results.json"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", str(fifo)):
+        assert main([a.format(f=path) for a in command]) == 2
+        err = capsys.readouterr().err
+        assert "not a regular file" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_results_file_past_the_size_cap_is_refused(tmp_path, monkeypatch) -> None:
+    from iree_conformance.model import results
+
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(document()), encoding="utf-8")
+    monkeypatch.setattr(results, "MAX_RESULTS_BYTES", 64)
+    with pytest.raises(ResultsError, match="more than the 64 a results file may hold"):
+        results.load_results(path)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -91,3 +93,74 @@ def _holder_waiting(kind: str, seconds: float) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-c", HOLDER, kind, str(seconds)], text=True)
     time.sleep(0.2)  # it is waiting for the lock by now
     return proc
+
+
+@pytest.fixture
+def default_lock(tmp_path, monkeypatch):
+    """The lock at its default place, in a temp folder of the test's own."""
+    monkeypatch.delenv(quiet_lock.LOCK_ENV, raising=False)
+    monkeypatch.setattr(quiet_lock.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    return tmp_path / "tmp" / f"iree-conformance-{os.getuid()}"
+
+
+def test_the_default_lock_is_in_a_folder_of_this_users_own(default_lock):
+    with quiet_lock.holding(exclusive=True) as state:
+        assert state["held"]
+    assert default_lock.is_dir() and stat.S_IMODE(default_lock.stat().st_mode) == 0o700
+    assert (default_lock / "quiet.lock").is_file()
+
+
+def test_a_planted_symlink_is_never_followed(default_lock, tmp_path, capsys):
+    """Another user links the lock folder (or the lock file) to a place of their choosing:
+    nothing is created there; the work goes on without the lock, and says so."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    default_lock.symlink_to(elsewhere)
+    with quiet_lock.holding(exclusive=True) as state:
+        assert state["held"] is False
+    assert list(elsewhere.iterdir()) == []
+    assert "not a folder of this user's own" in capsys.readouterr().err
+
+
+def test_a_symlinked_lock_file_is_not_created(tmp_path, monkeypatch):
+    target = tmp_path / "victim"
+    link = tmp_path / "quiet.lock"
+    link.symlink_to(target)
+    monkeypatch.setenv(quiet_lock.LOCK_ENV, str(link))
+    with quiet_lock.holding(exclusive=True) as state:
+        assert state["held"] is False
+    assert not target.exists()
+
+
+def test_a_folder_others_can_write_is_not_used(default_lock):
+    default_lock.mkdir(mode=0o700)
+    default_lock.chmod(0o777)
+    with quiet_lock.holding(exclusive=True) as state:
+        assert state["held"] is False
+    assert not (default_lock / "quiet.lock").exists()
+
+
+def test_a_long_wait_is_told_once(lock_file):
+    proc = _holder("x", 1.6)
+    told: list[str] = []
+    with quiet_lock.holding(exclusive=False, on_wait=told.append) as state:
+        assert state["held"] and state["wait_s"] >= 1.0
+    proc.wait(timeout=30)
+    assert len(told) == 1 and "waiting up to 30 s for the quiet lock" in told[0]
+
+
+def test_a_compiles_wait_for_the_lock_is_not_its_compile_time(lock_file):
+    """The worker's compiler tells the parent of the wait, and the caller leaves it out."""
+    pytest.importorskip("iree.compiler")
+    from iree_conformance.engine.worker.compiler import Compiler
+
+    told: list[tuple] = []
+    compiler = Compiler(lambda: "", told.append)
+    mlir = b"func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> { return %a : tensor<4xf32> }"
+    flags = ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu")
+    proc = _holder("x", 1.6)
+    assert compiler.compile(mlir, flags)
+    proc.wait(timeout=30)
+    assert [m[0] for m in told] == ["waiting", "waited"]
+    assert compiler.last_lock_wait_s >= 1.0 and told[1][1] == compiler.last_lock_wait_s

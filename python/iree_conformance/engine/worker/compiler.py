@@ -73,10 +73,21 @@ class Compiler:
 
     Each session also writes IREE's scheduling statistics (``STATS_FLAG``) to a file of
     its own in a temporary folder; after a compile ``last_statistics`` holds its dispatch
-    and executable counts (``compile_statistics`` adds the module's size)."""
+    and executable counts (``compile_statistics`` adds the module's size).
 
-    def __init__(self, read_diagnostics: Callable[[], str]):
+    A compile waits while another process times a case (``common/quiet_lock.py``):
+    ``tell`` passes ("waiting", text) and ("waited", seconds) to the parent, and
+    ``last_lock_wait_s`` is what the caller leaves out of the compile's time."""
+
+    def __init__(
+        self,
+        read_diagnostics: Callable[[], str],
+        tell: Callable[[tuple[str, Any]], None] | None = None,
+    ):
         self.read_diagnostics = read_diagnostics
+        self.tell = tell
+        #: The seconds the last compile waited for the quiet lock.
+        self.last_lock_wait_s = 0.0
         self._sessions: dict[tuple[str, ...], Any] = {}
         self._stats_files: dict[tuple[str, ...], Path] = {}
         self._stats_dir: tempfile.TemporaryDirectory[str] | None = None
@@ -154,7 +165,13 @@ class Compiler:
                 raise StageError(
                     "import", self.read_diagnostics() or "the compiler could not parse the module"
                 )
-            with quiet_lock.holding(exclusive=False):  # not while another case is timed
+            tell = self.tell
+            on_wait = None if tell is None else (lambda text: tell(("waiting", text)))
+            # not while another case is timed
+            with quiet_lock.holding(exclusive=False, on_wait=on_wait) as quiet:
+                self.last_lock_wait_s = float(quiet["wait_s"])
+                if tell is not None and self.last_lock_wait_s > quiet_lock.SAY_AFTER_S:
+                    tell(("waited", self.last_lock_wait_s))
                 compiled = inv.execute()
             if not compiled:
                 raise StageError("compile", self.read_diagnostics() or "compilation failed")

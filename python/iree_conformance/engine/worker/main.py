@@ -102,6 +102,7 @@ def main(argv: list[str]) -> int:
         ArtifactStore(Path(store_dir) if store_dir != "-" else None),
         read_diagnostics,
         announce=announce,
+        tell=lambda message: _write_frame(channel_out, message),
     )
     _write_frame(channel_out, ("ready", os.getpid()))
     while True:

@@ -9,6 +9,10 @@ A limit counts the worker's CPU seconds in the stage where the OS tells them (Li
 not a timeout that an idle machine would pass: a verdict is never made by the load. A
 stage that spends no CPU (a hang) times out after ``HANG_FACTOR`` times its limit in
 wall seconds; elsewhere, and past that bound, the limit is wall seconds.
+
+The worker's temporary files (IREE's statistics, a large import's folder) go to a
+scratch folder of its client (``TMPDIR``), emptied when a worker is killed and removed
+on ``close``: a worker killed by a timeout or Ctrl-C leaves nothing in the temp folder.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,7 +29,7 @@ import time
 from pathlib import Path
 from typing import overload
 
-from iree_conformance.common import machine_faults
+from iree_conformance.common import machine_faults, quiet_lock
 from iree_conformance.common.diagnostics import first_meaningful_lines
 from iree_conformance.common.platform_info import describe_exit, is_program_fault
 from iree_conformance.common.store import ArtifactStore
@@ -80,12 +85,17 @@ class WorkerClient:
         self._jobs = 0
         fd, self.log_path = tempfile.mkstemp(prefix="iree-conformance-worker-", suffix=".log")
         self._log_file = os.fdopen(fd, "ab")
+        self._scratch = tempfile.mkdtemp(prefix="iree-conformance-worker-")
 
     # -- process management ---------------------------------------------------
     def _start(self) -> None:
         env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[3])
         env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
+        env["TMPDIR"] = self._scratch  # the worker's temporary files, swept here
+        lock = quiet_lock.lock_path()  # the machine's quiet lock, not one in the scratch
+        if lock is not None:
+            env[quiet_lock.LOCK_ENV] = str(lock)
         self._proc = subprocess.Popen(
             [
                 sys.executable,
@@ -135,18 +145,36 @@ class WorkerClient:
                 except (OSError, subprocess.TimeoutExpired):
                     proc.kill()
                     proc.wait()
+                    self._sweep()
         finally:
             _close_pipes(proc)
+
+    def _sweep(self) -> None:
+        """Empties the scratch folder of a worker that is gone (its own never ran)."""
+        with os.scandir(self._scratch) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
             proc.kill()
             proc.wait()
+            self._sweep()
             _close_pipes(proc)
 
-    def close(self) -> None:
-        self.stop()
+    def close(self, wait: bool = True) -> None:
+        """Stops the worker (``wait`` False: kills it at once, as after Ctrl-C) and
+        removes its log and scratch folder."""
+        if wait:
+            self.stop()
+        else:
+            self._kill()
+        shutil.rmtree(self._scratch, ignore_errors=True)
         self._log_file.close()
         try:
             os.unlink(self.log_path)
@@ -207,6 +235,10 @@ class WorkerClient:
                 return self._crashed(job, stage, times, log_offset, compile_key)
             if message[0] == "compile_key":
                 compile_key = message[1]
+            elif message[0] == "waiting":  # for the quiet lock: told, never silent
+                print(f"iree-conformance: {message[1]}", file=sys.stderr, flush=True)
+            elif message[0] == "waited":  # not counted against the stage's limit
+                extra += float(message[1])
             elif message[0] == "stage":
                 now = time.monotonic()
                 times.setdefault(stage, now - stage_start)

@@ -21,6 +21,7 @@ from typing import Any, ParamSpec
 
 from iree_conformance.common import quiet_lock
 from iree_conformance.common.timing import FULL_BUDGET_S, time_iree_call, timing_budget_s
+from iree_conformance.common.unicode_text import valid_text
 from iree_conformance.engine.worker.store import ModuleCache
 from iree_conformance.model.jobs import LARGE_MODEL_OPTION, CaseJob, CaseResult
 
@@ -176,7 +177,7 @@ def setup_identity(job: CaseJob) -> str:
         size = str(os.stat(path).st_size)
     except OSError:
         size = "?"
-    return f"{job.program.case_id}|{Path(path).name}|{size}|{name}"
+    return valid_text(f"{job.program.case_id}|{Path(path).name}|{size}|{name}")
 
 
 def _set_up(job: CaseJob, inputs: list[Any]) -> tuple[Any, float, float] | str:

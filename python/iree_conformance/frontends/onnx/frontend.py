@@ -61,7 +61,10 @@ class OnnxFrontend:
         """onnxruntime's session on the model file, fed the case's inputs."""
         import onnxruntime
 
-        session = onnxruntime.InferenceSession(reference, providers=ORT_SETTINGS["providers"])
+        from iree_conformance.frontends.onnx.reference import ort_path
+
+        with ort_path(reference) as path:  # a file name that is not UTF-8
+            session = onnxruntime.InferenceSession(path, providers=ORT_SETTINGS["providers"])
         feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
         return TimingReference(
             "onnxruntime",

@@ -8,18 +8,52 @@ does not matter for one inference per case.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import onnx
 
-__all__ = ["OnnxRuntimeReferenceError", "run_onnxruntime"]
+__all__ = ["OnnxRuntimeReferenceError", "ort_path", "run_onnxruntime"]
 
 
 class OnnxRuntimeReferenceError(Exception):
     """onnxruntime could not load or run the model, or gave a non-tensor output."""
+
+
+@contextlib.contextmanager
+def ort_path(path: str) -> Iterator[str]:
+    """A path onnxruntime accepts for the model file ``path``: itself, or, when its name
+    is not UTF-8 (onnxruntime takes only UTF-8 paths), a link ``model.onnx`` to it in a
+    temporary folder, beside links to the first part of each external data location (a
+    model's external data lies in its folder: prepare.external_data_bytes), for as long
+    as the session is made."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        yield path
+        return
+    from onnx.external_data_helper import uses_external_data
+
+    from iree_conformance.frontends.onnx.prepare import graph_tensors
+
+    real = Path(path).resolve()
+    header = onnx.load(real, load_external_data=False)
+    with tempfile.TemporaryDirectory(prefix="iree-conformance-ort-") as tmp:
+        (Path(tmp) / "model.onnx").symlink_to(real)
+        for t in graph_tensors(header.graph):
+            if uses_external_data(t):
+                location = {e.key: e.value for e in t.external_data}.get("location", "")
+                first = Path(location).parts[0] if location else ""
+                link = Path(tmp) / first
+                if first and first != "model.onnx" and not link.is_symlink():
+                    link.symlink_to(real.parent / first)
+        yield str(Path(tmp) / "model.onnx")
 
 
 def _session_source(model: Path | str | bytes | onnx.ModelProto) -> tuple[str | bytes, str]:
@@ -55,7 +89,10 @@ def run_onnxruntime(
     # (the exception carries them; a failed trial of input shapes is expected).
     options.log_severity_level = 4
     try:
-        session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+        with contextlib.ExitStack() as stack:
+            if isinstance(source, str):
+                source = stack.enter_context(ort_path(source))
+            session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     except Exception as e:
         raise OnnxRuntimeReferenceError(f"{label}: onnxruntime cannot load the model: {e}") from e
     # get_inputs() lists the inputs to feed, in graph order, without initializers

@@ -262,17 +262,27 @@ def _check_inputs(args: tuple[Any, ...]) -> None:
 def _expected(outputs: Any) -> list[np.ndarray]:
     import torch
 
-    leaves = flatten(outputs)
+    leaves = _output_leaves(outputs)  # None kept: it is no tensor either
     if not leaves:
         raise ExportError("prepare", "the module returns no tensor: return one or more tensors")
     for i, leaf in enumerate(leaves):
         if not isinstance(leaf, torch.Tensor):
             raise ExportError(
                 "prepare",
-                f"output {i} is a {type(leaf).__name__}, not a tensor: return tensors "
-                "(or tuples, lists and dicts of them, or Python int, bool and float)",
+                f"output {i} is {'None' if leaf is None else 'a ' + type(leaf).__name__}, "
+                "not a tensor: return tensors (or tuples, lists and dicts of them, or Python "
+                "int, bool and float)",
             )
     return [to_numpy(t) for t in leaves]
+
+
+def _output_leaves(value: Any) -> list[Any]:
+    """The leaves of a module's outputs, None among them (``flatten`` drops it)."""
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _output_leaves(v)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _output_leaves(v)]
+    return [value]
 
 
 def says_nothing(expected: list[np.ndarray]) -> bool:
