@@ -11,8 +11,10 @@ comes from ``--versions-result`` or the newest stored ``versions``/``bisect`` ru
 Exit status: 0 the folder was written and shows the failure (or the case passes:
 nothing written; with ``--sources`` its generated code is); 1 the folder was written but
 does not show the failure (repro.json and ISSUE.md say why); 2 bad arguments, an unknown
-case (the nearest ids named), an existing folder without ``--force``, a case id that
-would escape the folder, IREE's tools not on ``PATH`` (the folder is kept, unverified);
+case (the nearest ids named), an existing folder without ``--force`` (with it: one that is
+no reproducer folder, the working folder or above it, home, a root), a place that cannot be
+written, a case id that would escape the folder, IREE's tools not on ``PATH`` (the
+folder is kept, unverified);
 9 the case is skipped here, fails in the harness, not in IREE, or fails in a Python
 importer no IREE tool runs (a torch case's import: iree-turbine's).
 """

@@ -83,10 +83,57 @@ def _file_list(folder: Path) -> list[dict[str, Any]]:
 
 
 def check_destination(out: Path, force: bool) -> None:
-    if out.exists() and not force:
-        raise FolderExists(f"{out} exists; pass --force to replace it, or -o another folder")
+    """Refuses, before any work, a place the reproducer cannot go: a folder that exists
+    (``force``: unless it is one a reproducer wrote, or empty), the working folder, a
+    folder above it, the home folder or a root (never replaced), a link, or a place that
+    cannot be written."""
+    _refuse_protected(out)
+    if out.is_symlink():
+        raise ConfigurationError(f"{out} is a link; pass -o a folder path")
     if out.exists() and not out.is_dir():
         raise ConfigurationError(f"{out} exists and is not a folder; pass -o a folder path")
+    if out.exists() and not force:
+        raise FolderExists(f"{out} exists; pass --force to replace it, or -o another folder")
+    if out.exists() and not (out / RECORD_FILE).is_file() and any(out.iterdir()):
+        raise ConfigurationError(
+            f"{out} is not a reproducer folder (it holds no {RECORD_FILE}); --force replaces "
+            "only a folder repro wrote: pass -o another folder"
+        )
+    _check_writable(out)
+
+
+def _refuse_protected(out: Path) -> None:
+    """The working folder, a folder above it, the home folder and a root are never a
+    reproducer's place: replacing one would delete the user's files."""
+    where = out.resolve()
+    cwd = Path.cwd().resolve()
+    what = None
+    if where.parent == where:
+        what = "a root folder"
+    elif where == cwd or where in cwd.parents:
+        what = "the working folder" if where == cwd else "a folder above the working folder"
+    elif where == Path.home().resolve():
+        what = "the home folder"
+    if what:
+        raise ConfigurationError(
+            f"-o {out} is {what}; a reproducer needs a folder of its own: pass -o a new folder"
+        )
+
+
+def _check_writable(out: Path) -> None:
+    """A temporary folder made and removed where the reproducer's will be made (the
+    nearest folder of ``out`` that exists), so a read-only place is said before the case
+    runs."""
+    parent = out.absolute().parent
+    while not parent.exists() and parent.parent != parent:
+        parent = parent.parent
+    try:
+        make_temp_dir(".repro-check.", parent).rmdir()
+    except OSError as e:
+        raise ConfigurationError(
+            f"cannot write the reproducer under {parent} ({e.strerror or e}); "
+            "pass -o a folder you can write"
+        ) from None
 
 
 def write(
@@ -105,8 +152,14 @@ def write(
     it (``verify_cache``) instead of compiling again."""
     out = Path(out)
     check_destination(out, force)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = make_temp_dir(f".{out.name[:40]}.", out.parent)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = make_temp_dir(f".{out.name[:40]}.", out.parent)
+    except OSError as e:
+        raise ConfigurationError(
+            f"cannot write the reproducer under {out.parent} ({e.strerror or e}); "
+            "pass -o a folder you can write"
+        ) from None
     try:
         _write_files(spec, tmp)
         verified: dict[str, Any] = {"reproduced": None, "why": "not verified (--no-verify)"}

@@ -125,6 +125,15 @@ def test_an_existing_folder_is_refused_before_anything_runs(tmp_path):
     assert not (tmp_path / "store").exists()  # nothing ran
 
 
+def test_force_onto_the_working_folder_deletes_nothing_and_runs_nothing(tmp_path):
+    (tmp_path / "thesis.tex").write_text("mine")
+    proc = repro(tmp_path, "stablehlo/sort_key_value_stable", "-o", ".", "--force")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "is the working folder" in proc.stderr
+    assert (tmp_path / "thesis.tex").read_text() == "mine"
+    assert not (tmp_path / "store").exists()  # nothing ran
+
+
 def test_a_case_id_that_would_escape_the_folder_is_refused(tmp_path):
     proc = repro(tmp_path, "stablehlo/../../etc")
     assert proc.returncode == 2 and "would escape" in proc.stderr and "Traceback" not in proc.stderr

@@ -230,8 +230,9 @@ def test_an_existing_folder_is_refused_without_force(tmp_path):
     with pytest.raises(writer.FolderExists, match="--force"):
         writer.write(_spec(), out, VERSIONS, verify_it=False)
     assert (out / "keep.txt").read_text() == "mine"
+    (out / "repro.json").write_text("{}")  # a reproducer folder: --force replaces it
     writer.write(_spec(), out, VERSIONS, verify_it=False, force=True)
-    assert not (out / "keep.txt").exists() and (out / "repro.json").is_file()
+    assert not (out / "keep.txt").exists() and json.loads((out / "repro.json").read_text())
 
 
 @pytest.mark.parametrize(
