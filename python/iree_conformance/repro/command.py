@@ -104,6 +104,8 @@ def say_worked_before(worked: WorkedBefore, out) -> None:
     """Where ISSUE.md's "Did it work before?" came from, or why a result given could not say."""
     from iree_conformance.common.markdown_escape import plain_text
 
+    for why in worked.skipped:
+        print(f"did it work before: skipped {plain_text(why)}", file=out)
     if worked.problem:
         print(f"did it work before: not known: {plain_text(worked.problem)}", file=out)
     elif worked.source:
