@@ -45,13 +45,28 @@ def load(path: Path) -> Any:
             f"{path}: not a .pt2 archive (torch.export.save writes a zip file): save the "
             "program with torch.export.save(torch.export.export(module, args), PATH)"
         )
+    from iree_conformance.frontends.torch_export import pt2_guard
+
     try:
-        with _quiet_loader() as said:
+        pt2_guard.check(path)
+    except (pt2_guard.UnsafeArchive, zipfile.BadZipFile, OSError) as e:
+        raise Pt2Error(
+            f"{path}: refused before loading: {e}; a .pt2 may hold only a program as "
+            "torch.export.save writes it (docs/torch.md)"
+        ) from None
+    try:
+        with _quiet_loader() as said, pt2_guard.weights_only():
             program = torch.export.load(str(path))
     except Exception as e:  # noqa: BLE001 - any failure to read it is the file's
         message = _reason(e)
         if said:  # torch logs the deserializer's own error and raises a generic one
             message = said[-1]
+        if "Weights only load failed" in message:
+            raise Pt2Error(
+                f"{path}: refused: it holds a pickle of more than tensors, which loading "
+                "would run (torch's weights_only loading refuses it); a .pt2 may hold only "
+                "a program as torch.export.save writes it (docs/torch.md)"
+            ) from None
         hint = ""
         if "version" in message.lower():
             hint = (
