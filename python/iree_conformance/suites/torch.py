@@ -23,11 +23,13 @@ import numpy as np
 from iree_conformance.common import errors
 from iree_conformance.common.store import ArtifactStore, default_store_dir
 from iree_conformance.common.vocabulary import Stage
+from iree_conformance.frontends.torch_export import bounded
 from iree_conformance.frontends.torch_export.artifact import Exported
 from iree_conformance.frontends.torch_export.pt2 import cached_core_export, cached_export
 from iree_conformance.frontends.torch_export.timing import SEPARATOR
 from iree_conformance.frontends.torch_export.tree import (
     ExportFailed,
+    ExportTimedOut,
     Listed,
     core_export_listed,
     core_text,
@@ -36,7 +38,7 @@ from iree_conformance.frontends.torch_export.tree import (
     list_tree,
     missing_reason,
 )
-from iree_conformance.model.cases import Case, CaseInvalid, CaseReferenceError
+from iree_conformance.model.cases import Case, CaseInvalid, CaseReferenceError, CaseTimedOut
 from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.jobs import Program
 from iree_conformance.model.preparation import OtherPreparation
@@ -89,6 +91,8 @@ class TorchCase(Case):
         if exported is None:
             failure = self._failure
             assert failure is not None
+            if isinstance(failure, ExportTimedOut):
+                raise CaseTimedOut(str(failure))
             if failure.stage == Stage.PREPARE:
                 raise CaseInvalid(str(failure))
             if failure.stage == Stage.REFERENCE:
@@ -201,6 +205,7 @@ def collect(
     conformance_dir: Path, options: RunOptions, torch_dirs: Sequence[Path] = ()
 ) -> list[Case]:
     """The bundled cases (at least BUNDLED_FLOOR of them) and those of every --torch-dir."""
+    bounded.set_limits(options.stage_timeouts)
     missing = missing_reason()
     if missing:
         return [

@@ -166,19 +166,31 @@ def _key(path: Path) -> str:
 
 def cached_export(path: Path, store: ArtifactStore) -> bytes:
     """The export's payload (a failure's JSON, as ``tree.export_listed`` stores), from the
-    store when the same file was exported by the same versions."""
-    from iree_conformance.frontends.torch_export import export, tree
+    store when the same file was exported by the same versions; the export runs in a
+    child under its time limit (``bounded``)."""
+    from iree_conformance.frontends.torch_export import tree
 
     key = _key(path)
     entry = store.get(EXPORT_KIND, key)
     if entry is not None:
         return entry[1]
-    try:
-        payload = export_pt2(path).to_bytes()
-    except export.ExportError as e:
-        payload = tree.failure_payload(e.stage, f"{path}: {e}", e.core_mlir)
+    bad, payload = tree.bounded_payload(_export_payload, (path,), str(path))
+    if bad:
+        raise Pt2Error(payload.decode("utf-8"))
     store.put(EXPORT_KIND, key, payload, {"file": path.name})
     return payload
+
+
+def _export_payload(path: Path) -> tuple[bool, bytes]:
+    """(True, a Pt2Error's message) or (False, the export's payload): run in a child."""
+    from iree_conformance.frontends.torch_export import export, tree
+
+    try:
+        return False, export_pt2(path).to_bytes()
+    except Pt2Error as e:
+        return True, str(e).encode("utf-8")
+    except export.ExportError as e:
+        return False, tree.failure_payload(e.stage, f"{path}: {e}", e.core_mlir)
 
 
 def cached_core_export(path: Path, store: ArtifactStore) -> bytes:

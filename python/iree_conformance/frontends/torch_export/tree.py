@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from iree_conformance.common.store import ArtifactStore, make_key
+from iree_conformance.frontends.torch_export import bounded
 from iree_conformance.frontends.torch_export.artifact import Exported
 from iree_conformance.frontends.torch_export.spec import TorchCase, cases_of
 
@@ -63,6 +64,13 @@ class ExportFailed(Exception):
         super().__init__(message)
         self.stage = stage
         self.core_mlir = core_mlir  # torch's core decompositions' import, when it passed
+
+
+class ExportTimedOut(ExportFailed):
+    """The export ran past its limit (``bounded``): a ``timeout``, never stored."""
+
+    def __init__(self, message: str):
+        super().__init__("prepare", message)
 
 
 def missing_reason() -> str | None:
@@ -132,7 +140,17 @@ def list_file(path: Path, root: Path, id_prefix: str, store: ArtifactStore) -> l
     if entry is not None:
         with contextlib.suppress(ValueError, TypeError):
             return [Listed(**r) for r in json.loads(entry[1])]
-    listed, cacheable = _list_file(path, root, id_prefix)
+    try:
+        listed, cacheable = bounded.call(
+            _list_file, (path, root, id_prefix), bounded.limit("prepare")
+        )
+    except (bounded.TimedOut, bounded.ChildFailed) as e:  # not stored: it may pass next time
+        error = (
+            f"{path}: cannot load the case file: its import {e} (--stage-timeout prepare=SECONDS)"
+        )
+        stem = path.relative_to(root).with_suffix("").as_posix()
+        where: dict[str, Any] = {"source": str(path), "root": str(root), "prefix": id_prefix}
+        return [Listed(f"{id_prefix}{stem}", **where, error=error)]
     if cacheable:
         payload = json.dumps([r.to_json() for r in listed]).encode()
         store.put(INDEX_KIND, key, payload, {"file": path.name})
@@ -225,9 +243,23 @@ def _stored(
     entry = store.get(kind, key)
     if entry is not None and entry[1] is not None:
         return entry[1]
-    payload = make(path, case)
+    payload = bounded_payload(make, (path, case), case.case_id)
     store.put(kind, key, payload, {"case": case.case_id})
     return payload
+
+
+def bounded_payload(make: Callable[..., Any], args: tuple[Any, ...], what: str) -> Any:
+    """``make(*args)`` in a child under the export's limit (``bounded``); a timeout or a
+    dead child raises (nothing is stored)."""
+    try:
+        return bounded.call(make, args, bounded.limit("prepare", "import"))
+    except bounded.TimedOut as e:
+        raise ExportTimedOut(
+            f"{what}: the export (torch.export, torch eager, iree-turbine's import) {e} "
+            "(--stage-timeout prepare=SECONDS import=SECONDS)"
+        ) from None
+    except bounded.ChildFailed as e:
+        raise ExportFailed("prepare", f"{what}: the export failed: {e}") from None
 
 
 def core_text(payload: bytes) -> str:
