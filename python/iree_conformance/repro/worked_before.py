@@ -50,10 +50,11 @@ class WorkedBefore:
     skipped: tuple[str, ...] = ()  # files not read (not regular, too large or deep), and why
 
     def record(self) -> dict[str, Any]:
-        """What repro.json keeps (``context.worked_before``)."""
+        """What repro.json keeps (``context.worked_before``): of its source, the name
+        alone (the folder holds no path of this machine)."""
         return {
             "text": self.text,
-            "source": self.source,
+            "source": Path(self.source).name if self.source else None,
             "problem": self.problem,
             "command": self.command,
             "compare": self.link,

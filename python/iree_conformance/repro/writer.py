@@ -7,7 +7,6 @@ whole. An existing folder is refused unless ``force`` (then it is replaced).
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import shutil
@@ -18,14 +17,17 @@ import numpy as np
 
 from iree_conformance.common.errors import ConfigurationError
 from iree_conformance.common.fsutil import (
+    link_or_copy,
     make_temp_dir,
     rename_dir,
 )
 from iree_conformance.common.store import ArtifactStore
+from iree_conformance.frontends.onnx.download import file_digest
 from iree_conformance.repro import issue_text, verify, verify_cache
 from iree_conformance.repro.spec import (
     INPUT_MLIR,
     MODEL_ONNX,
+    PARAMS_FILE,
     ReproSpec,
     compile_flags_text,
     repro_cmd,
@@ -54,6 +56,8 @@ def _write_files(spec: ReproSpec, folder: Path) -> None:
         (folder / INPUT_MLIR).write_bytes(spec.mlir)
     if spec.onnx is not None:
         (folder / MODEL_ONNX).write_bytes(spec.onnx)
+    if spec.parameters_file is not None:  # the folder names only its own files
+        link_or_copy(spec.parameters_file, folder / PARAMS_FILE)
     texts = {
         "compile.flags": compile_flags_text(spec),
         "run.flags": run_flags_text(spec),
@@ -75,7 +79,7 @@ def _file_list(folder: Path) -> list[dict[str, Any]]:
         {
             "name": p.relative_to(folder).as_posix(),
             "size": p.stat().st_size,
-            "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+            "sha256": file_digest(p)[0],  # by chunks: params.irpa can be many GiB
         }
         for p in sorted(folder.rglob("*"))
         if p.is_file() and p.name != RECORD_FILE
@@ -174,7 +178,8 @@ def write(
         if tools is not None and verify_it:
             ran = verify_cache.run_reproducer(tmp, tools, timeout_s, store)
             verified = verify.judge(spec, ran)
-            verified["tools"] = str(tools)
+            # which tools, never where: the folder holds no path of this machine
+            verified["tools"] = "--tools" if tools_path else "PATH"
             verified["from_store"] = bool(ran.get("from_store"))
         dumped = None
         if tools is not None and spec.sources_dir and spec.mlir is not None:

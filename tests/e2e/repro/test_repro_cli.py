@@ -182,7 +182,9 @@ def test_issue_md_says_it_worked_before_from_the_newest_stored_run(tmp_path):
     )
     assert "fail-numerics on IREE 3.13.0" in issue and "compare/2b05c5db" in issue
     record = json.loads((tmp_path / "out" / "repro.json").read_text())
-    assert record["context"]["worked_before"]["source"] == str(run)
+    assert record["context"]["worked_before"]["source"] == run.name
+    assert record["verification"]["tools"] == "PATH"  # which tools, not where
+    assert str(tmp_path) not in issue and str(tmp_path) not in json.dumps(record)
 
 
 @needs_tools
