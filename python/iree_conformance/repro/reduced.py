@@ -26,7 +26,7 @@ from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.targets import Target
 from iree_conformance.repro import verify
 from iree_conformance.repro.source import import_line
-from iree_conformance.repro.spec import INPUT_MLIR, MODEL_ONNX, MODULE_FILE
+from iree_conformance.repro.spec import CD_TO_FOLDER, INPUT_MLIR, MODEL_ONNX, MODULE_FILE
 
 REDUCED = "reduced"
 #: --reduce-budget's default: ten minutes of compiles.
@@ -77,7 +77,7 @@ def reduced_scripts(import_words: list[str]) -> tuple[str, str]:
         [
             "#!/bin/sh",
             "# The reduced model, imported and compiled as the case was (compile.flags).",
-            'cd "${0%/*}" || exit 2',
+            CD_TO_FOLDER,
             f"{words} || exit $?",
             f"iree-compile @{COMPILE_FLAGS} {INPUT_MLIR} -o {MODULE_FILE}",
         ]

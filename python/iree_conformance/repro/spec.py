@@ -24,6 +24,9 @@ _IREE_THRESHOLD_FLAGS = {
 MODULE_FILE = "module.vmfb"
 INPUT_MLIR = "input.mlir"
 MODEL_ONNX = "model.onnx"
+#: repro.sh's first line: into its folder, also when run as `sh repro.sh` there ($0 then
+#: holds no "/"); the shell's own expansion, since only IREE's tools may be on PATH.
+CD_TO_FOLDER = 'case $0 in */*) cd "${0%/*}" || exit 2 ;; esac'
 PARAMS_FILE = "params.irpa"  # a large model's weights (the store's file, linked or copied)
 
 
@@ -164,7 +167,7 @@ def _quote_sh(word: str) -> str:
 
 
 def repro_sh(spec: ReproSpec) -> str:
-    lines = ["#!/bin/sh", f"# {_comment(spec)}", 'cd "${0%/*}" || exit 2']
+    lines = ["#!/bin/sh", f"# {_comment(spec)}", CD_TO_FOLDER]
     if spec.import_line:
         lines.append(" ".join(_quote_sh(w) for w in spec.import_line) + " || exit $?")
     lines.append(f"iree-compile @compile.flags {INPUT_MLIR} -o {MODULE_FILE} || exit $?")

@@ -76,3 +76,26 @@ def test_the_verifying_tools_are_named_not_located(tmp_path, monkeypatch):
         assert record["verification"]["tools"] == named
         assert str(tmp_path) not in (out / "repro.json").read_text()
     assert spec_mod.PARAMS_FILE == "params.irpa"
+
+
+def test_repro_sh_runs_as_sh_repro_sh_inside_its_folder(tmp_path):
+    """$0 is then "repro.sh": `cd "${0%/*}"` was `cd repro.sh`, exit 2 before any tool."""
+    import subprocess
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("iree-compile", "iree-run-module"):
+        tool = bin_dir / name
+        tool.write_text(f"#!{sys.executable}\nimport sys\nprint('ran', sys.argv[1:2])\n")
+        tool.chmod(0o755)
+    out = tmp_path / "out"
+    writer.write(_spec(), out, VERSIONS, verify_it=False)
+    for argv, cwd in (
+        (["/bin/sh", "repro.sh"], out),
+        (["/bin/sh", str(out / "repro.sh")], tmp_path),
+    ):
+        ran = subprocess.run(
+            argv, cwd=cwd, env={"PATH": str(bin_dir)}, capture_output=True, text=True, timeout=60
+        )
+        assert ran.returncode == 0 and ran.stdout.count("ran") == 2, ran.stdout + ran.stderr
