@@ -116,12 +116,19 @@ def _refuse_protected(out: Path) -> None:
         what = "a root folder"
     elif where == cwd or where in cwd.parents:
         what = "the working folder" if where == cwd else "a folder above the working folder"
-    elif where == Path.home().resolve():
+    elif where == _home():
         what = "the home folder"
     if what:
         raise ConfigurationError(
             f"-o {out} is {what}; a reproducer needs a folder of its own: pass -o a new folder"
         )
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, KeyError):  # no HOME and no user entry
+        return None
 
 
 def _check_writable(out: Path) -> None:
