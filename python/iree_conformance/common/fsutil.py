@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -195,3 +196,15 @@ def rename_dir(
         raise
     # _retry also returns when dst appeared meanwhile; then src is still there.
     return not Path(src).exists()
+
+
+def link_or_copy(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> bool:
+    """Hard-links source at target; copies it where a link cannot be made (another file
+    system). True: linked."""
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+        return True
+    except OSError:
+        shutil.copy2(source, target)
+        return False

@@ -17,6 +17,7 @@ __all__ = ["md_code", "md_text", "plain_text"]
 
 _MENTION_AT = re.compile(r"(?<![0-9A-Za-z_])@")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
+_ASCII_PUNCT = re.compile(r"[!-/:-@\[-`{-~]")
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|~])")  # not _: intraword (onnx_ops) is no emphasis in GFM
 
 
@@ -46,10 +47,12 @@ def plain_text(value: Any, limit: int | None = None) -> str:
 def md_code(value: Any, limit: int | None = None) -> str:
     """Untrusted text shown as inline code, safe in a table cell and in a list: a plain
     code span when it can hold it (no backtick, ``|`` or markup character), else
-    ``<code>`` with the text HTML-escaped and ``|`` and backticks as character
-    references: the raw text never reaches the page."""
+    ``<code>`` with every ASCII punctuation character as a character reference (Markdown
+    still parses inside inline HTML: a ``[l](http://evil)`` there would be a live link)
+    and an @ that could mention someone broken as ``md_text`` does: the raw text never
+    reaches the page, and no link, image, emphasis or autolink can form."""
     text = _one_line(value, limit)
     if text.strip() and not any(c in text for c in "`|<>&"):
         return f"`{text}`"
-    escaped = html.escape(text, quote=False).replace("|", "&#124;").replace("`", "&#96;")
+    escaped = _ASCII_PUNCT.sub(lambda m: f"&#{ord(m.group())};", _MENTION_AT.sub("@\u200b", text))
     return f"<code>{escaped}</code>"

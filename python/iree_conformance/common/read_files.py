@@ -70,7 +70,8 @@ def recording(folder: Path) -> Iterator[set[Path]]:
     try:
         yield result
     finally:
-        _active.remove(seen)
+        # By identity: nested recordings' sets can be equal, and list.remove compares.
+        del _active[next(i for i, r in enumerate(_active) if r is seen)]
         base = Path(folder).resolve()
         prefixes = tuple({str(base), os.path.abspath(folder)})
         for name, module in list(sys.modules.items()):

@@ -25,8 +25,6 @@ import dataclasses
 import hashlib
 import importlib.metadata
 import io
-import os
-import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -34,6 +32,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from iree_conformance.common import env_check
+from iree_conformance.common.fsutil import link_or_copy
 from iree_conformance.common.iree_index import IREE_PACKAGES
 
 # What the torch suite imports: torch and iree-turbine (both needed), transformers (the
@@ -123,17 +122,6 @@ def _record_rows(dist: importlib.metadata.Distribution) -> list[list[str]]:
     return [row for row in csv.reader(io.StringIO(dist.read_text("RECORD") or "")) if row]
 
 
-def _place(source: Path, target: Path) -> bool:
-    """Hard-links source at target; copies it where a link cannot be made. True: linked."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)
-        return True
-    except OSError:
-        shutil.copy2(source, target)
-        return False
-
-
 def link_into(env: Path, torch: TorchSet, log: Callable[[str], None] = lambda line: None) -> Linked:
     """Puts each distribution of torch that env does not hold yet into env's
     site-packages (hard links; copies across file systems), with a RECORD of what it put."""
@@ -162,7 +150,7 @@ def link_into(env: Path, torch: TorchSet, log: Callable[[str], None] = lambda li
             if not source.is_file() or target.exists():
                 continue
             files += 1
-            copied += 0 if _place(source, target) else 1
+            copied += 0 if link_or_copy(source, target) else 1
             kept.append(row)
         if record_name:
             _write_record(site / record_name, kept, record_name)

@@ -10,7 +10,12 @@ from iree_conformance.engine import benchmark, preparations
 from iree_conformance.engine.after_run import RunJudging, after_run
 from iree_conformance.engine.attempt import Attempt
 from iree_conformance.engine.worker.parent import WorkerClient
-from iree_conformance.model.cases import CaseInvalid, CaseReferenceError, CaseSkipped
+from iree_conformance.model.cases import (
+    CaseInvalid,
+    CaseReferenceError,
+    CaseSkipped,
+    CaseTimedOut,
+)
 from iree_conformance.model.jobs import BARE_CHECK_OPTION, CaseJob, CaseResult
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.preparation import preparation_steps
@@ -99,6 +104,11 @@ def _run_stages(attempt: Attempt, worker: WorkerClient) -> tuple[Outcome, CaseRe
     except CaseReferenceError as e:
         outcome.info.update(case.outcome_info())
         outcome.stage, outcome.status, outcome.diagnostics = Stage.REFERENCE, Status.ERROR, [str(e)]
+        outcome.duration = time.perf_counter() - start
+        after_run(outcome, before_run)
+        return outcome, CaseResult(status=outcome.status)
+    except CaseTimedOut as e:
+        outcome.status, outcome.diagnostics = Status.TIMEOUT, [str(e)]
         outcome.duration = time.perf_counter() - start
         after_run(outcome, before_run)
         return outcome, CaseResult(status=outcome.status)

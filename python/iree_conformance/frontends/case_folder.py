@@ -32,10 +32,15 @@ from typing import Any
 
 from iree_conformance.common import read_files
 from iree_conformance.common.store import ArtifactStore, make_key
+from iree_conformance.frontends import bounded
 from iree_conformance.frontends.folder_digests import SAME_AS
 
 LOCK_STALE_S = 900.0
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
+
+
+def _always_valid(payload: bytes) -> bool:
+    return True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,10 +60,13 @@ class FolderKind:
     # (the file, its case, its listing) -> the export's payload; never raises
     export: Callable[[Path, Any, Listed], bytes]
     failure: Callable[[str, str], bytes]  # (stage, message) -> a failed export's payload
-    valid: Callable[[bytes], bool] = lambda payload: True  # a stored payload still readable
+    valid: Callable[[bytes], bool] = _always_valid  # a stored payload still readable
     key_extra: Callable[[], tuple[str, ...]] = tuple  # more of the environment in the key
     install_names: tuple[tuple[str, str], ...] = ()  # (module, pip name)
     mlir_file: bool = False  # each case is written to <file stem>/<name>.mlir (export-jax)
+    # The case file's import and each export run in a child under the stage limits
+    # (``bounded``: prepare; prepare + import), the kind pickled to it by value.
+    in_child: bool = False
 
     @property
     def index_kind(self) -> str:
@@ -99,6 +107,13 @@ class ExportFailed(Exception):
         super().__init__(message)
         self.stage = stage
         self.core_mlir = core_mlir  # torch: its core decompositions' import, when it passed
+
+
+class ExportTimedOut(ExportFailed):
+    """The export ran past its limit (``bounded``): a ``timeout``, never stored."""
+
+    def __init__(self, message: str):
+        super().__init__("prepare", message)
 
 
 def check_case(name: str, rtol: float, atol: float) -> None:
@@ -187,12 +202,32 @@ def list_file(
     if entry is not None and read_files.unchanged(entry[0], path.parent):
         with contextlib.suppress(ValueError, TypeError):
             return [Listed(**r) for r in json.loads(entry[1])]
-    listed, cacheable = _list_file(kind, path, root, id_prefix)
+    if kind.in_child:
+        try:
+            listed, cacheable, read = bounded.call(
+                _list_file_read, (kind, path, root, id_prefix), bounded.limit("prepare")
+            )
+        except (bounded.TimedOut, bounded.ChildFailed) as e:  # not stored: it may pass later
+            error = f"{path}: cannot load the case file: its import {e} (--stage-timeout prepare=SECONDS)"
+            stem = path.relative_to(root).with_suffix("").as_posix()
+            where: dict[str, Any] = {"source": str(path), "root": str(root), "prefix": id_prefix}
+            return [Listed(f"{id_prefix}{stem}", **where, error=error)]
+    else:
+        listed, cacheable, read = _list_file_read(kind, path, root, id_prefix)
     if cacheable:
         payload = json.dumps([r.to_json() for r in listed]).encode()
-        reads = read_files.entry_meta(_module_reads.get(str(path), set()), path.parent)
+        reads = read_files.entry_meta(read, path.parent)
         store.put(kind.index_kind, key, payload, {"file": path.name, **reads})
     return listed
+
+
+def _list_file_read(
+    kind: FolderKind, path: Path, root: Path, id_prefix: str
+) -> tuple[list[Listed], bool, set[Path]]:
+    """``_list_file``, and the files of its folder the case file's import read (in the
+    process that imported it: a child for ``in_child`` kinds)."""
+    listed, cacheable = _list_file(kind, path, root, id_prefix)
+    return listed, cacheable, set(_module_reads.get(str(path), set()))
 
 
 def _list_file(
@@ -268,17 +303,42 @@ def stored(
             # another process may have made it meanwhile
             found = _cached(kind, store, store_kind, key, path.parent)
             if found is None:
-                with read_files.recording(path.parent) as reads:
-                    found = make(path, case)
-                reads |= _module_reads.get(str(path), set())  # its import, maybe earlier
+                if kind.in_child:
+                    found, reads = bounded_call(_made_and_read, (make, path, case), case.case_id)
+                else:
+                    found, reads = _made_and_read(make, path, case)
                 meta = {"case": case.case_id, **read_files.entry_meta(reads, path.parent)}
                 store.put(store_kind, key, found, meta)
     return found
 
 
+def _made_and_read(
+    make: Callable[[Path, Listed], bytes], path: Path, case: Listed
+) -> tuple[bytes, set[Path]]:
+    """``make``'s payload and the files of the case's folder it and the case file's
+    import read (``common/read_files``)."""
+    with read_files.recording(path.parent) as reads:
+        payload = make(path, case)
+    return payload, reads | _module_reads.get(str(path), set())  # its import, maybe earlier
+
+
+def bounded_call(make: Callable[..., Any], args: tuple[Any, ...], what: str) -> Any:
+    """``make(*args)`` in a child under the export's limit (``bounded``: prepare plus
+    import); a timeout or a dead child raises (nothing is stored)."""
+    try:
+        return bounded.call(make, args, bounded.limit("prepare", "import"))
+    except bounded.TimedOut as e:
+        raise ExportTimedOut(
+            f"{what}: the export (torch.export, torch eager, iree-turbine's import) {e} "
+            "(--stage-timeout prepare=SECONDS import=SECONDS)"
+        ) from None
+    except bounded.ChildFailed as e:
+        raise ExportFailed("prepare", f"{what}: the export failed: {e}") from None
+
+
 def export_listed(kind: FolderKind, case: Listed, store: ArtifactStore) -> bytes:
     """The case's export payload (``kind.export``'s), from the store or made."""
-    return stored(kind, case, store, kind.export_kind, lambda path, c: _export(kind, path, c))
+    return stored(kind, case, store, kind.export_kind, functools.partial(_export, kind))
 
 
 def _cached(

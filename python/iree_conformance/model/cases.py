@@ -15,7 +15,15 @@ from iree_conformance.model.preparation import OtherPreparation
 
 ONNX_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
 
-__all__ = ["Case", "CaseInvalid", "CaseReferenceError", "CaseSkipped", "Check", "ChecksFailed"]
+__all__ = [
+    "Case",
+    "CaseInvalid",
+    "CaseReferenceError",
+    "CaseSkipped",
+    "CaseTimedOut",
+    "Check",
+    "ChecksFailed",
+]
 
 
 class CaseSkipped(Exception):
@@ -25,6 +33,11 @@ class CaseSkipped(Exception):
 class CaseInvalid(Exception):
     """Raised while preparing a case that stands for a broken corpus (a folder without
     tests): an ``error`` Outcome with this message alone."""
+
+
+class CaseTimedOut(Exception):
+    """Raised while preparing a case whose preparation ran past its time limit (a torch
+    case's export): a ``timeout`` Outcome at ``prepare`` with this message."""
 
 
 class CaseReferenceError(Exception):

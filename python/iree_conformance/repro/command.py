@@ -11,8 +11,10 @@ comes from ``--versions-result`` or the newest stored ``versions``/``bisect`` ru
 Exit status: 0 the folder was written and shows the failure (or the case passes:
 nothing written; with ``--sources`` its generated code is); 1 the folder was written but
 does not show the failure (repro.json and ISSUE.md say why); 2 bad arguments, an unknown
-case (the nearest ids named), an existing folder without ``--force``, a case id that
-would escape the folder, IREE's tools not on ``PATH`` (the folder is kept, unverified);
+case (the nearest ids named), an existing folder without ``--force`` (with it: one that is
+no reproducer folder, the working folder or above it, home, a root), a place that cannot be
+written, a case id that would escape the folder, IREE's tools not on ``PATH`` (the
+folder is kept, unverified);
 9 the case is skipped here, fails in the harness, not in IREE, or fails in a Python
 importer no IREE tool runs (a torch case's import: iree-turbine's).
 """
@@ -103,6 +105,8 @@ def say_worked_before(worked: WorkedBefore, out) -> None:
     """Where ISSUE.md's "Did it work before?" came from, or why a result given could not say."""
     from iree_conformance.common.markdown_escape import plain_text
 
+    for why in worked.skipped:
+        print(f"did it work before: skipped {plain_text(why)}", file=out)
     if worked.problem:
         print(f"did it work before: not known: {plain_text(worked.problem)}", file=out)
     elif worked.source:

@@ -33,6 +33,7 @@ from iree_conformance.repro.spec import (
     FLOAT8_MISMATCH_NOTE,
     INPUT_MLIR,
     MODEL_ONNX,
+    PARAMS_FILE,
     ReproSpec,
     has_float8,
 )
@@ -122,11 +123,11 @@ def _large_model_notes(case: Case, spec: ReproSpec, meta: dict[str, Any], store)
         )
         return
     scope, path = file
-    spec.parameters = f"{scope}={path}"
+    spec.parameters, spec.parameters_file = f"{scope}={PARAMS_FILE}", str(path)
     spec.notes.append(
-        f"The model is over 2 GiB: its weights are not in input.mlir but in {path} (the "
-        "store's parameter file, made by iree-import-onnx --externalize-params), which "
-        "run.flags names with --parameters; keep it with the folder."
+        f"The model is over 2 GiB: its weights are not in input.mlir but in {PARAMS_FILE} "
+        "(made by iree-import-onnx --externalize-params), which run.flags names with "
+        "--parameters."
     )
 
 

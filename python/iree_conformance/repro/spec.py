@@ -30,6 +30,7 @@ MODEL_ONNX = "model.onnx"
 SH_CD = 'case "$0" in */*) cd "${0%/*}/" || exit 2 ;; esac'
 #: repro.cmd's: ``%~dp0`` is the script's own drive and folder however it is started.
 CMD_CD = 'cd /d "%~dp0"'
+PARAMS_FILE = "params.irpa"  # a large model's weights (the store's file, linked or copied)
 
 
 @dataclasses.dataclass
@@ -55,8 +56,10 @@ class ReproSpec:
     context: dict[str, Any] = dataclasses.field(default_factory=dict)  # ISSUE.md's extras
     sources_dir: str | None = None  # --sources: the dump folder inside the reproducer
     # The parameter file the module's weights are in (an ONNX model over 2 GiB), as
-    # iree-run-module names it: "SCOPE=PATH" (--parameters=model=/store/params/...).
+    # iree-run-module names it: "SCOPE=params.irpa", the folder's own copy or link of
+    # ``parameters_file`` (the store's).
     parameters: str | None = None
+    parameters_file: str | None = None
 
     @property
     def compares(self) -> bool:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from iree_conformance.common.diagnostics import normalize
+from iree_conformance.common.fsutil import link_or_copy
 from iree_conformance.common.process_group import run_in_group
 from iree_conformance.common.vocabulary import Stage
 from iree_conformance.repro.spec import INPUT_MLIR, MODULE_FILE, ReproSpec, has_float8
@@ -79,7 +80,7 @@ def run_reproducer(folder: Path, tools: Path, timeout_s: float) -> dict[str, Any
     sh = shutil.which("sh") or "/bin/sh"
     with tempfile.TemporaryDirectory(prefix="repro-verify-") as scratch:
         work = Path(scratch) / "repro"
-        shutil.copytree(folder, work)
+        shutil.copytree(folder, work, copy_function=link_or_copy)  # params.irpa: GiB
         for stale in (MODULE_FILE,):
             (work / stale).unlink(missing_ok=True)
         had_mlir = (work / INPUT_MLIR).is_file()

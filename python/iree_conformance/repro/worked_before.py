@@ -11,21 +11,25 @@ target, without the case) is said so; the reproducer is written all the same.
 from __future__ import annotations
 
 import dataclasses
-import json
+import os
 import re
 import shlex
+import stat
 import time
 from pathlib import Path
 from typing import Any
 
 from iree_conformance.common.userdirs import RUNS_FOLDER, version_stores_dir
-from iree_conformance.model.results import ResultsError, load_results, looks_like_results
+from iree_conformance.model.results import SCHEMA, ResultsError, load_results, parse_json
 from iree_conformance.report import version_compare
 
 #: (version label, what the case did there: "pass", a failure kind, "flaky", ...; None:
 #: not run there, its revision)
 Seen = tuple[str, str | None, str | None]
 _RUN_STAMP = re.compile(r"-(\d{8}-\d{6})-\d+$")
+#: The largest file read as a result (a results file of every onnx_ops case on one
+#: target is about 10 MiB).
+MAX_BYTES = 256 * 2**20
 
 
 class Unusable(Exception):
@@ -43,12 +47,14 @@ class WorkedBefore:
     command: str | None = None
     link: str | None = None  # GitHub's compare page between the last pass and the failure
     versions: tuple[Seen, ...] = ()
+    skipped: tuple[str, ...] = ()  # files not read (not regular, too large or deep), and why
 
     def record(self) -> dict[str, Any]:
-        """What repro.json keeps (``context.worked_before``)."""
+        """What repro.json keeps (``context.worked_before``): of its source, the name
+        alone (the folder holds no path of this machine)."""
         return {
             "text": self.text,
-            "source": self.source,
+            "source": Path(self.source).name if self.source else None,
             "problem": self.problem,
             "command": self.command,
             "compare": self.link,
@@ -71,20 +77,54 @@ def not_known(case_id: str, problem: str | None = None) -> WorkedBefore:
 
 def lookup(given: str | None, case_id: str, target: str) -> WorkedBefore:
     """From ``given`` (a path), else the newest stored run that holds the case."""
+    skipped: list[str] = []
     if given:
         try:
-            return from_path(Path(given), case_id, target)
+            found = from_path(Path(given), case_id, target, skipped)
         except Unusable as e:
-            return not_known(case_id, str(e))
+            found = not_known(case_id, str(e))
         except (TypeError, ValueError, KeyError, AttributeError) as e:  # a field of another shape
-            return not_known(case_id, f"{given} could not be read ({type(e).__name__}: {e})")
+            found = not_known(case_id, f"{given} could not be read ({type(e).__name__}: {e})")
+        return dataclasses.replace(found, skipped=tuple(skipped))
     runs = version_stores_dir() / RUNS_FOLDER
     for folder in stored_runs(runs):
         try:
-            return from_path(folder, case_id, target)
+            found = from_path(folder, case_id, target, skipped)
         except (Unusable, TypeError, ValueError, KeyError, AttributeError):
             continue
-    return not_known(case_id)
+        return dataclasses.replace(found, skipped=tuple(skipped))
+    return dataclasses.replace(not_known(case_id), skipped=tuple(skipped))
+
+
+def read_json(path: Path) -> Any:
+    """The JSON of ``path``, read only when it is a regular file (a FIFO or device is
+    never opened for a blocking read) of at most ``MAX_BYTES``; ``Unusable`` names the
+    file and why, nesting too deep for the parser included."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise Unusable(f"{path} cannot be read ({e.strerror or e})") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise Unusable(f"{path} is not a regular file")
+        if info.st_size > MAX_BYTES:
+            raise Unusable(f"{path} is larger than {MAX_BYTES // 2**20} MiB")
+        data = f.read(MAX_BYTES + 1)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise Unusable(f"{path} is not JSON ({e})") from None
+    return parse_json(text, f"{path} is not JSON", Unusable)
+
+
+def _is_results(data: Any) -> bool:
+    """A JSON object of the results schema with an outcomes list."""
+    return (
+        isinstance(data, dict)
+        and data.get("schema") == SCHEMA
+        and isinstance(data.get("outcomes"), list)
+    )
 
 
 def stored_runs(root: Path) -> list[Path]:
@@ -111,23 +151,30 @@ def stored_runs(root: Path) -> list[Path]:
     return sorted(folders, key=when, reverse=True)
 
 
-def from_path(path: Path, case_id: str, target: str) -> WorkedBefore:
-    """The answer from a results folder or a JSON file; ``Unusable`` says why not."""
+def from_path(
+    path: Path, case_id: str, target: str, skipped: list[str] | None = None
+) -> WorkedBefore:
+    """The answer from a results folder or a JSON file; ``Unusable`` says why not. A file
+    of a folder that cannot be read is added to ``skipped``, with why."""
     if path.is_dir():
         files = [p for p in sorted(path.glob("*.json")) if ".rerun" not in p.name]
-        results = [p for p in files if looks_like_results(p)]
+        results = []
+        for file in files:
+            try:
+                if _is_results(read_json(file)):
+                    results.append(file)
+            except Unusable as e:
+                if skipped is not None:
+                    skipped.append(str(e))
         if not results:
             raise Unusable(
                 f"{path} holds no results file (the folder `versions` or `bisect` wrote: "
                 "one <version>.json per version)"
             )
         return _from_results(path, results, case_id, target)
-    if not path.is_file():
+    if not path.exists():
         raise Unusable(f"{path}: no such file or folder")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise Unusable(f"{path} is not JSON ({e})") from None
+    data = read_json(path)
     if isinstance(data, dict) and isinstance(data.get("outcomes"), list):
         return _from_results(path, [path], case_id, target)
     if isinstance(data, dict) and isinstance(data.get("candidates"), list):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from iree_conformance.common import errors
 from iree_conformance.common.store import ArtifactStore, default_store_dir
-from iree_conformance.frontends import case_folder
+from iree_conformance.frontends import bounded, case_folder
 from iree_conformance.frontends.case_folder import Listed
 from iree_conformance.model.cases import Case
 from iree_conformance.suites.base import SuiteContext, SuiteOption
@@ -78,6 +78,7 @@ def collect(
 ) -> list[Case]:
     """The bundled cases (at least ``spec.floor`` of them) and those of every user folder;
     one skip case when the kind's packages are missing."""
+    bounded.set_limits(options.stage_timeouts)  # the limits of imports and exports in a child
     missing = case_folder.missing_reason(spec.kind)
     if missing:
         reason = f"the {spec.suite} suite needs {spec.label}: {missing}"

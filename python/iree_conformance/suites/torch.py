@@ -23,7 +23,7 @@ import numpy as np
 from iree_conformance.common import errors
 from iree_conformance.common.store import ArtifactStore
 from iree_conformance.common.vocabulary import Stage
-from iree_conformance.frontends.case_folder import ExportFailed, Listed
+from iree_conformance.frontends.case_folder import ExportFailed, ExportTimedOut, Listed
 from iree_conformance.frontends.torch_export.artifact import Exported
 from iree_conformance.frontends.torch_export.folder import (
     KIND,
@@ -34,7 +34,13 @@ from iree_conformance.frontends.torch_export.folder import (
 )
 from iree_conformance.frontends.torch_export.pt2 import cached_core_export, cached_export
 from iree_conformance.frontends.torch_export.timing import SEPARATOR
-from iree_conformance.model.cases import ONNX_KEEP_F64, Case, CaseInvalid, CaseReferenceError
+from iree_conformance.model.cases import (
+    ONNX_KEEP_F64,
+    Case,
+    CaseInvalid,
+    CaseReferenceError,
+    CaseTimedOut,
+)
 from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.jobs import Program
 from iree_conformance.model.preparation import OtherPreparation
@@ -86,6 +92,8 @@ class TorchCase(Case):
         if exported is None:
             failure = self._failure
             assert failure is not None
+            if isinstance(failure, ExportTimedOut):
+                raise CaseTimedOut(str(failure))
             if failure.stage == Stage.PREPARE:
                 raise CaseInvalid(str(failure))
             if failure.stage == Stage.REFERENCE:

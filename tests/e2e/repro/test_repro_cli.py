@@ -125,6 +125,15 @@ def test_an_existing_folder_is_refused_before_anything_runs(tmp_path):
     assert not (tmp_path / "store").exists()  # nothing ran
 
 
+def test_force_onto_the_working_folder_deletes_nothing_and_runs_nothing(tmp_path):
+    (tmp_path / "thesis.tex").write_text("mine")
+    proc = repro(tmp_path, "stablehlo/sort_key_value_stable", "-o", ".", "--force")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "is the working folder" in proc.stderr
+    assert (tmp_path / "thesis.tex").read_text() == "mine"
+    assert not (tmp_path / "store").exists()  # nothing ran
+
+
 def test_a_case_id_that_would_escape_the_folder_is_refused(tmp_path):
     proc = repro(tmp_path, "stablehlo/../../etc")
     assert proc.returncode == 2 and "would escape" in proc.stderr and "Traceback" not in proc.stderr
@@ -173,7 +182,9 @@ def test_issue_md_says_it_worked_before_from_the_newest_stored_run(tmp_path):
     )
     assert "fail-numerics on IREE 3.13.0" in issue and "compare/2b05c5db" in issue
     record = json.loads((tmp_path / "out" / "repro.json").read_text())
-    assert record["context"]["worked_before"]["source"] == str(run)
+    assert record["context"]["worked_before"]["source"] == run.name
+    assert record["verification"]["tools"] == "PATH"  # which tools, not where
+    assert str(tmp_path) not in issue and str(tmp_path) not in json.dumps(record)
 
 
 @needs_tools

@@ -36,3 +36,18 @@ def test_opened_imported_and_looked_for_files_of_the_folder_are_recorded(tmp_pat
     (folder / "data.bin").write_bytes(b"1234")
     (folder / "later.bin").write_bytes(b"")  # the file it looked for appears
     assert not read_files.unchanged(meta, folder)
+
+
+def test_nested_recordings_end_cleanly_when_their_sets_are_equal(tmp_path):
+    """Two nested recordings start with equal (empty) sets: ending the inner one removed
+    the outer's from the active list (list.remove compares), and the outer's end then
+    raised ValueError."""
+    from iree_conformance.common import read_files
+
+    (tmp_path / "a.txt").write_text("a")
+    with read_files.recording(tmp_path) as outer:
+        with read_files.recording(tmp_path) as inner:
+            pass
+        (tmp_path / "a.txt").read_text()
+    assert inner == set()
+    assert outer == {(tmp_path / "a.txt").resolve()}

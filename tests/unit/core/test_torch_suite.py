@@ -161,7 +161,7 @@ def at_export(x):
 def test_a_data_file_the_case_reads_is_part_of_its_stored_export(tmp_path):
     import numpy as np
 
-    from iree_conformance.frontends import case_folder
+    from iree_conformance.frontends import bounded, case_folder
 
     folder, store = tmp_path / "mine", tmp_path / "store"
     folder.mkdir()
@@ -171,6 +171,7 @@ def test_a_data_file_the_case_reads_is_part_of_its_stored_export(tmp_path):
 
     def expected() -> dict[str, list[float]]:
         case_folder._loaded.cache_clear()  # a new process imports the case file again
+        bounded.stop()  # and so does a new export child
         cases = _cases(folder, store)
         return {
             k.rsplit("/", 1)[1]: c.expected_sets(c.input_sets())[0][0].tolist()

@@ -172,3 +172,43 @@ def test_issue_md_and_repro_json_carry_it(tmp_path):
         {"version": "3.12.0", "observed": "pass", "revision": OLD_REV},
         {"version": "3.13.0", "observed": "fail-compile", "revision": NEW_REV},
     ]
+
+
+def _deep(path: Path) -> None:
+    path.write_text("[" * 300_000)
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+@pytest.mark.parametrize(
+    "make, why", [(_deep, "nested too deeply"), (_fifo, "is not a regular file")]
+)
+def test_a_hostile_file_among_the_stored_runs_is_skipped_with_a_line(
+    tmp_path, monkeypatch, make, why
+):
+    """Issue 58, item 3: was a RecursionError (deep) or a hang (a FIFO) in every repro."""
+    monkeypatch.setenv(VERSION_STORES_ENV, str(tmp_path))
+    runs = tmp_path / "_runs"
+    good = versions_run(runs / "versions-20261201-010000-11")
+    bad = runs / "versions-20261203-010000-12" / "3.12.0.json"
+    bad.parent.mkdir()
+    make(bad)
+    found = worked_before.lookup(None, CASE, "llvm-cpu")
+    assert found.source == str(good) and found.text.startswith("Yes, on IREE 3.12.0")
+    assert len(found.skipped) == 1 and str(bad) in found.skipped[0] and why in found.skipped[0]
+    make(good / "3.14.0.json")  # in the given folder too: skipped, the rest answers
+    found = worked_before.lookup(str(good), CASE, "llvm-cpu")
+    assert found.text.startswith("Yes, on IREE 3.12.0") and why in found.skipped[0]
+    given = tmp_path / "given.json"
+    make(given)
+    found = worked_before.lookup(str(given), CASE, "llvm-cpu")
+    assert found.source is None and why in (found.problem or "")
+
+
+def test_a_file_over_the_size_bound_is_not_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(worked_before, "MAX_BYTES", 10)
+    path = results(tmp_path / "given.json", "3.13.0", NEW_REV, outcome("error"))
+    found = worked_before.lookup(str(path), CASE, "llvm-cpu")
+    assert "is larger than" in (found.problem or "")

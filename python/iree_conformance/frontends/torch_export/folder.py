@@ -60,6 +60,7 @@ KIND = case_folder.FolderKind(
     export=_export,
     failure=failure_payload,
     install_names=(("iree.turbine", "iree-turbine"),),
+    in_child=True,
 )
 EXPORT_KIND = KIND.export_kind
 

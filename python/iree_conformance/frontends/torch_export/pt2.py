@@ -45,13 +45,28 @@ def load(path: Path) -> Any:
             f"{path}: not a .pt2 archive (torch.export.save writes a zip file): save the "
             "program with torch.export.save(torch.export.export(module, args), PATH)"
         )
+    from iree_conformance.frontends.torch_export import pt2_guard
+
     try:
-        with _quiet_loader() as said:
+        pt2_guard.check(path)
+    except (pt2_guard.UnsafeArchive, zipfile.BadZipFile, OSError) as e:
+        raise Pt2Error(
+            f"{path}: refused before loading: {e}; a .pt2 may hold only a program as "
+            "torch.export.save writes it (docs/torch.md)"
+        ) from None
+    try:
+        with _quiet_loader() as said, pt2_guard.weights_only():
             program = torch.export.load(str(path))
     except Exception as e:  # noqa: BLE001 - any failure to read it is the file's
         message = _reason(e)
         if said:  # torch logs the deserializer's own error and raises a generic one
             message = said[-1]
+        if "Weights only load failed" in message:
+            raise Pt2Error(
+                f"{path}: refused: it holds a pickle of more than tensors, which loading "
+                "would run (torch's weights_only loading refuses it); a .pt2 may hold only "
+                "a program as torch.export.save writes it (docs/torch.md)"
+            ) from None
         hint = ""
         if "version" in message.lower():
             hint = (
@@ -151,19 +166,31 @@ def _key(path: Path) -> str:
 
 def cached_export(path: Path, store: ArtifactStore) -> bytes:
     """The export's payload (a failure's JSON, as ``folder.export_listed`` stores), from the
-    store when the same file was exported by the same versions."""
-    from iree_conformance.frontends.torch_export import export, folder
+    store when the same file was exported by the same versions; the export runs in a
+    child under its time limit (``case_folder.bounded_call``)."""
+    from iree_conformance.frontends import case_folder
 
     key = _key(path)
     entry = store.get(EXPORT_KIND, key)
     if entry is not None:
         return entry[1]
-    try:
-        payload = export_pt2(path).to_bytes()
-    except export.ExportError as e:
-        payload = folder.failure_payload(e.stage, f"{path}: {e}", e.core_mlir)
+    bad, payload = case_folder.bounded_call(_export_payload, (path,), str(path))
+    if bad:
+        raise Pt2Error(payload.decode("utf-8"))
     store.put(EXPORT_KIND, key, payload, {"file": path.name})
     return payload
+
+
+def _export_payload(path: Path) -> tuple[bool, bytes]:
+    """(True, a Pt2Error's message) or (False, the export's payload): run in a child."""
+    from iree_conformance.frontends.torch_export import export, folder
+
+    try:
+        return False, export_pt2(path).to_bytes()
+    except Pt2Error as e:
+        return True, str(e).encode("utf-8")
+    except export.ExportError as e:
+        return False, folder.failure_payload(e.stage, f"{path}: {e}", e.core_mlir)
 
 
 def cached_core_export(path: Path, store: ArtifactStore) -> bytes:

@@ -24,7 +24,9 @@ def case_reference(reference: str, inputs: list[Any]) -> TimingReference:
 
     path, sep, name = reference.rpartition(SEPARATOR)
     if not sep:
-        module = torch.export.load(reference).module()
+        from iree_conformance.frontends.torch_export.pt2 import load
+
+        module = load(Path(reference)).module()
         tensors = tuple(torch.from_numpy(_plain(a)) for a in inputs)
         args: tuple[Any, ...] = tensors
     else:
