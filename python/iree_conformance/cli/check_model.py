@@ -199,7 +199,8 @@ def _case(args: argparse.Namespace):
     path = Path(args.model)
     if path.is_dir():
         return _generation_case(args, path)
-    if args.tokens is not None or args.prompt_ids is not None or args.prompt is not None:
+    # reduce's arguments have none of them: only check-model takes a folder
+    if any(getattr(args, name, None) is not None for name in ("tokens", "prompt_ids", "prompt")):
         raise ConfigurationError(
             f"{path}: --tokens, --prompt-ids and --prompt are for a causal LM folder"
         )
