@@ -177,3 +177,33 @@ def test_bisect_numerics_adds_its_finding_or_why_it_could_not_run(engine_for, ta
     )
     passing = engine.check(add(cls=BisectableAdd), targets["llvm-cpu"], Expectations("llvm-cpu"))
     assert not any("bisect" in d for d in passing.outcome.diagnostics)
+
+
+def test_bisect_numerics_of_a_stablehlo_case_compares_every_op_on_iree(
+    engine_for, targets, tmp_path
+):
+    """A bundled StableHLO case whose shipped expected values are off: IREE's values of
+    every op agree with the interpreter's, and the finding says so."""
+    pytest.importorskip("jaxlib", reason="the interpreter is the reference of every op")
+    from iree_conformance.suites.stablehlo import BundledCase
+
+    (tmp_path / "add.mlir").write_text(ADD_MLIR, encoding="utf-8")
+    a = np.arange(4, dtype=np.float32)
+    np.savez(tmp_path / "add.npz", input_0=a, input_1=a, expected_0=a + a + 1)
+    case = BundledCase(
+        case_id="stablehlo/add_off",
+        suite="stablehlo",
+        kind="mlir",
+        source_path=tmp_path / "add.mlir",
+        input_type="stablehlo",
+        entry_function="main",
+        data_path=tmp_path / "add.npz",
+    )
+    checked = engine_for(bisect_numerics=True).check(
+        case, targets["llvm-cpu"], Expectations("llvm-cpu")
+    )
+    assert checked.outcome.status == "fail"
+    assert checked.outcome.diagnostics[-1] == (
+        "bisect-numerics: no op diverges at the case's tolerance (rtol 0.001, atol 0.0001): "
+        "1 op result of @main compared against the StableHLO interpreter"
+    )
