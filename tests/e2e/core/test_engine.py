@@ -207,3 +207,36 @@ def test_bisect_numerics_of_a_stablehlo_case_compares_every_op_on_iree(
         "bisect-numerics: no op diverges at the case's tolerance (rtol 0.001, atol 0.0001): "
         "1 op result of @main compared against the StableHLO interpreter"
     )
+
+
+TORCH_CASES = """
+import torch
+from iree_conformance.frontends.torch_export import module_case
+
+mlp = module_case(
+    "mlp",
+    lambda: torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2)),
+    lambda: (torch.randn(3, 4),),
+    dynamic_shapes=lambda: ({0: torch.export.Dim("batch", max=16)},),
+)
+"""
+
+
+def test_bisect_numerics_of_a_torch_case_compares_every_fx_node_on_iree(
+    engine_for, targets, tmp_path
+):
+    """A real torch case (dynamic batch; the probe is compiled at the example's shapes):
+    IREE's value of every FX node agrees with torch eager's, and the finding says so."""
+    pytest.importorskip("iree.turbine", reason="the torch suite's extra")
+    from iree_conformance.common.store import ArtifactStore
+    from iree_conformance.suites import torch as torch_suite
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "mlp.py").write_text(TORCH_CASES, encoding="utf-8")
+    (listed,) = torch_suite.user_listed(tmp_path / "mine", ArtifactStore(tmp_path / "store"))
+    case = torch_suite.to_case(listed, tmp_path / "store")
+    found = engine_for().bisect(case, targets["llvm-cpu"])
+    assert found == (
+        "bisect-numerics: no FX node diverges at the case's tolerance (rtol 0.0001, atol "
+        "1e-05): 3 FX node values of the decomposed program compared against torch eager"
+    )

@@ -48,7 +48,7 @@ def perturbing(output: int):
 
 def test_the_first_diverging_op_is_named_with_its_line_not_its_users():
     report = bisect_stablehlo(CHAIN, INPUTS, perturbing(2), rtol=1e-3, atol=1e-5)
-    assert report.first is not None and report.first.name == "stablehlo.exponential"
+    assert report.first is not None and "stablehlo.exponential" in report.first
     assert report.summary().startswith(
         "first diverging op #1 stablehlo.exponential at line 3 (result 0, tensor<4xf32>): "
         "4/4 elements differ, max abs error 1"

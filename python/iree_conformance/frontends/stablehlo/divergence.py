@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from iree_conformance.frontends.onnx.bisect import compare_tensor
+from iree_conformance.frontends.probe_compare import ProbeReport, first_divergence
 from iree_conformance.frontends.stablehlo.interpreter import run_interpreter
 
 __all__ = ["ProbedOp", "bisect_stablehlo", "probe_program"]
@@ -94,28 +94,6 @@ def _line(location) -> int | None:
     return int(match.group(1)) if match else None
 
 
-@dataclasses.dataclass
-class StablehloBisectReport:
-    first: ProbedOp | None
-    detail: str
-    compared: int
-    rtol: float
-    atol: float
-
-    def summary(self) -> str:
-        results = f"{self.compared} op result{'' if self.compared == 1 else 's'}"
-        against = "against the StableHLO interpreter"
-        if self.first is None:
-            return (
-                f"no op diverges at the case's tolerance (rtol {self.rtol:g}, atol "
-                f"{self.atol:g}): {results} of @main compared {against}"
-            )
-        return (
-            f"first diverging {self.first.where()}: {self.detail} ({results} "
-            f"compared {against}; its operands agree)"
-        )
-
-
 def bisect_stablehlo(
     text: str,
     inputs: Sequence[np.ndarray],
@@ -125,26 +103,21 @@ def bisect_stablehlo(
     atol: float = 1e-5,
     run_reference: Runner = run_interpreter,
     entry: str = "main",
-) -> StablehloBisectReport:
+) -> ProbeReport:
     """Run the probe on both sides; report the first op whose result diverges."""
     probe, returned, probed = probe_program(text, entry)
     expected = run_reference(probe, list(inputs))
     actual = run_candidate(probe, list(inputs))
-    total = returned + len(probed)
-    for side, values in (("the interpreter", expected), ("IREE", actual)):
-        if len(values) != total:
-            raise ValueError(f"the probe gave {len(values)} outputs on {side}, not {total}")
-    for compared, op in enumerate(probed, 1):
-        want, got = expected[returned + compared - 1], actual[returned + compared - 1]
-        reason, max_abs, max_rel, count = compare_tensor(want, got, rtol, atol)
-        if reason is None:
-            continue
-        if reason == "values":
-            detail = (
-                f"{count}/{np.asarray(want).size} elements differ, max abs error "
-                f"{max_abs:.3g}, max rel error {max_rel:.3g}"
-            )
-        else:
-            detail = f"{reason} differs (expected {np.asarray(want).shape} {np.asarray(want).dtype}, got {np.asarray(got).shape} {np.asarray(got).dtype})"
-        return StablehloBisectReport(op, detail, compared, rtol, atol)
-    return StablehloBisectReport(None, "", len(probed), rtol, atol)
+    labels = [op.where() for op in probed]
+    index, detail = first_divergence(labels, expected, actual, returned, rtol, atol)
+    return ProbeReport(
+        None if index is None else labels[index],
+        detail,
+        len(probed) if index is None else index + 1,
+        rtol,
+        atol,
+        unit="op result",
+        scope=f"of @{entry}",
+        against="the StableHLO interpreter",
+        agree="its operands agree",
+    )

@@ -1,0 +1,64 @@
+"""--bisect-numerics for torch: every FX node's value returned by the decomposed program,
+torch eager the reference, the first diverging node named with its op and source line
+(frontends/torch_export/divergence.py)."""
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="the torch suite's extra")
+pytest.importorskip("iree.turbine", reason="the torch suite's extra")
+
+import torch  # noqa: E402
+
+from iree_conformance.frontends.torch_export.divergence import bisect_torch, widened  # noqa: E402
+from iree_conformance.frontends.torch_export.export import flatten, to_numpy  # noqa: E402
+
+
+class Chain(torch.nn.Module):
+    def forward(self, x):
+        y = torch.relu(x)
+        z = y * 3
+        return torch.tanh(z)
+
+
+def program_and_inputs():
+    x = torch.tensor([[1.0, -2.0, 0.5, -0.25]])
+    return torch.export.export(Chain(), (x,)), [x.numpy()]
+
+
+def eager_values(program, inputs):
+    module, _, _ = widened(program)
+    with torch.no_grad():
+        return [to_numpy(t) for t in flatten(module(*[torch.from_numpy(x) for x in inputs]))]
+
+
+def test_the_first_diverging_node_is_named_with_its_op_and_line():
+    program, inputs = program_and_inputs()
+    _, returned, labels = widened(program)
+    assert returned == 1 and len(labels) == 3
+    mul = next(i for i, label in enumerate(labels) if "aten.mul" in label)
+
+    def perturbed(text, given):  # IREE stand-in: the mul is wrong, and what follows it
+        assert "func.func @main" in text
+        values = eager_values(program, given)
+        for i in range(mul, len(labels)):
+            values[returned + i] = values[returned + i] + 1
+        values[0] = values[0] + 1
+        return values
+
+    report = bisect_torch(program, inputs, perturbed, rtol=1e-3, atol=1e-5)
+    assert report.first == labels[mul]
+    line = Path(__file__).read_text(encoding="utf-8").splitlines().index("        z = y * 3") + 1
+    assert f"test_torch_divergence.py:{line} `z = y * 3`" in report.first
+    assert report.summary().startswith(f"first diverging {labels[mul]}: 4/4 elements differ")
+    assert "compared against torch eager; its inputs agree" in report.summary()
+
+
+def test_agreeing_values_say_no_node_diverges():
+    program, inputs = program_and_inputs()
+    report = bisect_torch(program, inputs, lambda text, given: eager_values(program, given))
+    assert report.summary() == (
+        "no FX node diverges at the case's tolerance (rtol 0.001, atol 1e-05): 3 FX node "
+        "values of the decomposed program compared against torch eager"
+    )
