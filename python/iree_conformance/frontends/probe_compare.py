@@ -22,8 +22,8 @@ class ProbeReport:
     first: str | None
     detail: str
     compared: int
-    rtol: float
-    atol: float
+    rtol: float | None  # None: each dtype's default (model.compare)
+    atol: float | None
     unit: str  # "op result" / "FX node value"
     scope: str  # "of @main"
     against: str  # "the StableHLO interpreter"
@@ -33,9 +33,9 @@ class ProbeReport:
         values = f"{self.compared} {self.unit}{'' if self.compared == 1 else 's'}"
         if self.first is None:
             return (
-                f"no {self.unit.rsplit(' ', 1)[0]} diverges at the case's tolerance (rtol "
-                f"{self.rtol:g}, atol {self.atol:g}): {values} {self.scope} compared against "
-                f"{self.against}"
+                f"no {self.unit.rsplit(' ', 1)[0]} diverges at the case's tolerance "
+                f"({_tolerance(self.rtol, self.atol)}): {values} {self.scope} compared "
+                f"against {self.against}"
             )
         return (
             f"first diverging {self.first}: {self.detail} ({values} compared against "
@@ -43,13 +43,20 @@ class ProbeReport:
         )
 
 
+def _tolerance(rtol: float | None, atol: float | None) -> str:
+    if rtol is None and atol is None:
+        return "each dtype's default"
+    shown = ["default" if v is None else f"{v:g}" for v in (rtol, atol)]
+    return f"rtol {shown[0]}, atol {shown[1]}"
+
+
 def first_divergence(
     labels: Sequence[str],
     expected: Sequence[np.ndarray],
     actual: Sequence[np.ndarray],
     returned: int,
-    rtol: float,
-    atol: float,
+    rtol: float | None,
+    atol: float | None,
 ) -> tuple[int | None, str]:
     """(the index in ``labels`` of the first value that diverges, or None; its detail).
     Both sides hold the program's own ``returned`` outputs, then one value per label."""

@@ -4,6 +4,7 @@ torch eager the reference, the first diverging node named with its op and source
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("torch", reason="the torch suite's extra")
@@ -59,6 +60,21 @@ def test_agreeing_values_say_no_node_diverges():
     program, inputs = program_and_inputs()
     report = bisect_torch(program, inputs, lambda text, given: eager_values(program, given))
     assert report.summary() == (
-        "no FX node diverges at the case's tolerance (rtol 0.001, atol 1e-05): 3 FX node "
+        "no FX node diverges at the case's tolerance (each dtype's default): 3 FX node "
         "values of the decomposed program compared against torch eager"
     )
+
+
+def test_a_tolerance_left_unset_is_the_dtypes_default_as_in_the_final_comparison():
+    """float32's default (rtol 1e-5, atol 1e-6; model/compare.py) rejects a relative error
+    of 1e-4 that a looser fallback (rtol 1e-3) passes: a pt2 file's case sets no tolerance."""
+    program, inputs = program_and_inputs()
+    _, returned, labels = widened(program)
+
+    def off_by_1e4(text, given):
+        values = eager_values(program, given)
+        return [v * np.float32(1 + 1e-4) if i >= returned + 1 else v for i, v in enumerate(values)]
+
+    report = bisect_torch(program, inputs, off_by_1e4)  # the case's Tolerance() unset
+    assert report.first == labels[1], report.summary()
+    assert bisect_torch(program, inputs, off_by_1e4, rtol=1e-3, atol=1e-3).first is None

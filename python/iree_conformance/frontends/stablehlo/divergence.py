@@ -99,8 +99,8 @@ def bisect_stablehlo(
     inputs: Sequence[np.ndarray],
     run_candidate: Runner,
     *,
-    rtol: float = 1e-3,
-    atol: float = 1e-5,
+    rtol: float | None = None,
+    atol: float | None = None,
     run_reference: Runner = run_interpreter,
     entry: str = "main",
 ) -> ProbeReport:

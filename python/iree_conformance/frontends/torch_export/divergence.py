@@ -84,8 +84,8 @@ def bisect_torch(
     inputs: Sequence[np.ndarray],
     run_candidate: Runner,
     *,
-    rtol: float = 1e-3,
-    atol: float = 1e-5,
+    rtol: float | None = None,
+    atol: float | None = None,
 ) -> ProbeReport:
     """Run the widened program on torch eager and on IREE; report the first FX node
     whose value diverges."""
