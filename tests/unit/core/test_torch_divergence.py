@@ -12,7 +12,11 @@ pytest.importorskip("iree.turbine", reason="the torch suite's extra")
 
 import torch  # noqa: E402
 
-from iree_conformance.frontends.torch_export.divergence import bisect_torch, widened  # noqa: E402
+from iree_conformance.frontends.torch_export.divergence import (  # noqa: E402
+    as_tensor,
+    bisect_torch,
+    widened,
+)
 from iree_conformance.frontends.torch_export.export import flatten, to_numpy  # noqa: E402
 
 
@@ -31,7 +35,7 @@ def program_and_inputs():
 def eager_values(program, inputs):
     module, _, _ = widened(program)
     with torch.no_grad():
-        return [to_numpy(t) for t in flatten(module(*[torch.from_numpy(x) for x in inputs]))]
+        return [to_numpy(t) for t in flatten(module(*[as_tensor(x) for x in inputs]))]
 
 
 def test_the_first_diverging_node_is_named_with_its_op_and_line():
@@ -78,3 +82,11 @@ def test_a_tolerance_left_unset_is_the_dtypes_default_as_in_the_final_comparison
     report = bisect_torch(program, inputs, off_by_1e4)  # the case's Tolerance() unset
     assert report.first == labels[1], report.summary()
     assert bisect_torch(program, inputs, off_by_1e4, rtol=1e-3, atol=1e-3).first is None
+
+
+def test_bfloat16_inputs_reach_torch_by_their_bits():
+    x = torch.tensor([[1.0, -2.0, 0.5, -0.25]], dtype=torch.bfloat16)
+    program = torch.export.export(Chain(), (x,))
+    inputs = [to_numpy(x)]
+    report = bisect_torch(program, inputs, lambda text, given: eager_values(program, given))
+    assert report.first is None and report.compared == 3

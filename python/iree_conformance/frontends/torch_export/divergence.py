@@ -23,7 +23,7 @@ import numpy as np
 from iree_conformance.frontends.probe_compare import ProbeReport, first_divergence
 from iree_conformance.frontends.torch_export.export import build, flatten, prepare, to_numpy
 
-__all__ = ["bisect_torch", "case_program", "node_label", "widened"]
+__all__ = ["as_tensor", "bisect_torch", "case_program", "node_label", "widened"]
 
 Runner = Callable[[str, list[np.ndarray]], list[np.ndarray]]
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*\n\s*([^\n]*)')
@@ -79,6 +79,16 @@ def widened(program: Any) -> tuple[Any, int, list[str]]:
     return module, len(own), [node_label(i, node) for i, node in probes]
 
 
+def as_tensor(array: np.ndarray) -> Any:
+    """The case's input as torch gets it: bfloat16 (ml_dtypes) by its bits."""
+    import torch
+
+    a = np.array(array)
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
 def bisect_torch(
     program: Any,
     inputs: Sequence[np.ndarray],
@@ -92,7 +102,7 @@ def bisect_torch(
     import torch
 
     module, returned, labels = widened(program)
-    args = tuple(torch.from_numpy(np.array(x)) for x in inputs)
+    args = tuple(as_tensor(x) for x in inputs)
     with torch.no_grad():
         expected = [to_numpy(t) for t in flatten(module(*[a.clone() for a in args]))]
     text, _ = prepare(torch.export.export(module, args))
