@@ -553,7 +553,8 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     from iree_conformance.common.store import ArtifactStore, default_store_dir
     from iree_conformance.engine.attempt import Attempt, AttemptSettings
     from iree_conformance.engine.benchmark import note_untimed
-    from iree_conformance.engine.pipeline import build_job, run_case
+    from iree_conformance.engine.pipeline import run_case
+    from iree_conformance.engine.verdicts import Bisectable, bisect_numerics
     from iree_conformance.engine.worker.parent import WorkerClient
     from iree_conformance.model.targets import load_targets, unavailable_reason, uncompilable_reason
 
@@ -589,28 +590,8 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
             worker,
         )
         note_untimed(outcome, timing_runs)
-        if outcome.status == Status.FAIL and not args.no_bisect and hasattr(case, "bisect"):
-
-            def run_candidate(model, inputs):
-                from iree_conformance.model.cases import Case
-
-                probe = Case(
-                    case_id=f"{case.case_id}#bisect",
-                    suite=case.suite,
-                    kind="onnx",
-                    source_bytes=model.SerializeToString(),
-                )
-                result = worker.execute(build_job(Attempt(probe, target), [list(inputs)]))
-                if result.status != Status.PASS or not result.outputs:
-                    raise RuntimeError(f"the widened model did not run: {result.diagnostics}")
-                return dict(zip([o.name for o in model.graph.output], result.outputs[0]))
-
-            try:
-                outcome.diagnostics.append("bisect-numerics: " + case.bisect(run_candidate))
-            except Exception as e:  # noqa: BLE001 - triage must not hide the failure
-                outcome.diagnostics.append(
-                    f"bisect-numerics could not run: {type(e).__name__}: {e}"
-                )
+        if outcome.status == Status.FAIL and not args.no_bisect and isinstance(case, Bisectable):
+            outcome.diagnostics.append(bisect_numerics(case, target, worker))
         cap_outcome_diagnostics(outcome, store.root)
         _print_outcome(outcome, out, args.model)
         _known_issue_line(outcome, targets_path.parent, out)

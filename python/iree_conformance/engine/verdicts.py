@@ -157,7 +157,7 @@ def _direction(kind: str, stage: str, expected_kind: str) -> str:
 
 @runtime_checkable
 class Bisectable(Protocol):
-    """A Case that --bisect-numerics can bisect (an ONNX model case)."""
+    """A Case that --bisect-numerics can bisect (an ONNX model case, a bundled StableHLO case)."""
 
     def bisect(self, run_candidate: Any) -> str: ...
 
@@ -307,22 +307,34 @@ class Engine:
         )
 
     def bisect(self, case: Bisectable, target: Target) -> str:
-        """Runs the model with every node output exposed; names the first diverging node."""
-        assert isinstance(case, Case)
+        """Runs the program with every intermediate exposed; names the first diverging one."""
+        return bisect_numerics(case, target, self.worker)
 
-        def run_candidate(model: Any, inputs: Any) -> dict[str, Any]:
-            probe = Case(
-                case_id=f"{case.case_id}#bisect",
-                suite=case.suite,
-                kind="onnx",
-                source_bytes=model.SerializeToString(),
-            )
-            result = self.worker.execute(pipeline.build_job(Attempt(probe, target), [list(inputs)]))
-            if result.status != Status.PASS or not result.outputs:
-                raise RuntimeError(f"the widened model did not run: {result.diagnostics}")
-            return dict(zip([o.name for o in model.graph.output], result.outputs[0]))
 
-        try:
-            return "bisect-numerics: " + case.bisect(run_candidate)
-        except Exception as e:  # noqa: BLE001 - triage must not hide the failure itself
-            return f"bisect-numerics could not run: {type(e).__name__}: {e}"
+def bisect_numerics(case: Bisectable, target: Target, worker: WorkerClient) -> str:
+    """The "bisect-numerics: ..." diagnostic of a numerics failure: the case widens its
+    program (an ONNX model: every node output; StableHLO text: every op result of
+    ``@main``) and this runs the widened program on IREE, as the case was run."""
+    assert isinstance(case, Case)
+
+    def run_candidate(program: Any, inputs: Any) -> Any:
+        onnx_model = not isinstance(program, str)
+        probe = Case(
+            case_id=f"{case.case_id}#bisect",
+            suite=case.suite,
+            kind="onnx" if onnx_model else case.kind,
+            source_bytes=program.SerializeToString() if onnx_model else program.encode(),
+            entry_function=None if onnx_model else case.entry_function,
+            input_type="auto" if onnx_model else case.input_type,
+        )
+        result = worker.execute(pipeline.build_job(Attempt(probe, target), [list(inputs)]))
+        if result.status != Status.PASS or not result.outputs:
+            raise RuntimeError(f"the widened program did not run: {result.diagnostics}")
+        if not onnx_model:
+            return list(result.outputs[0])
+        return dict(zip([o.name for o in program.graph.output], result.outputs[0]))
+
+    try:
+        return "bisect-numerics: " + case.bisect(run_candidate)
+    except Exception as e:  # noqa: BLE001 - triage must not hide the failure itself
+        return f"bisect-numerics could not run: {type(e).__name__}: {e}"

@@ -106,7 +106,7 @@ def context_lines(spec: ReproSpec, verified: dict[str, Any] | None) -> list[str]
             f"Matches {md_text(ctx['issue'])} (known issue by signature: stage and first line)."
         )
     if ctx.get("diverging_node"):
-        lines.append(f"First diverging node: {md_text(ctx['diverging_node'])}")
+        lines.append(f"Numerics bisection (`--bisect-numerics`): {md_text(ctx['diverging_node'])}")
     lines.append(worked_before_line(ctx.get("worked_before"), spec.case_id))
     if verified is not None:
         if verified.get("reproduced"):

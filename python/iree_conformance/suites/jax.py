@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -47,6 +47,9 @@ class CorpusError(errors.CorpusError):
 @dataclasses.dataclass
 class JaxCase(CheckCase):
     """A JAX case, exported when it first runs: its checks compare IREE with XLA."""
+
+    # XLA runs the whole jitted function; jax hands back its outputs, no intermediate.
+    expected_from: ClassVar[str] = "XLA's outputs of the whole jitted function"
 
     listed: Listed | None = None
     store_root: Path | None = None

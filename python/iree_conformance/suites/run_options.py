@@ -325,7 +325,7 @@ class RunOptions:
     )
     bisect_numerics: bool = option(
         "--bisect-numerics",
-        "on a model numerics failure, report the first ONNX node whose output diverges",
+        "on a numerics failure, report the first ONNX node, StableHLO op or torch FX node whose output diverges (docs/reducing.md)",
         False,
         bool,
         action="store_true",

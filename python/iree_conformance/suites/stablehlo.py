@@ -61,6 +61,22 @@ class BundledCase(NpzCase):
         """Its .mlir file (frontends/jax_export/xla_timing.stablehlo_reference)."""
         return str(self.source_path) if self.source_path is not None else None
 
+    def bisect(self, run_candidate) -> str:
+        """The first op of @main whose result diverges from the StableHLO interpreter
+        (``--bisect-numerics``; frontends/stablehlo/divergence.py)."""
+        from iree_conformance.frontends.stablehlo.divergence import bisect_stablehlo
+
+        assert self.source_path is not None
+        report = bisect_stablehlo(
+            self.source_path.read_text(encoding="utf-8"),
+            self.input_sets()[-1],
+            run_candidate,
+            rtol=self.tolerance.rtol,  # None: the dtype's default, as compared
+            atol=self.tolerance.atol,
+            entry=self.entry_function or "main",
+        )
+        return report.summary()
+
 
 @dataclasses.dataclass
 class InterpreterCase(BundledCase):

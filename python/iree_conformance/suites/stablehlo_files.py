@@ -55,6 +55,7 @@ class CheckCase(Case):
     """A test function of a self-checking file: every check it executed is a comparison."""
 
     batchable: ClassVar[bool] = True
+    expected_from: ClassVar[str] = "the values its author wrote"  # what the checks hold
 
     def checks(self, input_sets, output_sets, worker_result: CaseResult) -> list[Check]:
         sites, records = worker_result.check_sites, worker_result.check_records
@@ -62,6 +63,15 @@ class CheckCase(Case):
             raise ValueError(f"the module reported no checks for function {self.entry_function!r}")
         return checks_from_records(
             sites, records[0], self.source_path.name if self.source_path else ""
+        )
+
+    def bisect(self, run_candidate) -> str:
+        """``--bisect-numerics`` says plainly why no op of a self-checking function is
+        judged: its reference values exist for the checked values only."""
+        return (
+            f"not bisected: no reference reaches the ops of @{self.entry_function}: its "
+            f"expected values are {self.expected_from}, for the checked values only, written "
+            "into the program as constants of its check ops"
         )
 
     def source_line(self) -> int:

@@ -149,6 +149,22 @@ class TorchCase(Case):
             frontend="torch_export",
         )
 
+    def bisect(self, run_candidate) -> str:
+        """The first FX node whose value diverges from torch eager (``--bisect-numerics``;
+        frontends/torch_export/divergence.py)."""
+        from iree_conformance.frontends.torch_export.divergence import bisect_torch, case_program
+
+        exported = self.export()
+        assert exported is not None
+        report = bisect_torch(
+            case_program(self.listed, self.pt2),
+            exported.inputs,
+            run_candidate,
+            rtol=self.tolerance.rtol,  # None: the dtype's default, as compared
+            atol=self.tolerance.atol,
+        )
+        return report.summary()
+
     def other_preparation(self, stage: str) -> OtherPreparation | None:
         """torch's core ATen decompositions of the same program, for a failure of
         iree-turbine's: at import, the core program the export made beside it; at

@@ -177,3 +177,66 @@ def test_bisect_numerics_adds_its_finding_or_why_it_could_not_run(engine_for, ta
     )
     passing = engine.check(add(cls=BisectableAdd), targets["llvm-cpu"], Expectations("llvm-cpu"))
     assert not any("bisect" in d for d in passing.outcome.diagnostics)
+
+
+def test_bisect_numerics_of_a_stablehlo_case_compares_every_op_on_iree(
+    engine_for, targets, tmp_path
+):
+    """A bundled StableHLO case whose shipped expected values are off: IREE's values of
+    every op agree with the interpreter's, and the finding says so."""
+    pytest.importorskip("jaxlib", reason="the interpreter is the reference of every op")
+    from iree_conformance.suites.stablehlo import BundledCase
+
+    (tmp_path / "add.mlir").write_text(ADD_MLIR, encoding="utf-8")
+    a = np.arange(4, dtype=np.float32)
+    np.savez(tmp_path / "add.npz", input_0=a, input_1=a, expected_0=a + a + 1)
+    case = BundledCase(
+        case_id="stablehlo/add_off",
+        suite="stablehlo",
+        kind="mlir",
+        source_path=tmp_path / "add.mlir",
+        input_type="stablehlo",
+        entry_function="main",
+        data_path=tmp_path / "add.npz",
+    )
+    checked = engine_for(bisect_numerics=True).check(
+        case, targets["llvm-cpu"], Expectations("llvm-cpu")
+    )
+    assert checked.outcome.status == "fail"
+    assert checked.outcome.diagnostics[-1] == (
+        "bisect-numerics: no op diverges at the case's tolerance (each dtype's default): "
+        "1 op result of @main compared against the StableHLO interpreter"
+    )
+
+
+TORCH_CASES = """
+import torch
+from iree_conformance.frontends.torch_export import module_case
+
+mlp = module_case(
+    "mlp",
+    lambda: torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2)),
+    lambda: (torch.randn(3, 4),),
+    dynamic_shapes=lambda: ({0: torch.export.Dim("batch", max=16)},),
+)
+"""
+
+
+def test_bisect_numerics_of_a_torch_case_compares_every_fx_node_on_iree(
+    engine_for, targets, tmp_path
+):
+    """A real torch case (dynamic batch; the probe is compiled at the example's shapes):
+    IREE's value of every FX node agrees with torch eager's, and the finding says so."""
+    pytest.importorskip("iree.turbine", reason="the torch suite's extra")
+    from iree_conformance.common.store import ArtifactStore
+    from iree_conformance.suites import torch as torch_suite
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "mlp.py").write_text(TORCH_CASES, encoding="utf-8")
+    (listed,) = torch_suite.user_listed(tmp_path / "mine", ArtifactStore(tmp_path / "store"))
+    case = torch_suite.to_case(listed, tmp_path / "store")
+    found = engine_for().bisect(case, targets["llvm-cpu"])
+    assert found == (
+        "bisect-numerics: no FX node diverges at the case's tolerance (rtol 0.0001, atol "
+        "1e-05): 3 FX node values of the decomposed program compared against torch eager"
+    )

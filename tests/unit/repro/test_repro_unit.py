@@ -374,3 +374,11 @@ def test_a_variant_case_id_gets_a_folder_too(tmp_path):
         folder_for(tmp_path, "llvm-cpu", "onnx-dir/sub/x.onnx:dynamic")
         == tmp_path / "llvm-cpu" / "onnx-dir" / "sub" / "x.onnx@dynamic"
     )
+
+
+def test_issue_context_names_the_bisection_as_found_for_any_frontend():
+    from iree_conformance.repro.issue_text import context_lines
+
+    found = "first diverging op #0 stablehlo.sort at line 3 (result 1): 4/12 elements differ"
+    spec = _spec(kind="fail-numerics", stage="compare", context={"diverging_node": found})
+    assert f"Numerics bisection (`--bisect-numerics`): {found}" in context_lines(spec, None)

@@ -159,15 +159,16 @@ def onnxruntime_runner(
 def compare_tensor(
     expected: np.ndarray,
     actual: np.ndarray,
-    rtol: float,
-    atol: float,
+    rtol: float | None,
+    atol: float | None,
     grid: QuantGrid | None = None,
 ) -> tuple[str | None, float, float, int]:
     """(reason or None, max abs error, max rel error, mismatch count).
 
     The final comparison's rule (``model.compare.compare_arrays``), dtype rules included:
     an unsigned tensor handed back as the signed type of its width is the same bits; a
-    tensor with a quantization grid may be up to k steps of it away.
+    tensor with a quantization grid may be up to k steps of it away. A tolerance left
+    None is its dtype's default, as in the final comparison.
     """
     expected, actual = np.asarray(expected), np.asarray(actual)
     tolerance = Tolerance(rtol=rtol, atol=atol, grids=(grid,) if grid is not None else ())
