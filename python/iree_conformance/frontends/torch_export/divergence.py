@@ -34,7 +34,7 @@ def case_program(listed: Any, pt2: Path | None) -> Any:
     import torch
 
     from iree_conformance.frontends.torch_export import pt2 as pt2_files
-    from iree_conformance.frontends.torch_export.tree import find_case
+    from iree_conformance.frontends.torch_export.folder import find_case
 
     if pt2 is not None:
         return pt2_files.load(pt2)
