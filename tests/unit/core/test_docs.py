@@ -19,7 +19,7 @@ PAGE_LIMIT = 25_000
 # Every file under docs/. Issue 54 asks 280 KB; 378 KB before it, 332 KB before its second
 # cut, 314 KB after it (repetition, history and figures said outside benchmarks/ cut): this
 # keeps it from growing, with a little room, until the rest is cut.
-DOCS_TOTAL_LIMIT = 316_000
+DOCS_TOTAL_LIMIT = 315_000
 _GENERATED = re.compile(r"<!-- ([\w-]+):start .*?-->.*?<!-- \1:end -->", re.S)
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
