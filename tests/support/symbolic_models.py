@@ -223,3 +223,17 @@ def legacy_greater_or_equal_model(opset: int = 14) -> onnx.ModelProto:
         "legacy_ge",
         opset=opset,
     )
+
+
+def dropout_model(training: bool, ratio: float = 0.1) -> onnx.ModelProto:
+    """y = Dropout(x, ratio, training_mode), both constants, as torch.onnx.export(...,
+    dynamo=True) writes a module left in training mode (training=True)."""
+    ratio_t = numpy_helper.from_array(np.array(ratio, np.float32), "ratio")
+    mode = numpy_helper.from_array(np.array(training), "mode")
+    return _model(
+        [helper.make_node("Dropout", ["x", "ratio", "mode"], ["y"], name="drop")],
+        [_f("x", ["N", 64])],
+        [_f("y", ["N", 64])],
+        [ratio_t, mode],
+        "dropout",
+    )

@@ -1,9 +1,10 @@
-"""The rule for a run on inputs that are no verdict, in one place for the suite and run-bundle.
+"""The rule for a run that is no verdict, in one place for the suite and run-bundle.
 
 Random values of an input whose values carry meaning (a shape, a sample rate; see
-``Case.unjudged_reason``) say nothing about IREE, whatever IREE does with them: a run that
-completes is not a pass, and a load or run failure is not a fail. Both are the harness's
-error at the ``reference`` stage; a failure keeps IREE's lines beside it.
+``Case.unjudged_reason``), or a graph whose outputs are random (a training-mode Dropout),
+say nothing about IREE, whatever IREE does: a run that completes is not a pass, and a load
+or run failure is not a fail. Both are the harness's error at the ``reference`` stage; a
+failure keeps IREE's lines beside it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ class InputsNotJudged(Exception):
     """IREE ran the model, but on inputs whose random values are no verdict."""
 
     def __init__(self, reason: str):
-        super().__init__(f"IREE ran the model, but its inputs are no verdict: {reason}")
+        super().__init__(f"IREE ran the model, but the run is no verdict: {reason}")
 
 
 def judge_unjudged(outcome: Outcome, reason: str | None) -> bool:
@@ -28,7 +29,7 @@ def judge_unjudged(outcome: Outcome, reason: str | None) -> bool:
     if outcome.status == Status.ERROR and outcome.stage in (Stage.LOAD, Stage.RUN):
         outcome.stage = Stage.REFERENCE
         outcome.diagnostics = [
-            f"the run failed on inputs that are no verdict: {reason}",
+            f"the run failed, but a run of this model is no verdict: {reason}",
             *outcome.diagnostics,
         ]
         return True

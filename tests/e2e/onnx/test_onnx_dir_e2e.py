@@ -61,6 +61,9 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     _save(fixed_scalar, root / "bare" / "scalar.onnx")
     _save(sm.nan_model(), root / "nan" / "nan.onnx")
+    dropout = sm.dropout_model(training=True)
+    dropout.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 2  # one case, no twin
+    _save(dropout, root / "dropout" / "dropout.onnx")
     data_model = sm.batch_model()
     _save(data_model, root / "data" / "model.onnx")
     x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
@@ -118,6 +121,7 @@ def test_every_model_file_is_a_case_and_symbolic_ones_have_a_dynamic_twin(outcom
             "broken/corrupt.onnx",
             "data/model.onnx",
             "data/model.onnx:dynamic",
+            "dropout/dropout.onnx",
             "ext/model.onnx",
             "ext/model.onnx:dynamic",
             "ext-missing/model.onnx",
@@ -176,6 +180,16 @@ def test_random_scalar_is_no_verdict_and_says_what_to_give(outcomes: dict):
     assert "sr" in bare["info"]["inputs"]["unjudged"]
 
 
+def test_a_training_mode_dropout_is_not_judged_and_names_the_node(outcomes: dict):
+    # Its outputs are random: IREE's run and onnxruntime's are two draws, no verdict.
+    drop = outcomes["onnx-dir/dropout/dropout.onnx"]
+    assert (drop["status"], drop["stage"]) == ("error", "reference"), drop
+    assert drop["diagnostics"][0].startswith(
+        "IREE ran the model, but the run is no verdict: Dropout node 'drop' runs in training mode"
+    ), drop["diagnostics"]
+    assert "model.eval()" in drop["info"]["inputs"]["random"]
+
+
 def test_degenerate_reference_is_an_error_before_iree_is_asked(outcomes: dict):
     nan = outcomes["onnx-dir/nan/nan.onnx"]
     assert (nan["status"], nan["stage"]) == ("error", "reference"), nan
@@ -231,6 +245,8 @@ def test_check_model_gives_the_same_verdicts(folder: Path, store: Path, outcomes
     assert (
         nan.returncode == EXIT_UNJUDGED and "verdict: not judged (error at reference" in nan.stdout
     ), nan.stdout
+    drop = check_model(folder / "dropout" / "dropout.onnx", store)
+    assert drop.returncode == EXIT_UNJUDGED and "Dropout node 'drop'" in drop.stdout, drop.stdout
     corrupt = check_model(folder / "broken" / "corrupt.onnx", store)
     assert corrupt.returncode == 2 and "not a valid ONNX protobuf" in corrupt.stderr
     unknown = check_model(folder / "image" / "image.onnx", store, "--dim", "depth=3")

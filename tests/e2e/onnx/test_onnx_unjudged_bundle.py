@@ -98,7 +98,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_the_suite_says_the_random_shape_is_no_verdict(runs: dict):
     suite = runs["suite"][CASE]
     assert (suite["status"], suite["stage"]) == ("error", "reference"), suite
-    assert suite["diagnostics"][0].startswith("IREE ran the model, but its inputs are no verdict")
+    assert suite["diagnostics"][0].startswith("IREE ran the model, but the run is no verdict")
     assert "[inputs.shape]" in suite["diagnostics"][0], suite
     assert "shape" in suite["info"]["inputs"]["unjudged"]
 
@@ -147,7 +147,9 @@ def test_a_run_that_fails_is_the_suites_no_verdict_error_with_iree_lines(
         ran["stage"],
         ran["diagnostics"],
     )
-    assert ran["diagnostics"][0].startswith("the run failed on inputs that are no verdict: ")
+    assert ran["diagnostics"][0].startswith(
+        "the run failed, but a run of this model is no verdict: "
+    )
 
 
 @dataclasses.dataclass

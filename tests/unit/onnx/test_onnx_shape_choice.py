@@ -250,3 +250,18 @@ def test_a_channel_dim_given_with_dim_makes_the_others_image_dims():
         "height": "image",
         "width": "image",
     }
+
+
+def test_a_dropout_in_training_mode_is_no_verdict_and_says_to_export_in_eval_mode():
+    # onnxruntime drops a random part on each run: two runs of the reference differ, and
+    # IREE's run, whatever it gives, would be blamed on IREE (issue 55, a dynamo export).
+    model = sm.dropout_model(training=True)
+    chosen = choose(model)
+    assert chosen.problem is None and chosen.reference is not None
+    assert chosen.unjudged is not None
+    assert "Dropout node 'drop' runs in training mode" in chosen.unjudged
+    assert "model.eval()" in chosen.unjudged and chosen.info["random"] == chosen.unjudged
+    # Inference mode, or a ratio of 0, is the identity: a verdict as usual.
+    for other in (sm.dropout_model(training=False), sm.dropout_model(True, ratio=0.0)):
+        chosen = choose(other)
+        assert chosen.unjudged is None and "random" not in chosen.info

@@ -15,7 +15,9 @@ Outcome records it under ``info["inputs"]``:
 * ``tried``: earlier trials and why onnxruntime's answer was not used (absent if none);
 * ``spec``: the spec in force and its sources (absent if none);
 * ``unjudged``: inputs whose random values are no verdict (shape-feeding or scalar
-  integers without a spec), and why (absent if none).
+  integers without a spec), and why (absent if none);
+* ``random``: a node whose outputs are random (``random_ops``), so that no run is a
+  verdict (absent if none).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from iree_conformance.frontends.onnx.inputs import (
     InputSpec,
 )
 from iree_conformance.frontends.onnx.integer_roles import IntegerRole, integer_roles
+from iree_conformance.frontends.onnx.random_ops import random_reason
 from iree_conformance.frontends.onnx.reference import OnnxRuntimeReferenceError, run_onnxruntime
 from iree_conformance.frontends.onnx.shape_policy import ShapePlan, plan_shapes
 from iree_conformance.frontends.onnx.specs import InputRule, ModelSpec
@@ -263,13 +266,13 @@ def choose_inputs(
         info = _info(plan, sizes, shapes, seed, values, spec, tried, roles)
         if unjudged:
             info["unjudged"] = unjudged
+        reasons = [f"{k}: {v}" for k, v in unjudged.items()]
+        random = random_reason(model)
+        if random:  # onnxruntime's outputs are one draw of many: no reference
+            info["random"] = random
+            reasons.append(random)
         return ChosenInputs(
-            arrays,
-            outputs,
-            shapes,
-            info,
-            symbolic,
-            unjudged="; ".join(f"{k}: {v}" for k, v in unjudged.items()) if unjudged else None,
+            arrays, outputs, shapes, info, symbolic, unjudged="; ".join(reasons) or None
         )
     shapes, arrays, values = _draw(plan, trials[0], specs, spec, roles, seed)
     info = _info(plan, trials[0], shapes, seed, values, spec, tried, roles)
