@@ -56,17 +56,17 @@ def _is_the_machines(outcome, words: str) -> None:
 
 
 def test_a_missing_temp_folder_is_not_stored_as_a_compiler_crash(tmp_path, llvm_cpu, monkeypatch):
+    """Was: "crash" at compile (the compiler cannot make its temporary files), recorded in
+    the store and replayed once TMPDIR was fixed. The worker now gives the compiler a
+    scratch folder of its own (under the system's temporary folder when TMPDIR names no
+    folder), so the run is IREE's verdict, and nothing is stored as a failure."""
     case = add_case(tmp_path, "tmpdir")
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "no-such-folder"))  # root writes a 555 dir
-    broken = _run(tmp_path, case, llvm_cpu)
-    # Was: "crash" at compile, recorded in the store and replayed once TMPDIR was fixed.
-    _is_the_machines(broken, "does not exist")
-    assert _failures(tmp_path / "store") == []
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "no-such-folder"))
+    missing = _run(tmp_path, case, llvm_cpu)
+    assert (missing.status, missing.info["cache_hits"]["compile"]) == ("pass", False)
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmpdir.mlir"))  # a file, not a folder
-    assert "is not a folder" in _run(tmp_path, case, llvm_cpu).diagnostics[0]
-    monkeypatch.delenv("TMPDIR")
-    fixed = _run(tmp_path, case, llvm_cpu)
-    assert fixed.status == "pass" and fixed.info["cache_hits"]["compile"] is False
+    assert _run(tmp_path, case, llvm_cpu).status == "pass"
+    assert _failures(tmp_path / "store") == []
 
 
 def test_a_killed_worker_and_exhausted_memory_are_the_machines(tmp_path, llvm_cpu):

@@ -65,5 +65,5 @@ def test_a_compile_failure_is_reduced_and_its_reduced_reproducer_verified(tmp_pa
 
 def test_a_bad_budget_is_refused(tmp_path):
     proc = repro(tmp_path, "--reduce", "--reduce-budget", "0")
-    assert proc.returncode == 2 and "expected seconds above 0" in proc.stderr
+    assert proc.returncode == 2 and "seconds above 0" in proc.stderr
     assert not (tmp_path / "r").exists()

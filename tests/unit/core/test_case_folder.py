@@ -64,7 +64,8 @@ def test_an_export_is_made_once_and_read_back(tmp_path):
         made.append(listed.case_id)
         return b"payload"
 
-    kind = dataclasses.replace(TORCH, export=export, versions=dict)
+    # in the pytest process: a local function cannot be sent to the export child
+    kind = dataclasses.replace(TORCH, export=export, versions=dict, in_child=False)
     store = ArtifactStore(tmp_path / "store")
     [listed] = case_folder.list_tree(kind, tmp_path, "torch/", store)
     assert listed.case_id == "torch/cases/one" and listed.line == 4

@@ -21,7 +21,7 @@ DEFAULT_TIMEOUT_S = 900.0
 def run_check(spec: GenerationSpec, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="iree-conformance-generation-") as tmp:
         out = Path(tmp)
-        (out / "spec.json").write_text(spec.to_json(), encoding="utf-8")
+        (out / "spec.json").write_text(spec.to_json(), encoding="utf-8", newline="\n")
         env = dict(os.environ, TRANSFORMERS_VERBOSITY="error", HF_HUB_OFFLINE="1")
         command = [sys.executable, "-m", "iree_conformance.frontends.generation.child"]
         try:

@@ -62,7 +62,7 @@ class Progress:
         now = time.perf_counter()
         self.times[self.stage] = self.times.get(self.stage, 0.0) + now - self._t
         self.stage, self._t = stage, now
-        (self.out / "stage").write_text(stage, encoding="utf-8")
+        (self.out / "stage").write_text(stage, encoding="utf-8", newline="\n")
 
 
 def load_model(spec: GenerationSpec) -> Any:
@@ -364,7 +364,7 @@ def write_repro(
     folder = out / "repro"
     folder.mkdir(exist_ok=True)
     for name, text in mlir.items():
-        (folder / f"{name}.mlir").write_text(text, encoding="utf-8")
+        (folder / f"{name}.mlir").write_text(text, encoding="utf-8", newline="\n")
     arrays = {f"input_{i}": a for i, a in enumerate(inputs or [])}
     arrays |= {f"expected_{i}": a for i, a in enumerate(expected or [])}
     np.savez(folder / "arrays.npz", allow_pickle=False, **arrays)
@@ -373,6 +373,7 @@ def write_repro(
             {"function": which, "inputs": len(inputs or []), "expected": len(expected or [])}
         ),
         encoding="utf-8",
+        newline="\n",
     )
 
 
@@ -538,7 +539,9 @@ def main(argv: list[str]) -> int:
     spec = GenerationSpec.from_json(Path(argv[0]).read_text(encoding="utf-8"))
     out = Path(argv[1])
     result = run(spec, out)
-    (out / "result.json").write_text(json.dumps(result, sort_keys=True), encoding="utf-8")
+    (out / "result.json").write_text(
+        json.dumps(result, sort_keys=True), encoding="utf-8", newline="\n"
+    )
     return 0
 
 
