@@ -71,3 +71,32 @@ def test_call_staged_keeps_shapes_and_dtypes_on_cpu():
 )
 def test_call_staged_reads_results_on_vulkan():
     _check(_run(VULKAN_FLAGS, "vulkan"))
+
+
+def _runtime_run(flags: list[str], driver: str):
+    import iree.compiler as compiler
+
+    from iree_conformance.engine.worker.runtime import Runtime
+
+    vmfb = compiler.compile_str(PROGRAM, input_type="none", extra_args=flags)
+    runtime = Runtime(lambda: "")
+    vm_module, context = runtime.load(vmfb, driver, None)
+    return context, runtime.run(vm_module, context, None, INPUTS)
+
+
+def test_the_worker_keeps_iree_s_invoker_on_cpu():
+    context, results = _runtime_run(CPU_FLAGS, "local-task")
+    assert context.staged_device is None
+    _check(results)
+
+
+@pytest.mark.skipif(
+    not driver_devices("vulkan"),
+    reason="no Vulkan device (apt-get install mesa-vulkan-drivers libvulkan1 gives lavapipe)",
+)
+def test_the_worker_reads_vulkan_results_through_staging():
+    # Before model/readback.py: "cannot read results back to the host: ValueError: could
+    # not import host allocation ... minImportedHostPointerAlignment 4096" on lavapipe.
+    context, results = _runtime_run(VULKAN_FLAGS, "vulkan")
+    assert context.staged_device is not None
+    _check(results)
