@@ -30,6 +30,9 @@ COMMANDS: dict[str, Command] = {
     "install": Command("ci.install", "install the project, or only what a step needs"),
     "lock": Command("ci.lock", "make the pull-request workflows' hashed lock (ci/lock/)"),
     "setup-env": Command("ci.setup_env", "export the platform names, cache folders and versions"),
+    "software-vulkan": Command(
+        "ci.software_vulkan", "install Mesa's lavapipe (a software Vulkan device) where missing"
+    ),
     "run-shard": Command(
         "ci.run_shard",
         "pytest conformance from a profile of ci/profiles.toml, one shard; its timed cases timed again",

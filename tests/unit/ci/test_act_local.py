@@ -93,7 +93,7 @@ def test_matrix_selection_and_unknown_job():
     running = [r.matrix for r in plan.running() if r.job == "shard"]
     assert running == [
         {"os": "ubuntu-latest", "profile": p, "shard": 1, "shards": 4}
-        for p in ("nightly", "nightly-targets")
+        for p in ("nightly", "nightly-targets", "nightly-vulkan")
     ]
     assert plan.matrix_filters()["shard"] == ["1"]
     plan = plan_workflow(load("nightly.yml"), "3.11.7", select={"shard": "1", "profile": "nightly"})

@@ -458,3 +458,26 @@ def test_only_the_fresh_install_issue_job_writes_issues(monkeypatch):
     assert [p.split(":")[:3] for p in cw.check_least_privilege()] == [
         ["fresh-install.yml", "fresh-install", " issues"]
     ]
+
+
+def test_the_gpu_half_runs_without_a_gpu():
+    """Issue 57: the pull-request job installs lavapipe on Linux and runs the smoke selection
+    on vulkan, and compiles the GPU targets; the nightly runs vulkan on Linux only."""
+    from ci.run_shard import load_profile
+
+    test = cw.load_yaml(REPO / ".github/workflows/ci.yml")["jobs"]["test"]
+    runs = {s.get("name"): str(s.get("run", "")) for s in test["steps"]}
+    assert "software-vulkan" in runs["Software Vulkan (Mesa's lavapipe)"]
+    assert "--profile vulkan-smoke" in runs["Vulkan smoke run (lavapipe)"]
+    assert "--profile gpu-compile" in runs["GPU code generation, compile-only (cuda, rocm, metal)"]
+    smoke, _ = load_profile("vulkan-smoke")
+    assert smoke["targets"] == ["vulkan"] and "--compile-only" not in smoke["args"]
+    compile_only, _ = load_profile("gpu-compile")
+    assert set(compile_only["targets"]) == {"cuda", "rocm", "rocm-rdna3", "metal"}
+    assert "--compile-only" in compile_only["args"]
+    nightly = cw.load_yaml(REPO / ".github/workflows/nightly.yml")["jobs"]["shard"]
+    matrix = nightly["strategy"]["matrix"]
+    assert "nightly-vulkan" in matrix["profile"]
+    excluded = {e["os"] for e in matrix["exclude"] if e["profile"] == "nightly-vulkan"}
+    assert excluded == {"macos-latest", "windows-latest"}
+    assert any("software-vulkan" in str(s.get("run", "")) for s in nightly["steps"])

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from iree_conformance.engine.worker.errors import StageError
+from iree_conformance.model.readback import call_staged, needs_staging
 
 
 def entry_functions(vm_module) -> list[str]:
@@ -79,12 +80,15 @@ class Runtime:
             if check_sites is not None:
                 from iree_conformance.frontends.stablehlo.check_module import CheckRecorder
 
-                recorder = CheckRecorder(check_sites, config.device)
+                recorder = CheckRecorder(check_sites, config.device, needs_staging(driver))
                 modules.insert(0, recorder.module)
             if parameters is not None:
                 modules.insert(0, parameters_module(config.vm_instance, *parameters))
             context = rt.SystemContext(vm_modules=modules, config=config)
             context.check_recorder = recorder
+            # Where to_host cannot read results (model/readback.py): the device to
+            # read them through staging copies; None keeps IREE's FunctionInvoker.
+            context.staged_device = config.device if needs_staging(driver) else None
         except Exception as e:  # noqa: BLE001
             raise StageError("load", f"{type(e).__name__}: {e}") from None
         return vm_module, context
@@ -99,6 +103,8 @@ class Runtime:
                 "run", f"function '{entry}' not found in the module; it exports {names}"
             )
         function = context.modules[vm_module.name][entry]
+        if context.staged_device is not None:
+            return self._run_staged(context, function.vm_function, inputs)
         try:
             result = function(*inputs)
         except Exception as e:  # noqa: BLE001
@@ -112,3 +118,9 @@ class Runtime:
             raise StageError(
                 "run", f"cannot read results back to the host: {type(e).__name__}: {e}"
             ) from None
+
+    def _run_staged(self, context, function, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        try:
+            return call_staged(context, function, context.staged_device, inputs)
+        except Exception as e:  # noqa: BLE001
+            raise StageError("run", f"{type(e).__name__}: {e}\n{self.read_diagnostics()}") from None

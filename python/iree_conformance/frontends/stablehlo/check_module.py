@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from iree_conformance.frontends.stablehlo.checks import CHECK_MODULE
+from iree_conformance.model.readback import staged_to_host
 
 Record = tuple[int, list[np.ndarray]]
 
@@ -21,7 +22,7 @@ Record = tuple[int, list[np.ndarray]]
 class CheckRecorder:
     """One check module for one loaded program; ``take()`` hands over the records so far."""
 
-    def __init__(self, sites: list[dict[str, Any]], device):
+    def __init__(self, sites: list[dict[str, Any]], device, staged: bool = False):
         import iree.runtime as rt
 
         self._records: list[Record] = []
@@ -30,7 +31,7 @@ class CheckRecorder:
             iface.export(
                 f"expect_{site['site']}",
                 site["cconv"],
-                _recorder(site["site"], self._records, device),
+                _recorder(site["site"], self._records, device, staged),
             )
         self._iface = iface  # the interface must outlive the module it creates
         self.module = iface.create()
@@ -41,15 +42,19 @@ class CheckRecorder:
         return records
 
 
-def _recorder(site: int, records: list[Record], device):
+def _recorder(site: int, records: list[Record], device, staged: bool):
     """The export of one site. It holds no reference to the recorder, so that no cycle
-    keeps the native module alive past the context."""
+    keeps the native module alive past the context. ``staged``: values are read through
+    a staging copy (model/readback.py), as on Vulkan."""
     import iree.runtime as rt
 
     def to_host(value) -> np.ndarray:
         if isinstance(value, (int, float)):
             return np.asarray(value)
-        return np.array(rt.DeviceArray(device, value.deref(rt.HalBufferView)).to_host())
+        view = value.deref(rt.HalBufferView)
+        if staged:
+            return staged_to_host(device, view)
+        return np.array(rt.DeviceArray(device, view).to_host())
 
     def record(_state, *args) -> None:
         records.append((site, [to_host(a) for a in args]))
