@@ -67,7 +67,9 @@ def torch_steps(torch: dict[str, Any]) -> list[str]:
         which = ", ".join(str(i) for i in torch["scalars"])
         steps.append(f"Python scalar output(s) {which} returned as 0-d tensors")
     if torch.get("preparation") == "iree-turbine":
-        steps.append("iree-turbine's AOT decompositions and FX importer (as iree.turbine.aot.export)")
+        steps.append(
+            "iree-turbine's AOT decompositions and FX importer (as iree.turbine.aot.export)"
+        )
     if torch.get("reference"):
         steps.append(f"reference {torch['reference']}")
     return steps
