@@ -115,12 +115,17 @@ class TorchCase(Case):
             "preparation": exported.info.get("preparation"),
             "versions": exported.info.get("versions"),
         }
-        for key in ("export", "reference"):  # the export mode; a constant reference's note
+        for key in ("export", "reference", "random"):  # the mode; notes on the reference
             if exported.info.get(key):
                 torch[key] = exported.info[key]
         if self._keeps_float64():
             torch["float64"] = f"kept ({ONNX_KEEP_F64}, as for ONNX models)"
         return {"torch": torch, "inputs": exported.info.get("inputs", {})}
+
+    def unjudged_reason(self) -> str | None:
+        """A program with a random op (``random_ops``): its run is no verdict."""
+        exported = self.export()
+        return exported.info.get("random") if exported is not None else None
 
     def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
         """float64 kept where the program takes or returns it, as for ONNX models
