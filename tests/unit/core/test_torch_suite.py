@@ -72,6 +72,10 @@ batch_stats = module_case(
 def dropout_train(x):
     return torch.nn.functional.dropout(x, 0.3, training=True).mean()
 
+@case(torch.rand(8))
+def plus_noise(x):
+    return x + torch.randn(8)
+
 dropout_eval = module_case("dropout_eval", lambda: torch.nn.Dropout(0.5), torch.rand(8))
 """
 MAKE = """import torch
@@ -277,6 +281,9 @@ def test_random_ops_make_a_run_no_verdict(users):
     # torch's (torch-mlir's DropoutTrainStaticShapeModule_basic).
     reason = users["dropout_train"].unjudged_reason()
     assert reason is not None and "dropout" in reason and "draws random values" in reason
+    assert "module.eval()" in reason
+    rand = users["plus_noise"].unjudged_reason()
+    assert rand is not None and "aten.randn" in rand and "module.eval()" not in rand
     assert users["dropout_eval"].unjudged_reason() is None  # eval: no draw
     assert users["double_f64"].unjudged_reason() is None
 

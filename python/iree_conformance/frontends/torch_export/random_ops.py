@@ -15,12 +15,14 @@ from typing import Any
 __all__ = ["random_reason"]
 
 
-def _training_off(node: Any, module: Any) -> bool:
+def _training(node: Any, module: Any) -> bool | None:
+    """The op's ``train``/``training`` argument: None where it has none (or unknown)."""
     normalized = node.normalized_arguments(module, normalize_to_only_use_kwargs=True)
-    if normalized is None:
-        return False
-    kwargs = normalized.kwargs
-    return any(kwargs.get(name) is False for name in ("train", "training"))
+    kwargs = normalized.kwargs if normalized is not None else {}
+    for name in ("train", "training"):
+        if isinstance(kwargs.get(name), bool):
+            return bool(kwargs[name])
+    return None
 
 
 def random_reason(program: Any) -> str | None:
@@ -34,11 +36,13 @@ def random_reason(program: Any) -> str | None:
             tags = getattr(node.target, "tags", None) if node.op == "call_function" else None
             if not tags or torch.Tag.nondeterministic_seeded not in tags:
                 continue
-            if _training_off(node, module):
+            training = _training(node, module)
+            if training is False:
                 continue
-            return (
-                f"{node.target} draws random values on every run (torch and IREE each "
-                "draw their own); call it with training off (module.eval(), or "
-                "training=False) for a verdict"
-            )
+            reason = f"{node.target} draws random values on every run (torch and IREE each draw their own)"
+            if training:
+                reason += (
+                    "; call it with training off (module.eval(), or training=False) for a verdict"
+                )
+            return reason
     return None
