@@ -3,8 +3,8 @@
 Random values of an input whose values carry meaning (a shape, a sample rate; see
 ``Case.unjudged_reason``), or a graph whose outputs are random (a training-mode Dropout),
 say nothing about IREE, whatever IREE does: a run that completes is not a pass, and a load
-or run failure is not a fail. Both are the harness's error at the ``reference`` stage; a
-failure keeps IREE's lines beside it.
+or run failure, or a run past its limit, is not a fail. Each is the harness's error at the
+``reference`` stage; a failure keeps IREE's lines beside it.
 """
 
 from __future__ import annotations
@@ -30,6 +30,13 @@ def judge_unjudged(outcome: Outcome, reason: str | None) -> bool:
         outcome.stage = Stage.REFERENCE
         outcome.diagnostics = [
             f"the run failed, but a run of this model is no verdict: {reason}",
+            *outcome.diagnostics,
+        ]
+        return True
+    if outcome.status == Status.TIMEOUT and outcome.stage in (Stage.LOAD, Stage.RUN):
+        outcome.stage, outcome.status = Stage.REFERENCE, Status.ERROR
+        outcome.diagnostics = [
+            f"the run ran past its limit, but a run of this model is no verdict: {reason}",
             *outcome.diagnostics,
         ]
         return True

@@ -556,7 +556,7 @@ def _not_judged_summary(terminalreporter, outcomes: list[dict]) -> None:
         ran = sum(1 for o in outcomes if o.get("status") != "skip")
         terminalreporter.write_line(
             f"MOST CASES WERE NOT JUDGED ({len(unjudged)} of {ran}): this run says little "
-            "about IREE; give their inputs (docs/your-own-model.md)",
+            "about IREE; each line below says why (inputs to give: docs/your-own-model.md)",
             red=True,
             bold=True,
         )

@@ -115,9 +115,9 @@ class TorchCase(Case):
             "preparation": exported.info.get("preparation"),
             "versions": exported.info.get("versions"),
         }
-        # the export mode, eval(), Python scalars returned as 0-d tensors, a constant
-        # reference's note: each shown beside the verdict (model/preparation.py)
-        for key in ("export", "eval", "scalars", "reference"):
+        # the export mode, eval(), Python scalars returned as 0-d tensors, notes on the
+        # reference (constant, random): each shown beside the verdict (model/preparation.py)
+        for key in ("export", "eval", "scalars", "reference", "random"):
             if exported.info.get(key):
                 torch[key] = exported.info[key]
         info: dict[str, Any] = {"torch": torch, "inputs": exported.info.get("inputs", {})}
@@ -127,6 +127,11 @@ class TorchCase(Case):
 
     def users_program(self) -> bool:
         return self.pt2 is not None or self.case_id.startswith(USER_PREFIX)
+
+    def unjudged_reason(self) -> str | None:
+        """A program with a random op (``random_ops``): its run is no verdict."""
+        exported = self.export()
+        return exported.info.get("random") if exported is not None else None
 
     def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
         """float64 kept where the program takes or returns it, as for ONNX models

@@ -67,6 +67,16 @@ batch_stats = module_case(
     "batch_stats", lambda: torch.nn.BatchNorm1d(3), lambda: (torch.randn(4, 3) * 5 + 3,),
     eval_mode=False,
 )
+
+@case(torch.rand(64))
+def dropout_train(x):
+    return torch.nn.functional.dropout(x, 0.3, training=True).mean()
+
+@case(torch.rand(8))
+def plus_noise(x):
+    return x + torch.randn(8)
+
+dropout_eval = module_case("dropout_eval", lambda: torch.nn.Dropout(0.5), torch.rand(8))
 """
 MAKE = """import torch
 from iree_conformance.frontends.torch_export import module_case
@@ -290,6 +300,18 @@ def test_eval_can_be_switched_off(users):
     stats = users["batch_stats"]
     normalized = stats.expected_sets(stats.input_sets())[0][0]
     assert abs(normalized.mean()) < 1e-5  # the batch's statistics: training mode
+
+
+def test_random_ops_make_a_run_no_verdict(users):
+    # Was: a training-mode dropout's mean was "fail at compare", IREE's draw against
+    # torch's (torch-mlir's DropoutTrainStaticShapeModule_basic).
+    reason = users["dropout_train"].unjudged_reason()
+    assert reason is not None and "dropout" in reason and "draws random values" in reason
+    assert "module.eval()" in reason
+    rand = users["plus_noise"].unjudged_reason()
+    assert rand is not None and "aten.randn" in rand and "module.eval()" not in rand
+    assert users["dropout_eval"].unjudged_reason() is None  # eval: no draw
+    assert users["double_f64"].unjudged_reason() is None
 
 
 def test_the_export_prints_no_torch_warning():

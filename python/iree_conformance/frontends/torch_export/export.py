@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from iree_conformance.frontends.torch_export.artifact import Exported
+from iree_conformance.frontends.torch_export.random_ops import random_reason
 from iree_conformance.frontends.torch_export.spec import TorchCase
 
 TURBINE, CORE = "iree-turbine", "torch-core"
@@ -321,6 +322,9 @@ def exported_program(program: Any, args: tuple[Any, ...], expected: list[np.ndar
         "shapes": {f"arg{i}": list(t.shape) for i, t in enumerate(inputs)},
         "dtypes": {f"arg{i}": str(t.dtype).removeprefix("torch.") for i, t in enumerate(inputs)},
     }
+    random = random_reason(program)
+    if random:
+        info["random"] = random
     if says_nothing(expected):
         shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in expected)
         info["reference"] = (
