@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import importlib.metadata
 import json
 import platform
 import re
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from iree_conformance.common import ghactions
+from iree_conformance.common.dist_versions import dist_version
 from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.common.platform_info import cpu_fingerprint, host_arch, host_cpu, host_os
 from iree_conformance.model.preparation import bare_defaults_line
@@ -30,13 +30,6 @@ from iree_conformance.report.tables import funnel_table, md_code, md_text
 ReportError = ResultsError
 
 
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def _iree_revision() -> str | None:
     # imported here: the results jobs render reports without packaging (iree_index needs it)
     from iree_conformance.common.iree_index import installed_revision
@@ -46,15 +39,15 @@ def _iree_revision() -> str | None:
 
 def run_metadata(targets: list[str], started: datetime.datetime, argv: list[str]) -> dict[str, Any]:
     return {
-        "iree_compiler": _version("iree-base-compiler"),
-        "iree_runtime": _version("iree-base-runtime"),
+        "iree_compiler": dist_version("iree-base-compiler"),
+        "iree_runtime": dist_version("iree-base-runtime"),
         "iree_revision": _iree_revision(),
-        "onnx": _version("onnx"),
-        "onnxruntime": _version("onnxruntime"),
-        "jax": _version("jax"),
-        "jaxlib": _version("jaxlib"),
-        "flax": _version("flax"),
-        "iree_conformance": _version("iree-conformance"),
+        "onnx": dist_version("onnx"),
+        "onnxruntime": dist_version("onnxruntime"),
+        "jax": dist_version("jax"),
+        "jaxlib": dist_version("jaxlib"),
+        "flax": dist_version("flax"),
+        "iree_conformance": dist_version("iree-conformance"),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "os": host_os(),
