@@ -726,22 +726,31 @@ def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
         )
     if c.only_one_side:
         lines.append(f"{c.only_one_side} case(s) present on one side only.")
-    if c.base_runs == 1 and c.timed:
+    if c.timed:
         lines.append(
-            "One baseline run: the noise between runs is not measured, and on a loaded "
-            "machine a whole run can move by more than 10 %; give several baseline files "
-            "(docs/speed.md)."
+            _runs_note(
+                c.base_runs, _ONE_BASE_RUN, "baseline runs: a change must also leave their spread."
+            )
         )
-    elif c.timed:
-        lines.append(f"{c.base_runs} baseline runs: a change must also leave their spread.")
-    if c.new_runs == 1 and c.timed:
         lines.append(
-            "One new run: a busy moment during it can pass for a change; time it twice more "
-            "and give all three (--new-runs 3; docs/speed.md)."
+            _runs_note(c.new_runs, _ONE_NEW_RUN, "new runs: a change must be seen in each of them.")
         )
-    elif c.timed:
-        lines.append(f"{c.new_runs} new runs: a change must be seen in each of them.")
     return lines
+
+
+_ONE_BASE_RUN = (
+    "One baseline run: the noise between runs is not measured, and on a loaded machine a "
+    "whole run can move by more than 10 %; give several baseline files (docs/speed.md)."
+)
+_ONE_NEW_RUN = (
+    "One new run: a busy moment during it can pass for a change; time it twice more and "
+    "give all three (--new-runs 3; docs/speed.md)."
+)
+
+
+def _runs_note(runs: int, one: str, several: str) -> str:
+    """What the number of runs on one side means for the comparison."""
+    return one if runs == 1 else f"{runs} {several}"
 
 
 def regression_line(c: Comparison) -> str | None:
