@@ -6,13 +6,16 @@ dtype rules), every earlier one having agreed."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from iree_conformance.frontends.onnx.bisect import compare_tensor
 
-__all__ = ["ProbeAbout", "ProbeReport", "first_divergence", "probe_report"]
+__all__ = ["ProbeAbout", "ProbeReport", "Runner", "first_divergence", "probe_report"]
+
+#: Runs a probe: (program text, inputs) -> its outputs in result order.
+Runner = Callable[[str, list[np.ndarray]], list[np.ndarray]]
 
 
 @dataclasses.dataclass

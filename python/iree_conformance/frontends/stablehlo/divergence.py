@@ -16,17 +16,14 @@ through the result of the op that holds them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from iree_conformance.frontends.probe_compare import ProbeAbout, ProbeReport, probe_report
+from iree_conformance.frontends.probe_compare import ProbeAbout, ProbeReport, Runner, probe_report
 from iree_conformance.frontends.stablehlo.interpreter import run_interpreter
 
 __all__ = ["ProbedOp", "bisect_stablehlo", "probe_program"]
-
-# (program text, inputs) -> outputs in result order.
-Runner = Callable[[str, list[np.ndarray]], list[np.ndarray]]
 
 
 @dataclasses.dataclass(frozen=True)
