@@ -164,6 +164,8 @@ def compare(
             "now": describe(now),
             "before": describe(before),
             "reason": now.get("reason") or "",
+            # a user's program: what the harness did beyond it (model/preparation.py)
+            "steps": "; ".join(map(str, (now.get("info") or {}).get("preparation") or [])),
         }
         issue = issue_of(now, known, first_line(now)) if now_class == Status.FAIL else None
         if issue:

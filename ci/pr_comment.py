@@ -75,7 +75,7 @@ def cell(value: Any, limit: int = MAX_CELL) -> str:
 
 # -- validation --------------------------------------------------------------------------
 
-_ENTRY_FIELDS = ("platform", "target", "case_id", "now", "before", "reason")
+_ENTRY_FIELDS = ("platform", "target", "case_id", "now", "before", "reason", "steps")
 
 
 def _strings(entry: Any, fields: tuple[str, ...], where: str) -> dict[str, str]:
@@ -243,6 +243,9 @@ def render(diff: dict[str, Any], run_url: str | None, report_url: str | None) ->
         ("Not judged: neither IREE's failure nor a pass", diff["not_judged"], [("Why", "reason")]),
     ):
         if entries:
+            if any(e.get("steps") for e in entries):  # users' programs (model/preparation.py)
+                at = len(extra) - (extra[-1][1] == "reason")  # the reason stays last
+                extra = [*extra[:at], ("Harness steps", "steps"), *extra[at:]]
             lines += ["", f"### {title} ({len(entries)})", ""]
             lines += _rows(entries, case_cols + extra)
     about_speed = speed_lines(diff.get("speed_runs"))

@@ -16,7 +16,7 @@ from iree_conformance.model.cases import (
     CaseSkipped,
     CaseTimedOut,
 )
-from iree_conformance.model.jobs import BARE_CHECK_OPTION, CaseJob, CaseResult
+from iree_conformance.model.jobs import CaseJob, CaseResult
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.preparation import preparation_steps
 
@@ -136,8 +136,7 @@ def _run_stages(attempt: Attempt, worker: WorkerClient) -> tuple[Outcome, CaseRe
         outcome.info["cache_hits"] = dict(placement.cache_hits)
     outcome.stage_times.update(result.stage_times)
     outcome.info.update(result.info)
-    users = case.program().import_options.get(BARE_CHECK_OPTION)  # a user's model
-    steps = preparation_steps(outcome.info) if users else []
+    steps = preparation_steps(outcome.info) if case.users_program() else []
     if steps:  # what the harness did beyond the file as given (model/preparation.py)
         outcome.info["preparation"] = steps
 

@@ -94,6 +94,12 @@ class Case:
         shapes, seed and rules of chosen inputs, see ``onnx.model_inputs``)."""
         return {}
 
+    def users_program(self) -> bool:
+        """A program a user gave (a model, a ``--torch-dir`` or ``--jax-dir`` case, a .pt2):
+        each step the harness took beyond it is shown beside its verdict
+        (``model/preparation.preparation_steps``)."""
+        return False
+
     def unjudged_reason(self) -> str | None:
         """Why a run-stage failure on these inputs is no verdict (random values of an
         input whose values carry meaning); None when it is one."""

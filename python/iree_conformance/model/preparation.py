@@ -24,10 +24,12 @@ class OtherPreparation:
 
 
 def preparation_steps(info: dict[str, Any]) -> list[str]:
-    """Each step the harness took beyond the file as given, from an Outcome's ``info``: an
-    opset upgrade (only where the model's opset was below the one IREE's documented flow
-    imports at), the dims fixed and their values (the static compile), float64 kept.
-    Recorded as ``info["preparation"]`` and shown beside the verdict."""
+    """Each step the harness took beyond the program as given, from an Outcome's ``info``:
+    an ONNX model's opset upgrade (only where its opset was below the one IREE's
+    documented flow imports at) and dims fixed with their values (the static compile); a
+    torch case's export, eval() and preparation (``torch_steps``); a JAX case's lowering;
+    float64 kept. Recorded as ``info["preparation"]`` for users' programs
+    (``Case.users_program``) and shown beside the verdict."""
     steps = []
     old, new = info.get("opset_from"), info.get("opset_to")
     if old is not None and new is not None and old != new:
@@ -40,8 +42,36 @@ def preparation_steps(info: dict[str, Any]) -> list[str]:
     if inputs.get("compiled") == "static" and dims:
         fixed = ", ".join(f"{k}={d.get('size')}" for k, d in dims.items())
         steps.append(f"dims fixed: {fixed} (the model as exported is the :dynamic case)")
+    steps += torch_steps(info.get("torch") or {})
+    jax = info.get("jax") or {}
+    if jax.get("lowering"):
+        steps.append(str(jax["lowering"]))
     if info.get("f64_kept"):
         steps.append("float64 kept (--iree-input-demote-f64-to-f32=false, as IREE's ONNX CI)")
+    return steps
+
+
+def torch_steps(torch: dict[str, Any]) -> list[str]:
+    """A torch case's steps (``info["torch"]``, frontends/torch_export/export.py): how
+    torch.export ran, eval(), Python scalars as 0-d tensors, iree-turbine's
+    decompositions, and a constant reference's note (a weak check, judged all the same)."""
+    steps = []
+    mode = str(torch.get("export") or "")
+    if mode == "non-strict":
+        steps.append("exported by torch.export.export, non-strict (torch's default)")
+    elif mode:
+        steps.append(f"exported by torch.export.export, {mode}")
+    if torch.get("eval"):
+        steps.append("module.eval() before export and torch eager (eval_mode=False keeps training)")
+    if torch.get("scalars"):
+        which = ", ".join(str(i) for i in torch["scalars"])
+        steps.append(f"Python scalar output(s) {which} returned as 0-d tensors")
+    if torch.get("preparation") == "iree-turbine":
+        steps.append(
+            "iree-turbine's AOT decompositions and FX importer (as iree.turbine.aot.export)"
+        )
+    if torch.get("reference"):
+        steps.append(f"reference {torch['reference']}")
     return steps
 
 

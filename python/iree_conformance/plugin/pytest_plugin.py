@@ -517,14 +517,15 @@ def _only_mark(name: str):
 
 
 def _preparation_summary(terminalreporter, outcomes: list[dict]) -> None:
-    """Users' models: each step the harness took beyond the file as given, and where
-    IREE's tools at their defaults fail what the documented flow passes."""
+    """Users' programs (models, torch and JAX cases): each step the harness took beyond
+    the program as given, and where IREE's tools at their defaults fail what the
+    documented flow passes."""
     from iree_conformance.model.preparation import bare_defaults_line
 
     prepared = [o for o in outcomes if (o.get("info") or {}).get("preparation")]
     if not prepared:
         return
-    terminalreporter.section("users' models: what the harness did beyond the file as given")
+    terminalreporter.section("users' programs: what the harness did beyond the program as given")
     for o in sorted(prepared, key=lambda o: (o["target"], o["case_id"]))[:30]:
         info = o["info"]
         terminalreporter.write_line(

@@ -135,6 +135,7 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
         if len(groups) > max_groups:
             lines.append(f"- …and {len(groups) - max_groups} more groups")
     lines += opset_conversion_lines(model.outcomes, max_listed)
+    lines += preparation_lines(model.prepared, max_listed)
     if model.flaky:
         lines += ["", f"### Flaky ({len(model.flaky)}): never red, never counted as a pass", ""]
         lines += [
@@ -256,6 +257,23 @@ def opset_conversion_lines(outcomes: list[dict[str, Any]], max_listed: int = 50)
         )
     if len(converted) > max_listed:
         lines.append(f"- …and {len(converted) - max_listed} more")
+    return lines
+
+
+def preparation_lines(prepared: list[dict[str, Any]], max_listed: int = 50) -> list[str]:
+    """Users' programs: each step the harness took beyond the program as given
+    (``info.preparation``, model/preparation.py), beside the verdict."""
+    if not prepared:
+        return []
+    lines = ["", f"### What the harness did beyond the program as given ({len(prepared)})", ""]
+    for o in prepared[:max_listed]:
+        steps = "; ".join(str(s) for s in o["info"]["preparation"])
+        lines.append(
+            f"- {md_code(o['case_id'])} ({md_text(o['target'])}, "
+            f"{md_text(o.get('verdict') or o.get('status'))}): {md_text(steps)}"
+        )
+    if len(prepared) > max_listed:
+        lines.append(f"- …and {len(prepared) - max_listed} more (info.preparation in the results)")
     return lines
 
 

@@ -202,6 +202,7 @@ class ReportModel:
     counts: list[CountRow]
     unexpected: list[Record]
     not_judged: list[Record]
+    prepared: list[Record]  # users' programs the harness took steps beyond (info.preparation)
     failure_groups: list[FailureGroup]
     expected_failures: list[tuple[str, int]]
     flaky: list[FlakyCase]
@@ -402,6 +403,10 @@ def build(merged: Record, slowest: int = 10, known: KnownIssues | None = None) -
         ),
         not_judged=sorted(
             (o for o in outcomes if is_not_judged(o)),
+            key=lambda o: (str(o["case_id"]), str(o["target"])),
+        ),
+        prepared=sorted(
+            (o for o in outcomes if (o.get("info") or {}).get("preparation")),
             key=lambda o: (str(o["case_id"]), str(o["target"])),
         ),
         failure_groups=failure_groups(outcomes, known),

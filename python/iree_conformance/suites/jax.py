@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -38,6 +38,10 @@ CASE_PREFIX = "jax/"
 USER_PREFIX = "jax/ext/"
 BUNDLED_FLOOR = 30  # a broken conformance/jax must not look green
 ENTRY_FUNCTION = "check_xla"
+LOWERING = (
+    "lowered by jax.jit(function, keep_unused=True).lower(*inputs) on the CPU (every input "
+    "kept); @check_xla calls it on the inputs and checks XLA's outputs"
+)
 
 
 class CorpusError(errors.CorpusError):
@@ -75,6 +79,13 @@ class JaxCase(CheckCase):
         return dataclasses.replace(
             super().program(), source_bytes=self.source_bytes or b"", frontend="jax_export"
         )
+
+    def outcome_info(self) -> dict[str, Any]:
+        """The harness's steps beyond the function as given (model/preparation.py)."""
+        return {"jax": {"lowering": LOWERING}}
+
+    def users_program(self) -> bool:
+        return self.case_id.startswith(USER_PREFIX)
 
     def timed_reference(self) -> str | None:
         """XLA on the case's own function (frontends/jax_export/xla_timing.case_reference)."""

@@ -91,6 +91,9 @@ class ModelCase(Case):
         info = super().outcome_info()
         return {**info, "f64_kept": True} if self._declares_float64() else info
 
+    def users_program(self) -> bool:
+        return True
+
     def program(self) -> Program:
         """A user's model: where its opset is upgraded, IREE's tools at their defaults are
         tried on it as given too (``BARE_CHECK_OPTION``)."""

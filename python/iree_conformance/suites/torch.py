@@ -115,12 +115,18 @@ class TorchCase(Case):
             "preparation": exported.info.get("preparation"),
             "versions": exported.info.get("versions"),
         }
-        for key in ("export", "reference"):  # the export mode; a constant reference's note
+        # the export mode, eval(), Python scalars returned as 0-d tensors, a constant
+        # reference's note: each shown beside the verdict (model/preparation.py)
+        for key in ("export", "eval", "scalars", "reference"):
             if exported.info.get(key):
                 torch[key] = exported.info[key]
-        if self._keeps_float64():
-            torch["float64"] = f"kept ({ONNX_KEEP_F64}, as for ONNX models)"
-        return {"torch": torch, "inputs": exported.info.get("inputs", {})}
+        info: dict[str, Any] = {"torch": torch, "inputs": exported.info.get("inputs", {})}
+        if self._keeps_float64():  # ONNX_KEEP_F64, as for ONNX models
+            info["f64_kept"] = True
+        return info
+
+    def users_program(self) -> bool:
+        return self.pt2 is not None or self.case_id.startswith(USER_PREFIX)
 
     def compile_flags(self, target_flags: tuple[str, ...]) -> list[str]:
         """float64 kept where the program takes or returns it, as for ONNX models

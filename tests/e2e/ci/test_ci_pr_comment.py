@@ -233,6 +233,37 @@ def test_not_judged_cases_are_counted_and_listed_apart():
     assert "### Not judged: neither IREE's failure nor a pass (1)" in body and "no shape" in body
 
 
+def test_a_users_programs_harness_steps_are_a_column_beside_its_verdict():
+    row = {"platform": "linux/x86_64", "target": "t", "now": "fail@compare", "before": "pass"}
+    diff = pr_comment.validate_diff(
+        {
+            "baseline": {},
+            "new_failures": [
+                {**row, "case_id": "torch/ext/m/a", "reason": "differs", "steps": "strict export"},
+                {**row, "case_id": "stablehlo/b", "reason": "differs too"},
+            ],
+            "new_passes": [{**row, "case_id": "torch/ext/m/c", "steps": "eval()"}],
+        }
+    )
+    body = pr_comment.render(diff, None, None)
+    assert "| Platform | Target | Case | Now | Before | Harness steps | Reason |" in body
+    assert "| strict export | differs |" in body and "| differs too |" in body
+    assert "| Platform | Target | Case | Before | Harness steps |" in body
+    plain = pr_comment.render(
+        pr_comment.validate_diff(
+            {
+                "baseline": {},
+                "new_failures": [{**row, "case_id": "stablehlo/b", "reason": "differs"}],
+            }
+        ),
+        None,
+        None,
+    )
+    assert "Harness steps" not in plain
+    with pytest.raises(pr_comment.CIError, match=r"new_failures\[0\]\.steps"):
+        pr_comment.validate_diff({"baseline": {}, "new_failures": [{**row, "steps": 3}]})
+
+
 def test_the_fake_api_refuses_an_overlong_body(api):
     import urllib.error
     import urllib.request

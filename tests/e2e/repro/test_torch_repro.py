@@ -98,6 +98,11 @@ def test_a_torch_compile_failure_reproduces_with_iree_tools_alone(
     issue = (out / "ISSUE.md").read_text()
     assert "iree-turbine's FX importer wrote" in issue
     assert "torch's core decompositions" in issue  # the preparation comparison's note
+    # each step beyond the program as given, as for an ONNX model (issue 55 item 1)
+    assert (
+        "Beyond the file as given, the harness: exported by torch.export.export, non-strict "
+        "(torch's default); iree-turbine's AOT decompositions and FX importer" in issue
+    ), issue
 
 
 @needs_tools
@@ -117,6 +122,7 @@ def test_a_compile_failure_says_what_torchs_core_decompositions_do(
     cases = {c.case_id: c for c in (torch_suite.to_case(r, torch_store) for r in listed)}
     outcome, _ = run_case(Attempt(cases["torch/ext/ops/index_add"], llvm_cpu), worker)
     assert (outcome.status, outcome.stage) == ("error", "compile")  # the verdict stands
+    assert outcome.info["preparation"][0].startswith("exported by torch.export.export")
     said = outcome.info["preparations"]
     assert said["used"] == "iree-turbine's decompositions"
     assert said["summary"] == (

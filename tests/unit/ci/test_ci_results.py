@@ -152,6 +152,19 @@ def test_diff_lists_not_judged_cases_apart_never_as_new_failures(tmp_path):
     ]
 
 
+def test_a_new_failure_carries_the_harness_steps_of_a_users_program(tmp_path):
+    steps = ["exported by torch.export.export, non-strict (torch's default)", "float64 kept"]
+    failed = {"status": "fail", "stage": "compare", "verdict": "fail", "reason": "differs"}
+    current = derive(
+        tmp_path,
+        "current.json",
+        edits={"llvm-cpu:stablehlo/abs_negate_f16": {**failed, "info": {"preparation": steps}}},
+    )
+    result = diff_results.compare(merge_results.merge([current]), merge_results.merge([LINUX]))
+    (entry,) = [e for e in result["new_failures"] if e["target"] == "llvm-cpu"]
+    assert entry["steps"] == "; ".join(steps)
+
+
 def test_diff_with_two_pythons_on_one_os_takes_the_worst(tmp_path):
     py310 = derive(
         tmp_path,

@@ -80,6 +80,20 @@ def test_user_cases_are_listed_then_exported_when_they_run_and_cached(tmp_path, 
         jax_suite.user_listed(cases_dir, store)
 
 
+def test_a_users_jax_case_names_the_harness_lowering_as_its_step(tmp_path):
+    """One mechanism with ONNX's and torch's (model/preparation.py, issue 55 item 1)."""
+    from iree_conformance.model.preparation import preparation_steps
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "arith.py").write_text(GOOD, encoding="utf-8")
+    listed = jax_suite.user_listed(tmp_path / "mine", ArtifactStore(tmp_path / "store"))
+    mine = jax_suite.to_case(listed[0], tmp_path / "store")
+    assert mine.users_program()
+    assert not dataclasses.replace(mine, case_id="jax/double").users_program()  # bundled
+    (step,) = preparation_steps(mine.outcome_info())
+    assert step.startswith("lowered by jax.jit(function, keep_unused=True).lower(*inputs)")
+
+
 DATA_CASES = """
 from pathlib import Path
 import numpy as np

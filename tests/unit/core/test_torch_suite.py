@@ -227,9 +227,9 @@ def test_float64_is_kept_as_for_onnx_and_recorded(users):
 
     for name in ("double_f64", "add_0d_f64"):
         assert ONNX_KEEP_F64 in users[name].compile_flags(LOCAL)
-        assert users[name].outcome_info()["torch"]["float64"].startswith("kept")
+        assert users[name].outcome_info()["f64_kept"] is True
     assert ONNX_KEEP_F64 not in users["zeros"].compile_flags(LOCAL)
-    assert "float64" not in users["zeros"].outcome_info()["torch"]
+    assert "f64_kept" not in users["zeros"].outcome_info()
 
 
 def test_a_constant_output_is_judged_with_a_note(users):
@@ -253,6 +253,32 @@ def test_python_scalars_are_0d_outputs(users):
         ("float32", ()),
     ]
     assert [a.item() for a in expected[1:]] == [3, True, 1.5]
+
+
+def test_each_harness_step_of_a_torch_case_is_named_from_its_info(users):
+    """The steps beyond the program as given (issue 55 item 1), one mechanism with ONNX's
+    (model/preparation.preparation_steps), for users' cases only."""
+    from iree_conformance.model.preparation import preparation_steps
+
+    def steps(name: str) -> list[str]:
+        assert users[name].users_program()
+        return preparation_steps(users[name].outcome_info())
+
+    turbine = "iree-turbine's AOT decompositions and FX importer (as iree.turbine.aot.export)"
+    assert steps("double_f64") == [
+        "exported by torch.export.export, non-strict (torch's default)",
+        turbine,
+        "float64 kept (--iree-input-demote-f64-to-f32=false, as IREE's ONNX CI)",
+    ]
+    assert steps("times_its_max")[0].startswith(
+        "exported by torch.export.export, strict (non-strict failed: "
+    )
+    assert "Python scalar output(s) 1, 2, 3 returned as 0-d tensors" in steps("with_scalars")
+    assert steps("zeros")[-1].startswith("reference weak: torch eager's outputs")
+    evaluated = "module.eval() before export and torch eager (eval_mode=False keeps training)"
+    assert evaluated in steps("made")  # an nn.Module
+    assert evaluated not in steps("batch_stats")  # eval_mode=False
+    assert evaluated not in steps("double_f64")  # a function: no module to put in eval mode
 
 
 def test_a_case_made_in_a_helper_is_reported_at_the_module_case_call(users):
@@ -337,7 +363,7 @@ def _save(path: Path, module, *args) -> Path:
     return path
 
 
-def test_check_model_gives_a_verdict_on_a_pt2_with_in_place_ops(tmp_path):
+def test_check_model_gives_a_verdict_on_a_pt2_with_in_place_ops(tmp_path, capsys):
     """Loaded as saved the program holds aten.add_ and detach_ (IREE's importer rejects
     them); the suite's preparation functionalizes it first."""
     import torch
@@ -366,6 +392,12 @@ def test_check_model_gives_a_verdict_on_a_pt2_with_in_place_ops(tmp_path):
     outcome = json.loads(out.read_text())
     assert status == 0, outcome
     assert outcome["status"] == "pass" and outcome["info"]["torch"]["preparation"] == "iree-turbine"
+    # the step beyond the file as given, recorded and shown above the verdict (issue 55)
+    turbine = "iree-turbine's AOT decompositions and FX importer (as iree.turbine.aot.export)"
+    assert outcome["info"]["preparation"] == [turbine]
+    printed = capsys.readouterr().out
+    assert f"harness: {turbine}" in printed
+    assert printed.index(f"harness: {turbine}") < printed.index("verdict: pass")
 
 
 @pytest.mark.parametrize(
@@ -430,7 +462,7 @@ def test_torch_as_users_write_it_gets_iree_s_verdict(tmp_path):
     demotion the first errors at run and the second differs by 0.5), strict export,
     Python scalars as 0-d outputs, a constant output."""
     _users(tmp_path)
-    _, by_id = _run(tmp_path, "f64 or zeros or times_its_max or with_scalars")
+    result, by_id = _run(tmp_path, "f64 or zeros or times_its_max or with_scalars")
     outcomes = {case_id.rsplit("/", 1)[1]: o for case_id, o in by_id.items()}
     assert sorted(outcomes) == [
         "add_0d_f64",
@@ -441,6 +473,14 @@ def test_torch_as_users_write_it_gets_iree_s_verdict(tmp_path):
     ]
     for name, o in outcomes.items():
         assert o["status"] == "pass", (name, o["stage"], o["diagnostics"])
+    # each harness step recorded in the results and shown in pytest's summary (issue 55)
+    steps = outcomes["times_its_max"]["info"]["preparation"]
+    assert steps[0].startswith("exported by torch.export.export, strict (non-strict failed: ")
+    assert "float64 kept" in "; ".join(outcomes["double_f64"]["info"]["preparation"])
+    assert "what the harness did beyond the program as given" in result.stdout
+    shown = [line for line in result.stdout.splitlines() if "ext/users/zeros" in line]
+    assert any("(pass): exported by torch.export.export" in line for line in shown), shown
+    assert any("reference weak: " in line for line in shown), shown
 
 
 def test_the_timed_reference_is_torch_eager_on_the_case(tmp_path):

@@ -94,6 +94,26 @@ def test_not_judged_cases_get_a_column_and_a_section(tmp_path):
     assert "Most cases of this run were not judged" not in html
 
 
+def test_a_users_programs_harness_steps_get_a_section_in_html_and_markdown(tmp_path, capsys):
+    """info.preparation (model/preparation.py) is shown where the verdict is (issue 55)."""
+    data = json.loads(LINUX.read_text(encoding="utf-8"))
+    mine = next(o for o in data["outcomes"] if o["verdict"] == "pass")
+    steps = ["exported by torch.export.export, non-strict (torch's default)", "reference <weak>"]
+    mine.setdefault("info", {})["preparation"] = steps
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    html, tables = page_of([path])
+    assert '<h2 id="prepared">What the harness did beyond the program as given (1)</h2>' in html
+    assert tables.tables["prepared-cases"][1:] == [
+        [mine["case_id"], mine["target"], "pass", "; ".join(steps)]
+    ]
+    assert "reference &lt;weak&gt;" in html
+    assert cli.main(["report", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "### What the harness did beyond the program as given (1)" in text
+    assert "(llvm-cpu, pass): exported by torch.export.export, non-strict" in text
+
+
 def test_same_run_merges_platforms_and_older_runs_are_history(tmp_path):
     today = derive(tmp_path, "linux.json", started="2026-12-01T02:30:00+00:00")
     # 11 hours earlier, across midnight: still the same run.

@@ -98,6 +98,8 @@ def _as_module(fn: Any) -> Any:
         return fn
 
     class Function(torch.nn.Module):
+        wraps_function = True  # no module of the user's: eval() changes nothing
+
         def forward(self, *args: Any) -> Any:
             return fn(*args)
 
@@ -139,15 +141,21 @@ def build(case: TorchCase) -> tuple[Any, tuple[Any, ...], Any]:
 def export_case(case: TorchCase) -> Exported:
     """The case exported, prepared and imported, with torch eager's outputs."""
     module, args, dynamic = build(case)
+    evaluated = case.eval_mode and not getattr(module, "wraps_function", False)
     _check_inputs(args)
     outputs = _call(module, args)
-    if any(_is_scalar(leaf) for leaf in flatten(outputs)):
+    scalars = [i for i, leaf in enumerate(flatten(outputs)) if _is_scalar(leaf)]
+    if scalars:
         module, dynamic = _scalars_as_tensors(module), _positional(module, dynamic)
         outputs = _call(module, args)
     expected = _expected(outputs)
     program, mode = export_program(module, args, dynamic)
     exported = exported_program(program, args, expected)
     exported.info["export"] = mode
+    if evaluated:
+        exported.info["eval"] = True  # the user's nn.Module, in eval mode
+    if scalars:
+        exported.info["scalars"] = scalars
     return exported
 
 
