@@ -24,7 +24,6 @@ import collections
 import dataclasses
 import datetime
 import hashlib
-import importlib.metadata
 import io
 import json
 import os
@@ -38,6 +37,7 @@ import numpy as np
 from iree_conformance.bundles import manifest_check
 from iree_conformance.common import errors
 from iree_conformance.common.diagnostics import cap_outcome_diagnostics
+from iree_conformance.common.dist_versions import dist_version
 from iree_conformance.common.fsutil import atomic_write_bytes
 from iree_conformance.common.timing import time_iree_call
 from iree_conformance.common.vocabulary import CaseKey, Stage, Status
@@ -67,13 +67,6 @@ BundleError = errors.BundleError
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 class BundleWriter:
@@ -163,8 +156,8 @@ class BundleWriter:
         manifest = {
             "schema": BUNDLE_SCHEMA,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "iree_compiler": _version("iree-base-compiler"),
-            "iree_runtime": _version("iree-base-runtime"),
+            "iree_compiler": dist_version("iree-base-compiler"),
+            "iree_runtime": dist_version("iree-base-runtime"),
             "targets": {
                 t.name: {"compile_flags": list(t.compile_flags), "driver": t.driver}
                 for t in targets
@@ -343,7 +336,7 @@ def run_bundle(
 
     root = Path(root)
     manifest = load_manifest(root)
-    installed = _version("iree-base-runtime")
+    installed = dist_version("iree-base-runtime")
     if manifest.get("iree_compiler") != installed and not force:
         raise BundleError(
             f"bundle compiled with IREE {manifest.get('iree_compiler')} but iree-base-runtime {installed} is installed; "

@@ -556,16 +556,11 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.verdicts import Bisectable, bisect_numerics
     from iree_conformance.engine.worker.parent import WorkerClient
-    from iree_conformance.model.targets import load_targets, unavailable_reason, uncompilable_reason
+    from iree_conformance.model.targets import check_runnable, named_target
 
     out = out or sys.stdout
-    targets = load_targets(targets_path)
-    if args.target not in targets:
-        raise ConfigurationError(f"unknown target {args.target!r}; known: {', '.join(targets)}")
-    target = targets[args.target]
-    reason = unavailable_reason(target) or uncompilable_reason(target)
-    if reason:
-        raise ConfigurationError(f"target {target.name} cannot run here: {reason}")
+    target = named_target(targets_path, args.target)
+    check_runnable(target)
     reduce_dir = Path(args.reduce_dir or f"{Path(args.model).stem}-reduced")
     if args.reduce and (args.reduce_dir or not getattr(args, "repro_dir", None)):
         from iree_conformance.cli.reducing import check_output

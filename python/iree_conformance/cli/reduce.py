@@ -71,15 +71,10 @@ def run(args: argparse.Namespace, targets_path: Path) -> int:
     from iree_conformance.cli.check_model import _case
     from iree_conformance.common.store import ArtifactStore, default_store_dir
     from iree_conformance.engine.worker.parent import WorkerClient
-    from iree_conformance.model.targets import load_targets, unavailable_reason, uncompilable_reason
+    from iree_conformance.model.targets import check_runnable, named_target
 
-    targets = load_targets(targets_path)
-    if args.target not in targets:
-        raise ConfigurationError(f"unknown target {args.target!r}; known: {', '.join(targets)}")
-    target = targets[args.target]
-    reason = unavailable_reason(target) or uncompilable_reason(target)
-    if reason:
-        raise ConfigurationError(f"target {target.name} cannot run here: {reason}")
+    target = named_target(targets_path, args.target)
+    check_runnable(target)
     out_dir = Path(args.output or f"{Path(args.model).stem}-reduced")
     reducing.check_output(out_dir, args.force)
     if Path(args.model).suffix == ".mlir":

@@ -127,6 +127,14 @@ def check_case(name: str, rtol: float, atol: float) -> None:
             raise ValueError(f"case {name}: {label} must be 0 or more, got {value!r}")
 
 
+def described(fn: Callable[..., Any], description: str | None) -> str:
+    """A decorated case's description: the one given, else its function's first docstring line."""
+    if description is not None:
+        return description
+    doc = (fn.__doc__ or "").strip().splitlines()
+    return doc[0] if doc else ""
+
+
 def find_module(module: str) -> Any:
     """The module's spec, or None; a namespace package (a folder named ``torch`` or ``jax``
     on the path, as ``conformance/torch`` is in a pytest run) is no installed package."""

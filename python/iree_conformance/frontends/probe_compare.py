@@ -6,13 +6,16 @@ dtype rules), every earlier one having agreed."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from iree_conformance.frontends.onnx.bisect import compare_tensor
 
-__all__ = ["ProbeReport", "first_divergence"]
+__all__ = ["ProbeAbout", "ProbeReport", "Runner", "first_divergence", "probe_report"]
+
+#: Runs a probe: (program text, inputs) -> its outputs in result order.
+Runner = Callable[[str, list[np.ndarray]], list[np.ndarray]]
 
 
 @dataclasses.dataclass
@@ -41,6 +44,32 @@ class ProbeReport:
             f"first diverging {self.first}: {self.detail} ({values} compared against "
             f"{self.against}; {self.agree})"
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbeAbout:
+    """What a bisection's values are and what they are compared against (its report's words)."""
+
+    unit: str
+    scope: str
+    against: str
+    agree: str
+
+
+def probe_report(
+    labels: Sequence[str],
+    expected: Sequence[np.ndarray],
+    actual: Sequence[np.ndarray],
+    returned: int,
+    tolerance: tuple[float | None, float | None],
+    about: ProbeAbout,
+) -> ProbeReport:
+    """The report of a probe run on both sides: its first divergence, if any."""
+    rtol, atol = tolerance
+    index, detail = first_divergence(labels, expected, actual, returned, rtol, atol)
+    compared = len(labels) if index is None else index + 1
+    first = None if index is None else labels[index]
+    return ProbeReport(first, detail, compared, rtol, atol, **dataclasses.asdict(about))
 
 
 def _tolerance(rtol: float | None, atol: float | None) -> str:

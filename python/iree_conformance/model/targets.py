@@ -141,6 +141,21 @@ def select_targets(known: dict[str, Target], names: list[str]) -> list[Target]:
     return [known[n] for n in dict.fromkeys(names)]
 
 
+def named_target(path: Path, name: str) -> Target:
+    """The target ``name`` of the targets file at ``path`` (a command's ``--target``)."""
+    targets = load_targets(path)
+    if name not in targets:
+        raise TargetError(f"unknown target {name!r}; known: {', '.join(targets)}")
+    return targets[name]
+
+
+def check_runnable(target: Target) -> None:
+    """Refuses a target that cannot compile or run on this host, saying why."""
+    reason = unavailable_reason(target) or uncompilable_reason(target)
+    if reason:
+        raise TargetError(f"target {target.name} cannot run here: {reason}")
+
+
 @functools.cache
 def available_drivers() -> tuple[str, ...]:
     import iree.runtime as rt

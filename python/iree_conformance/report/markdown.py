@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import importlib.metadata
 import json
 import platform
 import re
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from iree_conformance.common import ghactions
+from iree_conformance.common.dist_versions import dist_version
 from iree_conformance.common.fsutil import atomic_write_text
 from iree_conformance.common.platform_info import cpu_fingerprint, host_arch, host_cpu, host_os
 from iree_conformance.model.preparation import bare_defaults_line
@@ -24,17 +24,10 @@ from iree_conformance.model.results import (  # noqa: F401 - the schema's names,
 from iree_conformance.report import model as report_model
 from iree_conformance.report.model import ReportModel
 from iree_conformance.report.speed import markdown_speed_section
-from iree_conformance.report.tables import funnel_table, md_code, md_text
+from iree_conformance.report.tables import capped_lines, funnel_table, md_code, md_text
 
 #: The results file's errors (the name the reports and the CLI have always used).
 ReportError = ResultsError
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def _iree_revision() -> str | None:
@@ -46,15 +39,15 @@ def _iree_revision() -> str | None:
 
 def run_metadata(targets: list[str], started: datetime.datetime, argv: list[str]) -> dict[str, Any]:
     return {
-        "iree_compiler": _version("iree-base-compiler"),
-        "iree_runtime": _version("iree-base-runtime"),
+        "iree_compiler": dist_version("iree-base-compiler"),
+        "iree_runtime": dist_version("iree-base-runtime"),
         "iree_revision": _iree_revision(),
-        "onnx": _version("onnx"),
-        "onnxruntime": _version("onnxruntime"),
-        "jax": _version("jax"),
-        "jaxlib": _version("jaxlib"),
-        "flax": _version("flax"),
-        "iree_conformance": _version("iree-conformance"),
+        "onnx": dist_version("onnx"),
+        "onnxruntime": dist_version("onnxruntime"),
+        "jax": dist_version("jax"),
+        "jaxlib": dist_version("jaxlib"),
+        "flax": dist_version("flax"),
+        "iree_conformance": dist_version("iree-conformance"),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "os": host_os(),
@@ -86,6 +79,30 @@ def render_markdown(data: dict[str, Any], slowest: int = 10) -> str:
     return markdown_of(report_model.from_document(data, slowest))
 
 
+def _more(left_out: int) -> str:
+    return f"- …and {left_out} more"
+
+
+def _unexpected_line(o: dict[str, Any]) -> str:
+    expected = f", expected {o['expected']}" if o.get("expected") else ""
+    return (
+        f"- {md_code(o['case_id'])} ({md_text(o['target'])}): {md_text(o['verdict'])}, "
+        f"{md_text(o.get('status'))} at {md_text(o.get('stage'))}{md_text(expected)}"
+    )
+
+
+def _group_line(g: report_model.FailureGroup) -> str:
+    ids = ", ".join(
+        f"{md_code(m['case_id'])} ({md_text(m['target'])}{md_text(_inputs_note(m))})"
+        for m in g.members[:10]
+    )
+    more = f" and {len(g.members) - 10} more" if len(g.members) > 10 else ""
+    return (
+        f"- **{md_text(g.stage)}** x{len(g.members)} ({g.unexpected} unexpected): "
+        f"{md_code(g.line)}{_issue_note(g.issue)}: {ids}{more}"
+    )
+
+
 def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) -> str:
     """The Markdown rendering of the report model (the HTML and the CI tables render the same one)."""
     meta = model.metadata
@@ -112,14 +129,7 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
         )
     if model.unexpected:
         lines += ["", f"### Unexpected results ({len(model.unexpected)})", ""]
-        for o in model.unexpected[:max_listed]:
-            expected = f", expected {o['expected']}" if o.get("expected") else ""
-            lines.append(
-                f"- {md_code(o['case_id'])} ({md_text(o['target'])}): {md_text(o['verdict'])}, "
-                f"{md_text(o.get('status'))} at {md_text(o.get('stage'))}{md_text(expected)}"
-            )
-        if len(model.unexpected) > max_listed:
-            lines.append(f"- …and {len(model.unexpected) - max_listed} more")
+        lines += capped_lines(model.unexpected, max_listed, _unexpected_line, _more)
     lines += not_judged_lines(model, max_listed)
     groups = model.failure_groups
     if groups:
@@ -129,18 +139,7 @@ def markdown_of(model: ReportModel, max_listed: int = 50, max_groups: int = 60) 
             f"### Failure groups ({model.failure_count} failing outcomes in {len(groups)} groups, {unexpected} unexpected)",
             "",
         ]
-        for g in groups[:max_groups]:
-            ids = ", ".join(
-                f"{md_code(m['case_id'])} ({md_text(m['target'])}{md_text(_inputs_note(m))})"
-                for m in g.members[:10]
-            )
-            more = f" and {len(g.members) - 10} more" if len(g.members) > 10 else ""
-            lines.append(
-                f"- **{md_text(g.stage)}** x{len(g.members)} ({g.unexpected} unexpected): "
-                f"{md_code(g.line)}{_issue_note(g.issue)}: {ids}{more}"
-            )
-        if len(groups) > max_groups:
-            lines.append(f"- …and {len(groups) - max_groups} more groups")
+        lines += capped_lines(groups, max_groups, _group_line, lambda n: f"- …and {n} more groups")
     lines += opset_conversion_lines(model.outcomes, max_listed)
     lines += preparation_lines(model.prepared, max_listed)
     if model.flaky:
@@ -219,12 +218,12 @@ def not_judged_lines(model: ReportModel, max_listed: int = 50) -> list[str]:
         f"### Not judged ({len(model.not_judged)}): neither IREE's failure nor a pass",
         "",
     ]
-    for o in model.not_judged[:max_listed]:
-        line = report_model.first_line(o)
-        lines.append(f"- {md_code(o['case_id'])} ({md_text(o['target'])}): {md_text(line)}")
-    if len(model.not_judged) > max_listed:
-        lines.append(f"- …and {len(model.not_judged) - max_listed} more")
-    return lines
+    return lines + capped_lines(model.not_judged, max_listed, _not_judged_line, _more)
+
+
+def _not_judged_line(o: dict[str, Any]) -> str:
+    line = report_model.first_line(o)
+    return f"- {md_code(o['case_id'])} ({md_text(o['target'])}): {md_text(line)}"
 
 
 def opset_conversion_lines(outcomes: list[dict[str, Any]], max_listed: int = 50) -> list[str]:
@@ -249,22 +248,22 @@ def opset_conversion_lines(outcomes: list[dict[str, Any]], max_listed: int = 50)
         "fail the model as given, the line says so: an IREE bug worth a report.",
         "",
     ]
-    for o in converted[:max_listed]:
-        info = o["info"]
-        bare = info.get("bare_defaults") or {}
-        note = (
-            f"; without it, fails at {md_text(bare['fails_at'])}: "
-            f"{md_code(str(bare.get('first_line', ''))[:200])}"
-            if bare.get("fails_at")
-            else ""
-        )
-        lines.append(
-            f"- `{o['case_id']}` ({o['target']}): opset {info['opset_from']} -> {info['opset_to']}, "
-            f"{o.get('verdict') or o.get('status')}{note}"
-        )
-    if len(converted) > max_listed:
-        lines.append(f"- …and {len(converted) - max_listed} more")
-    return lines
+    return lines + capped_lines(converted, max_listed, _converted_line, _more)
+
+
+def _converted_line(o: dict[str, Any]) -> str:
+    info = o["info"]
+    bare = info.get("bare_defaults") or {}
+    note = (
+        f"; without it, fails at {md_text(bare['fails_at'])}: "
+        f"{md_code(str(bare.get('first_line', ''))[:200])}"
+        if bare.get("fails_at")
+        else ""
+    )
+    return (
+        f"- `{o['case_id']}` ({o['target']}): opset {info['opset_from']} -> {info['opset_to']}, "
+        f"{o.get('verdict') or o.get('status')}{note}"
+    )
 
 
 def preparation_lines(prepared: list[dict[str, Any]], max_listed: int = 50) -> list[str]:
@@ -273,15 +272,20 @@ def preparation_lines(prepared: list[dict[str, Any]], max_listed: int = 50) -> l
     if not prepared:
         return []
     lines = ["", f"### What the harness did beyond the program as given ({len(prepared)})", ""]
-    for o in prepared[:max_listed]:
-        steps = "; ".join(str(s) for s in o["info"]["preparation"])
-        lines.append(
-            f"- {md_code(o['case_id'])} ({md_text(o['target'])}, "
-            f"{md_text(o.get('verdict') or o.get('status'))}): {md_text(steps)}"
-        )
-    if len(prepared) > max_listed:
-        lines.append(f"- …and {len(prepared) - max_listed} more (info.preparation in the results)")
-    return lines
+    return lines + capped_lines(
+        prepared,
+        max_listed,
+        _prepared_line,
+        lambda n: f"- …and {n} more (info.preparation in the results)",
+    )
+
+
+def _prepared_line(o: dict[str, Any]) -> str:
+    steps = "; ".join(str(s) for s in o["info"]["preparation"])
+    return (
+        f"- {md_code(o['case_id'])} ({md_text(o['target'])}, "
+        f"{md_text(o.get('verdict') or o.get('status'))}): {md_text(steps)}"
+    )
 
 
 def differs_across_targets(outcomes: list[dict[str, Any]]) -> list[tuple[str, dict[str, str]]]:

@@ -45,6 +45,7 @@ from typing import Any
 
 from iree_conformance.common.markdown_escape import md_code, md_text, plain_text
 from iree_conformance.common.stats import Summary, format_duration, summarize
+from iree_conformance.report.tables import capped_lines
 
 Key = tuple[str, str]  # (target, case_id)
 
@@ -711,14 +712,14 @@ def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
     )
     if c.no_data:
         lines.append(f"No data ({len(c.no_data)}: not compared, not counted as zero):")
-        lines += [
-            f"{bullet}{md_code(k[1])} on {md_text(k[0])}: {md_text(why)}"
-            if markdown
-            else f"{bullet}{plain_text(k[1])} on {plain_text(k[0])}: {plain_text(why)}"
-            for k, why in c.no_data[:50]
-        ]
-        if len(c.no_data) > 50:
-            lines.append(f"{bullet}... and {len(c.no_data) - 50} more")
+
+        def no_data_line(item: tuple[Key, str]) -> str:
+            (where, case_id), why = item
+            if markdown:
+                return f"{bullet}{md_code(case_id)} on {md_text(where)}: {md_text(why)}"
+            return f"{bullet}{plain_text(case_id)} on {plain_text(where)}: {plain_text(why)}"
+
+        lines += capped_lines(c.no_data, 50, no_data_line, lambda n: f"{bullet}... and {n} more")
     if c.untimed:
         lines.append(
             f"{c.untimed} case(s) passed on both sides and were timed on neither (not "
@@ -726,22 +727,31 @@ def comparison_lines(c: Comparison, markdown: bool = False) -> list[str]:
         )
     if c.only_one_side:
         lines.append(f"{c.only_one_side} case(s) present on one side only.")
-    if c.base_runs == 1 and c.timed:
+    if c.timed:
         lines.append(
-            "One baseline run: the noise between runs is not measured, and on a loaded "
-            "machine a whole run can move by more than 10 %; give several baseline files "
-            "(docs/speed.md)."
+            _runs_note(
+                c.base_runs, _ONE_BASE_RUN, "baseline runs: a change must also leave their spread."
+            )
         )
-    elif c.timed:
-        lines.append(f"{c.base_runs} baseline runs: a change must also leave their spread.")
-    if c.new_runs == 1 and c.timed:
         lines.append(
-            "One new run: a busy moment during it can pass for a change; time it twice more "
-            "and give all three (--new-runs 3; docs/speed.md)."
+            _runs_note(c.new_runs, _ONE_NEW_RUN, "new runs: a change must be seen in each of them.")
         )
-    elif c.timed:
-        lines.append(f"{c.new_runs} new runs: a change must be seen in each of them.")
     return lines
+
+
+_ONE_BASE_RUN = (
+    "One baseline run: the noise between runs is not measured, and on a loaded machine a "
+    "whole run can move by more than 10 %; give several baseline files (docs/speed.md)."
+)
+_ONE_NEW_RUN = (
+    "One new run: a busy moment during it can pass for a change; time it twice more and "
+    "give all three (--new-runs 3; docs/speed.md)."
+)
+
+
+def _runs_note(runs: int, one: str, several: str) -> str:
+    """What the number of runs on one side means for the comparison."""
+    return one if runs == 1 else f"{runs} {several}"
 
 
 def regression_line(c: Comparison) -> str | None:

@@ -8,12 +8,15 @@ Standard library only: ci/ imports it from the source tree before any install.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from iree_conformance.common.markdown_escape import md_code, md_text
 from iree_conformance.report import model as report_model
 
-__all__ = ["funnel_table", "md_code", "md_text"]
+__all__ = ["capped_lines", "funnel_table", "md_code", "md_text"]
+
+T = TypeVar("T")
 
 
 def funnel_table(
@@ -37,4 +40,15 @@ def funnel_table(
             + " | ".join(str(f.passed[s]) for s in steps)
             + " |"
         )
+    return lines
+
+
+def capped_lines(
+    items: Sequence[T], limit: int, line: Callable[[T], str], more: Callable[[int], str]
+) -> list[str]:
+    """A line per item for the first ``limit`` items, then ``more(how many were left out)``
+    when any were."""
+    lines = [line(item) for item in items[:limit]]
+    if len(items) > limit:
+        lines.append(more(len(items) - limit))
     return lines

@@ -41,6 +41,7 @@ from iree_conformance.common.markdown_escape import md_code, md_text
 from iree_conformance.common.vocabulary import Status, Verdict
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.report.compile_stats import StatChange, compare_compile_stats, compile_stats
+from iree_conformance.report.tables import capped_lines
 
 NEWLY_FAILING = "newly-failing"
 NEWLY_PASSING = "newly-passing"
@@ -340,15 +341,26 @@ def markdown(columns: list[Column], rows: list[Row], max_listed: int = 100) -> s
             f"| case | target | change | {head} |",
             "|---|---|---|" + "---|" * len(columns),
         ]
-        for r in changed[:max_listed]:
-            row_text = " | ".join(_cell_text(r.cells.get(c.label)) for c in columns)
-            lines.append(
-                f"| {md_code(r.case_id)} | {_esc(r.target)} | {_esc(r.change)} | {row_text} |"
-            )
-        if len(changed) > max_listed:
-            lines.append(f"\n… and {len(changed) - max_listed} more (see the JSON).")
+
+        def row(r: Row) -> str:
+            cells = " | ".join(_cell_text(r.cells.get(c.label)) for c in columns)
+            return f"| {md_code(r.case_id)} | {_esc(r.target)} | {_esc(r.change)} | {cells} |"
+
+        lines += capped_lines(changed, max_listed, row, _more_in_json)
     lines += stats_markdown(rows, max_listed)
     return "\n".join(lines) + "\n"
+
+
+def _more_in_json(left_out: int) -> str:
+    return f"\n… and {left_out} more (see the JSON)."
+
+
+def _stat_row(change: tuple[Row, str, str, StatChange]) -> str:
+    r, old, new, c = change
+    return (
+        f"| {md_code(r.case_id)} | {_esc(r.target)} | {_esc(old)} → {_esc(new)} | "
+        f"{_esc(c.describe())} |"
+    )
 
 
 def stats_markdown(rows: list[Row], max_listed: int = 100) -> list[str]:
@@ -366,11 +378,5 @@ def stats_markdown(rows: list[Row], max_listed: int = 100) -> list[str]:
     ]
     if changes:
         lines += ["", "| case | target | versions | change |", "|---|---|---|---|"]
-        for r, old, new, c in changes[:max_listed]:
-            lines.append(
-                f"| {md_code(r.case_id)} | {_esc(r.target)} | {_esc(old)} → {_esc(new)} | "
-                f"{_esc(c.describe())} |"
-            )
-        if len(changes) > max_listed:
-            lines.append(f"\n… and {len(changes) - max_listed} more (see the JSON).")
+        lines += capped_lines(changes, max_listed, _stat_row, _more_in_json)
     return lines

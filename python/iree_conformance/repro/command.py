@@ -122,17 +122,14 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     from iree_conformance.engine.pipeline import run_case
     from iree_conformance.engine.worker.parent import WorkerClient
     from iree_conformance.expectations.lookup import load_expectations
-    from iree_conformance.model.targets import load_targets, unavailable_reason, uncompilable_reason
+    from iree_conformance.model.targets import check_runnable, named_target
     from iree_conformance.repro import make, worked_before
     from iree_conformance.repro.lookup import find_case, folder_for
     from iree_conformance.suites.registry import SuiteRegistry
     from iree_conformance.suites.run_options import RunOptions
 
     out = out or sys.stdout
-    targets = load_targets(targets_path)
-    if args.target not in targets:
-        raise ConfigurationError(f"unknown target {args.target!r}; known: {', '.join(targets)}")
-    target = targets[args.target]
+    target = named_target(targets_path, args.target)
     conformance_dir = targets_path.parent
     folder = (
         Path(args.output) if args.output else folder_for(DEFAULT_ROOT, target.name, args.case_id)
@@ -140,9 +137,7 @@ def run(args: argparse.Namespace, targets_path: Path, out=None) -> int:
     from iree_conformance.repro.writer import check_destination
 
     check_destination(folder, args.force)
-    reason = unavailable_reason(target) or uncompilable_reason(target)
-    if reason:
-        raise ConfigurationError(f"target {target.name} cannot run here: {reason}")
+    check_runnable(target)
     options = RunOptions(
         store_dir=Path(args.store_dir) if args.store_dir else None, no_cache=args.no_cache
     )

@@ -10,10 +10,9 @@ from typing import Any
 
 from iree_conformance.common.store import ArtifactStore
 from iree_conformance.common.vocabulary import Stage, Status
-from iree_conformance.expectations.known_issues import FILE_NAME, KnownIssues, load_known_issues
+from iree_conformance.expectations.known_issues import FILE_NAME, load_known_issues
 from iree_conformance.expectations.lookup import Expectations
 from iree_conformance.model.cases import Case
-from iree_conformance.model.compare import Tolerance
 from iree_conformance.model.outcome import Outcome
 from iree_conformance.model.targets import Target
 from iree_conformance.repro import source, writer
@@ -60,21 +59,28 @@ def not_reproducible_reason(outcome: Outcome, sources: bool = False) -> str | No
     return None
 
 
-def make(
+def make_for_case(
     case: Case,
     target: Target,
     outcome: Outcome,
     out: Path,
     store: ArtifactStore,
-    known: KnownIssues,
+    conformance_dir: Path,
     options: ReproOptions = ReproOptions(),
-    manifest_tolerance: Tolerance | None = None,
-    manifest_issue: str | None = None,
+    expectations: Expectations | None = None,
     worked_before: WorkedBefore | None = None,
 ) -> dict[str, Any]:
-    """Writes the folder; returns its repro.json record."""
+    """Writes the folder; returns its repro.json record. The issue it names is the case's
+    manifest entry's (given the target's expectations, whose tolerance it also takes), else
+    the known issue of the conformance folder that matches its first line."""
+    known = load_known_issues(conformance_dir / FILE_NAME)
     writer.check_destination(out, options.force)
     kind = "pass" if outcome.status == Status.PASS else None
+    manifest_tolerance = None
+    manifest_issue = None
+    if expectations is not None:
+        manifest_tolerance = expectations.tolerance_for(case.case_id)
+        manifest_issue = getattr(expectations.xfail.get(case.case_id), "issue", None)
     spec = source.build_spec(case, target, outcome, store, manifest_tolerance, kind)
     if options.sources:
         spec.sources_dir = "dump"
@@ -98,32 +104,4 @@ def make(
         tools_path=options.tools_path,
         timeout_s=options.timeout_s,
         store=store,
-    )
-
-
-def make_for_case(
-    case: Case,
-    target: Target,
-    outcome: Outcome,
-    out: Path,
-    store: ArtifactStore,
-    conformance_dir: Path,
-    options: ReproOptions = ReproOptions(),
-    expectations: Expectations | None = None,
-    worked_before: WorkedBefore | None = None,
-) -> dict[str, Any]:
-    """``make`` as its three callers call it: the known issues of the conformance folder,
-    and, given the target's expectations, the case's manifest tolerance and issue."""
-    entry = expectations.xfail.get(case.case_id) if expectations is not None else None
-    return make(
-        case,
-        target,
-        outcome,
-        out,
-        store,
-        load_known_issues(conformance_dir / FILE_NAME),
-        options,
-        expectations.tolerance_for(case.case_id) if expectations is not None else None,
-        getattr(entry, "issue", None),
-        worked_before,
     )

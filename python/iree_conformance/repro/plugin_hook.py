@@ -46,15 +46,9 @@ def write_for_run(
         return {"folder": None, "reproduced": None, "why": f"no reproducer: {why_not}"}
     try:
         folder = folder_for(Path(options.repro_dir), target.name, case.case_id)
+        forced = make.ReproOptions(force=True)
         record = make.make_for_case(
-            case,
-            target,
-            outcome,
-            folder,
-            store,
-            conformance_dir,
-            make.ReproOptions(force=True),
-            expectations,
+            case, target, outcome, folder, store, conformance_dir, forced, expectations
         )
     except (ConformanceError, OSError, RuntimeError) as e:
         return {"error": f"no reproducer: {e}"}

@@ -75,6 +75,23 @@ def clean_env(tools: Path) -> dict[str, str]:
     return env
 
 
+def _run_tool(
+    cmd: list[str], tools: Path, cwd: Path, timeout_s: float
+) -> subprocess.CompletedProcess[str]:
+    """Runs cmd in cwd with only the tools folder on PATH, its output captured as text; past
+    the time limit its whole process group is stopped (``subprocess.TimeoutExpired``)."""
+    return run_in_group(
+        cmd,
+        timeout=timeout_s,
+        env=clean_env(tools),
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+    )
+
+
 def run_reproducer(folder: Path, tools: Path, timeout_s: float) -> dict[str, Any]:
     """Runs ``repro.sh`` of a scratch copy of folder: (stage reached, exit status, output)."""
     sh = shutil.which("sh") or "/bin/sh"
@@ -85,16 +102,8 @@ def run_reproducer(folder: Path, tools: Path, timeout_s: float) -> dict[str, Any
             (work / stale).unlink(missing_ok=True)
         had_mlir = (work / INPUT_MLIR).is_file()
         try:
-            proc = run_in_group(  # past the limit, iree-compile is stopped with sh
-                [sh, str(work / "repro.sh")],
-                timeout=timeout_s,
-                env=clean_env(tools),
-                cwd=work,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                errors="replace",
-            )
+            # past the limit, iree-compile is stopped with sh
+            proc = _run_tool([sh, str(work / "repro.sh")], tools, work, timeout_s)
         except subprocess.TimeoutExpired:
             return {"stage": None, "returncode": None, "output": [], "timed_out": True}
         if not had_mlir and not (work / INPUT_MLIR).is_file():
@@ -221,15 +230,8 @@ def dump_sources(folder: Path, tools: Path, timeout_s: float) -> dict[str, Any]:
     and the compilation phases land inside it; the module itself is not kept."""
     compiler = shutil.which("iree-compile", path=str(tools)) or "iree-compile"
     try:
-        proc = run_in_group(
-            [compiler, "@compile.flags", INPUT_MLIR, "-o", MODULE_FILE],
-            timeout=timeout_s,
-            env=clean_env(tools),
-            cwd=folder,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
+        proc = _run_tool(
+            [compiler, "@compile.flags", INPUT_MLIR, "-o", MODULE_FILE], tools, folder, timeout_s
         )
     except subprocess.TimeoutExpired:
         return {"returncode": None, "why": "the compile ran past its time limit"}

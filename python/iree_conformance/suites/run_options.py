@@ -145,6 +145,28 @@ def option(
     return dataclasses.field(default=field_default, metadata=metadata)
 
 
+def switch(flag: str, help: str) -> Any:
+    """An on/off RunOptions field: False unless the flag is given."""
+    return option(flag, help, False, bool, action="store_true")
+
+
+def path_option(flag: str, help: str, metavar: str) -> Any:
+    """A RunOptions field holding a path, None unless the flag is given."""
+    return option(flag, help, metavar=metavar, type=Path)
+
+
+def repeated(
+    flag: str, help: str, field_default: Any, convert: Callable[[Any], Any], **kwargs: Any
+) -> Any:
+    """A RunOptions field gathered from every use of a repeatable flag."""
+    return option(flag, help, field_default, convert, action="append", default=[], **kwargs)
+
+
+def number(flag: str, help: str, default: Any, metavar: str, type: Callable[[str], Any]) -> Any:
+    """A RunOptions field holding a number, ``default`` unless the flag is given."""
+    return option(flag, help, default, default=default, metavar=metavar, type=type)
+
+
 def _targets(value: list[str]) -> tuple[str, ...]:
     return tuple(value) or (DEFAULT_TARGET,)
 
@@ -154,30 +176,24 @@ def _targets(value: list[str]) -> tuple[str, ...]:
 class RunOptions:
     """Every core option of a conformance run, parsed and checked; the defaults are pytest's."""
 
-    targets: tuple[str, ...] = option(
+    targets: tuple[str, ...] = repeated(
         "--target",
         f"a target from conformance/targets.toml (repeatable; default {DEFAULT_TARGET}); an unknown name is an error that lists the known ones, and a target whose driver or device is absent is skipped with a reason that names it",
         (DEFAULT_TARGET,),
         _targets,
-        action="append",
-        default=[],
         metavar="NAME",
     )
-    report_json: Path | None = option(
+    report_json: Path | None = path_option(
         "--report-json",
         "write every Outcome and the run metadata (IREE, onnx and onnxruntime versions, platform, targets, start and end) to PATH",
-        metavar="PATH",
-        type=Path,
+        "PATH",
     )
-    store_dir: Path | None = option(
+    store_dir: Path | None = path_option(
         "--store-dir",
         "artifact store folder (default: $IREE_CONFORMANCE_STORE, else the user cache dir, e.g. ~/.cache/iree-conformance/store)",
-        metavar="DIR",
-        type=Path,
+        "DIR",
     )
-    no_cache: bool = option(
-        "--no-cache", "neither read nor write the artifact store", False, bool, action="store_true"
-    )
+    no_cache: bool = switch("--no-cache", "neither read nor write the artifact store")
     update_expectations: str | None = option(
         "--update-expectations",
         "rewrite the target's manifest from this run (adds new failures, drops fixed ones, keeps reasons, sorted); overlay: the per-OS file, with the differences from the base file only",
@@ -185,69 +201,54 @@ class RunOptions:
         const="base",
         choices=["base", "overlay"],
     )
-    expectations_dir: Path | None = option(
+    expectations_dir: Path | None = path_option(
         "--expectations-dir",
         "folder of <target>.toml manifests (default conformance/expectations)",
-        metavar="DIR",
-        type=Path,
+        "DIR",
     )
-    stage_timeouts: Mapping[str, float] = option(
+    stage_timeouts: Mapping[str, float] = repeated(
         "--stage-timeout",
         f"per-stage time limit in seconds (the worker's CPU seconds on Linux; a hang: 4 times it in wall seconds), "
         f"e.g. compile=600 (repeatable; defaults {_DEFAULT_TIMEOUTS_TEXT}, or the target's stage_timeouts "
         "in targets.toml; this option overrides both)",
         {},
         dict,
-        action="append",
-        default=[],
         metavar="STAGE=SECONDS",
         type=stage_timeout,
     )
-    timing_runs: int = option(
+    timing_runs: int = number(
         "--timing-runs",
         "time each passing case's function N times after a warm-up (median; onnxruntime beside it for models); informative, never pass/fail",
         0,
-        default=0,
-        metavar="N",
-        type=non_negative_int,
+        "N",
+        non_negative_int,
     )
-    benchmark: bool = option(
+    benchmark: bool = switch(
         "--benchmark",
         "time every passing case with every figure (samples beside its reference, compile, load, memory; docs/speed.md), whatever it costs; "
         "by default models only, within --timing-budget; never pass/fail",
-        False,
-        bool,
-        action="store_true",
     )
-    timing_budget: float | None = option(
+    timing_budget: float | None = number(
         "--timing-budget",
         "the most the default timing of models may add, as a fraction of a case's untimed run (default 0.05: a timed case costs at most 1.05x, "
         "and a reference never timed here is left out; a warm case gets few samples), or 'full': every figure whatever it costs (CI's runs; docs/speed.md); "
         "--benchmark and --timing-runs N always take every figure",
         DEFAULT_TIMING_BUDGET,
-        default=DEFAULT_TIMING_BUDGET,
-        metavar="FRACTION|full",
-        type=parse_timing_budget,
+        "FRACTION|full",
+        parse_timing_budget,
     )
-    no_benchmark: bool = option(
+    no_benchmark: bool = switch(
         "--no-benchmark",
         "time no case, models included",
-        False,
-        bool,
-        action="store_true",
     )
-    compile_only: bool = option(
+    compile_only: bool = switch(
         "--compile-only",
         "stop after compile (no device needed); with --bundle, write a bundle",
-        False,
-        bool,
-        action="store_true",
     )
-    bundle: Path | None = option(
+    bundle: Path | None = path_option(
         "--bundle",
         "with --compile-only: write a self-contained bundle of the compiled cases to DIR",
-        metavar="DIR",
-        type=Path,
+        "DIR",
     )
     cases: frozenset[str] | None = option(
         "--cases-file",
@@ -261,61 +262,48 @@ class RunOptions:
         metavar="I/N",
         type=shard_spec,
     )
-    durations_file: Path | None = option(
+    durations_file: Path | None = path_option(
         "--durations-file",
         "recorded durations used to balance --shard",
-        metavar="PATH",
-        type=Path,
+        "PATH",
     )
-    record_durations: Path | None = option(
+    record_durations: Path | None = path_option(
         "--record-durations",
         "merge this run's per-case durations into PATH",
-        metavar="PATH",
-        type=Path,
+        "PATH",
     )
     # Core, not a suite's: both ONNX model suites (onnx_models' zoo models, onnx_dir) read
     # them, and a suite's own options reach only that suite's collect.
-    dims: tuple[tuple[str, int], ...] = option(
+    dims: tuple[tuple[str, int], ...] = repeated(
         "--dim",
         "the size of a symbolic dim of every ONNX model input that names it, e.g. height=320 (repeatable; wins over spec files; suites onnx_models and onnx_dir)",
         (),
         tuple,
-        action="append",
-        default=[],
         metavar="NAME=SIZE",
         type=dim_size,
     )
-    input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = option(
+    input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = repeated(
         "--input-shape",
         "the shape of every ONNX model input of this name, e.g. x=1x3x224x224 (repeatable; wins over spec files; suites onnx_models and onnx_dir)",
         (),
         tuple,
-        action="append",
-        default=[],
         metavar="INPUT=SHAPE",
         type=input_shape,
     )
-    offline: bool = option(
+    offline: bool = switch(
         "--offline",
         "never download; cases that need a download are skipped with reason 'offline'",
-        False,
-        bool,
-        action="store_true",
     )
-    retries: int = option(
+    retries: int = number(
         "--retries",
         "retry an unexpected result up to N times in a fresh worker, compiling afresh (default 1; 0: off); a case whose result then changes is reported flaky with every try, never as a pass",
         1,
-        default=1,
-        metavar="N",
-        type=non_negative_int,
+        "N",
+        non_negative_int,
     )
-    fresh_worker: bool = option(
+    fresh_worker: bool = switch(
         "--fresh-worker",
         "run every case in a new worker process (slower; for flake hunting: no state shared between cases)",
-        False,
-        bool,
-        action="store_true",
     )
     shuffle: int | None = option(
         "--shuffle",
@@ -323,33 +311,25 @@ class RunOptions:
         metavar="SEED",
         type=seed_int,
     )
-    bisect_numerics: bool = option(
+    bisect_numerics: bool = switch(
         "--bisect-numerics",
         "on a numerics failure, report the first ONNX node, StableHLO op or torch FX node whose output diverges (docs/reducing.md)",
-        False,
-        bool,
-        action="store_true",
     )
-    repro_dir: Path | None = option(
+    repro_dir: Path | None = path_option(
         "--repro-dir",
         "write a reproducer folder (IREE's own commands and files, verified; docs/reproducers.md) for each red case under DIR/<target>/<case id>",
-        metavar="DIR",
-        type=Path,
+        "DIR",
     )
-    repro_expected: bool = option(
+    repro_expected: bool = switch(
         "--repro-expected",
         "with --repro-dir, also write one for each expected failure (xfail)",
-        False,
-        bool,
-        action="store_true",
     )
-    batch_size: int = option(
+    batch_size: int = number(
         "--batch-size",
         f"compile up to B small cases (StableHLO programs, ONNX operator tests, JAX cases) of one suite, target and flag set as one module (default {DEFAULT_BATCH_SIZE}; 1: each case alone); a case that is not a pass in its batch runs alone, and that is its result",
         DEFAULT_BATCH_SIZE,
-        default=DEFAULT_BATCH_SIZE,
-        metavar="B",
-        type=positive_int,
+        "B",
+        positive_int,
     )
 
     def __post_init__(self) -> None:

@@ -14,6 +14,7 @@ from onnx import TensorProto, helper
 from onnx.backend.test.case.test_case import TestCase
 
 from iree_conformance.frontends.onnx import node_tests
+from iree_conformance.frontends.onnx.backend_data import wheel_data_dir
 from iree_conformance.frontends.onnx.node_tests import (
     INDEX_NAME,
     NodeTestsError,
@@ -35,7 +36,7 @@ def test_full_tree_has_every_case(full_tree: Path) -> None:
     from onnx.backend.test.case.node import collect_testcases
 
     generated = {c.name for c in collect_testcases(None)}
-    wheel = node_tests._wheel_data_dir()
+    wheel = wheel_data_dir()
     shipped = {
         p.parent.name
         for folder in node_tests.WHEEL_FOLDERS

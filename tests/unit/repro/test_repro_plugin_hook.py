@@ -41,14 +41,14 @@ def _outcome(status: Status, verdict: Verdict, stage: Stage = Stage.COMPILE) -> 
 
 @pytest.fixture
 def made(monkeypatch) -> list[str]:
-    """The case ids make.make was asked for (it returns a verified record, from the store)."""
+    """The case ids make.make_for_case was asked for (it returns a verified record, from the store)."""
     calls: list[str] = []
 
     def fake_make(case, target, outcome, folder, *args, **kwargs):
         calls.append(case.case_id)
         return {"reproduced": True, "verification": {"why": "same line", "from_store": True}}
 
-    monkeypatch.setattr(make, "make", fake_make)
+    monkeypatch.setattr(make, "make_for_case", fake_make)
     return calls
 
 

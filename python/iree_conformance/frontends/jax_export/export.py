@@ -5,11 +5,11 @@ The only module of the package that imports JAX, and only when called.
 
 from __future__ import annotations
 
-import importlib.metadata
 from typing import Any
 
 import numpy as np
 
+from iree_conformance.common.dist_versions import dist_versions
 from iree_conformance.frontends.jax_export.mlir_text import (
     CheckTolerance,
     check_function,
@@ -24,13 +24,7 @@ class ExportError(Exception):
 
 def versions() -> dict[str, str | None]:
     """The versions an export depends on (None: not installed)."""
-    found: dict[str, str | None] = {}
-    for dist in ("jax", "jaxlib", "flax", "numpy", "ml_dtypes"):
-        try:
-            found[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            found[dist] = None
-    return found
+    return dist_versions(("jax", "jaxlib", "flax", "numpy", "ml_dtypes"))
 
 
 def export_case(case: JaxCase, case_id: str) -> str:

@@ -22,7 +22,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from iree_conformance.frontends.case_folder import check_case
+from iree_conformance.frontends.case_folder import check_case, described
 
 # float32 results: IREE and XLA approximate transcendental functions differently.
 DEFAULT_RTOL = 1e-4
@@ -63,14 +63,13 @@ def case(
     the description unless one is given)."""
 
     def make(fn: Callable[..., Any]) -> JaxCase:
-        doc = (fn.__doc__ or "").strip().splitlines()
         return JaxCase(
             name=name or fn.__name__,
             fn=fn,
             args=tuple(args),
             rtol=rtol,
             atol=atol,
-            description=description if description is not None else (doc[0] if doc else ""),
+            description=described(fn, description),
         )
 
     return make

@@ -14,11 +14,11 @@ Each hint carries the size and a sentence saying where it was read, as the Outco
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
 import onnx
 
+from iree_conformance.frontends.onnx.graph_walk import ValueWalk, consumers_of
 from iree_conformance.frontends.onnx.values import graph_inputs
 
 __all__ = ["Hint", "channel_hints", "position_limit"]
@@ -34,15 +34,6 @@ class Hint:
     why: str
 
 
-def _consumers(graph: onnx.GraphProto) -> dict[str, list[tuple[onnx.NodeProto, int]]]:
-    out: dict[str, list[tuple[onnx.NodeProto, int]]] = defaultdict(list)
-    for node in graph.node:
-        for pos, name in enumerate(node.input):
-            if name:
-                out[name].append((node, pos))
-    return out
-
-
 def _group(node: onnx.NodeProto) -> int:
     return next((int(a.i) for a in node.attribute if a.name == "group"), 1)
 
@@ -51,7 +42,7 @@ def channel_hints(model: onnx.ModelProto) -> dict[tuple[str, int], Hint]:
     """{(input, 1): Hint} for rank-4 inputs whose symbolic channel dim a Conv's weight sets."""
     graph = model.graph
     inits = {t.name: t for t in graph.initializer}
-    consumers = _consumers(graph)
+    consumers = consumers_of(graph)
     hints: dict[tuple[str, int], Hint] = {}
     for vi in graph_inputs(model):
         if vi.type.WhichOneof("value") != "tensor_type":
@@ -59,26 +50,20 @@ def channel_hints(model: onnx.ModelProto) -> dict[tuple[str, int], Hint]:
         dims = vi.type.tensor_type.shape.dim
         if len(dims) != 4 or (dims[1].HasField("dim_value") and dims[1].dim_value > 0):
             continue
-        frontier, seen = [vi.name], set()
-        while frontier:
-            name = frontier.pop(0)
-            if name in seen:
-                continue
-            seen.add(name)
-            for node, pos in consumers.get(name, []):
-                if node.op_type == "Conv" and pos == 0 and node.input[1] in inits:
-                    w = inits[node.input[1]]
-                    if len(w.dims) == 4:
-                        size = int(w.dims[1]) * _group(node)
-                        hints[(vi.name, 1)] = Hint(
-                            size,
-                            f"the channels of weight {w.name!r} ({'x'.join(map(str, w.dims))}) "
-                            f"of Conv node {node.name or '(unnamed)'!r}",
-                        )
-                        frontier = []
-                        break
-                elif node.op_type in _LAYOUT_KEEPING:
-                    frontier.extend(o for o in node.output if o)
+        walk = ValueWalk(consumers, [vi.name], breadth_first=True)
+        for node, pos in walk:
+            if node.op_type == "Conv" and pos == 0 and node.input[1] in inits:
+                w = inits[node.input[1]]
+                if len(w.dims) == 4:
+                    size = int(w.dims[1]) * _group(node)
+                    hints[(vi.name, 1)] = Hint(
+                        size,
+                        f"the channels of weight {w.name!r} ({'x'.join(map(str, w.dims))}) "
+                        f"of Conv node {node.name or '(unnamed)'!r}",
+                    )
+                    break
+            elif node.op_type in _LAYOUT_KEEPING:
+                walk.follow(node)
     return hints
 
 
@@ -108,22 +93,17 @@ def position_limit(model: onnx.ModelProto) -> Hint | None:
 def _reached_from_inputs(model: onnx.ModelProto) -> set[str]:
     """Every value computed from an integer graph input (token ids, token types, masks)."""
     graph = model.graph
-    consumers = _consumers(graph)
-    frontier = [
+    consumers = consumers_of(graph)
+    starts = [
         vi.name
         for vi in graph_inputs(model)
         if vi.type.WhichOneof("value") == "tensor_type"
         and vi.type.tensor_type.elem_type
         not in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE)
     ]
-    seen: set[str] = set()
-    while frontier:
-        name = frontier.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for node, _ in consumers.get(name, []):
-            if node.op_type in ("Shape", "Size"):
-                continue  # positions computed from the input's length are still positions
-            frontier.extend(o for o in node.output if o)
-    return seen
+    walk = ValueWalk(consumers, starts)
+    for node, _ in walk:
+        # Not through Shape or Size: positions computed from an input's length are still positions.
+        if node.op_type not in ("Shape", "Size"):
+            walk.follow(node)
+    return walk.seen

@@ -16,11 +16,11 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
 import onnx
 
+from iree_conformance.frontends.onnx.graph_walk import ValueWalk, consumers_of
 from iree_conformance.frontends.onnx.values import graph_inputs
 
 __all__ = ["IntegerRole", "integer_roles"]
@@ -75,11 +75,7 @@ def integer_roles(model: onnx.ModelProto) -> dict[str, IntegerRole]:
     """The role of every integer graph input (initializers excluded)."""
     graph = model.graph
     inits = {t.name: t for t in graph.initializer}
-    consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = defaultdict(list)
-    for node in graph.node:
-        for pos, name in enumerate(node.input):
-            if name:
-                consumers[name].append((node, pos))
+    consumers = consumers_of(graph)
     roles: dict[str, IntegerRole] = {}
     for vi in graph_inputs(model):
         tensor = vi.type.tensor_type
@@ -90,36 +86,30 @@ def integer_roles(model: onnx.ModelProto) -> dict[str, IntegerRole]:
 
 
 def _role(vi, consumers, inits) -> IntegerRole:
-    seen: set[str] = set()
-    frontier = [vi.name]
+    walk = ValueWalk(consumers, [vi.name])
     index_high: int | None = None
     index_why = ""
-    while frontier:
-        name = frontier.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for node, pos in consumers.get(name, []):
-            op = node.op_type
-            if pos in _SHAPE_OPERANDS.get(op, ()):
-                return IntegerRole(
-                    "shape",
-                    f"it feeds operand {pos} of {op} node {node.name or op!r}, which sets a shape",
-                )
-            if op in ("Gather", "GatherElements") and pos == 1 and node.input[0] in inits:
-                table = inits[node.input[0]]
-                axis = _axis(node)
-                dims = list(table.dims)
-                if dims:
-                    rows = int(dims[axis if axis >= 0 else axis + len(dims)])
-                    if index_high is None or rows < index_high:
-                        index_high = rows
-                        index_why = (
-                            f"it indexes initializer {table.name!r} ({'x'.join(map(str, dims))}) "
-                            f"along axis {axis} in {op} node {node.name or op!r}"
-                        )
-            elif op in _PASS_THROUGH or (op == "Reshape" and pos == 0):
-                frontier.extend(o for o in node.output if o)
+    for node, pos in walk:
+        op = node.op_type
+        if pos in _SHAPE_OPERANDS.get(op, ()):
+            return IntegerRole(
+                "shape",
+                f"it feeds operand {pos} of {op} node {node.name or op!r}, which sets a shape",
+            )
+        if op in ("Gather", "GatherElements") and pos == 1 and node.input[0] in inits:
+            table = inits[node.input[0]]
+            axis = _axis(node)
+            dims = list(table.dims)
+            if dims:
+                rows = int(dims[axis if axis >= 0 else axis + len(dims)])
+                if index_high is None or rows < index_high:
+                    index_high = rows
+                    index_why = (
+                        f"it indexes initializer {table.name!r} ({'x'.join(map(str, dims))}) "
+                        f"along axis {axis} in {op} node {node.name or op!r}"
+                    )
+        elif op in _PASS_THROUGH or (op == "Reshape" and pos == 0):
+            walk.follow(node)
     if index_high is not None:
         return IntegerRole("index", index_why, index_high)
     dims = vi.type.tensor_type.shape.dim

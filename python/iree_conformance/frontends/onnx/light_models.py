@@ -14,21 +14,24 @@ They check that the architectures import, compile and run, not numerics.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from iree_conformance.frontends.onnx.backend_data import (
+    BackendModel,
+    data_tolerances,
+    wheel_data_dir,
+)
 from iree_conformance.frontends.onnx.values import graph_inputs, value_kind
 
 __all__ = ["LightModelCase", "LightModelError", "light_data_dir", "load_light_models"]
 
 CASE_ID_PREFIX = "onnx-models/light_"
-_DEFAULT_RTOL = 1e-3
-_DEFAULT_ATOL = 1e-7
 
 
 class LightModelError(Exception):
@@ -37,9 +40,7 @@ class LightModelError(Exception):
 
 def light_data_dir() -> Path:
     """``onnx/backend/test/data`` of the installed onnx wheel."""
-    import onnx.backend.test
-
-    return Path(onnx.backend.test.__file__).resolve().parent / "data"
+    return wheel_data_dir()
 
 
 def _dummy_input(vi: onnx.ValueInfoProto, model_path: Path) -> np.ndarray:
@@ -57,18 +58,12 @@ def _dummy_input(vi: onnx.ValueInfoProto, model_path: Path) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class LightModelCase:
+class LightModelCase(BackendModel):
     """One light model: ``light_<name>.onnx`` with its shipped expected outputs."""
 
-    name: str
-    model_path: Path
-    output_paths: tuple[Path, ...]
-    rtol: float
-    atol: float
+    ID_PREFIX: ClassVar[str] = CASE_ID_PREFIX
 
-    @property
-    def case_id(self) -> str:
-        return f"{CASE_ID_PREFIX}{self.name}"
+    output_paths: tuple[Path, ...]
 
     def inputs(self) -> list[np.ndarray]:
         """The inputs the shipped outputs were computed from."""
@@ -77,14 +72,6 @@ class LightModelCase:
 
     def expected_outputs(self) -> list[np.ndarray]:
         return [numpy_helper.to_array(onnx.load_tensor(str(p))) for p in self.output_paths]
-
-
-def _tolerances(data_dir: Path, name: str) -> tuple[float, float]:
-    data_json = data_dir / "real" / f"test_{name}" / "data.json"
-    if not data_json.is_file():
-        return _DEFAULT_RTOL, _DEFAULT_ATOL
-    data = json.loads(data_json.read_text())
-    return float(data.get("rtol", _DEFAULT_RTOL)), float(data.get("atol", _DEFAULT_ATOL))
 
 
 def load_light_models(data_dir: Path | None = None) -> list[LightModelCase]:
@@ -107,6 +94,6 @@ def load_light_models(data_dir: Path | None = None) -> list[LightModelCase]:
             raise LightModelError(
                 f"{model_path}: no expected output light_{name}_output_0.pb next to it"
             )
-        rtol, atol = _tolerances(data_dir, name)
-        cases.append(LightModelCase(name, model_path, tuple(outputs), rtol, atol))
+        rtol, atol = data_tolerances(data_dir / "real" / f"test_{name}")
+        cases.append(LightModelCase(name, model_path, rtol, atol, tuple(outputs)))
     return cases

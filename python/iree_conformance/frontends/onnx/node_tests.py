@@ -28,11 +28,16 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import onnx
 
 from iree_conformance.common.fsutil import atomic_write_text, make_temp_dir, rename_dir
+from iree_conformance.frontends.onnx.backend_data import (
+    BackendModel,
+    data_tolerances,
+    wheel_data_dir,
+)
 from iree_conformance.frontends.onnx.stale import remove_stale
 from iree_conformance.frontends.onnx.values import (
     UnsupportedValue,
@@ -60,9 +65,6 @@ INDEX_NAME = "index.json"
 INDEX_SCHEMA = 1
 #: Folders of ``onnx/backend/test/data`` that hold ready-made cases in the same layout.
 WHEEL_FOLDERS = ("simple", "pytorch-converted", "pytorch-operator")
-#: onnx's own defaults (``onnx.backend.test.loader``) when a case names no tolerance.
-DEFAULT_RTOL = 1e-3
-DEFAULT_ATOL = 1e-7
 CASE_ID_PREFIX = "onnx-ops/"
 
 
@@ -71,20 +73,14 @@ class NodeTestsError(Exception):
 
 
 @dataclass(frozen=True)
-class NodeTestCase:
+class NodeTestCase(BackendModel):
     """One ONNX backend test: a model plus one or more data sets."""
 
-    name: str
-    model_path: Path
+    ID_PREFIX: ClassVar[str] = CASE_ID_PREFIX
+
     data_set_dirs: tuple[Path, ...]
-    rtol: float
-    atol: float
     source: str
     unsupported_reason: str | None = None
-
-    @property
-    def case_id(self) -> str:
-        return f"{CASE_ID_PREFIX}{self.name}"
 
 
 def tree_name() -> str:
@@ -185,20 +181,6 @@ def _collect_generated() -> list[Any]:
         return list(collect_testcases(None))
 
 
-def _wheel_data_dir() -> Path:
-    import onnx.backend.test
-
-    return Path(onnx.backend.test.__file__).resolve().parent / "data"
-
-
-def _wheel_tolerances(case_dir: Path) -> tuple[float, float]:
-    data_json = case_dir / "data.json"
-    if data_json.is_file():
-        data = json.loads(data_json.read_text())
-        return float(data.get("rtol", DEFAULT_RTOL)), float(data.get("atol", DEFAULT_ATOL))
-    return DEFAULT_RTOL, DEFAULT_ATOL
-
-
 def _build(tmp: Path, generated: Iterable[Any], wheel_data: Path) -> None:
     entries: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
@@ -231,7 +213,7 @@ def _build(tmp: Path, generated: Iterable[Any], wheel_data: Path) -> None:
     for folder, case_src in wheel_cases:
         case_dir = tmp / folders[case_src.name]
         shutil.copytree(case_src, case_dir)
-        rtol, atol = _wheel_tolerances(case_src)
+        rtol, atol = data_tolerances(case_src)
         entries.append(_entry(tmp, case_src.name, case_dir, folder, rtol, atol))
     entries.sort(key=lambda e: e["name"])
     index = {"schema": INDEX_SCHEMA, "onnx_version": onnx.__version__, "cases": entries}
@@ -265,7 +247,7 @@ def materialize(
         _build(
             tmp,
             _collect_generated() if generated is None else generated,
-            _wheel_data_dir() if wheel_data is None else wheel_data,
+            wheel_data_dir() if wheel_data is None else wheel_data,
         )
         if root.exists() and not (root / INDEX_NAME).is_file():
             # Not made by this code (its renames are atomic): move it out of the way.

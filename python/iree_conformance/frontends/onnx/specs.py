@@ -31,7 +31,7 @@ A malformed spec, an unknown key, or an input or dim the model does not have is 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -213,14 +213,18 @@ def _number(value: Any, where: str, what: str) -> float:
     return value
 
 
+def _refuse_unknown(raw: dict, known: set[str], head: Callable[[str], str]) -> None:
+    """SpecError for the first key of raw that is not known; head(key) says where it is."""
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        key = unknown[0]
+        raise SpecError(f"{head(key)} unknown key {key!r}; known: {sorted(known)}")
+
+
 def _input_rule(name: str, raw: Any, where: str) -> InputRule:
     if not isinstance(raw, dict):
         raise SpecError(f"{where}: inputs.{name} must be a table, got {raw!r}")
-    unknown = sorted(set(raw) - _INPUT_KEYS)
-    if unknown:
-        raise SpecError(
-            f"{where}: inputs.{name} has unknown key {unknown[0]!r}; known: {sorted(_INPUT_KEYS)}"
-        )
+    _refuse_unknown(raw, _INPUT_KEYS, lambda _: f"{where}: inputs.{name} has")
     shape = parse_shape(raw["shape"], where) if "shape" in raw else None
     low = high = None
     if "range" in raw:
@@ -255,11 +259,7 @@ def _spec(raw: Any, path: str, text: str, prefix: tuple[str, ...] = ()) -> Model
 
     if not isinstance(raw, dict):
         raise SpecError(f"{where()}: a spec must be a table")
-    unknown = sorted(set(raw) - _SPEC_KEYS)
-    if unknown:
-        raise SpecError(
-            f"{where(unknown[0])}: unknown key {unknown[0]!r}; known: {sorted(_SPEC_KEYS)}"
-        )
+    _refuse_unknown(raw, _SPEC_KEYS, lambda key: f"{where(key)}:")
     dims_raw = raw.get("dims", {})
     if not isinstance(dims_raw, dict):
         raise SpecError(f"{where('dims')}: dims must be a table of NAME = SIZE")

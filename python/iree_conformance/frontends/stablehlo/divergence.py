@@ -16,17 +16,14 @@ through the result of the op that holds them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from iree_conformance.frontends.probe_compare import ProbeReport, first_divergence
+from iree_conformance.frontends.probe_compare import ProbeAbout, ProbeReport, Runner, probe_report
 from iree_conformance.frontends.stablehlo.interpreter import run_interpreter
 
 __all__ = ["ProbedOp", "bisect_stablehlo", "probe_program"]
-
-# (program text, inputs) -> outputs in result order.
-Runner = Callable[[str, list[np.ndarray]], list[np.ndarray]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,15 +106,7 @@ def bisect_stablehlo(
     expected = run_reference(probe, list(inputs))
     actual = run_candidate(probe, list(inputs))
     labels = [op.where() for op in probed]
-    index, detail = first_divergence(labels, expected, actual, returned, rtol, atol)
-    return ProbeReport(
-        None if index is None else labels[index],
-        detail,
-        len(probed) if index is None else index + 1,
-        rtol,
-        atol,
-        unit="op result",
-        scope=f"of @{entry}",
-        against="the StableHLO interpreter",
-        agree="its operands agree",
+    about = ProbeAbout(
+        "op result", f"of @{entry}", "the StableHLO interpreter", "its operands agree"
     )
+    return probe_report(labels, expected, actual, returned, (rtol, atol), about)

@@ -14,18 +14,18 @@ last frame of its stack trace outside torch and this harness, when there is one)
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from iree_conformance.frontends.probe_compare import ProbeReport, first_divergence
+from iree_conformance.frontends.probe_compare import ProbeAbout, ProbeReport, Runner, probe_report
 from iree_conformance.frontends.torch_export.export import build, flatten, prepare, to_numpy
 
 __all__ = ["as_tensor", "bisect_torch", "case_program", "node_label", "widened"]
 
-Runner = Callable[[str, list[np.ndarray]], list[np.ndarray]]
+_ABOUT = ProbeAbout("FX node value", "of the decomposed program", "torch eager", "its inputs agree")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*\n\s*([^\n]*)')
 
 
@@ -107,15 +107,4 @@ def bisect_torch(
         expected = [to_numpy(t) for t in flatten(module(*[a.clone() for a in args]))]
     text, _ = prepare(torch.export.export(module, args))
     actual = run_candidate(text, list(inputs))
-    index, detail = first_divergence(labels, expected, actual, returned, rtol, atol)
-    return ProbeReport(
-        None if index is None else labels[index],
-        detail,
-        len(labels) if index is None else index + 1,
-        rtol,
-        atol,
-        unit="FX node value",
-        scope="of the decomposed program",
-        against="torch eager",
-        agree="its inputs agree",
-    )
+    return probe_report(labels, expected, actual, returned, (rtol, atol), _ABOUT)

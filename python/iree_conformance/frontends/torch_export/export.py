@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import importlib.metadata
 import re
 import warnings
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from iree_conformance.common.dist_versions import dist_versions
 from iree_conformance.frontends.torch_export.artifact import Exported
 from iree_conformance.frontends.torch_export.random_ops import random_reason
 from iree_conformance.frontends.torch_export.spec import TorchCase
@@ -54,13 +54,7 @@ class ExportError(Exception):
 
 def versions() -> dict[str, str | None]:
     """The versions an export depends on (None: not installed)."""
-    found: dict[str, str | None] = {}
-    for dist in ("torch", "iree-turbine", "iree-base-compiler", "numpy", "transformers"):
-        try:
-            found[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            found[dist] = None
-    return found
+    return dist_versions(("torch", "iree-turbine", "iree-base-compiler", "numpy", "transformers"))
 
 
 def flatten(value: Any) -> list[Any]:

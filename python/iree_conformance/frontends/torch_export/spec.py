@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from iree_conformance.frontends.case_folder import check_case
+from iree_conformance.frontends.case_folder import check_case, described
 
 # float32 results: IREE and torch's CPU kernels approximate transcendental functions and
 # order reductions differently.
@@ -88,7 +88,6 @@ def case(
     the description unless one is given)."""
 
     def make(fn: Callable[..., Any]) -> TorchCase:
-        doc = (fn.__doc__ or "").strip().splitlines()
         code = getattr(fn, "__code__", None)
         return TorchCase(
             name=name or fn.__name__,
@@ -97,7 +96,7 @@ def case(
             dynamic_shapes=dynamic_shapes,
             rtol=rtol,
             atol=atol,
-            description=description if description is not None else (doc[0] if doc else ""),
+            description=described(fn, description),
             seed=seed,
             line=code.co_firstlineno if code is not None else 1,
             path=code.co_filename if code is not None else "",
