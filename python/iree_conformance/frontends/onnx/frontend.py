@@ -54,8 +54,20 @@ class OnnxFrontend:
             model = load_model(source)[0]
         except Exception:  # noqa: BLE001 - a model that does not parse fails at prepare
             return []
-        base = Path(program.source_path).parent
-        return [base / location for location in external_data_locations(model)]
+        from iree_conformance.frontends.onnx.large_import import usable_memory_bytes
+
+        base = Path(program.source_path).parent.resolve()
+        files = []
+        for location in external_data_locations(model):
+            path = (base / location).resolve()
+            # Only what the import would read: a location outside the folder, or not a
+            # regular file (/dev/zero, a FIFO), is refused at prepare and never read here.
+            if location and path.is_relative_to(base) and path.is_file():
+                files.append(path)
+        usable = usable_memory_bytes()
+        if usable is not None and sum(f.stat().st_size for f in files) > usable:
+            return []  # refused at prepare by the sizes alone ("nothing was read")
+        return files
 
     def timing_reference(self, reference: str, inputs: list[Any]) -> TimingReference:
         """onnxruntime's session on the model file, fed the case's inputs."""
