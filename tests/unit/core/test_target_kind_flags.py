@@ -71,3 +71,11 @@ def test_malformed_stage_timeouts_name_the_target(tmp_path, value):
     )
     with pytest.raises(TargetError, match=r"\[targets.t\]: stage_timeouts must map stages"):
         load_targets(path)
+
+
+def test_lavapipe_targets_run_limit_is_above_a_light_model_s_measured_run():
+    # light_inception_v1 ran 127 CPU s under iree-run-module --device=vulkan on lavapipe
+    # (2026-12-07) and computed the right answer: the default 120 s made it a timeout.
+    targets = load_targets(TARGETS_TOML)
+    for name in ("vulkan", "vulkan-baseline"):
+        assert dict(targets[name].stage_timeouts).get("run", 120.0) > 10 * 127, name
