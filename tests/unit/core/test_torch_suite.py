@@ -522,3 +522,25 @@ def test_the_timed_reference_is_torch_eager_on_the_case(tmp_path):
     assert why is None and reference is not None and reference.name == "torch"
     assert reference.call().tolist() == [[0, 2, 4], [6, 8, 10]]
     assert reference.info["settings"]["mode"] == "eager, no_grad"
+
+
+def test_attention_without_dropout_is_judged():
+    # Was: aten.scaled_dot_product_attention is tagged nondeterministic_seeded (its
+    # dropout_p), so every attention case (bert, vit, torch/nn/sdpa, ...) became "not
+    # judged" at its default dropout_p=0.0, which draws nothing.
+    import torch
+
+    from iree_conformance.frontends.torch_export.random_ops import random_reason
+
+    def exported(dropout_p: float):
+        class Attention(torch.nn.Module):
+            def forward(self, q, k, v):
+                return torch.nn.functional.scaled_dot_product_attention(
+                    q, k, v, dropout_p=dropout_p
+                )
+
+        return torch.export.export(Attention().eval(), (torch.rand(1, 2, 4, 8),) * 3)
+
+    assert random_reason(exported(0.0)) is None
+    reason = random_reason(exported(0.5))
+    assert reason is not None and "scaled_dot_product_attention" in reason
