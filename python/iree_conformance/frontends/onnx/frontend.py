@@ -47,22 +47,23 @@ class OnnxFrontend:
         key); none for a model whose bytes name no location (no ``onnx`` import then)."""
         if not program.source_path or b"location" not in source:
             return []
-        from iree_conformance.frontends.onnx.large_import import external_data_locations
-        from iree_conformance.frontends.onnx.prepare import load_model
+        from iree_conformance.frontends.onnx.large_import import (
+            external_data_locations,
+            usable_memory_bytes,
+        )
+        from iree_conformance.frontends.onnx.prepare import inside_folder, load_model
 
         try:
             model = load_model(source)[0]
         except Exception:  # noqa: BLE001 - a model that does not parse fails at prepare
             return []
-        from iree_conformance.frontends.onnx.large_import import usable_memory_bytes
-
         base = Path(program.source_path).parent.resolve()
         files = []
         for location in external_data_locations(model):
-            path = (base / location).resolve()
             # Only what the import would read: a location outside the folder, or not a
             # regular file (/dev/zero, a FIFO), is refused at prepare and never read here.
-            if location and path.is_relative_to(base) and path.is_file():
+            path = inside_folder(base, location)
+            if path is not None and path.is_file():
                 files.append(path)
         usable = usable_memory_bytes()
         if usable is not None and sum(f.stat().st_size for f in files) > usable:

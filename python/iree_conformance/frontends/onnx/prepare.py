@@ -92,6 +92,15 @@ def _gib(size: int) -> str:
     return f"{size / 2**30:.2f} GiB" if size >= 2**30 else f"{size:,} bytes"
 
 
+def inside_folder(base: Path, location: str) -> Path | None:
+    """The external data file ``location`` names, resolved, when it lies inside the
+    (resolved) folder ``base``; None for an empty, absolute or escaping location."""
+    target = (base / location).resolve()
+    if not location or Path(location).is_absolute() or not target.is_relative_to(base):
+        return None
+    return target
+
+
 def external_data_bytes(model: onnx.ModelProto, base_dir: Path, label: str) -> int:
     """The bytes the model's external data would bring into memory, read from the tensors'
     records and the files' sizes only (no data is read). Each file must lie inside
@@ -106,8 +115,8 @@ def external_data_bytes(model: onnx.ModelProto, base_dir: Path, label: str) -> i
             continue
         info = {e.key: e.value for e in t.external_data}
         location = info.get("location", "")
-        target = (base / location).resolve()
-        if not location or Path(location).is_absolute() or not target.is_relative_to(base):
+        target = inside_folder(base, location)
+        if target is None:
             raise PrepareError(
                 f"{label}: tensor {t.name!r} keeps its data at {location!r}, outside the "
                 f"model's folder {base_dir}; external data files must lie beside the model"
